@@ -1,0 +1,1 @@
+//! Checkpoints: `PREFIX.json` (graph and metadata) and `PREFIX.safetensors` (weights).

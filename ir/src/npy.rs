@@ -1,0 +1,1 @@
+//! numpy `.npy` files in and out.

@@ -1,0 +1,266 @@
+//! The closed set of operations a MaseGraph node can compute.
+//!
+//! Adding an op means adding a variant here; the compiler then points at every `match` that
+//! must handle it (interpreter, shape rules, metadata, emitter). Attributes are typed fields of
+//! the variant; tensors an op owns (linear weights, layer-norm affine parameters, constants) are
+//! named entries of [`crate::MaseGraph::weights`].
+//!
+//! Axis attributes follow ONNX: negative values count from the last dimension.
+
+use serde::{Deserialize, Serialize};
+
+use crate::graph::NodeKind;
+use crate::metadata::MaseType;
+use crate::tensor::DType;
+
+/// Which GELU formula a `gelu` node computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum GeluApprox {
+    /// x/2 · (1 + erf(x/√2)).
+    #[default]
+    None,
+    /// x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³))).
+    Tanh,
+}
+
+/// One operation with its typed attributes. Serialized with the mase op name as tag `op`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    /// A graph input; its shape is in the node's `common.results` metadata.
+    Placeholder,
+    /// The graph output; its inputs are the values the graph returns.
+    Output,
+    /// Reads the named entry of the graph's weights (a torch.fx `get_attr`).
+    Constant {
+        /// Key in [`crate::MaseGraph::weights`].
+        tensor: String,
+    },
+    /// y = x · Wᵀ + b over the innermost dimension; W is `[out, in]`, b is `[out]`.
+    Linear {
+        /// Key of the `[out, in]` weight.
+        weight: String,
+        /// Key of the `[out]` bias, if any.
+        bias: Option<String>,
+    },
+    /// Matrix product of two activations with numpy broadcasting of batch dimensions.
+    Matmul,
+    /// max(x, 0).
+    Relu,
+    /// Gaussian error linear unit.
+    Gelu {
+        /// The formula.
+        approximate: GeluApprox,
+    },
+    /// Softmax along one axis.
+    Softmax {
+        /// The axis.
+        axis: i64,
+    },
+    /// Layer normalization over the dimensions from `axis` to the last.
+    LayerNorm {
+        /// First normalized axis.
+        axis: i64,
+        /// Added to the variance before the square root.
+        epsilon: f32,
+        /// Key of the scale (gamma), if any.
+        weight: Option<String>,
+        /// Key of the shift (beta), if any.
+        bias: Option<String>,
+    },
+    /// Element-wise sum with broadcasting.
+    Add,
+    /// Element-wise difference with broadcasting.
+    Sub,
+    /// Element-wise product of two tensors with broadcasting.
+    Mul,
+    /// Element-wise quotient with broadcasting.
+    Div,
+    /// Element-wise power with broadcasting.
+    Pow,
+    /// Multiplication by a scalar constant (raised from Mul/Div by a constant).
+    MulScalar {
+        /// The factor.
+        scalar: f32,
+    },
+    /// Element-wise square root.
+    Sqrt,
+    /// Element-wise error function.
+    Erf,
+    /// Element-wise hyperbolic tangent.
+    Tanh,
+    /// Mean over the given axes.
+    ReduceMean {
+        /// Reduced axes (empty = all).
+        axes: Vec<i64>,
+        /// Keep reduced axes as size 1.
+        keepdims: bool,
+    },
+    /// Reshape with ONNX semantics (0 copies a dimension unless `allowzero`, -1 is inferred).
+    Reshape {
+        /// The target shape.
+        shape: Vec<i64>,
+    },
+    /// Permutes dimensions.
+    Transpose {
+        /// The permutation.
+        perm: Vec<usize>,
+    },
+    /// Flattens to 2-D at `axis`.
+    Flatten {
+        /// Dimensions before `axis` form the first output dimension.
+        axis: i64,
+    },
+    /// Identity at inference (kept until `remove_dropout` removes it).
+    Dropout {
+        /// Training-time drop probability.
+        ratio: f32,
+    },
+    /// Passes its input through.
+    Identity,
+    /// Inserts size-1 dimensions.
+    Unsqueeze {
+        /// Positions in the output.
+        axes: Vec<i64>,
+    },
+    /// Removes size-1 dimensions.
+    Squeeze {
+        /// Axes to remove (empty = all of size 1).
+        axes: Vec<i64>,
+    },
+    /// Concatenates its inputs along an axis.
+    Concat {
+        /// The axis.
+        axis: i64,
+    },
+    /// Takes a strided slice.
+    Slice {
+        /// Start per sliced axis.
+        starts: Vec<i64>,
+        /// End (exclusive) per sliced axis.
+        ends: Vec<i64>,
+        /// The sliced axes.
+        axes: Vec<i64>,
+        /// Step per sliced axis.
+        steps: Vec<i64>,
+    },
+    /// Gathers along `axis` at constant indices.
+    Gather {
+        /// The axis.
+        axis: i64,
+        /// Key of the i64 index tensor.
+        indices: String,
+    },
+    /// Converts the element type.
+    Cast {
+        /// Target element type.
+        to: DType,
+    },
+    /// The shape of the input as a 1-D i64 tensor (dimensions `start..end`).
+    Shape {
+        /// First dimension.
+        start: i64,
+        /// One past the last dimension (`None` = rank).
+        end: Option<i64>,
+    },
+}
+
+impl Op {
+    /// The MASE op name (`common.mase_op`), e.g. `linear`, `layer_norm`.
+    pub fn mase_op(&self) -> &'static str {
+        match self {
+            Op::Placeholder => "placeholder",
+            Op::Output => "output",
+            Op::Constant { .. } => "constant",
+            Op::Linear { .. } => "linear",
+            Op::Matmul => "matmul",
+            Op::Relu => "relu",
+            Op::Gelu { .. } => "gelu",
+            Op::Softmax { .. } => "softmax",
+            Op::LayerNorm { .. } => "layer_norm",
+            Op::Add => "add",
+            Op::Sub => "sub",
+            Op::Mul | Op::MulScalar { .. } => "mul",
+            Op::Div => "div",
+            Op::Pow => "pow",
+            Op::Sqrt => "sqrt",
+            Op::Erf => "erf",
+            Op::Tanh => "tanh",
+            Op::ReduceMean { .. } => "mean",
+            Op::Reshape { .. } => "reshape",
+            Op::Transpose { .. } => "transpose",
+            Op::Flatten { .. } => "flatten",
+            Op::Dropout { .. } => "dropout",
+            Op::Identity => "identity",
+            Op::Unsqueeze { .. } => "unsqueeze",
+            Op::Squeeze { .. } => "squeeze",
+            Op::Concat { .. } => "cat",
+            Op::Slice { .. } => "slice",
+            Op::Gather { .. } => "gather",
+            Op::Cast { .. } => "cast",
+            Op::Shape { .. } => "shape",
+        }
+    }
+
+    /// The torch.fx node kind a node with this op has.
+    pub fn node_kind(&self) -> NodeKind {
+        match self {
+            Op::Placeholder => NodeKind::Placeholder,
+            Op::Output => NodeKind::Output,
+            Op::Constant { .. } => NodeKind::GetAttr,
+            Op::Linear { .. } | Op::LayerNorm { .. } => NodeKind::CallModule,
+            Op::Reshape { .. }
+            | Op::Transpose { .. }
+            | Op::Flatten { .. }
+            | Op::Unsqueeze { .. }
+            | Op::Squeeze { .. }
+            | Op::Cast { .. }
+            | Op::Shape { .. } => NodeKind::CallMethod,
+            _ => NodeKind::CallFunction,
+        }
+    }
+
+    /// The MASE type (`common.mase_type`) of a node with this op.
+    pub fn mase_type(&self) -> MaseType {
+        match self {
+            Op::Placeholder => MaseType::Placeholder,
+            Op::Output => MaseType::Output,
+            Op::Constant { .. } => MaseType::GetAttr,
+            Op::Linear { .. } | Op::LayerNorm { .. } => MaseType::Module,
+            Op::Relu | Op::Gelu { .. } | Op::Softmax { .. } | Op::Dropout { .. } => {
+                MaseType::ModuleRelatedFunc
+            }
+            Op::Reshape { .. }
+            | Op::Transpose { .. }
+            | Op::Flatten { .. }
+            | Op::Identity
+            | Op::Unsqueeze { .. }
+            | Op::Squeeze { .. }
+            | Op::Concat { .. }
+            | Op::Slice { .. }
+            | Op::Gather { .. }
+            | Op::Cast { .. }
+            | Op::Shape { .. } => MaseType::ImplicitFunc,
+            _ => MaseType::BuiltinFunc,
+        }
+    }
+
+    /// Names of the weights this op owns (keys of [`crate::MaseGraph::weights`]), in the order
+    /// MASE names its parameters (`weight`, then `bias`).
+    pub fn weight_names(&self) -> Vec<(&'static str, &str)> {
+        match self {
+            Op::Constant { tensor } => vec![("value", tensor.as_str())],
+            Op::Linear { weight, bias } | Op::LayerNorm { weight: Some(weight), bias, .. } => {
+                let mut v = vec![("weight", weight.as_str())];
+                if let Some(b) = bias {
+                    v.push(("bias", b.as_str()));
+                }
+                v
+            }
+            Op::LayerNorm { weight: None, bias: Some(b), .. } => vec![("bias", b.as_str())],
+            Op::Gather { indices, .. } => vec![("indices", indices.as_str())],
+            _ => vec![],
+        }
+    }
+}

@@ -1,0 +1,2 @@
+//! `mase`: the command-line interface.
+fn main() {}
