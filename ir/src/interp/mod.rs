@@ -1,12 +1,62 @@
 //! Float reference interpreter (f32, ndarray): the accuracy reference and the engine of shape
 //! propagation and constant folding.
+//!
+//! [`eval_op`] computes one op from its input values with ONNX semantics (negative axes count
+//! from the end, numpy broadcasting, numpy `matmul`); [`run_graph`] evaluates a whole graph in
+//! arena (topological) order and [`run_outputs`] returns just what the output node returns.
+//! Bad shapes are errors that name the op, the input and the shapes, never panics.
+//!
+//! Kernels live in [`elementwise`], [`linalg`], [`nn`] and [`shape`]; they are public so that
+//! numerics code can call a single kernel on arrays directly.
+
+pub mod elementwise;
+pub mod linalg;
+pub mod nn;
+pub mod shape;
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::error::Result;
+use ndarray::ArrayD;
+
+pub use elementwise::erf;
+use elementwise::{BinaryOp, UnaryOp};
+
+use crate::error::{Error, Result};
 use crate::graph::MaseGraph;
 use crate::op::Op;
 use crate::tensor::Tensor;
+
+/// Checks the number of inputs an op got.
+fn arity(op: &Op, inputs: &[&Tensor], n: usize) -> std::result::Result<(), String> {
+    if inputs.len() != n {
+        return Err(format!(
+            "{} takes {n} input{}, got {}",
+            op.mase_op(),
+            if n == 1 { "" } else { "s" },
+            inputs.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Input `i` as f32 data, or an error naming the op, the input and its type.
+fn f32_in<'a>(op: &Op, inputs: &[&'a Tensor], i: usize) -> std::result::Result<&'a ArrayD<f32>, String> {
+    let t = inputs[i];
+    t.as_f32().ok_or_else(|| format!("{}: input {i} is i64 {:?}; it must be f32", op.mase_op(), t.shape()))
+}
+
+/// The f32 weight named `key` (its `role` is for the message).
+fn f32_weight<'a>(
+    op: &Op,
+    weights: &'a BTreeMap<String, Tensor>,
+    key: &str,
+    role: &str,
+) -> std::result::Result<&'a ArrayD<f32>, String> {
+    let t = weights
+        .get(key)
+        .ok_or_else(|| format!("{}: the {role} tensor '{key}' is missing from the weights", op.mase_op()))?;
+    t.as_f32().ok_or_else(|| format!("{}: the {role} tensor '{key}' is i64; it must be f32", op.mase_op()))
+}
 
 /// Evaluates one op on its input values. `weights` holds the tensors the op names. The error
 /// is a message; callers locate it at the node.
@@ -15,13 +65,185 @@ pub fn eval_op(
     inputs: &[&Tensor],
     weights: &BTreeMap<String, Tensor>,
 ) -> std::result::Result<Tensor, String> {
-    let _ = (op, inputs, weights);
-    Err("the interpreter is not written yet".into())
+    let bin = |k: BinaryOp| -> std::result::Result<Tensor, String> {
+        arity(op, inputs, 2)?;
+        elementwise::binary(k, inputs[0], inputs[1])
+    };
+    let un = |k: UnaryOp| -> std::result::Result<Tensor, String> {
+        arity(op, inputs, 1)?;
+        elementwise::unary(k, inputs[0])
+    };
+    match op {
+        Op::Placeholder => Err("a placeholder has no computation: its value is a graph input \
+                                (run_graph takes it from the inputs by node name)"
+            .into()),
+        Op::Output => inputs.first().map(|t| (*t).clone()).ok_or_else(|| "output has no inputs".to_string()),
+        Op::Identity | Op::Dropout { .. } => {
+            arity(op, inputs, 1)?;
+            Ok(inputs[0].clone())
+        }
+        Op::Constant { tensor } => {
+            arity(op, inputs, 0)?;
+            weights
+                .get(tensor)
+                .cloned()
+                .ok_or_else(|| format!("constant: the tensor '{tensor}' is missing from the weights"))
+        }
+        Op::Linear { weight, bias } => {
+            arity(op, inputs, 1)?;
+            let x = f32_in(op, inputs, 0)?;
+            let w = f32_weight(op, weights, weight, "weight")?;
+            let b = bias.as_deref().map(|k| f32_weight(op, weights, k, "bias")).transpose()?;
+            linalg::linear(x, w, b).map(Tensor::F32)
+        }
+        Op::Matmul => {
+            arity(op, inputs, 2)?;
+            linalg::matmul(f32_in(op, inputs, 0)?, f32_in(op, inputs, 1)?).map(Tensor::F32)
+        }
+        Op::Relu => {
+            arity(op, inputs, 1)?;
+            Ok(elementwise::relu(inputs[0]))
+        }
+        Op::Gelu { approximate } => un(UnaryOp::Gelu(*approximate)),
+        Op::Sqrt => un(UnaryOp::Sqrt),
+        Op::Erf => un(UnaryOp::Erf),
+        Op::Tanh => un(UnaryOp::Tanh),
+        Op::Softmax { axis } => {
+            arity(op, inputs, 1)?;
+            nn::softmax(f32_in(op, inputs, 0)?, *axis).map(Tensor::F32)
+        }
+        Op::LayerNorm { axis, epsilon, weight, bias } => {
+            arity(op, inputs, 1)?;
+            let x = f32_in(op, inputs, 0)?;
+            let g = weight.as_deref().map(|k| f32_weight(op, weights, k, "weight")).transpose()?;
+            let b = bias.as_deref().map(|k| f32_weight(op, weights, k, "bias")).transpose()?;
+            nn::layer_norm(x, *axis, *epsilon, g, b).map(Tensor::F32)
+        }
+        Op::Add => bin(BinaryOp::Add),
+        Op::Sub => bin(BinaryOp::Sub),
+        Op::Mul => bin(BinaryOp::Mul),
+        Op::Div => bin(BinaryOp::Div),
+        Op::Pow => bin(BinaryOp::Pow),
+        Op::MulScalar { scalar } => {
+            arity(op, inputs, 1)?;
+            elementwise::mul_scalar(inputs[0], *scalar)
+        }
+        Op::ReduceMean { axes, keepdims } => {
+            arity(op, inputs, 1)?;
+            match inputs[0] {
+                Tensor::F32(a) => nn::reduce_mean_f32(a, axes, *keepdims).map(Tensor::F32),
+                Tensor::I64(a) => nn::reduce_mean_i64(a, axes, *keepdims).map(Tensor::I64),
+            }
+        }
+        Op::Reshape { shape: target } => {
+            arity(op, inputs, 1)?;
+            shape::reshape(inputs[0], target)
+        }
+        Op::Transpose { perm } => {
+            arity(op, inputs, 1)?;
+            shape::transpose(inputs[0], perm)
+        }
+        Op::Flatten { axis } => {
+            arity(op, inputs, 1)?;
+            shape::flatten(inputs[0], *axis)
+        }
+        Op::Unsqueeze { axes } => {
+            arity(op, inputs, 1)?;
+            shape::unsqueeze(inputs[0], axes)
+        }
+        Op::Squeeze { axes } => {
+            arity(op, inputs, 1)?;
+            shape::squeeze(inputs[0], axes)
+        }
+        Op::Concat { axis } => shape::concat(inputs, *axis),
+        Op::Slice { starts, ends, axes, steps } => {
+            arity(op, inputs, 1)?;
+            shape::slice(inputs[0], starts, ends, axes, steps)
+        }
+        Op::Gather { axis, indices } => {
+            arity(op, inputs, 1)?;
+            let idx = weights.get(indices).ok_or_else(|| {
+                format!("gather: the indices tensor '{indices}' is missing from the weights")
+            })?;
+            let idx = idx.as_i64().ok_or_else(|| {
+                format!("gather: the indices tensor '{indices}' is f32 {:?}; it must be i64", idx.shape())
+            })?;
+            shape::gather(inputs[0], idx, *axis)
+        }
+        Op::Cast { to } => {
+            arity(op, inputs, 1)?;
+            Ok(shape::cast(inputs[0], *to))
+        }
+        Op::Shape { start, end } => {
+            arity(op, inputs, 1)?;
+            Ok(shape::shape_of(inputs[0], *start, *end))
+        }
+    }
 }
 
 /// Runs the graph on named inputs and returns the value of every node, indexed by node id
 /// (the output node's value is its first input's value).
+///
+/// Each placeholder's value is `inputs[node name]`; when its `common.results["data_out_0"]`
+/// metadata records a non-empty shape, the given tensor must have that shape. Names in
+/// `inputs` that are not placeholders are an error too (they are usually typos).
 pub fn run_graph(graph: &MaseGraph, inputs: &HashMap<String, Tensor>) -> Result<Vec<Tensor>> {
-    let _ = (graph, inputs);
-    Err(crate::Error::Unsupported("the interpreter is not written yet".into()))
+    let expected: Vec<&str> = graph.input_ids().into_iter().map(|i| graph.node(i).name.as_str()).collect();
+    let mut unknown: Vec<&str> =
+        inputs.keys().map(String::as_str).filter(|k| !expected.contains(k)).collect();
+    if !unknown.is_empty() {
+        unknown.sort_unstable();
+        return Err(Error::Invalid(format!(
+            "input(s) {} given, but graph '{}' has no such input; its inputs are: {}",
+            unknown.join(", "),
+            graph.name,
+            expected.join(", ")
+        )));
+    }
+    let mut values: Vec<Tensor> = Vec::with_capacity(graph.len());
+    for (id, node) in graph.nodes() {
+        let value = match &node.op {
+            Op::Placeholder => {
+                let t = inputs.get(&node.name).ok_or_else(|| {
+                    node.error(format!(
+                        "no value given for graph input '{}'; the graph's inputs are: {}",
+                        node.name,
+                        expected.join(", ")
+                    ))
+                })?;
+                if let Some(want) = node.out_shape().filter(|s| !s.is_empty()) {
+                    if want != t.shape() {
+                        return Err(node.error(format!(
+                            "graph input '{}' was given shape {:?}, but the graph expects {:?}",
+                            node.name,
+                            t.shape(),
+                            want
+                        )));
+                    }
+                }
+                t.clone()
+            }
+            _ => {
+                let mut args = Vec::with_capacity(node.inputs.len());
+                for (k, i) in node.inputs.iter().enumerate() {
+                    let v = values.get(i.0).filter(|_| i.0 < id.0).ok_or_else(|| {
+                        node.error(format!("input {k} (node #{}) is not computed before this node", i.0))
+                    })?;
+                    args.push(v);
+                }
+                eval_op(&node.op, &args, &graph.weights).map_err(|m| node.error(m))?
+            }
+        };
+        values.push(value);
+    }
+    Ok(values)
+}
+
+/// Runs the graph and returns the values its output node returns, in order.
+pub fn run_outputs(graph: &MaseGraph, inputs: &HashMap<String, Tensor>) -> Result<Vec<Tensor>> {
+    let out = graph
+        .output_id()
+        .ok_or_else(|| Error::Invalid(format!("graph '{}' has no output node", graph.name)))?;
+    let values = run_graph(graph, inputs)?;
+    Ok(graph.node(out).inputs.iter().map(|i| values[i.0].clone()).collect())
 }

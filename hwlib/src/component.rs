@@ -1,0 +1,254 @@
+//! The hardware component contract: what every entry of the registry tells the rest of the flow.
+//!
+//! A component is one SystemVerilog module `mase_<name>` in `rtl/mase_<name>.sv` plus one Rust
+//! value implementing [`Component`]. The Rust side is the single source of truth for the module's
+//! parameters (names exactly as the SV parameters), their validation (the same rules, with the
+//! same wording, as the RTL's parameter assertions), its stream ports and on-chip memories, a
+//! bit-accurate reference model and a cost model. See the crate documentation for how the pieces
+//! fit and how to add a component.
+
+use indexmap::IndexMap;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+/// Resolved parameter values of one instance: SV parameter name → value, in the declaration order
+/// of [`Component::params`]. Produced by [`crate::resolve_params`], which fills defaults.
+pub type Params = IndexMap<String, i64>;
+
+/// Integer element values per stream (or per memory), keyed by stream/memory name.
+///
+/// For a stream the values are in *stream order*: beat after beat, lane 0 first within a beat
+/// (lane `i` travels in bits `[i*W +: W]`). Each value is the integer code of the element,
+/// already sign-interpreted when the stream is signed (so it lies in the stream's range).
+pub type StreamValues = IndexMap<String, Vec<i64>>;
+
+/// Default value of a parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ParamDefault {
+    /// A fixed value.
+    Value(i64),
+    /// The value of another parameter declared earlier (e.g. `DATA_OUT_0_TENSOR_SIZE_DIM_0`
+    /// defaults to `DATA_IN_0_TENSOR_SIZE_DIM_0`), so overriding one size keeps the rest coherent.
+    SameAs(&'static str),
+}
+
+/// One SV parameter of a component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ParamSpec {
+    /// The SV parameter name, MASE style: `DATA_IN_0_PRECISION_0`, `WEIGHT_PARALLELISM_DIM_1`, ….
+    pub name: &'static str,
+    /// Default when the user does not give one.
+    pub default: ParamDefault,
+    /// One line of documentation (also printed by `mase components`).
+    pub doc: &'static str,
+}
+
+impl ParamSpec {
+    /// A parameter with a fixed default.
+    pub const fn value(name: &'static str, default: i64, doc: &'static str) -> Self {
+        ParamSpec { name, default: ParamDefault::Value(default), doc }
+    }
+
+    /// A parameter whose default is the value of an earlier parameter.
+    pub const fn same_as(name: &'static str, other: &'static str, doc: &'static str) -> Self {
+        ParamSpec { name, default: ParamDefault::SameAs(other), doc }
+    }
+}
+
+/// Direction of a stream port, seen from the component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Direction {
+    /// The component consumes the stream (`<name>` and `<name>_valid` are inputs, `<name>_ready`
+    /// an output).
+    In,
+    /// The component produces the stream (`<name>`, `<name>_valid` outputs, `<name>_ready` input).
+    Out,
+}
+
+/// A valid/ready stream port group: data `<name>` (flat packed, `lanes * width` bits),
+/// `<name>_valid` and `<name>_ready`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StreamSpec {
+    /// Port base name, MASE style: `data_in_0`, `data_out_0`, `weight`, `bias`.
+    pub name: String,
+    /// Direction seen from the component.
+    pub dir: Direction,
+    /// Elements per beat (lane `i` in bits `[i*width +: width]`).
+    pub lanes: usize,
+    /// Bits per lane, 1..=64.
+    pub width: u32,
+    /// Whether lane values are two's complement.
+    pub signed: bool,
+    /// Beats of this stream per row (the unit of [`Cost::ii_cycles`] and of the harness's
+    /// stimulus). A row is one tensor row, or one block row of `PARALLELISM_DIM_1` tensor rows when
+    /// the component streams 2-D blocks.
+    pub beats_per_row: usize,
+}
+
+impl StreamSpec {
+    /// Width of the flat data port in bits (`lanes * width`).
+    pub fn port_width(&self) -> usize {
+        self.lanes * self.width as usize
+    }
+
+    /// Smallest and largest integer code a lane can hold.
+    pub fn range(&self) -> (i64, i64) {
+        value_range(self.width, self.signed)
+    }
+}
+
+/// An on-chip memory (ROM) of the component, initialised from a `.mem` file (`$readmemh`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MemorySpec {
+    /// Logical name, e.g. `weight`, `bias`; the key of its contents in [`Stimulus::memories`].
+    pub name: String,
+    /// The SV `string` parameter that receives the path of the `.mem` file (e.g. `WEIGHT_MEM_FILE`).
+    pub param: String,
+    /// Number of logical values the memory holds (e.g. OUT × IN weights).
+    pub values: usize,
+    /// Number of words (rows of the `.mem` file).
+    pub depth: usize,
+    /// Logical values per word (lane `i` in bits `[i*lane_width +: lane_width]`).
+    pub lanes: usize,
+    /// Bits per value.
+    pub lane_width: u32,
+    /// Whether values are two's complement.
+    pub signed: bool,
+}
+
+impl MemorySpec {
+    /// Word width in bits.
+    pub fn word_width(&self) -> usize {
+        self.lanes * self.lane_width as usize
+    }
+
+    /// Total bits (`depth * word_width`).
+    pub fn bits(&self) -> u64 {
+        (self.depth * self.word_width()) as u64
+    }
+}
+
+/// Cost model of one instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Cost {
+    /// Cycles from the first input beat accepted to the first output beat valid, with no stalls.
+    pub latency_cycles: u64,
+    /// Steady-state cycles per row with no stalls (initiation interval per row).
+    pub ii_cycles: u64,
+    /// Hardware multipliers (DSP candidates).
+    pub multipliers: u64,
+    /// Bits of on-chip memory (weights, buffers, FIFOs).
+    pub memory_bits: u64,
+}
+
+/// Stimulus of one simulation: input stream values and memory contents (logical order).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Stimulus {
+    /// Values per input stream, in stream order (see [`StreamValues`]).
+    pub inputs: StreamValues,
+    /// Logical contents per memory (order defined by the component, e.g. weight `[out][in]`
+    /// row-major as in `torch.nn.Linear`); [`Component::layout_memory`] maps them to words.
+    pub memories: StreamValues,
+}
+
+/// A parameterized hardware component: the SV module `mase_<name>` and everything the flow needs
+/// to know about it. Implementations are unit structs held in `static`s (see [`crate::registry`]).
+pub trait Component: Sync {
+    /// Short name: module `mase_<name>` in `rtl/mase_<name>.sv` (e.g. `linear`).
+    fn name(&self) -> &'static str;
+
+    /// One sentence describing what the component computes.
+    fn description(&self) -> &'static str;
+
+    /// SV parameters in declaration order, each with default and doc.
+    fn params(&self) -> &'static [ParamSpec];
+
+    /// Rejects exactly the parameter sets the RTL's parameter assertions reject, with the same
+    /// message text (the RTL prints it via `$fatal`). `p` is fully resolved.
+    fn validate(&self, p: &Params) -> Result<(), String>;
+
+    /// Stream ports derived from the parameters, inputs first in port order. `p` is valid.
+    fn streams(&self, p: &Params) -> Vec<StreamSpec>;
+
+    /// On-chip memories initialised from `.mem` files. Default: none.
+    fn memories(&self, _p: &Params) -> Vec<MemorySpec> {
+        Vec::new()
+    }
+
+    /// Lays out the logical contents of memory `mem` into words in the order the datapath reads
+    /// them: result `[word][lane]`, `depth` words of `lanes` values each (pad with 0).
+    /// Default: an error (the component has no memories).
+    fn layout_memory(&self, _p: &Params, mem: &str, _values: &[i64]) -> Result<Vec<Vec<i64>>, String> {
+        Err(format!("component `{}` has no memory `{mem}`", self.name()))
+    }
+
+    /// Bit-accurate reference model: integer input streams + memory contents → output streams
+    /// (every output stream present, stream order). Inputs hold a whole number of rows, a
+    /// multiple of [`Component::row_multiple`] rows.
+    fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String>;
+
+    /// Cost model: latency, II per row, multipliers, memory bits.
+    fn cost(&self, p: &Params) -> Cost;
+
+    /// Other RTL files this module instantiates directly, as file names in `rtl/` (e.g.
+    /// `"mase_skid_buffer.sv"`). [`crate::rtl_files`] resolves them transitively through the
+    /// registry. Default: none.
+    fn dependencies(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The number of rows a stimulus must be a multiple of (e.g. `TENSOR_SIZE_DIM_1` for a
+    /// component that works on whole tensors). Default 1.
+    fn row_multiple(&self, _p: &Params) -> usize {
+        1
+    }
+
+    /// Parameter overrides for the shared component test: several valid instances covering
+    /// P = 1, non-square shapes, widths 2..16 and odd sizes. Each entry is resolved with
+    /// [`crate::resolve_params`] (unlisted parameters take their defaults).
+    fn test_params(&self) -> Vec<Vec<(&'static str, i64)>>;
+
+    /// Parameter overrides that [`Component::validate`] must reject and the RTL's elaboration
+    /// must reject too (checked by the shared validate-vs-RTL test). Default: none.
+    fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        Vec::new()
+    }
+
+    /// Random stimulus of `rows` rows. Default: uniform over each input stream's and memory's
+    /// full range ([`uniform_stimulus`]). Override when the component needs structured data.
+    fn random_stimulus(&self, p: &Params, rows: usize, rng: &mut ChaCha8Rng) -> Stimulus {
+        uniform_stimulus(&self.streams(p), &self.memories(p), rows, rng)
+    }
+}
+
+/// Smallest and largest integer code of a `width`-bit lane (1..=64 bits).
+pub fn value_range(width: u32, signed: bool) -> (i64, i64) {
+    match (signed, width) {
+        (true, 64) => (i64::MIN, i64::MAX),
+        (true, w) => (-(1i64 << (w - 1)), (1i64 << (w - 1)) - 1),
+        (false, w) if w >= 63 => (0, i64::MAX),
+        (false, w) => (0, (1i64 << w) - 1),
+    }
+}
+
+/// Uniform random stimulus: `rows * beats_per_row * lanes` values per input stream and
+/// `values` per memory, each uniform over its full range.
+pub fn uniform_stimulus(
+    streams: &[StreamSpec],
+    memories: &[MemorySpec],
+    rows: usize,
+    rng: &mut ChaCha8Rng,
+) -> Stimulus {
+    let mut stim = Stimulus::default();
+    for s in streams.iter().filter(|s| s.dir == Direction::In) {
+        let (lo, hi) = s.range();
+        let n = rows * s.beats_per_row * s.lanes;
+        stim.inputs.insert(s.name.clone(), (0..n).map(|_| rng.gen_range(lo..=hi)).collect());
+    }
+    for m in memories {
+        let (lo, hi) = value_range(m.lane_width, m.signed);
+        stim.memories.insert(m.name.clone(), (0..m.values).map(|_| rng.gen_range(lo..=hi)).collect());
+    }
+    stim
+}

@@ -1,0 +1,67 @@
+//! `fifo`: first-word-fall-through FIFO (`rtl/mase_fifo.sv`) over a plain synchronous-read memory
+//! (block or distributed RAM) plus one output register; cuts the data, valid and ready paths.
+//! Data is opaque: `LANES` lanes of `DATA_WIDTH` bits; capacity `DEPTH + 1` beats.
+
+use crate::component::{Component, Cost, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
+use crate::components::skid_buffer::{passthrough_model, passthrough_streams};
+use crate::{check_range, param};
+
+/// The FIFO component.
+pub struct Fifo;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::value("DATA_WIDTH", 8, "bits per lane (1..64)"),
+    ParamSpec::value("LANES", 1, "lanes per beat (1..1024); ports are LANES*DATA_WIDTH bits"),
+    ParamSpec::value("DEPTH", 16, "memory depth in beats (2..65536); capacity is DEPTH + 1"),
+];
+
+impl Component for Fifo {
+    fn name(&self) -> &'static str {
+        "fifo"
+    }
+
+    fn description(&self) -> &'static str {
+        "first-word-fall-through FIFO on an inferred sync-read RAM; cuts data, valid and ready paths"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn validate(&self, p: &Params) -> Result<(), String> {
+        check_range(p, "DATA_WIDTH", 1, 64)?;
+        check_range(p, "LANES", 1, 1024)?;
+        check_range(p, "DEPTH", 2, 65536)
+    }
+
+    fn streams(&self, p: &Params) -> Vec<StreamSpec> {
+        passthrough_streams(p)
+    }
+
+    fn model(&self, _p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
+        passthrough_model("fifo", stim)
+    }
+
+    fn cost(&self, p: &Params) -> Cost {
+        let word = (param(p, "DATA_WIDTH") * param(p, "LANES")) as u64;
+        Cost {
+            latency_cycles: 2,
+            ii_cycles: 1,
+            multipliers: 0,
+            memory_bits: word * (param(p, "DEPTH") as u64 + 1),
+        }
+    }
+
+    fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![
+            vec![],
+            vec![("DATA_WIDTH", 2), ("DEPTH", 2)],
+            vec![("DATA_WIDTH", 11), ("LANES", 3), ("DEPTH", 5)],
+            vec![("DATA_WIDTH", 16), ("LANES", 5), ("DEPTH", 64)],
+        ]
+    }
+
+    fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![vec![("DEPTH", 1)], vec![("DATA_WIDTH", 65)]]
+    }
+}

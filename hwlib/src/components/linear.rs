@@ -1,0 +1,471 @@
+//! `linear`: fixed-point fully connected layer `y = x·Wᵀ + b` over a stream of rows
+//! (`rtl/mase_linear.sv`), `P_IN × P_OUT` multipliers, weights and bias in ROMs.
+//!
+//! Datapath and read order (what [`Linear::layout_memory`] lays out): for each output block `ob`
+//! (`P_OUT` outputs) and each input chunk `ib` (`P_IN` inputs, fastest), weight word
+//! `ob·(IN/P_IN) + ib` holds `W[ob·P_OUT + o][ib·P_IN + i]` in lane `o·P_IN + i`; bias word `ob`
+//! holds `b[ob·P_OUT + o]` in lane `o`. The sum is exact (products and bias aligned to
+//! `max(frac_x + frac_w, frac_b)` fractional bits), the optional fused ReLU acts on the exact sum,
+//! and one cast ([`mase_ir::fixed::cast_code`], modes from `DATA_OUT_0_ROUNDING/OVERFLOW`) gives
+//! each output. The input row is double-buffered, so every multiplier is busy every cycle:
+//! II = `(OUT/P_OUT)·(IN/P_IN)` cycles per row, first output `2·IN/P_IN + 4` cycles after the
+//! first input beat.
+
+use mase_ir::fixed::{accumulate, cast_code};
+
+use super::cast::{check_modes, output_format, MAX_FRAC};
+use crate::component::{
+    Component, Cost, Direction, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
+};
+use crate::{check_divides, check_equal, check_range, param};
+
+/// The linear component.
+pub struct Linear;
+
+/// Largest allowed distance between the bias fractional bits and the product fractional bits
+/// (keeps the exact accumulator within 128 bits).
+pub const MAX_BIAS_ALIGN: i64 = 32;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::value("DATA_IN_0_PRECISION_0", 8, "input element bits (1..32, signed)"),
+    ParamSpec::value("DATA_IN_0_PRECISION_1", 4, "input fractional bits"),
+    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_0", 64, "IN: elements per input row (1..65536)"),
+    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_1", 1, "rows per tensor (any number of rows may stream)"),
+    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_0", 4, "P_IN: input elements per beat (divides IN)"),
+    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_1", 1, "input rows per beat (must be 1)"),
+    ParamSpec::value("WEIGHT_PRECISION_0", 8, "weight bits (1..32, signed)"),
+    ParamSpec::value("WEIGHT_PRECISION_1", 4, "weight fractional bits"),
+    ParamSpec::same_as("WEIGHT_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0", "weight columns (= IN)"),
+    ParamSpec::value("WEIGHT_TENSOR_SIZE_DIM_1", 64, "OUT: weight rows = outputs per row (1..65536)"),
+    ParamSpec::same_as(
+        "WEIGHT_PARALLELISM_DIM_0",
+        "DATA_IN_0_PARALLELISM_DIM_0",
+        "weight block columns (= P_IN)",
+    ),
+    ParamSpec::value("WEIGHT_PARALLELISM_DIM_1", 4, "P_OUT: outputs per beat (divides OUT)"),
+    ParamSpec::value("HAS_BIAS", 1, "1: add the bias vector, 0: no bias"),
+    ParamSpec::value("BIAS_PRECISION_0", 8, "bias bits (1..32, signed)"),
+    ParamSpec::value("BIAS_PRECISION_1", 4, "bias fractional bits (within 32 of input + weight frac)"),
+    ParamSpec::same_as("BIAS_TENSOR_SIZE_DIM_0", "WEIGHT_TENSOR_SIZE_DIM_1", "bias elements (= OUT)"),
+    ParamSpec::same_as(
+        "BIAS_PARALLELISM_DIM_0",
+        "WEIGHT_PARALLELISM_DIM_1",
+        "bias elements per word (= P_OUT)",
+    ),
+    ParamSpec::value("DATA_OUT_0_PRECISION_0", 8, "output element bits (1..64, signed)"),
+    ParamSpec::value("DATA_OUT_0_PRECISION_1", 4, "output fractional bits"),
+    ParamSpec::same_as(
+        "DATA_OUT_0_TENSOR_SIZE_DIM_0",
+        "WEIGHT_TENSOR_SIZE_DIM_1",
+        "output elements per row (= OUT)",
+    ),
+    ParamSpec::same_as(
+        "DATA_OUT_0_TENSOR_SIZE_DIM_1",
+        "DATA_IN_0_TENSOR_SIZE_DIM_1",
+        "output rows (= input rows)",
+    ),
+    ParamSpec::same_as(
+        "DATA_OUT_0_PARALLELISM_DIM_0",
+        "WEIGHT_PARALLELISM_DIM_1",
+        "outputs per beat (= P_OUT)",
+    ),
+    ParamSpec::same_as(
+        "DATA_OUT_0_PARALLELISM_DIM_1",
+        "DATA_IN_0_PARALLELISM_DIM_1",
+        "output rows per beat (= 1)",
+    ),
+    ParamSpec::value(
+        "DATA_OUT_0_ROUNDING",
+        0,
+        "output rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV",
+    ),
+    ParamSpec::value("DATA_OUT_0_OVERFLOW", 1, "output overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM"),
+    ParamSpec::value("FUSED_RELU", 0, "1: max(0, ·) on the exact sum before the output cast"),
+];
+
+/// Derived sizes of an instance.
+struct Dims {
+    inp: usize,
+    out: usize,
+    p_in: usize,
+    p_out: usize,
+    has_bias: bool,
+}
+
+impl Dims {
+    fn of(p: &Params) -> Dims {
+        Dims {
+            inp: param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") as usize,
+            out: param(p, "WEIGHT_TENSOR_SIZE_DIM_1") as usize,
+            p_in: param(p, "DATA_IN_0_PARALLELISM_DIM_0") as usize,
+            p_out: param(p, "WEIGHT_PARALLELISM_DIM_1") as usize,
+            has_bias: param(p, "HAS_BIAS") == 1,
+        }
+    }
+
+    /// Input chunks per row (input beats per row).
+    fn nib(&self) -> usize {
+        self.inp / self.p_in
+    }
+
+    /// Output blocks per row (output beats per row).
+    fn nob(&self) -> usize {
+        self.out / self.p_out
+    }
+}
+
+/// Fractional bits of a product, `frac_x + frac_w`.
+fn product_frac(p: &Params) -> i64 {
+    param(p, "DATA_IN_0_PRECISION_1") + param(p, "WEIGHT_PRECISION_1")
+}
+
+/// `ceil(log2(n))` for `n ≥ 1` (SV `$clog2`).
+fn clog2(n: usize) -> u32 {
+    n.next_power_of_two().trailing_zeros()
+}
+
+impl Component for Linear {
+    fn name(&self) -> &'static str {
+        "linear"
+    }
+
+    fn description(&self) -> &'static str {
+        "fully connected layer y = x·Wᵀ + b, P_IN×P_OUT multipliers, ROM weights, exact sum, output cast, optional ReLU"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn validate(&self, p: &Params) -> Result<(), String> {
+        check_range(p, "DATA_IN_0_PRECISION_0", 1, 32)?;
+        check_range(p, "DATA_IN_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 65536)?;
+        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 1 << 20)?;
+        check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
+        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
+        check_range(p, "DATA_IN_0_PARALLELISM_DIM_1", 1, 1)?;
+        check_range(p, "WEIGHT_PRECISION_0", 1, 32)?;
+        check_range(p, "WEIGHT_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        check_equal(p, "WEIGHT_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
+        check_range(p, "WEIGHT_TENSOR_SIZE_DIM_1", 1, 65536)?;
+        check_equal(p, "WEIGHT_PARALLELISM_DIM_0", "DATA_IN_0_PARALLELISM_DIM_0")?;
+        check_range(p, "WEIGHT_PARALLELISM_DIM_1", 1, 1024)?;
+        check_divides(p, "WEIGHT_PARALLELISM_DIM_1", "WEIGHT_TENSOR_SIZE_DIM_1")?;
+        let mults = param(p, "DATA_IN_0_PARALLELISM_DIM_0") * param(p, "WEIGHT_PARALLELISM_DIM_1");
+        if mults > 4096 {
+            return Err(format!(
+                "DATA_IN_0_PARALLELISM_DIM_0 * WEIGHT_PARALLELISM_DIM_1 must be between 1 and 4096, got {mults}"
+            ));
+        }
+        check_range(p, "HAS_BIAS", 0, 1)?;
+        check_range(p, "BIAS_PRECISION_0", 1, 32)?;
+        check_range(p, "BIAS_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        let (bf, pf) = (param(p, "BIAS_PRECISION_1"), product_frac(p));
+        if param(p, "HAS_BIAS") == 1 && (bf - pf).abs() > MAX_BIAS_ALIGN {
+            return Err(format!(
+                "BIAS_PRECISION_1 ({bf}) must be within {MAX_BIAS_ALIGN} of DATA_IN_0_PRECISION_1 + WEIGHT_PRECISION_1 ({pf})"
+            ));
+        }
+        check_equal(p, "BIAS_TENSOR_SIZE_DIM_0", "WEIGHT_TENSOR_SIZE_DIM_1")?;
+        check_equal(p, "BIAS_PARALLELISM_DIM_0", "WEIGHT_PARALLELISM_DIM_1")?;
+        check_range(p, "DATA_OUT_0_PRECISION_0", 1, 64)?;
+        check_range(p, "DATA_OUT_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        check_equal(p, "DATA_OUT_0_TENSOR_SIZE_DIM_0", "WEIGHT_TENSOR_SIZE_DIM_1")?;
+        check_equal(p, "DATA_OUT_0_TENSOR_SIZE_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1")?;
+        check_equal(p, "DATA_OUT_0_PARALLELISM_DIM_0", "WEIGHT_PARALLELISM_DIM_1")?;
+        check_equal(p, "DATA_OUT_0_PARALLELISM_DIM_1", "DATA_IN_0_PARALLELISM_DIM_1")?;
+        check_modes(p, "DATA_OUT_0")?;
+        check_range(p, "FUSED_RELU", 0, 1)
+    }
+
+    fn streams(&self, p: &Params) -> Vec<StreamSpec> {
+        let d = Dims::of(p);
+        vec![
+            StreamSpec {
+                name: "data_in_0".into(),
+                dir: Direction::In,
+                lanes: d.p_in,
+                width: param(p, "DATA_IN_0_PRECISION_0") as u32,
+                signed: true,
+                beats_per_row: d.nib(),
+            },
+            StreamSpec {
+                name: "data_out_0".into(),
+                dir: Direction::Out,
+                lanes: d.p_out,
+                width: param(p, "DATA_OUT_0_PRECISION_0") as u32,
+                signed: true,
+                beats_per_row: d.nob(),
+            },
+        ]
+    }
+
+    fn memories(&self, p: &Params) -> Vec<MemorySpec> {
+        let d = Dims::of(p);
+        let mut m = vec![MemorySpec {
+            name: "weight".into(),
+            param: "WEIGHT_MEM_FILE".into(),
+            values: d.out * d.inp,
+            depth: d.nob() * d.nib(),
+            lanes: d.p_out * d.p_in,
+            lane_width: param(p, "WEIGHT_PRECISION_0") as u32,
+            signed: true,
+        }];
+        if d.has_bias {
+            m.push(MemorySpec {
+                name: "bias".into(),
+                param: "BIAS_MEM_FILE".into(),
+                values: d.out,
+                depth: d.nob(),
+                lanes: d.p_out,
+                lane_width: param(p, "BIAS_PRECISION_0") as u32,
+                signed: true,
+            });
+        }
+        m
+    }
+
+    /// `weight`: logical `[out][in]` row-major (as `torch.nn.Linear.weight`); `bias`: `[out]`.
+    fn layout_memory(&self, p: &Params, mem: &str, values: &[i64]) -> Result<Vec<Vec<i64>>, String> {
+        let d = Dims::of(p);
+        match mem {
+            "weight" => {
+                if values.len() != d.out * d.inp {
+                    return Err(format!(
+                        "linear: weight memory needs {} values (OUT {} × IN {}), got {}",
+                        d.out * d.inp,
+                        d.out,
+                        d.inp,
+                        values.len()
+                    ));
+                }
+                let mut words = Vec::with_capacity(d.nob() * d.nib());
+                for ob in 0..d.nob() {
+                    for ib in 0..d.nib() {
+                        let mut w = Vec::with_capacity(d.p_out * d.p_in);
+                        for o in 0..d.p_out {
+                            for i in 0..d.p_in {
+                                w.push(values[(ob * d.p_out + o) * d.inp + ib * d.p_in + i]);
+                            }
+                        }
+                        words.push(w);
+                    }
+                }
+                Ok(words)
+            }
+            "bias" if d.has_bias => {
+                if values.len() != d.out {
+                    return Err(format!(
+                        "linear: bias memory needs {} values (OUT), got {}",
+                        d.out,
+                        values.len()
+                    ));
+                }
+                Ok(values.chunks(d.p_out).map(<[i64]>::to_vec).collect())
+            }
+            _ => Err(format!(
+                "component `linear` has no memory `{mem}` (memories: weight{})",
+                if d.has_bias { ", bias" } else { "" }
+            )),
+        }
+    }
+
+    fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
+        let d = Dims::of(p);
+        let x = stim.inputs.get("data_in_0").ok_or("linear model: missing input stream data_in_0")?;
+        let w = stim.memories.get("weight").ok_or("linear model: missing memory `weight`")?;
+        if w.len() != d.out * d.inp {
+            return Err(format!("linear model: weight has {} values, expected {}", w.len(), d.out * d.inp));
+        }
+        if x.len() % d.inp != 0 {
+            return Err(format!("linear model: {} input values are not whole rows of {}", x.len(), d.inp));
+        }
+        let bias = if d.has_bias {
+            let b = stim.memories.get("bias").ok_or("linear model: missing memory `bias`")?;
+            if b.len() != d.out {
+                return Err(format!("linear model: bias has {} values, expected {}", b.len(), d.out));
+            }
+            Some(b)
+        } else {
+            None
+        };
+        let (xf, wf) = (param(p, "DATA_IN_0_PRECISION_1") as i32, param(p, "WEIGHT_PRECISION_1") as i32);
+        let bf = param(p, "BIAS_PRECISION_1") as i32;
+        let pf = xf + wf;
+        let af = if d.has_bias { pf.max(bf) } else { pf };
+        let relu = param(p, "FUSED_RELU") == 1;
+        let to = output_format(p, "DATA_OUT_0", true);
+        let mut y = Vec::with_capacity(x.len() / d.inp * d.out);
+        for row in x.chunks(d.inp) {
+            for o in 0..d.out {
+                let wrow = &w[o * d.inp..(o + 1) * d.inp];
+                let (sum, sum_frac) = accumulate(row.iter().copied().zip(wrow.iter().copied()), xf, wf)
+                    .ok_or("linear model: dot product exceeds 128 bits")?;
+                // Exact alignment to `af` (|af - frac| ≤ 32 by validation, so it fits in i128).
+                let mut acc = sum << (af - sum_frac);
+                if let Some(b) = bias {
+                    acc += (b[o] as i128) << (af - bf);
+                }
+                if relu && acc < 0 {
+                    acc = 0;
+                }
+                y.push(cast_code(acc, af, &to));
+            }
+        }
+        let mut out = StreamValues::new();
+        out.insert("data_out_0".into(), y);
+        Ok(out)
+    }
+
+    fn cost(&self, p: &Params) -> Cost {
+        let d = Dims::of(p);
+        let ibw = clog2(d.nib()).max(1);
+        let row_buffer = 2 * (1u64 << ibw) * (d.p_in as u64) * param(p, "DATA_IN_0_PRECISION_0") as u64;
+        let roms: u64 = self.memories(p).iter().map(MemorySpec::bits).sum();
+        Cost {
+            latency_cycles: 2 * d.nib() as u64 + 4,
+            ii_cycles: (d.nob() * d.nib()) as u64,
+            multipliers: (d.p_in * d.p_out) as u64,
+            memory_bits: roms + row_buffer,
+        }
+    }
+
+    fn dependencies(&self) -> &'static [&'static str] {
+        &["mase_cast_core.sv", "mase_skid_buffer.sv"]
+    }
+
+    fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![
+            // The performance point (IN = OUT = 64, P_IN = P_OUT = 4, 8-bit), output range
+            // widened so that most results do not saturate.
+            vec![("DATA_OUT_0_PRECISION_0", 16), ("DATA_OUT_0_PRECISION_1", 2)],
+            // P = 1, odd sizes, 2..4-bit formats, fused ReLU.
+            vec![
+                ("DATA_IN_0_PRECISION_0", 2),
+                ("DATA_IN_0_PRECISION_1", 1),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 5),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
+                ("WEIGHT_PRECISION_0", 3),
+                ("WEIGHT_PRECISION_1", 2),
+                ("WEIGHT_TENSOR_SIZE_DIM_1", 3),
+                ("WEIGHT_PARALLELISM_DIM_1", 1),
+                ("BIAS_PRECISION_0", 2),
+                ("BIAS_PRECISION_1", 0),
+                ("DATA_OUT_0_PRECISION_0", 4),
+                ("DATA_OUT_0_PRECISION_1", 2),
+                ("FUSED_RELU", 1),
+            ],
+            // Non-square, odd, bias finer than the products, RND_CONV + SAT_SYM.
+            vec![
+                ("DATA_IN_0_PRECISION_0", 13),
+                ("DATA_IN_0_PRECISION_1", 6),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 9),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 3),
+                ("WEIGHT_PRECISION_0", 7),
+                ("WEIGHT_PRECISION_1", 5),
+                ("WEIGHT_TENSOR_SIZE_DIM_1", 6),
+                ("WEIGHT_PARALLELISM_DIM_1", 2),
+                ("BIAS_PRECISION_0", 16),
+                ("BIAS_PRECISION_1", 14),
+                ("DATA_OUT_0_PRECISION_0", 11),
+                ("DATA_OUT_0_PRECISION_1", 3),
+                ("DATA_OUT_0_ROUNDING", 6),
+                ("DATA_OUT_0_OVERFLOW", 3),
+            ],
+            // No bias, 16-bit operands, P_OUT = OUT (one block), RND + WRAP.
+            vec![
+                ("DATA_IN_0_PRECISION_0", 16),
+                ("DATA_IN_0_PRECISION_1", 8),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 12),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 4),
+                ("WEIGHT_PRECISION_0", 16),
+                ("WEIGHT_PRECISION_1", 12),
+                ("WEIGHT_TENSOR_SIZE_DIM_1", 5),
+                ("WEIGHT_PARALLELISM_DIM_1", 5),
+                ("HAS_BIAS", 0),
+                ("DATA_OUT_0_PRECISION_0", 16),
+                ("DATA_OUT_0_PRECISION_1", -2),
+                ("DATA_OUT_0_ROUNDING", 2),
+                ("DATA_OUT_0_OVERFLOW", 0),
+            ],
+            // One input beat and one output beat per row (IN = P_IN, OUT = P_OUT), bias coarser
+            // than the products, TRN_ZERO + SAT_ZERO.
+            vec![
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 4),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 4),
+                ("WEIGHT_TENSOR_SIZE_DIM_1", 3),
+                ("WEIGHT_PARALLELISM_DIM_1", 3),
+                ("BIAS_PRECISION_0", 10),
+                ("BIAS_PRECISION_1", -1),
+                ("DATA_OUT_0_PRECISION_0", 9),
+                ("DATA_OUT_0_PRECISION_1", 5),
+                ("DATA_OUT_0_ROUNDING", 1),
+                ("DATA_OUT_0_OVERFLOW", 2),
+            ],
+        ]
+    }
+
+    fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![
+            vec![("DATA_IN_0_PARALLELISM_DIM_0", 3)],
+            vec![("DATA_IN_0_PARALLELISM_DIM_1", 2)],
+            vec![("DATA_IN_0_PRECISION_0", 33)],
+            vec![("BIAS_PRECISION_1", 60)],
+            vec![("DATA_OUT_0_TENSOR_SIZE_DIM_0", 32)],
+            vec![("FUSED_RELU", 2)],
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resolve_params;
+
+    #[test]
+    fn weight_layout_is_block_major_chunk_minor() {
+        let p = resolve_params(
+            &Linear,
+            &[
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 4),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 2),
+                ("WEIGHT_TENSOR_SIZE_DIM_1", 4),
+                ("WEIGHT_PARALLELISM_DIM_1", 2),
+            ],
+        )
+        .unwrap();
+        // W[o][i] = 10*o + i
+        let w: Vec<i64> = (0..4).flat_map(|o| (0..4).map(move |i| 10 * o + i)).collect();
+        let words = Linear.layout_memory(&p, "weight", &w).unwrap();
+        // word ob*2 + ib, lane o*2 + i = W[ob*2 + o][ib*2 + i]
+        assert_eq!(words[0], vec![0, 1, 10, 11]);
+        assert_eq!(words[1], vec![2, 3, 12, 13]);
+        assert_eq!(words[2], vec![20, 21, 30, 31]);
+        assert_eq!(words[3], vec![22, 23, 32, 33]);
+        let b = Linear.layout_memory(&p, "bias", &[5, 6, 7, 8]).unwrap();
+        assert_eq!(b, vec![vec![5, 6], vec![7, 8]]);
+        assert!(Linear.layout_memory(&p, "weight", &w[..3]).is_err());
+    }
+
+    #[test]
+    fn cost_at_the_performance_point() {
+        let p = resolve_params(&Linear, &[] as &[(&str, i64)]).unwrap();
+        let c = Linear.cost(&p);
+        assert_eq!(c.ii_cycles, 64 * 64 / 16);
+        assert_eq!(c.multipliers, 16);
+        assert!(c.latency_cycles <= 300);
+        // 64×64×8 weight bits + 64×8 bias bits + 2 banks × 16 words × 32 bits of row buffer
+        assert_eq!(c.memory_bits, 64 * 64 * 8 + 64 * 8 + 2 * 16 * 32);
+    }
+
+    #[test]
+    fn validation_matches_the_documented_rules() {
+        for bad in Linear.invalid_params() {
+            assert!(resolve_params(&Linear, &bad).is_err(), "{bad:?} accepted");
+        }
+        for good in Linear.test_params() {
+            resolve_params(&Linear, &good).unwrap_or_else(|e| panic!("{good:?}: {e}"));
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! `mul`: multiplication of a signed fixed-point stream by a constant (`rtl/mase_mul.sv`).
+//!
+//! The constant is either one scalar (`CONST_VALUE`, an integer code of the format
+//! `CONST_PRECISION_0/1`) or one value per channel (column of dim 0) held in an on-chip ROM
+//! (`CONST_PER_CHANNEL = 1`, memory `constant`, file parameter `CONST_MEM_FILE`).
+//!
+//! Exact algorithm: the product `x · c` is formed exactly (`DATA_IN_0_PRECISION_0 +
+//! CONST_PRECISION_0` bits, `DATA_IN_0_PRECISION_1 + CONST_PRECISION_1` fractional bits) and cast
+//! once into the output format with its rounding and overflow modes
+//! ([`mase_ir::fixed::cast_code`], in RTL `mase_cast_core`). A scalar constant that is 0 or
+//! `±2^k` needs no multiplier: the RTL forms the same exact product with a shift (and a negation
+//! for negative constants), and the cost model reports 0 multipliers.
+//!
+//! Per-channel ROM layout (datapath read order): word `b` holds the constants of columns
+//! `b·P0 .. b·P0+P0-1`, lane `j` = column `b·P0 + j`; the ROM is read once per beat with the beat
+//! index within the (block) row, and lane `r·P0 + j` of a `P1 × P0` block uses lane `j` of the
+//! word.
+//!
+//! Pipeline: input register (+ ROM read) → exact product and cast (combinational) → output
+//! `mase_skid_buffer`. Latency 2 cycles, one beat per cycle.
+
+use mase_ir::fixed::cast_code;
+
+use crate::component::{
+    Component, Cost, Direction, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
+};
+use crate::components::cast::{check_modes, output_format, MAX_FRAC};
+use crate::{check_divides, check_equal, check_range, param};
+
+/// The constant-multiplier component.
+pub struct Mul;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::value("DATA_IN_0_PRECISION_0", 8, "input total bits (1..32), signed"),
+    ParamSpec::value("DATA_IN_0_PRECISION_1", 4, "input fractional bits"),
+    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_0", 8, "tensor size along dim 0 (channels / columns)"),
+    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_1", 1, "tensor size along dim 1 (rows)"),
+    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_0", 4, "elements of dim 0 per beat"),
+    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_1", 1, "rows per beat"),
+    ParamSpec::value("CONST_PRECISION_0", 8, "constant total bits (1..32), signed"),
+    ParamSpec::value("CONST_PRECISION_1", 4, "constant fractional bits"),
+    ParamSpec::value(
+        "CONST_PER_CHANNEL",
+        0,
+        "0: one scalar constant CONST_VALUE; 1: one constant per column from a ROM",
+    ),
+    ParamSpec::value(
+        "CONST_VALUE",
+        24,
+        "scalar constant as an integer code of the constant format (unused per channel)",
+    ),
+    ParamSpec::value("DATA_OUT_0_PRECISION_0", 8, "output total bits (1..64), signed"),
+    ParamSpec::value("DATA_OUT_0_PRECISION_1", 4, "output fractional bits"),
+    ParamSpec::same_as(
+        "DATA_OUT_0_TENSOR_SIZE_DIM_0",
+        "DATA_IN_0_TENSOR_SIZE_DIM_0",
+        "output dim 0 (= input)",
+    ),
+    ParamSpec::same_as(
+        "DATA_OUT_0_TENSOR_SIZE_DIM_1",
+        "DATA_IN_0_TENSOR_SIZE_DIM_1",
+        "output dim 1 (= input)",
+    ),
+    ParamSpec::same_as(
+        "DATA_OUT_0_PARALLELISM_DIM_0",
+        "DATA_IN_0_PARALLELISM_DIM_0",
+        "output elements of dim 0 per beat (= input)",
+    ),
+    ParamSpec::same_as(
+        "DATA_OUT_0_PARALLELISM_DIM_1",
+        "DATA_IN_0_PARALLELISM_DIM_1",
+        "output rows per beat (= input)",
+    ),
+    ParamSpec::value(
+        "DATA_OUT_0_ROUNDING",
+        0,
+        "rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV",
+    ),
+    ParamSpec::value("DATA_OUT_0_OVERFLOW", 1, "overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM"),
+];
+
+/// Lanes per beat (`P1 × P0`).
+fn lanes(p: &Params) -> usize {
+    (param(p, "DATA_IN_0_PARALLELISM_DIM_0") * param(p, "DATA_IN_0_PARALLELISM_DIM_1")) as usize
+}
+
+/// Beats per block row (`TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0`).
+fn beats(p: &Params) -> usize {
+    (param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") / param(p, "DATA_IN_0_PARALLELISM_DIM_0")) as usize
+}
+
+/// True when the instance multiplies by a scalar that is 0 or `±2^k`: the RTL then uses a shift
+/// (and a negation for a negative constant) instead of a multiplier.
+pub fn is_shift(p: &Params) -> bool {
+    let c = param(p, "CONST_VALUE");
+    param(p, "CONST_PER_CHANNEL") == 0 && (c == 0 || c.unsigned_abs().is_power_of_two())
+}
+
+/// The exact product `x · c` cast into the output format (the element function of the component).
+pub fn mul_element(p: &Params, x: i64, c: i64) -> i64 {
+    let frac = (param(p, "DATA_IN_0_PRECISION_1") + param(p, "CONST_PRECISION_1")) as i32;
+    cast_code(x as i128 * c as i128, frac, &output_format(p, "DATA_OUT_0", true))
+}
+
+impl Component for Mul {
+    fn name(&self) -> &'static str {
+        "mul"
+    }
+
+    fn description(&self) -> &'static str {
+        "multiplication by a scalar or per-channel constant (power-of-two scalars as shifts), exact product then output cast"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn validate(&self, p: &Params) -> Result<(), String> {
+        check_range(p, "DATA_IN_0_PRECISION_0", 1, 32)?;
+        check_range(p, "DATA_IN_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 1 << 20)?;
+        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 1 << 20)?;
+        check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
+        check_range(p, "DATA_IN_0_PARALLELISM_DIM_1", 1, 1024)?;
+        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
+        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1")?;
+        check_range(p, "CONST_PRECISION_0", 1, 32)?;
+        check_range(p, "CONST_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        check_range(p, "CONST_PER_CHANNEL", 0, 1)?;
+        let cw = param(p, "CONST_PRECISION_0");
+        check_range(p, "CONST_VALUE", -(1i64 << (cw - 1)), (1i64 << (cw - 1)) - 1)?;
+        check_range(p, "DATA_OUT_0_PRECISION_0", 1, 64)?;
+        check_range(p, "DATA_OUT_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        for s in ["TENSOR_SIZE_DIM_0", "TENSOR_SIZE_DIM_1", "PARALLELISM_DIM_0", "PARALLELISM_DIM_1"] {
+            check_equal(p, &format!("DATA_OUT_0_{s}"), &format!("DATA_IN_0_{s}"))?;
+        }
+        check_modes(p, "DATA_OUT_0")
+    }
+
+    fn streams(&self, p: &Params) -> Vec<StreamSpec> {
+        ["DATA_IN_0", "DATA_OUT_0"]
+            .iter()
+            .zip([Direction::In, Direction::Out])
+            .map(|(prefix, dir)| StreamSpec {
+                name: prefix.to_lowercase(),
+                dir,
+                lanes: lanes(p),
+                width: param(p, &format!("{prefix}_PRECISION_0")) as u32,
+                signed: true,
+                beats_per_row: beats(p),
+            })
+            .collect()
+    }
+
+    fn memories(&self, p: &Params) -> Vec<MemorySpec> {
+        if param(p, "CONST_PER_CHANNEL") == 0 {
+            return Vec::new();
+        }
+        vec![MemorySpec {
+            name: "constant".into(),
+            param: "CONST_MEM_FILE".into(),
+            values: param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") as usize,
+            depth: beats(p),
+            lanes: param(p, "DATA_IN_0_PARALLELISM_DIM_0") as usize,
+            lane_width: param(p, "CONST_PRECISION_0") as u32,
+            signed: true,
+        }]
+    }
+
+    fn layout_memory(&self, p: &Params, mem: &str, values: &[i64]) -> Result<Vec<Vec<i64>>, String> {
+        let cols = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") as usize;
+        if mem != "constant" || param(p, "CONST_PER_CHANNEL") == 0 {
+            return Err(format!(
+                "component `mul` has no memory `{mem}` (it has one only when CONST_PER_CHANNEL = 1)"
+            ));
+        }
+        if values.len() != cols {
+            return Err(format!(
+                "mul memory `constant`: expected {cols} values (one per column), got {}",
+                values.len()
+            ));
+        }
+        let p0 = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as usize;
+        Ok(values.chunks(p0).map(|w| w.to_vec()).collect())
+    }
+
+    fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
+        let x = stim.inputs.get("data_in_0").ok_or("mul model: missing input stream data_in_0")?;
+        let per_channel = param(p, "CONST_PER_CHANNEL") == 1;
+        let consts: Vec<i64> = if per_channel {
+            let c = stim
+                .memories
+                .get("constant")
+                .ok_or("mul model: missing memory `constant` (CONST_PER_CHANNEL = 1)")?;
+            let cols = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") as usize;
+            if c.len() != cols {
+                return Err(format!("mul model: memory `constant` has {} values, expected {cols}", c.len()));
+            }
+            c.clone()
+        } else {
+            vec![param(p, "CONST_VALUE")]
+        };
+        let (p0, n, nb) = (param(p, "DATA_IN_0_PARALLELISM_DIM_0") as usize, lanes(p), beats(p));
+        let out = x
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| {
+                let c = if per_channel {
+                    // beat index within the block row, then the column of the lane within the block
+                    let (beat, lane) = (k / n, k % n);
+                    consts[(beat % nb) * p0 + lane % p0]
+                } else {
+                    consts[0]
+                };
+                mul_element(p, v, c)
+            })
+            .collect();
+        let mut m = StreamValues::new();
+        m.insert("data_out_0".to_string(), out);
+        Ok(m)
+    }
+
+    fn cost(&self, p: &Params) -> Cost {
+        let mem: u64 = self.memories(p).iter().map(|m| m.bits()).sum();
+        Cost {
+            latency_cycles: 2,
+            ii_cycles: beats(p) as u64,
+            multipliers: if is_shift(p) { 0 } else { lanes(p) as u64 },
+            memory_bits: mem,
+        }
+    }
+
+    fn dependencies(&self) -> &'static [&'static str] {
+        &["mase_cast_core.sv", "mase_skid_buffer.sv"]
+    }
+
+    fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![
+            vec![],
+            // power-of-two scalars: shift, negated shift, zero
+            vec![("CONST_VALUE", 64), ("DATA_OUT_0_PRECISION_0", 12), ("DATA_OUT_0_PRECISION_1", 3)],
+            vec![
+                ("DATA_IN_0_PRECISION_0", 2),
+                ("DATA_IN_0_PRECISION_1", 0),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 5),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
+                ("CONST_PRECISION_0", 3),
+                ("CONST_PRECISION_1", 1),
+                ("CONST_VALUE", -4),
+                ("DATA_OUT_0_PRECISION_0", 3),
+                ("DATA_OUT_0_PRECISION_1", 0),
+                ("DATA_OUT_0_ROUNDING", 2),
+            ],
+            vec![("CONST_VALUE", 0), ("DATA_IN_0_TENSOR_SIZE_DIM_0", 3), ("DATA_IN_0_PARALLELISM_DIM_0", 3)],
+            // general scalar, rounding to nearest even, symmetric saturation
+            vec![
+                ("DATA_IN_0_PRECISION_0", 16),
+                ("DATA_IN_0_PRECISION_1", 12),
+                ("CONST_PRECISION_0", 16),
+                ("CONST_PRECISION_1", 14),
+                ("CONST_VALUE", -23170),
+                ("DATA_OUT_0_PRECISION_0", 16),
+                ("DATA_OUT_0_PRECISION_1", 12),
+                ("DATA_OUT_0_ROUNDING", 6),
+                ("DATA_OUT_0_OVERFLOW", 3),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 9),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 3),
+            ],
+            // per-channel constants, P = 1, odd length
+            vec![
+                ("CONST_PER_CHANNEL", 1),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 7),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
+            ],
+            // per-channel, 2-D blocks, wrapping output
+            vec![
+                ("CONST_PER_CHANNEL", 1),
+                ("DATA_IN_0_PRECISION_0", 11),
+                ("DATA_IN_0_PRECISION_1", 5),
+                ("CONST_PRECISION_0", 5),
+                ("CONST_PRECISION_1", 2),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 12),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 4),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_1", 4),
+                ("DATA_IN_0_PARALLELISM_DIM_1", 2),
+                ("DATA_OUT_0_PRECISION_0", 9),
+                ("DATA_OUT_0_PRECISION_1", 3),
+                ("DATA_OUT_0_OVERFLOW", 0),
+            ],
+        ]
+    }
+
+    fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![
+            vec![("CONST_VALUE", 128)],
+            vec![("CONST_PER_CHANNEL", 2)],
+            vec![("DATA_IN_0_PARALLELISM_DIM_0", 3)],
+            vec![("DATA_OUT_0_ROUNDING", 7)],
+            vec![("DATA_IN_0_PRECISION_0", 33)],
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resolve_params;
+    use mase_ir::fixed::{to_f64, FixedFormat};
+
+    #[test]
+    fn power_of_two_scalars_cost_no_multiplier() {
+        for (c, shift) in [(64, true), (-4, true), (0, true), (24, false), (-23, false)] {
+            let p = resolve_params(&Mul, &[("CONST_VALUE", c)]).unwrap();
+            assert_eq!(is_shift(&p), shift, "CONST_VALUE {c}");
+            assert_eq!(Mul.cost(&p).multipliers == 0, shift, "CONST_VALUE {c}");
+        }
+    }
+
+    #[test]
+    fn element_is_the_rounded_real_product() {
+        // s8.4 × s8.4 (1.5) into s8.4 TRN SAT: compare with the real product floored/saturated.
+        let p = resolve_params(&Mul, &[]).unwrap();
+        let fmt = FixedFormat::signed(8, 4);
+        for x in -128..128 {
+            let real = to_f64(x, &fmt) * to_f64(24, &fmt);
+            let want = ((real * 16.0).floor() as i64).clamp(-128, 127);
+            assert_eq!(mul_element(&p, x, 24), want, "x = {x}");
+        }
+    }
+
+    #[test]
+    fn per_channel_layout_is_datapath_order() {
+        let p = resolve_params(&Mul, &[("CONST_PER_CHANNEL", 1)]).unwrap();
+        let words = Mul.layout_memory(&p, "constant", &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+        assert_eq!(words, vec![vec![1, 2, 3, 4], vec![5, 6, 7, 8]]);
+        assert!(Mul.layout_memory(&p, "constant", &[1, 2]).is_err());
+    }
+}

@@ -1,0 +1,92 @@
+//! `skid_buffer`: full-throughput two-entry register slice (`rtl/mase_skid_buffer.sv`) that cuts
+//! the data, valid and ready paths of a stream. Data is opaque: `LANES` lanes of `DATA_WIDTH` bits.
+
+use crate::component::{Component, Cost, Direction, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
+use crate::{check_range, param};
+
+/// The skid buffer (register slice) component.
+pub struct SkidBuffer;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::value("DATA_WIDTH", 8, "bits per lane (1..64)"),
+    ParamSpec::value("LANES", 1, "lanes per beat (1..1024); ports are LANES*DATA_WIDTH bits"),
+];
+
+/// Input and output streams of an opaque `LANES × DATA_WIDTH` pass-through (one beat per row).
+pub(crate) fn passthrough_streams(p: &Params) -> Vec<StreamSpec> {
+    let (width, lanes) = (param(p, "DATA_WIDTH") as u32, param(p, "LANES") as usize);
+    vec![
+        StreamSpec {
+            name: "data_in_0".into(),
+            dir: Direction::In,
+            lanes,
+            width,
+            signed: false,
+            beats_per_row: 1,
+        },
+        StreamSpec {
+            name: "data_out_0".into(),
+            dir: Direction::Out,
+            lanes,
+            width,
+            signed: false,
+            beats_per_row: 1,
+        },
+    ]
+}
+
+/// The identity model of a pass-through: `data_out_0` = `data_in_0`.
+pub(crate) fn passthrough_model(name: &str, stim: &Stimulus) -> Result<StreamValues, String> {
+    let x = stim
+        .inputs
+        .get("data_in_0")
+        .ok_or_else(|| format!("{name} model: missing input stream data_in_0"))?;
+    let mut out = StreamValues::new();
+    out.insert("data_out_0".to_string(), x.clone());
+    Ok(out)
+}
+
+impl Component for SkidBuffer {
+    fn name(&self) -> &'static str {
+        "skid_buffer"
+    }
+
+    fn description(&self) -> &'static str {
+        "two-entry register slice cutting data, valid and ready paths at full throughput"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn validate(&self, p: &Params) -> Result<(), String> {
+        check_range(p, "DATA_WIDTH", 1, 64)?;
+        check_range(p, "LANES", 1, 1024)
+    }
+
+    fn streams(&self, p: &Params) -> Vec<StreamSpec> {
+        passthrough_streams(p)
+    }
+
+    fn model(&self, _p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
+        passthrough_model("skid_buffer", stim)
+    }
+
+    fn cost(&self, p: &Params) -> Cost {
+        let bits = (2 * param(p, "DATA_WIDTH") * param(p, "LANES")) as u64;
+        Cost { latency_cycles: 1, ii_cycles: 1, multipliers: 0, memory_bits: bits }
+    }
+
+    fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![
+            vec![],
+            vec![("DATA_WIDTH", 2)],
+            vec![("DATA_WIDTH", 13), ("LANES", 3)],
+            vec![("DATA_WIDTH", 64), ("LANES", 2)],
+        ]
+    }
+
+    fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![vec![("DATA_WIDTH", 65)], vec![("LANES", 1025)]]
+    }
+}

@@ -1,0 +1,43 @@
+//! `count_ops`: an analysis pass that counts the nodes of each mase op.
+//!
+//! The info map has one entry per mase op present (in name order) with its node count, then
+//! `total`, the number of nodes. Placeholders and the output node are counted like any other
+//! node, so `total` equals the node count. The graph is returned unchanged.
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+use crate::graph::MaseGraph;
+use crate::pass::{Pass, PassArgs, PassInfo};
+
+/// Counts nodes per mase op.
+pub struct CountOpsPass;
+
+/// Node counts per mase op, in name order.
+pub fn count_ops(graph: &MaseGraph) -> BTreeMap<&'static str, usize> {
+    let mut counts = BTreeMap::new();
+    for (_, n) in graph.nodes() {
+        *counts.entry(n.op.mase_op()).or_insert(0) += 1;
+    }
+    counts
+}
+
+impl Pass for CountOpsPass {
+    fn name(&self) -> &'static str {
+        "count_ops"
+    }
+    fn description(&self) -> &'static str {
+        "analysis: number of nodes per mase op (and `total`) in the info map"
+    }
+    fn run(&self, graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
+        if let Some(k) = args.keys().next() {
+            return Err(Error::Config(format!("count_ops takes no arguments, got '{k}'")));
+        }
+        let mut info = PassInfo::new();
+        for (op, n) in count_ops(&graph) {
+            info.insert(op.to_string(), n.into());
+        }
+        info.insert("total".into(), graph.len().into());
+        Ok((graph, info))
+    }
+}

@@ -1,0 +1,84 @@
+//! Fixed-point quantization of a MaseGraph: per-node format plans ([`plan`]), the MASE-style
+//! TOML configuration of the `quantize` pass ([`config`]), precision choice from calibration
+//! statistics ([`auto`], used by `auto_precision`), quantized execution ([`exec`]) and accuracy
+//! metrics ([`accuracy`]).
+//!
+//! A node's fixed-point formats live in its `common` metadata: `args["data_in_k"]`,
+//! `args["weight"]`, `args["bias"]` and `results["data_out_0"]` get `type = "fixed"`,
+//! `precision = [width, frac_width]`, the rounding and overflow modes and, for unsigned
+//! formats, `unsigned = true`. Quantized weights are stored as integer codes with their format in
+//! [`crate::MaseGraph::qweights`] under the same key as the float tensor.
+//!
+//! Defaults: activations (`data_in`, `data_out`) are cast with TRN + SAT (floor, then saturate:
+//! the hardware convention); weights and biases, quantized once offline, with RND_CONV + SAT
+//! (round half to even, as PyTorch's `round` in MASE's software quantizers).
+
+pub mod accuracy;
+pub mod auto;
+pub mod config;
+pub mod exec;
+pub mod plan;
+
+pub use accuracy::{accuracy, AccuracyReport};
+pub use exec::{run_quantized, run_quantized_values, QValue};
+pub use plan::{apply_plan, NodeFormats, Plan};
+
+use ndarray::ArrayD;
+
+use crate::fixed::{from_f64, FixedFormat, Overflow, Rounding};
+use crate::metadata::{TensorMeta, ValueType};
+
+/// The fixed-point format an argument or result records, if it is `fixed`.
+pub fn format_of(tm: &TensorMeta) -> Option<FixedFormat> {
+    if tm.ty != ValueType::Fixed || tm.precision.len() != 2 {
+        return None;
+    }
+    Some(FixedFormat {
+        signed: !tm.unsigned,
+        width: u32::try_from(tm.precision[0]).ok()?,
+        frac: i32::try_from(tm.precision[1]).ok()?,
+        rounding: tm.rounding.unwrap_or(Rounding::Trn),
+        overflow: tm.overflow.unwrap_or(Overflow::Sat),
+    })
+}
+
+/// Records `fmt` in an argument or result entry (type, precision, modes, signedness); the shape
+/// is kept.
+pub fn set_format(tm: &mut TensorMeta, fmt: &FixedFormat) {
+    tm.ty = ValueType::Fixed;
+    tm.precision = vec![fmt.width as i64, fmt.frac as i64];
+    tm.rounding = Some(fmt.rounding);
+    tm.overflow = Some(fmt.overflow);
+    tm.unsigned = !fmt.signed;
+}
+
+/// Result of quantizing one float tensor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuantizedData {
+    /// The codes, same shape as the input.
+    pub codes: ArrayD<i64>,
+    /// How many values did not fit the format (handled by its overflow mode).
+    pub overflowed: usize,
+}
+
+/// Quantizes float values into `fmt` exactly (each f32 is an exact double; see
+/// [`crate::fixed::from_f64`]) and counts the values outside the format's range after
+/// rounding (non-finite values count too; for a 64-bit format only those are detected).
+pub fn quantize_f32(data: &ArrayD<f32>, fmt: &FixedFormat) -> QuantizedData {
+    // The same rounding into a 64-bit saturating format tells whether the value fits.
+    let wide = FixedFormat { signed: true, width: 64, overflow: Overflow::Sat, ..*fmt };
+    let mut overflowed = 0;
+    let codes = data.mapv(|x| {
+        if !x.is_finite() || !fmt.contains_code(from_f64(f64::from(x), &wide)) {
+            overflowed += 1;
+        }
+        from_f64(f64::from(x), fmt)
+    });
+    QuantizedData { codes, overflowed }
+}
+
+/// The values of codes in `fmt`, as f32 (exact while the code has at most 24 significant
+/// bits and the value is in f32 range; otherwise the nearest f32).
+pub fn dequantize(codes: &ArrayD<i64>, fmt: &FixedFormat) -> ArrayD<f32> {
+    codes.mapv(|c| crate::fixed::to_f64(c, fmt) as f32)
+}

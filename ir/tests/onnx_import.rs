@@ -1,0 +1,352 @@
+//! ONNX import of the fixtures written by `scripts/make_fixtures.py`: op kinds after raising,
+//! numerical agreement with onnxruntime (max abs error ≤ 1e-4 × max |output|), dynamic input
+//! shapes, metadata, and the errors bad files give.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use mase_ir::onnx::{import_bytes, import_file, ImportOptions};
+use mase_ir::{interp, MaseGraph, Op, Tensor};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    fixtures().join(format!("{name}.onnx"))
+}
+
+fn opts_for(name: &str) -> ImportOptions {
+    let mut o = ImportOptions::default();
+    if name == "encoder_layer_decomposed_ln" {
+        o.input_shapes.insert("hidden_states".into(), vec![1, 8, 128]);
+    }
+    o
+}
+
+fn import(name: &str) -> MaseGraph {
+    import_file(&fixture(name), &opts_for(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn read_npy(p: &Path) -> Tensor {
+    let a: ndarray::ArrayD<f32> = ndarray_npy::read_npy(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    Tensor::F32(a)
+}
+
+/// Runs the graph on the fixture inputs and compares with onnxruntime's outputs.
+fn check_numerics(name: &str, g: &MaseGraph) {
+    let prefix = format!("{name}.in.");
+    let mut inputs = HashMap::new();
+    for e in std::fs::read_dir(fixtures()).unwrap() {
+        let f = e.unwrap().file_name().into_string().unwrap();
+        if let Some(input) = f.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".npy")) {
+            let id = g
+                .input_ids()
+                .into_iter()
+                .find(|&i| g.node(i).origin.as_deref() == Some(input))
+                .unwrap_or_else(|| panic!("{name}: no placeholder for ONNX input {input}"));
+            inputs.insert(g.node(id).name.clone(), read_npy(&fixtures().join(&f)));
+        }
+    }
+    assert!(!inputs.is_empty(), "{name}: no input files");
+    let outs = interp::run_outputs(g, &inputs).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(outs.len(), g.output_values().len());
+    for (k, got) in outs.iter().enumerate() {
+        let want = read_npy(&fixtures().join(format!("{name}.out.{k}.npy")));
+        let (want, got) = (want.to_f32(), got.to_f32());
+        assert_eq!(want.shape(), got.shape(), "{name} output {k}");
+        let scale = want.iter().fold(0f32, |m, v| m.max(v.abs()));
+        let err = want.iter().zip(got.iter()).fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+        assert!(err <= 1e-4 * scale, "{name} output {k}: max abs error {err} > 1e-4 × {scale}");
+    }
+}
+
+fn op_counts(g: &MaseGraph) -> BTreeMap<&'static str, usize> {
+    let mut m = BTreeMap::new();
+    for (_, n) in g.nodes() {
+        *m.entry(n.op.mase_op()).or_insert(0) += 1;
+    }
+    m
+}
+
+fn valid_fixture_names() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter_map(|f| f.strip_suffix(".onnx").map(str::to_string))
+        .filter(|n| !n.starts_with("bad_"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_fixture_matches_onnxruntime_raised_and_raw() {
+    let names = valid_fixture_names();
+    assert!(names.len() >= 15, "fixtures missing: run scripts/make_fixtures.py ({names:?})");
+    for name in names {
+        let g = import(&name);
+        g.validate().unwrap();
+        check_numerics(&name, &g);
+        let raw = import_file(&fixture(&name), &ImportOptions { raise: false, ..opts_for(&name) }).unwrap();
+        check_numerics(&name, &raw);
+    }
+}
+
+#[test]
+fn mlp_gemm_relu_becomes_linear_relu_linear() {
+    let g = import("mlp_gemm_relu");
+    let ops: Vec<&str> = g.nodes().map(|(_, n)| n.op.mase_op()).collect();
+    assert_eq!(ops, ["placeholder", "linear", "relu", "linear", "output"]);
+    let (_, l1) = g.nodes().nth(1).unwrap();
+    let Op::Linear { weight, bias: Some(bias) } = &l1.op else { panic!("{:?}", l1.op) };
+    assert_eq!(g.weights[weight].shape(), [32, 16]);
+    assert_eq!(g.weights[bias].shape(), [32]);
+    assert_eq!(g.nodes().nth(3).unwrap().1.out_shape(), Some(&[4usize, 10][..]));
+}
+
+#[test]
+fn mlp_matmul_gelu_becomes_linear_gelu_linear() {
+    let g = import("mlp_matmul_gelu");
+    let ops: Vec<&str> = g.nodes().map(|(_, n)| n.op.mase_op()).collect();
+    assert_eq!(ops, ["placeholder", "linear", "gelu", "linear", "output"]);
+}
+
+fn check_encoder(g: &MaseGraph) {
+    let counts = op_counts(g);
+    let allowed = [
+        "placeholder",
+        "output",
+        "constant",
+        "linear",
+        "matmul",
+        "mul",
+        "softmax",
+        "layer_norm",
+        "gelu",
+        "add",
+        "reshape",
+        "transpose",
+    ];
+    for k in counts.keys() {
+        assert!(allowed.contains(k), "unexpected op {k} in {counts:?}");
+    }
+    let want = [
+        ("linear", 6),
+        ("matmul", 2),
+        ("mul", 1),
+        ("softmax", 1),
+        ("layer_norm", 2),
+        ("gelu", 1),
+        ("add", 2),
+        ("reshape", 4),
+        ("transpose", 4),
+        ("placeholder", 1),
+        ("output", 1),
+    ];
+    for (op, n) in want {
+        assert_eq!(counts.get(op).copied().unwrap_or(0), n, "{op} in {counts:?}");
+    }
+    // The attention scale is a scalar multiply by 1/8.
+    assert!(g.nodes().any(|(_, n)| n.op == Op::MulScalar { scalar: 0.125 }));
+    let out = g.output_values();
+    assert_eq!(g.node(out[0]).out_shape(), Some(&[1usize, 8, 128][..]));
+    for (_, n) in g.nodes() {
+        if let Op::Reshape { shape } = &n.op {
+            assert!(shape == &[1, 8, 2, 64] || shape == &[1, 8, 128], "reshape to {shape:?}");
+        }
+        assert!(n.origin.is_some() || n.op == Op::Output, "node {} has no ONNX origin", n.name);
+        assert!(
+            n.name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && n.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "node name {} is not an identifier",
+            n.name
+        );
+    }
+}
+
+#[test]
+fn encoder_layer_imports_to_mase_ops() {
+    check_encoder(&import("encoder_layer"));
+}
+
+#[test]
+fn encoder_layer_decomposed_ln_needs_and_uses_input_shape() {
+    let err = import_file(&fixture("encoder_layer_decomposed_ln"), &ImportOptions::default())
+        .unwrap_err()
+        .to_string();
+    for part in ["encoder_layer_decomposed_ln.onnx", "hidden_states", "seq", "--input-shape", "dimension 1"] {
+        assert!(err.contains(part), "'{part}' not in: {err}");
+    }
+    check_encoder(&import("encoder_layer_decomposed_ln"));
+    // A shape that conflicts with a fixed dimension is refused.
+    let mut o = ImportOptions::default();
+    o.input_shapes.insert("hidden_states".into(), vec![1, 8, 64]);
+    let err = import_file(&fixture("encoder_layer_decomposed_ln"), &o).unwrap_err().to_string();
+    assert!(err.contains("dimension 2 = 64") && err.contains("128"), "{err}");
+    // So is an input name the model does not have.
+    let mut o = ImportOptions::default();
+    o.input_shapes.insert("hidden".into(), vec![1, 8, 128]);
+    let err = import_file(&fixture("encoder_layer_decomposed_ln"), &o).unwrap_err().to_string();
+    assert!(err.contains("'hidden'") && err.contains("hidden_states"), "{err}");
+}
+
+#[test]
+fn encoder_layer_with_other_seq_len_runs() {
+    // The shape sub-graphs fold for any fixed sequence length.
+    let mut o = ImportOptions::default();
+    o.input_shapes.insert("hidden_states".into(), vec![1, 5, 128]);
+    let g = import_file(&fixture("encoder_layer_decomposed_ln"), &o).unwrap();
+    let x = g.input_ids()[0];
+    let mut inputs = HashMap::new();
+    inputs.insert(g.node(x).name.clone(), Tensor::zeros_f32(&[1, 5, 128]));
+    let outs = interp::run_outputs(&g, &inputs).unwrap();
+    assert_eq!(outs[0].shape(), [1, 5, 128]);
+}
+
+#[test]
+fn placeholder_metadata_and_origin() {
+    let g = import("encoder_layer");
+    let x = g.input_ids();
+    assert_eq!(x.len(), 1);
+    let n = g.node(x[0]);
+    assert_eq!(n.name, "hidden_states");
+    let m = &n.meta.common.results["data_out_0"];
+    assert_eq!(m.shape, [1, 8, 128]);
+    assert_eq!(m.precision, [32]);
+    assert_eq!(m.ty, mase_ir::metadata::ValueType::Float);
+    assert_eq!(n.origin.as_deref(), Some("hidden_states"));
+}
+
+#[test]
+fn raw_import_keeps_onnx_structure() {
+    let g = import_file(&fixture("mlp_gemm_relu"), &ImportOptions { raise: false, ..Default::default() })
+        .unwrap();
+    let counts = op_counts(&g);
+    assert_eq!(counts.get("linear"), None);
+    assert_eq!(counts["matmul"], 2);
+    assert_eq!(counts["add"], 2);
+    // transB = 1 folded the weight transposition into the constant.
+    assert_eq!(counts.get("transpose"), None);
+    // The shape sub-graphs of the encoder fold away even without raising.
+    let g = import_file(&fixture("encoder_layer"), &ImportOptions { raise: false, ..Default::default() })
+        .unwrap();
+    let counts = op_counts(&g);
+    for gone in ["shape", "gather", "unsqueeze", "cat"] {
+        assert_eq!(counts.get(gone), None, "{gone} left in {counts:?}");
+    }
+    assert_eq!(counts["erf"], 1);
+}
+
+#[test]
+fn bad_files_give_clear_errors() {
+    let cases: &[(&str, &[&str])] = &[
+        ("bad_truncated", &["bad_truncated.onnx", "not a valid ONNX model"]),
+        ("bad_unknown_op", &["bad_unknown_op.onnx", "FooBar", "not supported", "MatMul"]),
+        (
+            "bad_missing_initializer",
+            &["bad_missing_initializer.onnx", "MatMul", "missing_weight", "not defined"],
+        ),
+        ("bad_opset", &["bad_opset.onnx", "opset 9", "13 to 20"]),
+        ("bad_domain", &["bad_domain.onnx", "custom_node", "com.example"]),
+    ];
+    for (name, parts) in cases {
+        let err = import_file(&fixture(name), &ImportOptions::default()).unwrap_err().to_string();
+        for p in *parts {
+            assert!(err.contains(p), "{name}: '{p}' not in: {err}");
+        }
+    }
+    let err =
+        import_file(Path::new("/nonexistent/model.onnx"), &ImportOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("/nonexistent/model.onnx"), "{err}");
+    let err = import_bytes(&[], "empty.onnx", &ImportOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("empty.onnx") && err.contains("no graph"), "{err}");
+}
+
+/// Builds a wide MLP of about 10 MB as an ONNX model through the importer's own protobuf types
+/// and times its import. Run with
+/// `cargo test --release -p mase-ir --test onnx_import -- --ignored --nocapture import_time`.
+#[test]
+#[ignore]
+fn import_time_10mb() {
+    use mase_ir::onnx::proto::*;
+    use prost::Message;
+    let dims = [1024usize, 1024, 1024, 256];
+    let mut nodes = Vec::new();
+    let mut inits = Vec::new();
+    let mut prev = "x".to_string();
+    for (k, w) in dims.windows(2).enumerate() {
+        let data: Vec<u8> = (0..w[0] * w[1]).flat_map(|i| ((i % 97) as f32 * 1e-3).to_le_bytes()).collect();
+        inits.push(TensorProto {
+            name: format!("w{k}"),
+            dims: vec![w[0] as i64, w[1] as i64],
+            data_type: 1,
+            raw_data: data,
+            ..Default::default()
+        });
+        inits.push(TensorProto {
+            name: format!("b{k}"),
+            dims: vec![w[1] as i64],
+            data_type: 1,
+            float_data: vec![0.5; w[1]],
+            ..Default::default()
+        });
+        nodes.push(NodeProto {
+            input: vec![prev.clone(), format!("w{k}")],
+            output: vec![format!("m{k}")],
+            op_type: "MatMul".into(),
+            name: format!("mm{k}"),
+            ..Default::default()
+        });
+        nodes.push(NodeProto {
+            input: vec![format!("m{k}"), format!("b{k}")],
+            output: vec![format!("a{k}")],
+            op_type: "Add".into(),
+            name: format!("add{k}"),
+            ..Default::default()
+        });
+        nodes.push(NodeProto {
+            input: vec![format!("a{k}")],
+            output: vec![format!("r{k}")],
+            op_type: "Relu".into(),
+            name: format!("relu{k}"),
+            ..Default::default()
+        });
+        prev = format!("r{k}");
+    }
+    let vi = |name: &str, shape: &[i64]| ValueInfoProto {
+        name: name.into(),
+        r#type: Some(TypeProto {
+            tensor_type: Some(TypeProtoTensor {
+                elem_type: 1,
+                shape: Some(TensorShapeProto {
+                    dim: shape.iter().map(|&d| Dimension { value: Some(DimValue::DimValue(d)) }).collect(),
+                }),
+            }),
+        }),
+    };
+    let model = ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 17 }],
+        graph: Some(GraphProto {
+            name: "wide_mlp".into(),
+            node: nodes,
+            initializer: inits,
+            input: vec![vi("x", &[4, 1024])],
+            output: vec![vi(&prev, &[4, 256])],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let bytes = model.encode_to_vec();
+    let t = std::time::Instant::now();
+    let g = import_bytes(&bytes, "wide_mlp.onnx", &ImportOptions::default()).unwrap();
+    let dt = t.elapsed();
+    println!(
+        "imported {:.1} MB ONNX ({} nodes) in {:.1} ms",
+        bytes.len() as f64 / 1e6,
+        g.len(),
+        dt.as_secs_f64() * 1e3
+    );
+    assert_eq!(op_counts(&g)["linear"], 3);
+}

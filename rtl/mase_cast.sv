@@ -1,0 +1,172 @@
+// mase_cast: element-wise fixed-point format conversion of a stream, ap_fixed semantics.
+//
+// Every lane of every beat is re-quantized from the input format (DATA_IN_0_PRECISION_0 bits,
+// DATA_IN_0_PRECISION_1 fractional bits, DATA_IN_0_SIGNED) into the output format with the
+// rounding mode DATA_OUT_0_ROUNDING and the overflow mode DATA_OUT_0_OVERFLOW, bit-identical to
+// `mase_ir::fixed::cast_code` (see mase_cast_core for the mode codes).
+// A beat is a block of PARALLELISM_DIM_1 x PARALLELISM_DIM_0 elements; the lane count is their
+// product. The conversion is followed by one output register stage.
+//   Latency: 1 cycle. II: 1 beat per cycle.
+//   Paths cut: data and valid (registered outputs); ready passes through combinationally
+//   (data_in_0_ready = !data_out_0_valid || data_out_0_ready).
+module mase_cast #(
+    /// Input lane width in bits (1..64 signed, 1..63 unsigned).
+    parameter int DATA_IN_0_PRECISION_0 = 16,
+    /// Input fractional bits (-2^24..2^24).
+    parameter int DATA_IN_0_PRECISION_1 = 8,
+    /// 1 when input lanes are two's complement, 0 when unsigned.
+    parameter int DATA_IN_0_SIGNED = 1,
+    /// Tensor size along dim 0 (innermost; elements per row).
+    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
+    /// Tensor size along dim 1 (rows).
+    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 1,
+    /// Elements per beat along dim 0.
+    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
+    /// Rows per beat (dim 1).
+    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1,
+    /// Output lane width in bits (1..64 signed, 1..63 unsigned).
+    parameter int DATA_OUT_0_PRECISION_0 = 8,
+    /// Output fractional bits (-2^24..2^24).
+    parameter int DATA_OUT_0_PRECISION_1 = 4,
+    /// 1 when output lanes are two's complement, 0 when unsigned.
+    parameter int DATA_OUT_0_SIGNED = 1,
+    /// Output tensor size along dim 0 (must equal the input's).
+    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
+    /// Output tensor size along dim 1 (must equal the input's).
+    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = DATA_IN_0_TENSOR_SIZE_DIM_1,
+    /// Output elements per beat along dim 0 (must equal the input's).
+    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
+    /// Output rows per beat (must equal the input's).
+    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = DATA_IN_0_PARALLELISM_DIM_1,
+    /// Rounding mode: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV.
+    parameter int DATA_OUT_0_ROUNDING = 0,
+    /// Overflow mode: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM.
+    parameter int DATA_OUT_0_OVERFLOW = 1
+) (
+    /// Clock.
+    input  logic                                           clk,
+    /// Synchronous active-high reset: empties the output register.
+    input  logic                                           rst,
+    /// Input beat, lane i at [i*DATA_IN_0_PRECISION_0 +: DATA_IN_0_PRECISION_0].
+    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0] data_in_0,
+    /// Input beat valid.
+    input  logic                                           data_in_0_valid,
+    /// The cast can take a beat (output register empty or being drained).
+    output logic                                           data_in_0_ready,
+    /// Output beat (registered), lane i at [i*DATA_OUT_0_PRECISION_0 +: DATA_OUT_0_PRECISION_0].
+    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_OUT_0_PRECISION_0-1:0] data_out_0,
+    /// Output beat valid (registered).
+    output logic                                           data_out_0_valid,
+    /// Consumer accepts the output beat.
+    input  logic                                           data_out_0_ready
+);
+  /// Lanes per beat.
+  localparam int LANES = DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1;
+  /// Input lane width.
+  localparam int IW = DATA_IN_0_PRECISION_0;
+  /// Output lane width.
+  localparam int OW = DATA_OUT_0_PRECISION_0;
+
+`ifndef SYNTHESIS
+  /// Widest input lane the signedness allows.
+  localparam int IN_MAX_W = DATA_IN_0_SIGNED != 0 ? 64 : 63;
+  /// Widest output lane the signedness allows.
+  localparam int OUT_MAX_W = DATA_OUT_0_SIGNED != 0 ? 64 : 63;
+  initial begin
+    if (DATA_IN_0_SIGNED < 0 || DATA_IN_0_SIGNED > 1)
+      $fatal(1, "DATA_IN_0_SIGNED must be between 0 and 1, got %0d", DATA_IN_0_SIGNED);
+    if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > IN_MAX_W)
+      $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and %0d, got %0d", IN_MAX_W,
+             DATA_IN_0_PRECISION_0);
+    if (DATA_IN_0_PRECISION_1 < -16777216 || DATA_IN_0_PRECISION_1 > 16777216)
+      $fatal(1, "DATA_IN_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
+             DATA_IN_0_PRECISION_1);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_0 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_0 > 1048576)
+      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_0 must be between 1 and 1048576, got %0d",
+             DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_1 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_1 > 1048576)
+      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_1 must be between 1 and 1048576, got %0d",
+             DATA_IN_0_TENSOR_SIZE_DIM_1);
+    if (DATA_IN_0_PARALLELISM_DIM_0 < 1 || DATA_IN_0_PARALLELISM_DIM_0 > 1024)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 must be between 1 and 1024, got %0d",
+             DATA_IN_0_PARALLELISM_DIM_0);
+    if (DATA_IN_0_PARALLELISM_DIM_1 < 1 || DATA_IN_0_PARALLELISM_DIM_1 > 1024)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 must be between 1 and 1024, got %0d",
+             DATA_IN_0_PARALLELISM_DIM_1);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_0 % DATA_IN_0_PARALLELISM_DIM_0 != 0)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
+             DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_1 % DATA_IN_0_PARALLELISM_DIM_1 != 0)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
+             DATA_IN_0_PARALLELISM_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
+    if (DATA_OUT_0_SIGNED < 0 || DATA_OUT_0_SIGNED > 1)
+      $fatal(1, "DATA_OUT_0_SIGNED must be between 0 and 1, got %0d", DATA_OUT_0_SIGNED);
+    if (DATA_OUT_0_PRECISION_0 < 1 || DATA_OUT_0_PRECISION_0 > OUT_MAX_W)
+      $fatal(1, "DATA_OUT_0_PRECISION_0 must be between 1 and %0d, got %0d", OUT_MAX_W,
+             DATA_OUT_0_PRECISION_0);
+    if (DATA_OUT_0_PRECISION_1 < -16777216 || DATA_OUT_0_PRECISION_1 > 16777216)
+      $fatal(1, "DATA_OUT_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
+             DATA_OUT_0_PRECISION_1);
+    if (DATA_OUT_0_TENSOR_SIZE_DIM_0 != DATA_IN_0_TENSOR_SIZE_DIM_0)
+      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_0 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
+             DATA_OUT_0_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (DATA_OUT_0_TENSOR_SIZE_DIM_1 != DATA_IN_0_TENSOR_SIZE_DIM_1)
+      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_1 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
+             DATA_OUT_0_TENSOR_SIZE_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
+    if (DATA_OUT_0_PARALLELISM_DIM_0 != DATA_IN_0_PARALLELISM_DIM_0)
+      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_0 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_0 (%0d)",
+             DATA_OUT_0_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
+    if (DATA_OUT_0_PARALLELISM_DIM_1 != DATA_IN_0_PARALLELISM_DIM_1)
+      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_1 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_1 (%0d)",
+             DATA_OUT_0_PARALLELISM_DIM_1, DATA_IN_0_PARALLELISM_DIM_1);
+    if (DATA_OUT_0_ROUNDING < 0 || DATA_OUT_0_ROUNDING > 6)
+      $fatal(1, "DATA_OUT_0_ROUNDING must be between 0 and 6, got %0d", DATA_OUT_0_ROUNDING);
+    if (DATA_OUT_0_OVERFLOW < 0 || DATA_OUT_0_OVERFLOW > 3)
+      $fatal(1, "DATA_OUT_0_OVERFLOW must be between 0 and 3, got %0d", DATA_OUT_0_OVERFLOW);
+  end
+`endif
+
+  /// Converted lanes of the current input beat.
+  logic [LANES*OW-1:0] cast_lanes;
+
+  for (genvar i = 0; i < LANES; i++) begin : g_lane
+    mase_cast_core #(
+        .IN_WIDTH  (IW),
+        .IN_FRAC   (DATA_IN_0_PRECISION_1),
+        .IN_SIGNED (DATA_IN_0_SIGNED),
+        .OUT_WIDTH (OW),
+        .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
+        .OUT_SIGNED(DATA_OUT_0_SIGNED),
+        .ROUNDING  (DATA_OUT_0_ROUNDING),
+        .OVERFLOW  (DATA_OUT_0_OVERFLOW)
+    ) u_cast (
+        .data_in (data_in_0[i*IW+:IW]),
+        .data_out(cast_lanes[i*OW+:OW])
+    );
+  end
+
+  assign data_in_0_ready = !data_out_0_valid || data_out_0_ready;
+
+  always_ff @(posedge clk) begin
+    if (rst) data_out_0_valid <= 1'b0;
+    else if (data_in_0_ready) data_out_0_valid <= data_in_0_valid;
+  end
+
+  // The data register has no reset: validity is tracked by data_out_0_valid.
+  always_ff @(posedge clk) begin
+    if (data_in_0_ready && data_in_0_valid) data_out_0 <= cast_lanes;
+  end
+
+`ifndef SYNTHESIS
+  // Handshake: an offered output beat stays offered and unchanged until taken.
+  a_out_stable :
+  assert property (@(posedge clk) disable iff (rst)
+      data_out_0_valid && !data_out_0_ready |=> data_out_0_valid && $stable(data_out_0))
+  else $error("mase_cast: data_out_0 changed or dropped valid while stalled");
+  // The producer must keep an offered input beat offered and unchanged until taken.
+  a_in_stable :
+  assert property (@(posedge clk) disable iff (rst)
+      data_in_0_valid && !data_in_0_ready |=> data_in_0_valid && $stable(data_in_0))
+  else $error("mase_cast: data_in_0 changed or dropped valid while stalled");
+`endif
+endmodule

@@ -1,0 +1,103 @@
+// mase_fifo: first-word-fall-through FIFO of DEPTH beats plus one output register.
+//
+// Storage is a plain simple-dual-port memory with synchronous (registered) read, so synthesis
+// infers block RAM or distributed (LUT) RAM depending on size; the memory's read register is the
+// output register. Input ready comes from the occupancy register and the output data/valid from
+// registers, so the FIFO cuts the data, valid and ready paths.
+//   Capacity: DEPTH + 1 beats (DEPTH in the memory, one in the output register).
+//   Latency:  2 cycles (write at edge t, read issued in the next cycle, valid after edge t+1).
+//   II:       1 beat per cycle with no back-pressure.
+//   Paths cut: data, valid, ready.
+// The data word is opaque: LANES lanes of DATA_WIDTH bits, lane i at [i*DATA_WIDTH +: DATA_WIDTH].
+module mase_fifo #(
+    /// Bits per lane (1..64).
+    parameter int DATA_WIDTH = 8,
+    /// Lanes per beat (1..1024); the data ports are LANES*DATA_WIDTH bits wide.
+    parameter int LANES = 1,
+    /// Memory depth in beats (2..65536); total capacity is DEPTH + 1.
+    parameter int DEPTH = 16
+) (
+    /// Clock.
+    input  logic                        clk,
+    /// Synchronous active-high reset: empties the FIFO.
+    input  logic                        rst,
+    /// Input beat (flat packed lanes).
+    input  logic [LANES*DATA_WIDTH-1:0] data_in_0,
+    /// Input beat valid.
+    input  logic                        data_in_0_valid,
+    /// FIFO can accept a beat (memory not full; from a register).
+    output logic                        data_in_0_ready,
+    /// Output beat (the memory's read register).
+    output logic [LANES*DATA_WIDTH-1:0] data_out_0,
+    /// Output beat valid (registered).
+    output logic                        data_out_0_valid,
+    /// Consumer accepts the output beat.
+    input  logic                        data_out_0_ready
+);
+`ifndef SYNTHESIS
+  initial begin
+    if (DATA_WIDTH < 1 || DATA_WIDTH > 64)
+      $fatal(1, "DATA_WIDTH must be between 1 and 64, got %0d", DATA_WIDTH);
+    if (LANES < 1 || LANES > 1024) $fatal(1, "LANES must be between 1 and 1024, got %0d", LANES);
+    if (DEPTH < 2 || DEPTH > 65536) $fatal(1, "DEPTH must be between 2 and 65536, got %0d", DEPTH);
+  end
+`endif
+
+  /// Address width of the memory.
+  localparam int AW = $clog2(DEPTH);
+  /// Last address (pointers wrap after it; DEPTH need not be a power of two).
+  localparam logic [AW-1:0] LAST = AW'(DEPTH - 1);
+  /// Occupancy counter width (counts 0..DEPTH).
+  localparam int CW = $clog2(DEPTH + 1);
+
+  /// The storage: written at wr_ptr, read (registered) at rd_ptr.
+  logic [LANES*DATA_WIDTH-1:0] mem[DEPTH];
+  /// Next write address.
+  logic [AW-1:0]               wr_ptr;
+  /// Next read address.
+  logic [AW-1:0]               rd_ptr;
+  /// Beats held in the memory (not counting the output register).
+  logic [CW-1:0]               count;
+  /// A beat is written this cycle.
+  logic                        push;
+  /// A beat is read from memory into the output register this cycle.
+  logic                        pop;
+
+  assign data_in_0_ready = count != CW'(DEPTH);
+  assign push = data_in_0_valid && data_in_0_ready;
+  assign pop = count != '0 && (!data_out_0_valid || data_out_0_ready);
+
+  always_ff @(posedge clk) begin
+    if (push) mem[wr_ptr] <= data_in_0;
+  end
+
+  // Synchronous read with enable: the memory's output register is the FIFO's output register.
+  always_ff @(posedge clk) begin
+    if (pop) data_out_0 <= mem[rd_ptr];
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      wr_ptr           <= '0;
+      rd_ptr           <= '0;
+      count            <= '0;
+      data_out_0_valid <= 1'b0;
+    end else begin
+      if (push) wr_ptr <= wr_ptr == LAST ? '0 : wr_ptr + 1'b1;
+      if (pop) rd_ptr <= rd_ptr == LAST ? '0 : rd_ptr + 1'b1;
+      count <= count + CW'(push) - CW'(pop);
+      if (pop) data_out_0_valid <= 1'b1;
+      else if (data_out_0_ready) data_out_0_valid <= 1'b0;
+    end
+  end
+
+`ifndef SYNTHESIS
+  // Handshake: an offered output beat stays offered and unchanged until taken.
+  property p_out_stable;
+    @(posedge clk) disable iff (rst) data_out_0_valid && !data_out_0_ready |=>
+      data_out_0_valid && $stable(data_out_0);
+  endproperty
+  a_out_stable : assert property (p_out_stable)
+  else $error("mase_fifo: data_out_0 changed or dropped valid while stalled");
+`endif
+endmodule

@@ -1,0 +1,261 @@
+// mase_mul: multiplication of a signed fixed-point stream by a constant, exact product then cast.
+//
+// Each lane computes y = cast(x * c): the product of the input code x (DATA_IN_0_PRECISION_0
+// bits, DATA_IN_0_PRECISION_1 fractional) and the constant code c (CONST_PRECISION_0 bits,
+// CONST_PRECISION_1 fractional) is formed exactly in DATA_IN_0_PRECISION_0 + CONST_PRECISION_0
+// bits and re-quantized once by mase_cast_core into the output format with DATA_OUT_0_ROUNDING
+// and DATA_OUT_0_OVERFLOW (bit-identical to mase_ir::fixed::cast_code).
+// The constant is the scalar CONST_VALUE (CONST_PER_CHANNEL = 0) or, per column of dim 0, a word
+// of the ROM loaded from CONST_MEM_FILE (CONST_PER_CHANNEL = 1): word b holds the constants of
+// columns b*P0 .. b*P0+P0-1 (lane j = column b*P0+j) and is read with the index of the beat in
+// its block row; lane r*P0+j of a P1 x P0 block uses lane j of the word.
+// A scalar constant that is 0 or +-2^k uses no multiplier: the exact product is a left shift by k
+// of the (negated, for a negative constant) input.
+// Pipeline: input register (and the synchronous ROM read) -> product + cast (combinational) ->
+// mase_skid_buffer.
+//   Latency: 2 cycles. II: 1 beat per cycle; TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
+//   Paths cut: data, valid and ready (input ready is a function of registers only).
+module mase_mul #(
+    /// Input lane width in bits (1..32), two's complement.
+    parameter int DATA_IN_0_PRECISION_0 = 8,
+    /// Input fractional bits (-2^24..2^24).
+    parameter int DATA_IN_0_PRECISION_1 = 4,
+    /// Tensor size along dim 0 (channels / columns; innermost).
+    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
+    /// Tensor size along dim 1 (rows).
+    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 1,
+    /// Elements of dim 0 per beat (P0).
+    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
+    /// Rows per beat (P1).
+    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1,
+    /// Constant width in bits (1..32), two's complement.
+    parameter int CONST_PRECISION_0 = 8,
+    /// Constant fractional bits (-2^24..2^24).
+    parameter int CONST_PRECISION_1 = 4,
+    /// 0: one scalar constant CONST_VALUE; 1: one constant per column from the ROM.
+    parameter int CONST_PER_CHANNEL = 0,
+    /// Scalar constant as an integer code of the constant format (unused when per channel).
+    parameter int CONST_VALUE = 24,
+    /// Output lane width in bits (1..64), two's complement.
+    parameter int DATA_OUT_0_PRECISION_0 = 8,
+    /// Output fractional bits (-2^24..2^24).
+    parameter int DATA_OUT_0_PRECISION_1 = 4,
+    /// Output tensor size along dim 0 (must equal the input's).
+    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
+    /// Output tensor size along dim 1 (must equal the input's).
+    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = DATA_IN_0_TENSOR_SIZE_DIM_1,
+    /// Output elements of dim 0 per beat (must equal the input's).
+    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
+    /// Output rows per beat (must equal the input's).
+    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = DATA_IN_0_PARALLELISM_DIM_1,
+    /// Output rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV.
+    parameter int DATA_OUT_0_ROUNDING = 0,
+    /// Output overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM.
+    parameter int DATA_OUT_0_OVERFLOW = 1,
+    /// Path of the per-channel constant .mem file ($readmemh; used only when CONST_PER_CHANNEL = 1;
+    /// "" = all-zero constants).
+    parameter CONST_MEM_FILE = ""
+) (
+    /// Clock.
+    input  logic clk,
+    /// Synchronous active-high reset: empties the pipeline and restarts the beat counter.
+    input  logic rst,
+    /// Input block, lane i at [i*DATA_IN_0_PRECISION_0 +: DATA_IN_0_PRECISION_0].
+    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0] data_in_0,
+    /// Input block valid.
+    input  logic data_in_0_valid,
+    /// The input register can take a block (from registers).
+    output logic data_in_0_ready,
+    /// Output block, lane i at [i*DATA_OUT_0_PRECISION_0 +: DATA_OUT_0_PRECISION_0] (registered).
+    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_OUT_0_PRECISION_0-1:0] data_out_0,
+    /// Output block valid (registered).
+    output logic data_out_0_valid,
+    /// Consumer accepts the output block.
+    input  logic data_out_0_ready
+);
+  /// Lanes per beat.
+  localparam int N = DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1;
+  /// Elements of dim 0 per beat.
+  localparam int P0 = DATA_IN_0_PARALLELISM_DIM_0;
+  /// Input lane width.
+  localparam int IW = DATA_IN_0_PRECISION_0;
+  /// Constant width.
+  localparam int CW = CONST_PRECISION_0;
+  /// Output lane width.
+  localparam int OW = DATA_OUT_0_PRECISION_0;
+  /// Exact product width.
+  localparam int PW = IW + CW;
+  /// Beats per block row (ROM depth when per channel).
+  localparam int NB = DATA_IN_0_TENSOR_SIZE_DIM_0 / P0;
+  /// Beat counter width.
+  localparam int BW = NB > 1 ? $clog2(NB) : 1;
+  /// Magnitude of the scalar constant.
+  localparam longint CABS = CONST_VALUE < 0 ? -longint'(CONST_VALUE) : longint'(CONST_VALUE);
+  /// 1 when the scalar constant is 0 or a power of two in magnitude (shift datapath).
+  localparam bit SHIFT_MODE = CONST_PER_CHANNEL == 0 && (CABS & (CABS - 1)) == 0;
+  /// Left shift of the shift datapath (log2 |CONST_VALUE|).
+  localparam int SHIFT = CABS > 1 ? $clog2(CABS) : 0;
+
+`ifndef SYNTHESIS
+  /// Smallest constant code.
+  localparam longint CMIN = -(longint'(1) <<< (CW - 1));
+  /// Largest constant code.
+  localparam longint CMAX = (longint'(1) <<< (CW - 1)) - 1;
+  initial begin
+    if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 32)
+      $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 32, got %0d", DATA_IN_0_PRECISION_0);
+    if (DATA_IN_0_PRECISION_1 < -16777216 || DATA_IN_0_PRECISION_1 > 16777216)
+      $fatal(1, "DATA_IN_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
+             DATA_IN_0_PRECISION_1);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_0 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_0 > 1048576)
+      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_0 must be between 1 and 1048576, got %0d",
+             DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_1 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_1 > 1048576)
+      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_1 must be between 1 and 1048576, got %0d",
+             DATA_IN_0_TENSOR_SIZE_DIM_1);
+    if (DATA_IN_0_PARALLELISM_DIM_0 < 1 || DATA_IN_0_PARALLELISM_DIM_0 > 1024)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 must be between 1 and 1024, got %0d",
+             DATA_IN_0_PARALLELISM_DIM_0);
+    if (DATA_IN_0_PARALLELISM_DIM_1 < 1 || DATA_IN_0_PARALLELISM_DIM_1 > 1024)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 must be between 1 and 1024, got %0d",
+             DATA_IN_0_PARALLELISM_DIM_1);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_0 % DATA_IN_0_PARALLELISM_DIM_0 != 0)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
+             DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_1 % DATA_IN_0_PARALLELISM_DIM_1 != 0)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
+             DATA_IN_0_PARALLELISM_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
+    if (CONST_PRECISION_0 < 1 || CONST_PRECISION_0 > 32)
+      $fatal(1, "CONST_PRECISION_0 must be between 1 and 32, got %0d", CONST_PRECISION_0);
+    if (CONST_PRECISION_1 < -16777216 || CONST_PRECISION_1 > 16777216)
+      $fatal(1, "CONST_PRECISION_1 must be between -16777216 and 16777216, got %0d", CONST_PRECISION_1);
+    if (CONST_PER_CHANNEL < 0 || CONST_PER_CHANNEL > 1)
+      $fatal(1, "CONST_PER_CHANNEL must be between 0 and 1, got %0d", CONST_PER_CHANNEL);
+    if (longint'(CONST_VALUE) < CMIN || longint'(CONST_VALUE) > CMAX)
+      $fatal(1, "CONST_VALUE must be between %0d and %0d, got %0d", CMIN, CMAX, CONST_VALUE);
+    if (DATA_OUT_0_PRECISION_0 < 1 || DATA_OUT_0_PRECISION_0 > 64)
+      $fatal(1, "DATA_OUT_0_PRECISION_0 must be between 1 and 64, got %0d", DATA_OUT_0_PRECISION_0);
+    if (DATA_OUT_0_PRECISION_1 < -16777216 || DATA_OUT_0_PRECISION_1 > 16777216)
+      $fatal(1, "DATA_OUT_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
+             DATA_OUT_0_PRECISION_1);
+    if (DATA_OUT_0_TENSOR_SIZE_DIM_0 != DATA_IN_0_TENSOR_SIZE_DIM_0)
+      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_0 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
+             DATA_OUT_0_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (DATA_OUT_0_TENSOR_SIZE_DIM_1 != DATA_IN_0_TENSOR_SIZE_DIM_1)
+      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_1 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
+             DATA_OUT_0_TENSOR_SIZE_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
+    if (DATA_OUT_0_PARALLELISM_DIM_0 != DATA_IN_0_PARALLELISM_DIM_0)
+      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_0 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_0 (%0d)",
+             DATA_OUT_0_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
+    if (DATA_OUT_0_PARALLELISM_DIM_1 != DATA_IN_0_PARALLELISM_DIM_1)
+      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_1 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_1 (%0d)",
+             DATA_OUT_0_PARALLELISM_DIM_1, DATA_IN_0_PARALLELISM_DIM_1);
+    if (DATA_OUT_0_ROUNDING < 0 || DATA_OUT_0_ROUNDING > 6)
+      $fatal(1, "DATA_OUT_0_ROUNDING must be between 0 and 6, got %0d", DATA_OUT_0_ROUNDING);
+    if (DATA_OUT_0_OVERFLOW < 0 || DATA_OUT_0_OVERFLOW > 3)
+      $fatal(1, "DATA_OUT_0_OVERFLOW must be between 0 and 3, got %0d", DATA_OUT_0_OVERFLOW);
+  end
+`endif
+
+  /// Pipeline advance: the input register is empty or drains into the skid buffer this cycle.
+  logic en;
+  /// Input register holds a block.
+  logic s1_valid;
+  // Waiver: with CONST_VALUE = 0 the product is constant 0 and the input data is never read.
+  /* verilator lint_off UNUSEDSIGNAL */
+  /// Input register: the block.
+  logic [N*IW-1:0] s1_x;
+  /* verilator lint_on UNUSEDSIGNAL */
+  /// Skid buffer can take a block (registered).
+  logic out_ready;
+  /// Index of the next input beat within its block row.
+  logic [BW-1:0] beat;
+
+  assign en = !s1_valid || out_ready;
+  assign data_in_0_ready = en;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      s1_valid <= 1'b0;
+      beat     <= '0;
+    end else if (en) begin
+      s1_valid <= data_in_0_valid;
+      if (data_in_0_valid) beat <= (beat == BW'(NB - 1)) ? '0 : beat + 1'b1;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (en) s1_x <= data_in_0;
+  end
+
+  if (CONST_PER_CHANNEL != 0) begin : g_rom
+    /// Constants of the block's columns (P0 lanes of CW bits), read with the block.
+    logic [P0*CW-1:0] s1_c;
+    /// Per-channel constant ROM: word b, lane j = constant of column b*P0 + j.
+    logic [P0*CW-1:0] rom[NB];
+    if (CONST_MEM_FILE != "") begin : g_file
+      initial $readmemh(CONST_MEM_FILE, rom);
+    end else begin : g_zero
+      initial for (int k = 0; k < NB; k++) rom[k] = '0;
+    end
+    always_ff @(posedge clk) begin
+      if (en) s1_c <= rom[beat];
+    end
+  end
+
+  /// Exact products of the lanes.
+  logic [N*PW-1:0] prod;
+  /// Cast products (input of the skid buffer).
+  logic [N*OW-1:0] y;
+
+  for (genvar i = 0; i < N; i++) begin : g_lane
+    if (SHIFT_MODE && CONST_VALUE == 0) begin : g_zero
+      assign prod[i*PW+:PW] = '0;
+    end else begin : g_nonzero
+      /// Input lane sign-extended to the product width.
+      logic signed [PW-1:0] xe;
+      assign xe = PW'($signed(s1_x[i*IW+:IW]));
+      if (SHIFT_MODE && CONST_VALUE < 0) begin : g_neg
+        assign prod[i*PW+:PW] = (-xe) <<< SHIFT;
+      end else if (SHIFT_MODE) begin : g_pos
+        assign prod[i*PW+:PW] = xe <<< SHIFT;
+      end else if (CONST_PER_CHANNEL != 0) begin : g_chan
+        /// Constant of this lane's column, sign-extended.
+        logic signed [PW-1:0] ce;
+        assign ce = PW'($signed(g_rom.s1_c[(i%P0)*CW+:CW]));
+        assign prod[i*PW+:PW] = xe * ce;
+      end else begin : g_scalar
+        /// The scalar constant, sign-extended.
+        localparam logic signed [PW-1:0] CE = PW'(CONST_VALUE);
+        assign prod[i*PW+:PW] = xe * CE;
+      end
+    end
+    mase_cast_core #(
+        .IN_WIDTH  (PW),
+        .IN_FRAC   (DATA_IN_0_PRECISION_1 + CONST_PRECISION_1),
+        .IN_SIGNED (1),
+        .OUT_WIDTH (OW),
+        .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
+        .OUT_SIGNED(1),
+        .ROUNDING  (DATA_OUT_0_ROUNDING),
+        .OVERFLOW  (DATA_OUT_0_OVERFLOW)
+    ) u_cast (
+        .data_in (prod[i*PW+:PW]),
+        .data_out(y[i*OW+:OW])
+    );
+  end
+
+  mase_skid_buffer #(
+      .DATA_WIDTH(OW),
+      .LANES(N)
+  ) u_out (
+      .clk(clk),
+      .rst(rst),
+      .data_in_0(y),
+      .data_in_0_valid(s1_valid),
+      .data_in_0_ready(out_ready),
+      .data_out_0(data_out_0),
+      .data_out_0_valid(data_out_0_valid),
+      .data_out_0_ready(data_out_0_ready)
+  );
+endmodule

@@ -1,0 +1,394 @@
+#!/usr/bin/env python3
+"""Writes the ONNX test fixtures of mase-ir into tests/fixtures/.
+
+Needs: pip install onnx onnxruntime numpy
+
+Every model is built node by node with onnx.helper from seeded random weights (deterministic:
+the same script gives the same files). For each valid model the script writes the model, its
+inputs as `<name>.in.<input>.npy` and the outputs onnxruntime computes as `<name>.out.<k>.npy`
+(float32). The Rust tests import the models, run the float interpreter on the inputs and compare
+with the onnxruntime outputs, so the tests need no Python.
+
+Models:
+  mlp_gemm_relu            Gemm / Relu / Gemm (16 -> 32 -> 10, batch 4)
+  mlp_matmul_gelu          MatMul+Add, Erf-form GELU, MatMul+Add
+  encoder_layer            BERT-tiny-shaped encoder layer (hidden 128, 2 heads, FFN 512, seq 8)
+                           in the op sequence PyTorch's exporter emits, LayerNormalization op
+                           (opset 17)
+  encoder_layer_decomposed_ln
+                           the same at opset 13 with layer norm decomposed into
+                           ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add and a dynamic
+                           sequence dimension 'seq'
+  one small model per raising pattern (pat_*) and lookalikes that must not be raised (neg_*)
+  bad_* files that the importer must reject with a clear error
+Run from anywhere: python3 scripts/make_fixtures.py
+"""
+
+import math
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
+F = TensorProto.FLOAT
+
+
+class Builder:
+    """Collects nodes and initializers; names every node and value deterministically."""
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.nodes = []
+        self.inits = []
+        self.count = {}
+
+    def _name(self, op):
+        k = self.count.get(op, 0)
+        self.count[op] = k + 1
+        return f"/{op}_{k}"
+
+    def node(self, op, inputs, n_out=1, **attrs):
+        name = self._name(op)
+        outs = [f"{name}_output_{i}" for i in range(n_out)]
+        self.nodes.append(helper.make_node(op, inputs, outs, name=name, **attrs))
+        return outs[0] if n_out == 1 else outs
+
+    def init(self, name, array):
+        self.inits.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def weight(self, name, shape, scale):
+        return self.init(name, (self.rng.standard_normal(shape) * scale).astype(np.float32))
+
+    def scalar(self, name, value):
+        return self.init(name, np.array(value, dtype=np.float32))
+
+    def ints(self, name, values):
+        return self.init(name, np.array(values, dtype=np.int64))
+
+    def model(self, name, inputs, outputs, opset):
+        graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="mase-rs make_fixtures.py")
+        m.ir_version = 8
+        return m
+
+
+def save(name, model, feeds, check=True):
+    """Writes the model, its inputs and onnxruntime's outputs."""
+    if check:
+        onnx.checker.check_model(model, full_check=True)
+    path = os.path.join(OUT, f"{name}.onnx")
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    outs = sess.run(None, feeds)
+    for k, v in feeds.items():
+        np.save(os.path.join(OUT, f"{name}.in.{k}.npy"), v.astype(np.float32))
+    for k, v in enumerate(outs):
+        np.save(os.path.join(OUT, f"{name}.out.{k}.npy"), np.asarray(v, dtype=np.float32))
+
+
+def rand_input(seed, shape):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def vi(name, shape):
+    return helper.make_tensor_value_info(name, F, shape)
+
+
+# ---------------------------------------------------------------- MLPs
+
+def mlp_gemm_relu():
+    b = Builder(1)
+    w1 = b.weight("fc1.weight", (32, 16), 0.25)
+    b1 = b.weight("fc1.bias", (32,), 0.1)
+    w2 = b.weight("fc2.weight", (10, 32), 0.2)
+    b2 = b.weight("fc2.bias", (10,), 0.1)
+    h = b.node("Gemm", ["x", w1, b1], alpha=1.0, beta=1.0, transB=1)
+    h = b.node("Relu", [h])
+    y = b.node("Gemm", [h, w2, b2], alpha=1.0, beta=1.0, transB=1)
+    b.nodes[-1].output[0] = "y"
+    m = b.model("mlp_gemm_relu", [vi("x", [4, 16])], [vi("y", [4, 10])], 13)
+    save("mlp_gemm_relu", m, {"x": rand_input(101, (4, 16))})
+    return y
+
+
+def gelu_erf(b, x, variant="div"):
+    """GELU in the Erf form, as PyTorch exports it: Div(x, sqrt2), Erf, Add(1), Mul(x), Mul(0.5).
+    Variant 'mul' multiplies by 1/sqrt2 instead of dividing, 'half_first' computes (x*0.5)*(...)."""
+    if variant == "mul":
+        t = b.node("Mul", [x, b.scalar(f"inv_sqrt2_{len(b.nodes)}", 1.0 / math.sqrt(2.0))])
+    else:
+        t = b.node("Div", [x, b.scalar(f"sqrt2_{len(b.nodes)}", math.sqrt(2.0))])
+    e = b.node("Erf", [t])
+    a = b.node("Add", [e, b.scalar(f"one_{len(b.nodes)}", 1.0)])
+    half = b.scalar(f"half_{len(b.nodes)}", 0.5)
+    if variant == "half_first":
+        h = b.node("Mul", [x, half])
+        return b.node("Mul", [h, a])
+    m = b.node("Mul", [x, a])
+    return b.node("Mul", [m, half])
+
+
+def mlp_matmul_gelu():
+    b = Builder(2)
+    w1 = b.weight("fc1.weight_t", (16, 32), 0.25)
+    b1 = b.weight("fc1.bias", (32,), 0.1)
+    w2 = b.weight("fc2.weight_t", (32, 10), 0.2)
+    b2 = b.weight("fc2.bias", (10,), 0.1)
+    h = b.node("MatMul", ["x", w1])
+    h = b.node("Add", [b1, h])
+    h = gelu_erf(b, h)
+    y = b.node("MatMul", [h, w2])
+    b.node("Add", [y, b2])
+    b.nodes[-1].output[0] = "y"
+    m = b.model("mlp_matmul_gelu", [vi("x", [4, 16])], [vi("y", [4, 10])], 13)
+    save("mlp_matmul_gelu", m, {"x": rand_input(102, (4, 16))})
+
+
+# ---------------------------------------------------------------- encoder layer
+
+HIDDEN, HEADS, HEAD_DIM, FFN, SEQ = 128, 2, 64, 512, 8
+
+
+def dense(b, x, name, n_in, n_out):
+    """nn.Linear as PyTorch exports it for 3-D inputs: MatMul by the transposed weight, then
+    Add(bias, product)."""
+    w = b.weight(f"{name}.weight_t", (n_in, n_out), 1.0 / math.sqrt(n_in))
+    bias = b.weight(f"{name}.bias", (n_out,), 0.05)
+    y = b.node("MatMul", [x, w])
+    return b.node("Add", [bias, y])
+
+
+def dim_of(b, x, i):
+    """x.size(i) as the exporter emits it: Shape, Gather(scalar index), Unsqueeze(axes=[0])."""
+    s = b.node("Shape", [x])
+    g = b.node("Gather", [s, b.init(f"idx{i}_{len(b.nodes)}", np.array(i, dtype=np.int64))], axis=0)
+    return b.node("Unsqueeze", [g, b.ints(f"axes0_{len(b.nodes)}", [0])])
+
+
+def split_heads(b, x):
+    """view(batch, seq, heads, head_dim) through a Shape/Gather/Unsqueeze/Concat shape graph."""
+    d0 = dim_of(b, x, 0)
+    d1 = dim_of(b, x, 1)
+    shape = b.node("Concat", [d0, d1, b.ints(f"heads_{len(b.nodes)}", [HEADS]),
+                              b.ints(f"hd_{len(b.nodes)}", [HEAD_DIM])], axis=0)
+    return b.node("Reshape", [x, shape])
+
+
+def layer_norm(b, x, name, decomposed):
+    gamma = b.init(f"{name}.weight", (1.0 + 0.1 * b.rng.standard_normal(HIDDEN)).astype(np.float32))
+    beta = b.weight(f"{name}.bias", (HIDDEN,), 0.1)
+    if not decomposed:
+        return b.node("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=1e-12)
+    # Opset 13: ReduceMean takes axes as an attribute.
+    mean = b.node("ReduceMean", [x], axes=[-1], keepdims=1)
+    d = b.node("Sub", [x, mean])
+    p = b.node("Pow", [d, b.scalar(f"two_{len(b.nodes)}", 2.0)])
+    var = b.node("ReduceMean", [p], axes=[-1], keepdims=1)
+    ve = b.node("Add", [var, b.scalar(f"eps_{len(b.nodes)}", 1e-12)])
+    s = b.node("Sqrt", [ve])
+    n = b.node("Div", [d, s])
+    g = b.node("Mul", [n, gamma])
+    return b.node("Add", [g, beta])
+
+
+def encoder_layer(name, opset, decomposed, seq_dim):
+    b = Builder(3)
+    x = "hidden_states"
+    q = split_heads(b, dense(b, x, "attention.self.query", HIDDEN, HIDDEN))
+    k = split_heads(b, dense(b, x, "attention.self.key", HIDDEN, HIDDEN))
+    v = split_heads(b, dense(b, x, "attention.self.value", HIDDEN, HIDDEN))
+    q = b.node("Transpose", [q], perm=[0, 2, 1, 3])
+    kt = b.node("Transpose", [k], perm=[0, 2, 3, 1])
+    v = b.node("Transpose", [v], perm=[0, 2, 1, 3])
+    scores = b.node("MatMul", [q, kt])
+    scores = b.node("Div", [scores, b.scalar("sqrt_head_dim", math.sqrt(HEAD_DIM))])
+    probs = b.node("Softmax", [scores], axis=-1)
+    ctx = b.node("MatMul", [probs, v])
+    ctx = b.node("Transpose", [ctx], perm=[0, 2, 1, 3])
+    d0 = dim_of(b, ctx, 0)
+    d1 = dim_of(b, ctx, 1)
+    shape = b.node("Concat", [d0, d1, b.ints("all_head_size", [HIDDEN])], axis=0)
+    ctx = b.node("Reshape", [ctx, shape])
+    attn = dense(b, ctx, "attention.output.dense", HIDDEN, HIDDEN)
+    attn = b.node("Add", [attn, x])
+    attn = layer_norm(b, attn, "attention.output.LayerNorm", decomposed)
+    h = dense(b, attn, "intermediate.dense", HIDDEN, FFN)
+    h = gelu_erf(b, h)
+    h = dense(b, h, "output.dense", FFN, HIDDEN)
+    h = b.node("Add", [h, attn])
+    layer_norm(b, h, "output.LayerNorm", decomposed)
+    b.nodes[-1].output[0] = "last_hidden_state"
+    m = b.model(name, [vi(x, [1, seq_dim, HIDDEN])], [vi("last_hidden_state", [1, seq_dim, HIDDEN])],
+                opset)
+    save(name, m, {x: rand_input(103, (1, SEQ, HIDDEN))})
+
+
+# ---------------------------------------------------------------- one model per pattern
+
+def single(name, shape, opset, body, out_shape=None, seed=10):
+    b = Builder(seed)
+    body(b, "x")
+    b.nodes[-1].output[0] = "y"
+    m = b.model(name, [vi("x", shape)], [vi("y", out_shape or shape)], opset)
+    save(name, m, {"x": rand_input(seed + 100, shape)})
+
+
+def patterns():
+    def tanh_gelu(b, x):
+        x3 = b.node("Pow", [x, b.scalar("three", 3.0)])
+        t = b.node("Mul", [x3, b.scalar("c0", 0.044715)])
+        s = b.node("Add", [x, t])
+        u = b.node("Mul", [s, b.scalar("c1", math.sqrt(2.0 / math.pi))])
+        th = b.node("Tanh", [u])
+        a = b.node("Add", [th, b.scalar("one", 1.0)])
+        m = b.node("Mul", [x, a])
+        b.node("Mul", [m, b.scalar("half", 0.5)])
+
+    single("pat_gelu_tanh", [2, 16], 13, tanh_gelu)
+    single("pat_gelu_erf_mul", [2, 16], 13, lambda b, x: gelu_erf(b, x, "mul"))
+    single("pat_gelu_erf_half_first", [2, 16], 13, lambda b, x: gelu_erf(b, x, "half_first"))
+    single("pat_gelu_op", [2, 16], 20, lambda b, x: b.node("Gelu", [x], approximate="none"))
+    single("pat_gelu_op_tanh", [2, 16], 20, lambda b, x: b.node("Gelu", [x], approximate="tanh"))
+
+    def gemm_t0(b, x):
+        w = b.weight("w", (16, 8), 0.3)  # [in, out]: transB = 0
+        c = b.weight("c", (1, 8), 0.1)
+        b.node("Gemm", [x, w, c], alpha=0.5, beta=2.0, transB=0)
+
+    single("pat_gemm_transb0", [4, 16], 13, gemm_t0, [4, 8])
+
+    def gemm_nobias(b, x):
+        w = b.weight("w", (8, 16), 0.3)
+        b.node("Gemm", [x, w], transB=1)
+
+    single("pat_gemm_nobias", [4, 16], 13, gemm_nobias, [4, 8])
+    single("pat_mul_scalar", [2, 16], 13,
+           lambda b, x: b.node("Mul", [b.scalar("k", 0.125), x]))
+    single("pat_div_scalar", [2, 16], 13,
+           lambda b, x: b.node("Div", [x, b.init("k", np.array([8.0], dtype=np.float32))]))
+
+    def ln_op(b, x):
+        g = b.weight("g", (16,), 1.0)
+        be = b.weight("b", (16,), 0.1)
+        b.node("LayerNormalization", [x, g, be], axis=-1, epsilon=1e-5)
+
+    single("pat_layer_norm_op", [2, 3, 16], 17, ln_op)
+
+    def ln_dec18(b, x):
+        # Opset 18: ReduceMean takes axes as an input.
+        ax = b.ints("axes", [-1])
+        mean = b.node("ReduceMean", [x, ax], keepdims=1)
+        d = b.node("Sub", [x, mean])
+        p = b.node("Pow", [d, b.scalar("two", 2.0)])
+        var = b.node("ReduceMean", [p, ax], keepdims=1)
+        ve = b.node("Add", [var, b.scalar("eps", 1e-5)])
+        s = b.node("Sqrt", [ve])
+        b.node("Div", [d, s])
+
+    single("pat_layer_norm_decomposed_noaffine", [2, 3, 16], 18, ln_dec18)
+
+    # Lookalikes that must not be raised.
+    def gelu_wrong_const(b, x):
+        t = b.node("Div", [x, b.scalar("not_sqrt2", 1.5)])
+        e = b.node("Erf", [t])
+        a = b.node("Add", [e, b.scalar("one", 1.0)])
+        m = b.node("Mul", [x, a])
+        b.node("Mul", [m, b.scalar("half", 0.5)])
+
+    single("neg_gelu_wrong_const", [2, 16], 13, gelu_wrong_const)
+
+    def gelu_shared_erf(b, x):
+        # The Erf output has a second user, so the chain is not a private GELU.
+        t = b.node("Div", [x, b.scalar("sqrt2", math.sqrt(2.0))])
+        e = b.node("Erf", [t])
+        a = b.node("Add", [e, b.scalar("one", 1.0)])
+        m = b.node("Mul", [x, a])
+        g = b.node("Mul", [m, b.scalar("half", 0.5)])
+        b.node("Add", [g, e])
+
+    single("neg_gelu_shared", [2, 16], 13, gelu_shared_erf)
+
+    def ln_wrong_axis(b, x):
+        mean = b.node("ReduceMean", [x], axes=[1], keepdims=1)
+        d = b.node("Sub", [x, mean])
+        p = b.node("Pow", [d, b.scalar("two", 2.0)])
+        var = b.node("ReduceMean", [p], axes=[1], keepdims=1)
+        ve = b.node("Add", [var, b.scalar("eps", 1e-5)])
+        s = b.node("Sqrt", [ve])
+        b.node("Div", [d, s])
+
+    single("neg_layer_norm_axis", [2, 3, 16], 13, ln_wrong_axis)
+
+    def mul_tensor(b, x):
+        b.node("Mul", [x, b.weight("k", (16,), 1.0)])
+
+    single("neg_mul_tensor", [2, 16], 13, mul_tensor)
+
+    def bias_2d(b, x):
+        # The added constant varies over rows: not a linear bias.
+        w = b.weight("w", (16, 8), 0.3)
+        y = b.node("MatMul", [x, w])
+        b.node("Add", [y, b.weight("c", (4, 8), 0.1)])
+
+    single("neg_linear_bias_2d", [4, 16], 13, bias_2d, [4, 8])
+
+
+# ---------------------------------------------------------------- bad files
+
+def bad_files():
+    with open(os.path.join(OUT, "mlp_gemm_relu.onnx"), "rb") as f:
+        good = f.read()
+    with open(os.path.join(OUT, "bad_truncated.onnx"), "wb") as f:
+        f.write(good[: len(good) // 2])
+
+    def write(name, model):
+        with open(os.path.join(OUT, f"{name}.onnx"), "wb") as f:
+            f.write(model.SerializeToString())
+
+    b = Builder(20)
+    b.node("FooBar", ["x"])
+    b.nodes[-1].output[0] = "y"
+    write("bad_unknown_op", b.model("bad_unknown_op", [vi("x", [2, 4])], [vi("y", [2, 4])], 13))
+
+    b = Builder(21)
+    b.node("MatMul", ["x", "missing_weight"])
+    b.nodes[-1].output[0] = "y"
+    write("bad_missing_initializer",
+          b.model("bad_missing_initializer", [vi("x", [2, 4])], [vi("y", [2, 4])], 13))
+
+    b = Builder(22)
+    b.node("Relu", ["x"])
+    b.nodes[-1].output[0] = "y"
+    write("bad_opset", b.model("bad_opset", [vi("x", [2, 4])], [vi("y", [2, 4])], 9))
+
+    b = Builder(23)
+    b.nodes.append(helper.make_node("FusedThing", ["x"], ["y"], name="custom_node",
+                                    domain="com.example"))
+    m = b.model("bad_domain", [vi("x", [2, 4])], [vi("y", [2, 4])], 13)
+    m.opset_import.append(helper.make_opsetid("com.example", 1))
+    write("bad_domain", m)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for f in os.listdir(OUT):
+        if f.endswith(".onnx") or f.endswith(".npy"):
+            os.remove(os.path.join(OUT, f))
+    mlp_gemm_relu()
+    mlp_matmul_gelu()
+    encoder_layer("encoder_layer", 17, False, SEQ)
+    encoder_layer("encoder_layer_decomposed_ln", 13, True, "seq")
+    patterns()
+    bad_files()
+    total = sum(os.path.getsize(os.path.join(OUT, f)) for f in os.listdir(OUT))
+    print(f"wrote {len(os.listdir(OUT))} files, {total} bytes, to {os.path.normpath(OUT)}")
+
+
+if __name__ == "__main__":
+    main()

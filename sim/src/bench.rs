@@ -1,0 +1,369 @@
+//! Library entry points of the CLI: characterize a registered component in simulation
+//! ([`bench_component`]), synthesize it with Yosys ([`synth_component`]) and list the registry
+//! ([`components`]). Also [`simulate_component`], the building block of the shared tests.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use mase_hwlib::{
+    lookup, mem_file_text, module_name, registry, resolve_params, rtl_files, Component, Direction,
+    ParamDefault, Params, Stimulus, StreamValues,
+};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use crate::cache;
+use crate::error::{Result, SimError};
+use crate::harness::{run_streams, Mismatch, RunConfig, RunResult};
+use crate::model::Model;
+use crate::shim::{Port, PortDir};
+use crate::tool;
+use crate::verilate::{self, build, Build, BuildSpec, ParamValue};
+
+/// The ports of a component instance: `clk`, `rst`, then `<s>`, `<s>_valid`, `<s>_ready` per stream.
+pub fn component_ports(c: &dyn Component, p: &Params) -> Vec<Port> {
+    let mut ports = vec![
+        Port { name: "clk".into(), width: 1, dir: PortDir::In },
+        Port { name: "rst".into(), width: 1, dir: PortDir::In },
+    ];
+    for s in c.streams(p) {
+        let (fwd, back) = match s.dir {
+            Direction::In => (PortDir::In, PortDir::Out),
+            Direction::Out => (PortDir::Out, PortDir::In),
+        };
+        ports.push(Port { name: s.name.clone(), width: s.port_width(), dir: fwd });
+        ports.push(Port { name: format!("{}_valid", s.name), width: 1, dir: fwd });
+        ports.push(Port { name: format!("{}_ready", s.name), width: 1, dir: back });
+    }
+    ports
+}
+
+/// The build of a component instance: its RTL files, parameters (integers plus one `.mem` path
+/// per memory, written content-addressed into the cache from `stim.memories`) and ports.
+pub fn component_build_spec(
+    c: &dyn Component,
+    p: &Params,
+    stim: &Stimulus,
+    trace: bool,
+) -> Result<BuildSpec> {
+    let mut params: Vec<(String, ParamValue)> =
+        p.iter().map(|(k, v)| (k.clone(), ParamValue::Int(*v))).collect();
+    for m in c.memories(p) {
+        let values = stim
+            .memories
+            .get(&m.name)
+            .ok_or_else(|| SimError::Invalid(format!("{}: no contents for memory `{}`", c.name(), m.name)))?;
+        let words = c.layout_memory(p, &m.name, values).map_err(SimError::Invalid)?;
+        let path = cache::mem_file(&mem_file_text(&words, m.lane_width))?;
+        params.push((m.param.clone(), ParamValue::Str(path.to_string_lossy().into_owned())));
+    }
+    Ok(BuildSpec { top: module_name(c), sources: rtl_files(c), params, ports: component_ports(c, p), trace })
+}
+
+/// Builds an instance *without* validating its parameters and runs it through reset, so that the
+/// RTL's parameter assertions get their say: `Ok` when the RTL accepts, [`SimError::Stopped`]
+/// (or a build error) with the RTL's message otherwise. Memories are filled with zeros. Used by
+/// the validate-vs-RTL test; `streams()`/`memories()` must be computable for `p`.
+pub fn elaborate_component(c: &dyn Component, p: &Params) -> Result<()> {
+    let mut stim = Stimulus::default();
+    for m in c.memories(p) {
+        stim.memories.insert(m.name.clone(), vec![0; m.values]);
+    }
+    let b = build(&component_build_spec(c, p, &stim, false)?)?;
+    let mut m = Model::new(&b)?;
+    let (clk, rst) = (m.port_index("clk")?, m.port_index("rst")?);
+    m.set(rst, 1);
+    for cycle in 0..2 {
+        for v in [0, 1] {
+            m.set(clk, v);
+            m.eval().map_err(|log| SimError::Stopped { cycle, log })?;
+        }
+    }
+    Ok(())
+}
+
+/// Outcome of [`simulate_component`].
+#[derive(Debug)]
+pub struct ComponentRun {
+    /// The build used.
+    pub build: Build,
+    /// The expected outputs (model).
+    pub expected: StreamValues,
+    /// What the harness observed.
+    pub run: RunResult,
+}
+
+/// Builds (cached) and simulates one instance against its model with the given stimulus.
+pub fn simulate_component(
+    c: &dyn Component,
+    p: &Params,
+    stim: &Stimulus,
+    cfg: &RunConfig,
+) -> Result<ComponentRun> {
+    let expected = c.model(p, stim).map_err(|e| SimError::Invalid(format!("{} model: {e}", c.name())))?;
+    let spec = component_build_spec(c, p, stim, cfg.vcd.is_some())?;
+    let b = build(&spec)?;
+    let mut m = Model::new(&b)?;
+    let run = run_streams(&mut m, &c.streams(p), &stim.inputs, &expected, cfg)?;
+    Ok(ComponentRun { build: b, expected, run })
+}
+
+/// Figures printed by `mase bench component`.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    /// Component name.
+    pub component: String,
+    /// Resolved parameters.
+    pub params: Params,
+    /// Rows simulated.
+    pub rows: usize,
+    /// Seed of data and stalls.
+    pub seed: u64,
+    /// Stall probability of the checked run.
+    pub stall_prob: f64,
+    /// Every output element equal to the model (both runs).
+    pub bit_exact: bool,
+    /// Number of differing elements.
+    pub mismatches: usize,
+    /// The first differences (stream, element, expected/actual, cycle).
+    pub first_mismatches: Vec<Mismatch>,
+    /// Measured first-output latency without stalls.
+    pub latency_cycles: u64,
+    /// Measured steady-state cycles per row without stalls.
+    pub ii_cycles: f64,
+    /// Cost model latency.
+    pub model_latency_cycles: u64,
+    /// Cost model cycles per row.
+    pub model_ii_cycles: u64,
+    /// Cost model multipliers.
+    pub multipliers: u64,
+    /// Cost model memory bits.
+    pub memory_bits: u64,
+    /// Simulated cycles per wall-clock second (no-stall run).
+    pub sim_cycles_per_s: f64,
+    /// Seconds to build or fetch the model.
+    pub build_s: f64,
+    /// Whether the build came from the cache.
+    pub cache_hit: bool,
+    /// The Verilator used.
+    pub verilator: String,
+    /// VCD written around the first mismatch, when asked for and there was one.
+    pub vcd: Option<PathBuf>,
+}
+
+/// Options of [`bench_component_with`] beyond the CLI's basic ones.
+#[derive(Debug, Clone, Default)]
+pub struct BenchOptions {
+    /// Write a VCD of the cycles around the first mismatch here (separate traced build).
+    pub vcd: Option<PathBuf>,
+    /// Cycles before and after the mismatch to record (default 50).
+    pub vcd_window: Option<u64>,
+}
+
+/// Builds, simulates `rows` rows of random data (seeded) and reports. Runs twice: without stalls
+/// (cycle accounting) and, when `stall_prob > 0`, with random valid gaps and back-pressure.
+pub fn bench_component(
+    name: &str,
+    overrides: &[(String, i64)],
+    rows: usize,
+    seed: u64,
+    stall_prob: f64,
+) -> Result<BenchReport> {
+    bench_component_with(name, overrides, rows, seed, stall_prob, &BenchOptions::default())
+}
+
+/// [`bench_component`] with extra options (VCD around the first mismatch).
+pub fn bench_component_with(
+    name: &str,
+    overrides: &[(String, i64)],
+    rows: usize,
+    seed: u64,
+    stall_prob: f64,
+    opts: &BenchOptions,
+) -> Result<BenchReport> {
+    let c = lookup(name).map_err(SimError::Invalid)?;
+    let p = resolve_params(c, overrides).map_err(SimError::Invalid)?;
+    if !(0.0..1.0).contains(&stall_prob) {
+        return Err(SimError::Invalid(format!("stall probability must be in [0, 1), got {stall_prob}")));
+    }
+    let mult = c.row_multiple(&p).max(1);
+    let rows = rows.max(1).div_ceil(mult) * mult;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let stim = c.random_stimulus(&p, rows, &mut rng);
+    let clean = RunConfig { seed, stall_prob: 0.0, ..RunConfig::default() };
+    let first = simulate_component(c, &p, &stim, &clean)?;
+    let mut mismatches = first.run.mismatch_count;
+    let mut shown = first.run.mismatches.clone();
+    let mut checked_cfg = clean.clone();
+    if stall_prob > 0.0 {
+        checked_cfg = RunConfig { seed: seed ^ 0x9e37_79b9, stall_prob, ..RunConfig::default() };
+        let m = simulate_component(c, &p, &stim, &checked_cfg)?;
+        mismatches += m.run.mismatch_count;
+        if shown.is_empty() {
+            shown = m.run.mismatches.clone();
+        }
+    }
+    let mut vcd = None;
+    if let (Some(path), Some(mm)) = (&opts.vcd, shown.first()) {
+        let w = opts.vcd_window.unwrap_or(50);
+        let cfg =
+            RunConfig { vcd: Some((path.clone(), mm.cycle.saturating_sub(w), mm.cycle + w)), ..checked_cfg };
+        simulate_component(c, &p, &stim, &cfg)?;
+        vcd = Some(path.clone());
+    }
+    let cost = c.cost(&p);
+    Ok(BenchReport {
+        component: c.name().into(),
+        params: p,
+        rows,
+        seed,
+        stall_prob,
+        bit_exact: mismatches == 0,
+        mismatches,
+        first_mismatches: shown,
+        latency_cycles: first.run.latency_cycles().unwrap_or(0),
+        ii_cycles: first.run.ii_cycles().unwrap_or(first.run.cycles as f64),
+        model_latency_cycles: cost.latency_cycles,
+        model_ii_cycles: cost.ii_cycles,
+        multipliers: cost.multipliers,
+        memory_bits: cost.memory_bits,
+        sim_cycles_per_s: first.run.cycles as f64 / first.run.wall_s.max(1e-9),
+        build_s: first.build.build_s,
+        cache_hit: first.build.cache_hit,
+        verilator: tool::verilator()?.version.clone(),
+        vcd,
+    })
+}
+
+/// Resources from Yosys `synth_xilinx`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SynthReport {
+    /// Component name.
+    pub component: String,
+    /// Resolved parameters.
+    pub params: Params,
+    /// LUTs used as logic (LUT1..LUT6).
+    pub lut: u64,
+    /// Flip-flops (FDRE/FDSE/FDCE/FDPE).
+    pub ff: u64,
+    /// DSP48E1 slices.
+    pub dsp: u64,
+    /// Block RAM primitives (RAMB18E1 + RAMB36E1).
+    pub bram: u64,
+    /// LUTs used as distributed RAM (RAM32M/RAM64M = 4, RAM*X1D = 2, …).
+    pub lutram: u64,
+    /// Every cell type and count of the flattened netlist.
+    pub cells: std::collections::BTreeMap<String, u64>,
+    /// Seconds Yosys took.
+    pub synth_s: f64,
+}
+
+/// LUTs per distributed-RAM primitive of the 7-series library.
+fn lutram_luts(cell: &str) -> Option<u64> {
+    Some(match cell {
+        "RAM32M" | "RAM64M" | "RAM128X1D" | "RAM256X1S" => 4,
+        "RAM32X1D" | "RAM64X1D" | "RAM128X1S" => 2,
+        "RAM16X1S" | "RAM32X1S" | "RAM64X1S" | "RAM16X1D" => 1,
+        _ => return None,
+    })
+}
+
+/// Runs Debian's Yosys `synth_xilinx -flatten -noiopad` on a component instance (memories
+/// initialised with random seeded contents) and counts resources.
+pub fn synth_component(name: &str, overrides: &[(String, i64)]) -> Result<SynthReport> {
+    let c = lookup(name).map_err(SimError::Invalid)?;
+    let p = resolve_params(c, overrides).map_err(SimError::Invalid)?;
+    let yosys = tool::which("yosys")
+        .ok_or_else(|| SimError::Invalid("yosys not found on PATH (apt-get install yosys)".into()))?;
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let stim = c.random_stimulus(&p, 1, &mut rng);
+    let spec = component_build_spec(c, &p, &stim, false)?;
+    let mut script = String::new();
+    for f in &spec.sources {
+        script.push_str(&format!("read_verilog -sv {}\n", f.display()));
+    }
+    script.push_str(&format!("hierarchy -check -top {}", spec.top));
+    for (k, v) in &spec.params {
+        match v {
+            ParamValue::Int(i) => script.push_str(&format!(" -chparam {k} {i}")),
+            ParamValue::Str(s) => script.push_str(&format!(" -chparam {k} \"{s}\"")),
+        }
+    }
+    script.push_str(&format!("\nsynth_xilinx -flatten -noiopad -top {}\nstat\n", spec.top));
+    let dir = tempfile::tempdir().map_err(SimError::io("creating temp dir", std::env::temp_dir()))?;
+    let ys = dir.path().join("synth.ys");
+    std::fs::write(&ys, &script).map_err(SimError::io("writing", &ys))?;
+    let t0 = std::time::Instant::now();
+    let mut cmd = Command::new(yosys);
+    cmd.arg("-q").arg("-s").arg(&ys).arg("-p").arg("tee -o /dev/stdout stat");
+    let log = verilate::run(cmd, &format!("yosys synth_xilinx of {}", spec.top))?;
+    let mut r = SynthReport {
+        component: c.name().into(),
+        params: p,
+        synth_s: t0.elapsed().as_secs_f64(),
+        ..Default::default()
+    };
+    // The last `stat` block lists "     <CELL>   <count>" lines.
+    let stat = log.rsplit("Number of cells:").next().unwrap_or("");
+    for line in stat.lines().skip(1) {
+        let mut it = line.split_whitespace();
+        let (Some(cell), Some(n), None) = (it.next(), it.next(), it.next()) else { continue };
+        let Ok(n) = n.parse::<u64>() else { continue };
+        if !cell.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') {
+            continue;
+        }
+        r.cells.insert(cell.to_string(), n);
+        if cell.starts_with("LUT") && cell.len() == 4 {
+            r.lut += n;
+        } else if ["FDRE", "FDSE", "FDCE", "FDPE"].contains(&cell) {
+            r.ff += n;
+        } else if cell.starts_with("DSP48") {
+            r.dsp += n;
+        } else if cell.starts_with("RAMB") {
+            r.bram += n;
+        } else if let Some(l) = lutram_luts(cell) {
+            r.lutram += n * l;
+        }
+    }
+    Ok(r)
+}
+
+/// One registry entry for `mase components`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ComponentInfo {
+    /// Component name.
+    pub name: String,
+    /// SV module.
+    pub module: String,
+    /// One sentence.
+    pub description: String,
+    /// RTL files (dependencies first).
+    pub files: Vec<String>,
+    /// Parameters: name, default (a number or `= OTHER`), doc.
+    pub params: Vec<(String, String, String)>,
+}
+
+/// The registry with each component's parameters and defaults.
+pub fn components() -> Vec<ComponentInfo> {
+    registry()
+        .iter()
+        .map(|c| ComponentInfo {
+            name: c.name().into(),
+            module: module_name(*c),
+            description: c.description().into(),
+            files: mase_hwlib::rtl_file_names(*c),
+            params: c
+                .params()
+                .iter()
+                .map(|s| {
+                    let d = match s.default {
+                        ParamDefault::Value(v) => v.to_string(),
+                        ParamDefault::SameAs(o) => format!("= {o}"),
+                    };
+                    (s.name.to_string(), d, s.doc.to_string())
+                })
+                .collect(),
+        })
+        .collect()
+}

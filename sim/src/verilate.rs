@@ -1,0 +1,235 @@
+//! Building a design into a cached shared library with `verilator --cc --build`.
+//!
+//! Flags (DESIGN.md §5): C++ `-O3` through `-MAKEFLAGS OPT_FAST=-O3 -MAKEFLAGS OPT_GLOBAL=-O3`,
+//! `-fPIC -fno-semantic-interposition -fvisibility=hidden`, `--assert`, single-threaded model,
+//! `OBJCACHE=ccache` when ccache is present, `-LDFLAGS -shared`. The build key hashes every input
+//! (see [`BuildSpec::key`]); a build happens in a temp dir beside the cache entry and is renamed
+//! into place under a per-key lock, so parallel tests building the same design wait for one build.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use crate::cache::{self, Hasher};
+use crate::error::{Result, SimError};
+use crate::shim::{self, Port};
+use crate::tool;
+
+/// Value of a top-level parameter override (`-G`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum ParamValue {
+    /// An integer parameter.
+    Int(i64),
+    /// A string parameter (e.g. a `.mem` path).
+    Str(String),
+}
+
+/// Everything that defines one Verilator build.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct BuildSpec {
+    /// Top module name.
+    pub top: String,
+    /// SystemVerilog sources (dependencies first).
+    pub sources: Vec<PathBuf>,
+    /// Parameter overrides of the top module.
+    pub params: Vec<(String, ParamValue)>,
+    /// The top's ports (order = index in the shim's port table).
+    pub ports: Vec<Port>,
+    /// Build the VCD-traced variant.
+    pub trace: bool,
+}
+
+/// A finished build in the cache.
+#[derive(Debug, Clone)]
+pub struct Build {
+    /// The shared library.
+    pub lib: PathBuf,
+    /// The cache key (hex SHA-256).
+    pub key: String,
+    /// Whether it was already in the cache.
+    pub cache_hit: bool,
+    /// Seconds spent (building, or waiting for and checking the cache).
+    pub build_s: f64,
+    /// The spec it was built from.
+    pub spec: BuildSpec,
+}
+
+const LIB_NAME: &str = "libmase.so";
+
+fn param_arg(name: &str, v: &ParamValue) -> String {
+    match v {
+        ParamValue::Int(i) if *i < 0 => format!("-G{name}=-{}", i.unsigned_abs()),
+        ParamValue::Int(i) => format!("-G{name}={i}"),
+        ParamValue::Str(s) => format!("-G{name}=\"{s}\""),
+    }
+}
+
+impl BuildSpec {
+    /// Verilator arguments independent of the build directory.
+    fn args(&self, cxx: &str) -> Vec<String> {
+        let mut a: Vec<String> = [
+            "--cc",
+            "--exe",
+            "--build",
+            "-j",
+            "1",
+            "--prefix",
+            "Vmase",
+            "--assert",
+            "--no-timing",
+            "-MAKEFLAGS",
+            "OPT_FAST=-O3",
+            "-MAKEFLAGS",
+            "OPT_GLOBAL=-O3",
+            "-CFLAGS",
+            "-fPIC",
+            "-CFLAGS",
+            "-fno-semantic-interposition",
+            "-CFLAGS",
+            "-fvisibility=hidden",
+            "-CFLAGS",
+            "-DVL_USER_STOP",
+            "-CFLAGS",
+            "-DVL_USER_FATAL",
+            "-CFLAGS",
+            "-DVL_USER_FINISH",
+            "-LDFLAGS",
+            "-shared",
+            "-o",
+            LIB_NAME,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(["-MAKEFLAGS".into(), format!("CXX={cxx}"), "-MAKEFLAGS".into(), format!("LINK={cxx}")]);
+        if tool::ccache() {
+            a.extend(["-MAKEFLAGS".into(), "OBJCACHE=ccache".into()]);
+        }
+        if self.trace {
+            a.extend(["--trace".into(), "-CFLAGS".into(), "-DMASE_TRACE".into()]);
+        }
+        a.extend(["--top-module".into(), self.top.clone()]);
+        a.extend(self.params.iter().map(|(n, v)| param_arg(n, v)));
+        a
+    }
+
+    /// The cache key: SHA-256 over the shim version and runtime headers, Verilator and compiler
+    /// versions, the argument list, the top, each source's name and contents, parameters and ports.
+    pub fn key(&self) -> Result<String> {
+        let v = tool::verilator()?;
+        let (cxx, cxx_version) = tool::compiler()?;
+        let mut h = Hasher::default();
+        h.field(format!("shim v{}", shim::SHIM_VERSION)).field(shim::RUNTIME_H).field(shim::RUNTIME_IMPL_H);
+        h.field(&v.version).field(v.bin.to_string_lossy().as_bytes()).field(cxx_version);
+        for a in self.args(cxx) {
+            h.field(a);
+        }
+        for src in &self.sources {
+            let text = std::fs::read(src).map_err(SimError::io("reading source", src))?;
+            h.field(src.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default()).field(text);
+        }
+        h.field(serde_json::to_string(&self.ports).unwrap_or_default());
+        Ok(h.hex())
+    }
+}
+
+/// Builds `spec` (or finds it in the cache) and returns where the library is.
+pub fn build(spec: &BuildSpec) -> Result<Build> {
+    let t0 = Instant::now();
+    if spec.sources.is_empty() {
+        return Err(SimError::Invalid(format!("build of `{}`: no sources", spec.top)));
+    }
+    let key = spec.key()?;
+    let builds = cache::cache_dir()?.join("builds");
+    std::fs::create_dir_all(&builds).map_err(SimError::io("creating", &builds))?;
+    let dir = builds.join(&key);
+    let done = |dir: &Path, hit: bool| Build {
+        lib: dir.join(LIB_NAME),
+        key: key.clone(),
+        cache_hit: hit,
+        build_s: t0.elapsed().as_secs_f64(),
+        spec: spec.clone(),
+    };
+    if dir.join(LIB_NAME).is_file() {
+        return Ok(done(&dir, true));
+    }
+    let _lock = cache::lock(&builds.join(format!("{key}.lock")))?;
+    if dir.join(LIB_NAME).is_file() {
+        return Ok(done(&dir, true));
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("{key}.tmp"))
+        .tempdir_in(&builds)
+        .map_err(SimError::io("creating temp dir in", &builds))?;
+    run_verilator(spec, tmp.path())?;
+    let out = tmp.path().join("obj");
+    std::fs::rename(out.join(LIB_NAME), tmp.path().join(LIB_NAME)).map_err(SimError::io("moving", &out))?;
+    // Objects are in ccache; keep only the library, the shim and the log.
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::write(tmp.path().join("build.json"), serde_json::to_string_pretty(spec).unwrap_or_default())
+        .map_err(SimError::io("writing", tmp.path()))?;
+    let kept = tmp.keep();
+    std::fs::rename(&kept, &dir).map_err(SimError::io("renaming build into", &dir))?;
+    Ok(done(&dir, false))
+}
+
+fn run_verilator(spec: &BuildSpec, tmp: &Path) -> Result<()> {
+    let v = tool::verilator()?;
+    let (cxx, _) = tool::compiler()?;
+    for (name, text) in [
+        ("mase_sim_runtime.h", shim::RUNTIME_H.to_string()),
+        ("mase_sim_runtime_impl.h", shim::RUNTIME_IMPL_H.to_string()),
+        ("mase_shim.cpp", shim::shim_source(&spec.top, &spec.ports)),
+    ] {
+        std::fs::write(tmp.join(name), text).map_err(SimError::io("writing", tmp.join(name)))?;
+    }
+    let mut cmd = v.command();
+    cmd.current_dir(tmp)
+        .args(spec.args(cxx))
+        .arg("--Mdir")
+        .arg("obj")
+        .arg("-CFLAGS")
+        .arg(format!("-I{}", tmp.display()))
+        .arg("-CFLAGS")
+        .arg(format!("-include {}", tmp.join("mase_sim_runtime.h").display()))
+        .args(&spec.sources)
+        .arg(tmp.join("mase_shim.cpp"))
+        .env("CCACHE_BASEDIR", tmp)
+        .env("CCACHE_NOHASHDIR", "1");
+    let out = cmd
+        .output()
+        .map_err(|e| SimError::Command { cmd: format!("{}", v.bin.display()), detail: e.to_string() })?;
+    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::write(tmp.join("build.log"), &log);
+    if !out.status.success() {
+        return Err(SimError::Command {
+            cmd: format!("verilator --build of `{}` ({})", spec.top, v.version),
+            detail: format!("{}\n{}", out.status, errors_first(&log)),
+        });
+    }
+    Ok(())
+}
+
+/// The `%Error` lines of a Verilator log when there are any, else its tail.
+pub fn errors_first(log: &str) -> String {
+    let errs: Vec<&str> =
+        log.lines().filter(|l| l.contains("%Error") || l.contains("error:")).take(20).collect();
+    if errs.is_empty() {
+        tool::tail(log, 3000)
+    } else {
+        errs.join("\n")
+    }
+}
+
+/// Runs `Command` and returns stdout+stderr, or an error naming the command.
+pub fn run(mut cmd: Command, what: &str) -> Result<String> {
+    let out = cmd.output().map_err(|e| SimError::Command { cmd: what.into(), detail: e.to_string() })?;
+    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if !out.status.success() {
+        return Err(SimError::Command {
+            cmd: what.into(),
+            detail: format!("{}\n{}", out.status, tool::tail(&log, 3000)),
+        });
+    }
+    Ok(log)
+}

@@ -1,0 +1,47 @@
+//! Parsing of the small value syntaxes the commands share: `NAME=1x8x128` shapes and
+//! `NAME=FILE.npy` inputs.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use anyhow::{bail, Context};
+use mase_ir::Tensor;
+
+/// Parses `--input-shape NAME=DIMS` values (`DIMS` like `1x8x128`).
+pub fn input_shapes(specs: &[String]) -> anyhow::Result<BTreeMap<String, Vec<usize>>> {
+    let mut out = BTreeMap::new();
+    for s in specs {
+        let Some((name, dims)) = s.split_once('=') else {
+            bail!("--input-shape '{s}': expected NAME=DIMS, e.g. input=1x8x128");
+        };
+        let dims: Vec<usize> = dims
+            .split(['x', 'X', ','])
+            .map(|d| d.trim().parse::<usize>())
+            .collect::<Result<_, _>>()
+            .with_context(|| {
+                format!("--input-shape '{s}': dimensions must be positive integers like 1x8x128")
+            })?;
+        if dims.contains(&0) {
+            bail!("--input-shape '{s}': dimensions must be at least 1");
+        }
+        if out.insert(name.to_string(), dims).is_some() {
+            bail!("--input-shape gives '{name}' twice");
+        }
+    }
+    Ok(out)
+}
+
+/// Parses `--input NAME=FILE.npy` values and reads the files.
+pub fn npy_inputs(specs: &[String]) -> anyhow::Result<HashMap<String, Tensor>> {
+    let mut out = HashMap::new();
+    for s in specs {
+        let Some((name, file)) = s.split_once('=') else {
+            bail!("--input '{s}': expected NAME=FILE.npy");
+        };
+        let t = mase_ir::npy::read_npy(Path::new(file))?;
+        if out.insert(name.to_string(), t).is_some() {
+            bail!("--input gives '{name}' twice");
+        }
+    }
+    Ok(out)
+}

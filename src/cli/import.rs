@@ -1,0 +1,23 @@
+//! `mase import`: ONNX → MaseGraph checkpoint.
+
+use std::path::Path;
+
+use mase_ir::onnx::{import_file, ImportOptions};
+
+/// Imports `model`, runs the raising passes unless told not to, and writes the checkpoint.
+pub fn run(model: &Path, output: &Path, shapes: &[String], raise: bool) -> anyhow::Result<()> {
+    let opts = ImportOptions { input_shapes: super::args::input_shapes(shapes)?, raise };
+    let t = std::time::Instant::now();
+    let graph = import_file(model, &opts)?;
+    let elapsed = t.elapsed();
+    mase_ir::checkpoint::export(&graph, output)?;
+    println!(
+        "imported {} ({} nodes, {} weight tensors) in {:.1} ms -> {}.json/.safetensors",
+        model.display(),
+        graph.len(),
+        graph.weights.len(),
+        elapsed.as_secs_f64() * 1e3,
+        output.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,78 @@
+//! `mase info`: a checkpoint as a table (like torch.fx `print_tabular`) or as JSON.
+
+use std::path::Path;
+
+use mase_ir::MaseGraph;
+use serde_json::{json, Value};
+
+/// Prints the checkpoint at `prefix`.
+pub fn run(prefix: &Path, as_json: bool) -> anyhow::Result<()> {
+    let graph = mase_ir::checkpoint::load(prefix)?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&to_json(&graph))?);
+    } else {
+        print!("{}", table(&graph));
+    }
+    Ok(())
+}
+
+/// Every node's name, kind, MASE type and op, op attributes, input names, shapes and metadata.
+pub fn to_json(graph: &MaseGraph) -> Value {
+    let nodes: Vec<Value> = graph
+        .nodes()
+        .map(|(_, n)| {
+            let shapes = |m: &indexmap::IndexMap<String, mase_ir::metadata::TensorMeta>| -> Value {
+                m.iter().map(|(k, v)| (k.clone(), json!(v.shape))).collect::<serde_json::Map<_, _>>().into()
+            };
+            json!({
+                "name": n.name,
+                "op_kind": n.kind,
+                "mase_type": n.meta.common.mase_type,
+                "mase_op": n.op.mase_op(),
+                "op": n.op,
+                "args": n.inputs.iter().map(|i| graph.node(*i).name.clone()).collect::<Vec<_>>(),
+                "arg_shapes": shapes(&n.meta.common.args),
+                "result_shapes": shapes(&n.meta.common.results),
+                "metadata": n.meta,
+            })
+        })
+        .collect();
+    json!({ "name": graph.name, "nodes": nodes })
+}
+
+/// The tabular view: opcode, name, target (mase op), args, output shape.
+pub fn table(graph: &MaseGraph) -> String {
+    let header = ["opcode", "name", "target", "args", "shape"];
+    let rows: Vec<[String; 5]> = graph
+        .nodes()
+        .map(|(_, n)| {
+            let kind = serde_json::to_value(n.kind).ok().and_then(|v| v.as_str().map(String::from));
+            let args: Vec<&str> = n.inputs.iter().map(|i| graph.node(*i).name.as_str()).collect();
+            let shape = n.out_shape().map(|s| format!("{s:?}")).unwrap_or_else(|| "-".into());
+            [
+                kind.unwrap_or_default(),
+                n.name.clone(),
+                n.op.mase_op().into(),
+                format!("({})", args.join(", ")),
+                shape,
+            ]
+        })
+        .collect();
+    let mut widths = header.map(str::len);
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| -> String {
+        let s: Vec<String> = cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        s.join("  ").trim_end().to_string() + "\n"
+    };
+    let mut out = line(header.to_vec());
+    out +=
+        &line(widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().iter().map(String::as_str).collect());
+    for r in &rows {
+        out += &line(r.iter().map(String::as_str).collect());
+    }
+    out
+}

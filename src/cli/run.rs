@@ -1,0 +1,25 @@
+//! `mase run`: execute a checkpoint on .npy inputs with the float interpreter.
+
+use std::path::{Path, PathBuf};
+
+/// Runs the graph and writes its outputs as .npy.
+pub fn run(prefix: &Path, inputs: &[String], output: &Path) -> anyhow::Result<()> {
+    let graph = mase_ir::checkpoint::load(prefix)?;
+    let inputs = super::args::npy_inputs(inputs)?;
+    let outs = mase_ir::interp::run_outputs(&graph, &inputs)?;
+    for (k, t) in outs.iter().enumerate() {
+        let path = output_path(output, k, outs.len());
+        mase_ir::npy::write_npy(&path, t)?;
+        println!("output {k}: shape {:?} -> {}", t.shape(), path.display());
+    }
+    Ok(())
+}
+
+/// `OUT.npy` for a single output; `OUT.<k>.npy` when there are several.
+pub fn output_path(output: &Path, k: usize, count: usize) -> PathBuf {
+    if count == 1 {
+        return output.to_path_buf();
+    }
+    let stem = output.with_extension("");
+    PathBuf::from(format!("{}.{k}.npy", stem.display()))
+}
