@@ -43,8 +43,9 @@ module mase_fifo #(
   end
 `endif
 
-  /// Address width of the memory.
-  localparam int AW = $clog2(DEPTH);
+  /// Address width of the memory (kept >= 1 so that an invalid DEPTH still elaborates far enough
+  /// for the parameter check above to report it).
+  localparam int AW = DEPTH > 1 ? $clog2(DEPTH) : 1;
   /// Last address (pointers wrap after it; DEPTH need not be a power of two).
   localparam logic [AW-1:0] LAST = AW'(DEPTH - 1);
   /// Occupancy counter width (counts 0..DEPTH).

@@ -89,8 +89,10 @@ module mase_mul #(
   localparam int NB = DATA_IN_0_TENSOR_SIZE_DIM_0 / P0;
   /// Beat counter width.
   localparam int BW = NB > 1 ? $clog2(NB) : 1;
+  /// The scalar constant, 64 bits.
+  localparam logic signed [63:0] CV = 64'(CONST_VALUE);
   /// Magnitude of the scalar constant.
-  localparam longint CABS = CONST_VALUE < 0 ? -longint'(CONST_VALUE) : longint'(CONST_VALUE);
+  localparam logic signed [63:0] CABS = CV < 0 ? -CV : CV;
   /// 1 when the scalar constant is 0 or a power of two in magnitude (shift datapath).
   localparam bit SHIFT_MODE = CONST_PER_CHANNEL == 0 && (CABS & (CABS - 1)) == 0;
   /// Left shift of the shift datapath (log2 |CONST_VALUE|).
@@ -98,9 +100,9 @@ module mase_mul #(
 
 `ifndef SYNTHESIS
   /// Smallest constant code.
-  localparam longint CMIN = -(longint'(1) <<< (CW - 1));
+  localparam logic signed [63:0] CMIN = -(64'sd1 <<< (CW - 1));
   /// Largest constant code.
-  localparam longint CMAX = (longint'(1) <<< (CW - 1)) - 1;
+  localparam logic signed [63:0] CMAX = (64'sd1 <<< (CW - 1)) - 1;
   initial begin
     if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 32)
       $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 32, got %0d", DATA_IN_0_PRECISION_0);
@@ -131,7 +133,7 @@ module mase_mul #(
       $fatal(1, "CONST_PRECISION_1 must be between -16777216 and 16777216, got %0d", CONST_PRECISION_1);
     if (CONST_PER_CHANNEL < 0 || CONST_PER_CHANNEL > 1)
       $fatal(1, "CONST_PER_CHANNEL must be between 0 and 1, got %0d", CONST_PER_CHANNEL);
-    if (longint'(CONST_VALUE) < CMIN || longint'(CONST_VALUE) > CMAX)
+    if (CV < CMIN || CV > CMAX)
       $fatal(1, "CONST_VALUE must be between %0d and %0d, got %0d", CMIN, CMAX, CONST_VALUE);
     if (DATA_OUT_0_PRECISION_0 < 1 || DATA_OUT_0_PRECISION_0 > 64)
       $fatal(1, "DATA_OUT_0_PRECISION_0 must be between 1 and 64, got %0d", DATA_OUT_0_PRECISION_0);

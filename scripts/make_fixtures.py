@@ -20,6 +20,7 @@ Models:
                            ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add and a dynamic
                            sequence dimension 'seq'
   one small model per raising pattern (pat_*) and lookalikes that must not be raised (neg_*)
+  misc_ops                 the remaining supported ops, with three graph outputs
   bad_* files that the importer must reject with a clear error
 Run from anywhere: python3 scripts/make_fixtures.py
 """
@@ -44,11 +45,14 @@ class Builder:
         self.nodes = []
         self.inits = []
         self.count = {}
+        # Module path of the nodes being made, as PyTorch names them ("/attention/self").
+        self.scope = ""
 
     def _name(self, op):
-        k = self.count.get(op, 0)
-        self.count[op] = k + 1
-        return f"/{op}_{k}"
+        key = (self.scope, op)
+        k = self.count.get(key, 0)
+        self.count[key] = k + 1
+        return f"{self.scope}/{op}" + (f"_{k}" if k else "")
 
     def node(self, op, inputs, n_out=1, **attrs):
         name = self._name(op)
@@ -158,6 +162,7 @@ HIDDEN, HEADS, HEAD_DIM, FFN, SEQ = 128, 2, 64, 512, 8
 def dense(b, x, name, n_in, n_out):
     """nn.Linear as PyTorch exports it for 3-D inputs: MatMul by the transposed weight, then
     Add(bias, product)."""
+    b.scope = "/" + name.replace(".", "/")
     w = b.weight(f"{name}.weight_t", (n_in, n_out), 1.0 / math.sqrt(n_in))
     bias = b.weight(f"{name}.bias", (n_out,), 0.05)
     y = b.node("MatMul", [x, w])
@@ -181,6 +186,7 @@ def split_heads(b, x):
 
 
 def layer_norm(b, x, name, decomposed):
+    b.scope = "/" + name.replace(".", "/")
     gamma = b.init(f"{name}.weight", (1.0 + 0.1 * b.rng.standard_normal(HIDDEN)).astype(np.float32))
     beta = b.weight(f"{name}.bias", (HIDDEN,), 0.1)
     if not decomposed:
@@ -203,6 +209,7 @@ def encoder_layer(name, opset, decomposed, seq_dim):
     q = split_heads(b, dense(b, x, "attention.self.query", HIDDEN, HIDDEN))
     k = split_heads(b, dense(b, x, "attention.self.key", HIDDEN, HIDDEN))
     v = split_heads(b, dense(b, x, "attention.self.value", HIDDEN, HIDDEN))
+    b.scope = "/attention/self"
     q = b.node("Transpose", [q], perm=[0, 2, 1, 3])
     kt = b.node("Transpose", [k], perm=[0, 2, 3, 1])
     v = b.node("Transpose", [v], perm=[0, 2, 1, 3])
@@ -216,11 +223,14 @@ def encoder_layer(name, opset, decomposed, seq_dim):
     shape = b.node("Concat", [d0, d1, b.ints("all_head_size", [HIDDEN])], axis=0)
     ctx = b.node("Reshape", [ctx, shape])
     attn = dense(b, ctx, "attention.output.dense", HIDDEN, HIDDEN)
+    b.scope = "/attention/output"
     attn = b.node("Add", [attn, x])
     attn = layer_norm(b, attn, "attention.output.LayerNorm", decomposed)
     h = dense(b, attn, "intermediate.dense", HIDDEN, FFN)
+    b.scope = "/intermediate/intermediate_act_fn"
     h = gelu_erf(b, h)
     h = dense(b, h, "output.dense", FFN, HIDDEN)
+    b.scope = "/output"
     h = b.node("Add", [h, attn])
     layer_norm(b, h, "output.LayerNorm", decomposed)
     b.nodes[-1].output[0] = "last_hidden_state"
@@ -339,6 +349,42 @@ def patterns():
     single("neg_linear_bias_2d", [4, 16], 13, bias_2d, [4, 8])
 
 
+# ---------------------------------------------------------------- the other ops, several outputs
+
+def misc_ops():
+    """Constant, Dropout, Identity, Slice (PyTorch-style huge end), Unsqueeze/Squeeze, Flatten,
+    Cast, Shape (folded into a scale), Gather, Concat, Transpose without perm, Pow/Sqrt/Sub,
+    ReduceMean without keepdims, and three graph outputs."""
+    b = Builder(30)
+    c = b.rng.standard_normal(8).astype(np.float32)
+    cst = b.node("Constant", [], value=numpy_helper.from_array(c, "c"))
+    a = b.node("Add", ["x", cst])
+    d = b.node("Dropout", [a, b.scalar("ratio", 0.1)])
+    i = b.node("Identity", [d])
+    s = b.node("Slice", [i, b.ints("starts", [1]), b.ints("ends", [2**63 - 1]), b.ints("axes", [2]),
+                         b.ints("steps", [2])])
+    u = b.node("Unsqueeze", [s, b.ints("uaxes", [1])])
+    q = b.node("Squeeze", [u, b.ints("saxes", [1])])
+    f = b.node("Flatten", [q], axis=1)
+    f = b.node("Cast", [f], to=TensorProto.FLOAT)
+    sh = b.node("Shape", ["x"], start=1)
+    n = b.node("Gather", [sh, b.init("last", np.array(1, dtype=np.int64))], axis=0)
+    n = b.node("Cast", [n], to=TensorProto.FLOAT)
+    f = b.node("Div", [f, n])
+    p = b.node("Pow", [f, b.scalar("two", 2.0)])
+    r = b.node("Sqrt", [p])
+    b.node("Sub", [r, f])
+    b.nodes[-1].output[0] = "y0"
+    b.node("ReduceMean", [b.node("Tanh", ["x"])], axes=[1], keepdims=0)
+    b.nodes[-1].output[0] = "y1"
+    g = b.node("Gather", ["x", b.ints("rows", [0, 2])], axis=1)
+    cc = b.node("Concat", [g, g], axis=2)
+    b.node("Transpose", [cc])
+    b.nodes[-1].output[0] = "y2"
+    m = b.model("misc_ops", [vi("x", [2, 4, 8])], [vi("y0", [2, 16]), vi("y1", [2, 8]), vi("y2", [16, 2, 2])], 15)
+    save("misc_ops", m, {"x": rand_input(130, (2, 4, 8))})
+
+
 # ---------------------------------------------------------------- bad files
 
 def bad_files():
@@ -385,6 +431,7 @@ def main():
     encoder_layer("encoder_layer", 17, False, SEQ)
     encoder_layer("encoder_layer_decomposed_ln", 13, True, "seq")
     patterns()
+    misc_ops()
     bad_files()
     total = sum(os.path.getsize(os.path.join(OUT, f)) for f in os.listdir(OUT))
     print(f"wrote {len(os.listdir(OUT))} files, {total} bytes, to {os.path.normpath(OUT)}")

@@ -44,7 +44,9 @@
 //! - A header comment per module (what it computes, latency, II, which paths are cut) and a
 //!   comment on every port and parameter; `verilator --lint-only -Wall` clean; Yosys 0.23
 //!   `read_verilog -sv` + `synth_xilinx` clean. Memories: plain synchronous-read arrays loaded by
-//!   `$readmemh(<STRING PARAM>, mem)`; file text from [`mem_file_text`].
+//!   `$readmemh(<STRING PARAM>, mem)`; file text from [`mem_file_text`]. String parameters are
+//!   *untyped* (`parameter WEIGHT_MEM_FILE = ""`, load guarded by `if (WEIGHT_MEM_FILE != "")`):
+//!   Yosys 0.23 rejects `parameter string` and `longint`.
 //!
 //! ## Adding a component (three places)
 //!
@@ -227,7 +229,7 @@ mod tests {
         assert_eq!(mem_file_text(&[vec![-1, 2]], 4), "2f\n");
         // 3-bit lanes across the 64-bit limb boundary: 22 lanes = 66 bits
         let w: Vec<i64> = (0..22).map(|i| i % 8).collect();
-        let text = mem_file_text(&[w.clone()], 3);
+        let text = mem_file_text(std::slice::from_ref(&w), 3);
         let digits = text.trim();
         assert_eq!(digits.len(), 17);
         // decode and compare lane by lane

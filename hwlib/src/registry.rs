@@ -11,7 +11,14 @@ static REGISTRY: &[&dyn Component] = &[
     &components::relu::Relu,
     &components::cast::Cast,
     &components::linear::Linear,
+    &components::fork::Fork,
+    &components::add::Add,
     &components::mul::Mul,
+    &components::gelu::Gelu,
+    &components::softmax::Softmax,
+    &components::transpose::Transpose,
+    &components::matmul::Matmul,
+    &components::layer_norm::LayerNorm,
 ];
 
 /// All registered components.

@@ -28,7 +28,9 @@
 //! Loading checks the format name and version, every node (its fields, its input names: each
 //! must name an earlier node), that every listed tensor is present with the listed dtype and
 //! shape, that the file holds no unlisted tensor, and finally [`MaseGraph::validate`]. Every
-//! error names the file and the node or tensor key.
+//! error names the file and the node or tensor key. Floats in the JSON (statistics, op
+//! attributes) are read back exactly: each literal is re-parsed with Rust's correctly rounded
+//! `str::parse`, since serde_json's default float parsing can be off by one ulp.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
@@ -246,70 +248,13 @@ fn from_le<T, const N: usize>(shape: &[usize], bytes: &[u8], conv: fn([u8; N]) -
     ArrayD::from_shape_vec(IxDyn(shape), data).ok()
 }
 
-/// The number literals of a JSON text in document order (string contents skipped).
-fn number_tokens(text: &[u8]) -> Vec<&[u8]> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < text.len() {
-        match text[i] {
-            b'"' => {
-                i += 1;
-                while i < text.len() && text[i] != b'"' {
-                    i += if text[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-            }
-            b'-' | b'0'..=b'9' => {
-                let start = i;
-                while i < text.len() && matches!(text[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
-                    i += 1;
-                }
-                out.push(&text[start..i]);
-            }
-            _ => i += 1,
-        }
-    }
-    out
-}
-
-/// Replaces every float of `value` (parsed from `text`) by the correctly rounded value of its
-/// literal. serde_json's default float parsing may be off by one unit in the last place, which
-/// would break bit-exact round trips of f64 statistics; Rust's `str::parse` is exact.
-fn exact_floats(value: &mut serde_json::Value, text: &[u8]) -> std::result::Result<(), String> {
-    fn walk<'a>(v: &mut serde_json::Value, tokens: &mut impl Iterator<Item = &'a [u8]>) -> bool {
-        match v {
-            serde_json::Value::Number(n) => {
-                let Some(tok) = tokens.next() else { return false };
-                if n.is_f64() {
-                    let exact = std::str::from_utf8(tok).ok().and_then(|t| t.parse::<f64>().ok());
-                    if let Some(m) = exact.and_then(serde_json::Number::from_f64) {
-                        *n = m;
-                    }
-                }
-                true
-            }
-            serde_json::Value::Array(a) => a.iter_mut().all(|x| walk(x, tokens)),
-            serde_json::Value::Object(o) => o.values_mut().all(|x| walk(x, tokens)),
-            _ => true,
-        }
-    }
-    let tokens = number_tokens(text);
-    let mut it = tokens.into_iter();
-    if walk(value, &mut it) && it.next().is_none() {
-        Ok(())
-    } else {
-        Err("an object has a duplicate key".into())
-    }
-}
-
 /// Reads the checkpoint named by `prefix` (see the module documentation) into a graph.
 pub fn load(prefix: &Path) -> Result<MaseGraph> {
     let (json_path, st_path) = checkpoint_paths(prefix)?;
     let json_bytes = std::fs::read(&json_path).map_err(|e| Error::io(&json_path, e))?;
     let jp = json_path.as_path();
-    let mut value: serde_json::Value =
+    let value: serde_json::Value =
         serde_json::from_slice(&json_bytes).map_err(|e| Error::file(jp, format!("not valid JSON: {e}")))?;
-    exact_floats(&mut value, &json_bytes).map_err(|m| Error::file(jp, m))?;
     let serde_json::Value::Object(mut obj) = value else {
         return Err(Error::file(jp, "a checkpoint is a JSON object"));
     };

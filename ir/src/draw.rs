@@ -170,9 +170,20 @@ struct Vertex {
     width: f64,
     /// Center x.
     x: f64,
-    /// Vertices in the layer above / below connected to this one.
-    up: Vec<usize>,
-    down: Vec<usize>,
+    /// Links to vertices in the layer above.
+    up: Vec<Link>,
+    /// Links to vertices in the layer below.
+    down: Vec<Link>,
+}
+
+/// A connection between vertices of adjacent layers.
+#[derive(Clone, Copy)]
+struct Link {
+    /// The vertex at the other end.
+    v: usize,
+    /// Where the edge enters the lower vertex, as a fraction of its width from its center
+    /// (in -0.5..0.5; 0 for dummies).
+    port: f64,
 }
 
 /// One edge: the vertex chain from producer to user, and which input of the user it feeds.
@@ -204,8 +215,8 @@ impl Layout {
 fn crossings(verts: &[Vertex], pos: &[usize], upper: &[usize]) -> usize {
     let mut pairs: Vec<(usize, usize)> = Vec::new();
     for &u in upper {
-        for &d in &verts[u].down {
-            pairs.push((pos[u], pos[d]));
+        for d in &verts[u].down {
+            pairs.push((pos[u], pos[d.v]));
         }
     }
     pairs.sort_unstable();
@@ -238,11 +249,12 @@ fn barycenter_pass(verts: &[Vertex], pos: &mut [usize], layer: &mut [usize], use
         .iter()
         .enumerate()
         .map(|(i, &v)| {
-            let nb = if use_up { &verts[v].up } else { &verts[v].down };
+            // A neighbour below that feeds a right-hand port pulls this vertex right, and so on.
+            let (nb, sign) = if use_up { (&verts[v].up, -1.0) } else { (&verts[v].down, 1.0) };
             let key = if nb.is_empty() {
                 i as f64
             } else {
-                nb.iter().map(|&u| pos[u] as f64).sum::<f64>() / nb.len() as f64
+                nb.iter().map(|l| pos[l.v] as f64 + sign * l.port).sum::<f64>() / nb.len() as f64
             };
             (key, i, v)
         })
@@ -254,9 +266,9 @@ fn barycenter_pass(verts: &[Vertex], pos: &mut [usize], layer: &mut [usize], use
     }
 }
 
-/// Positions closest (least squares) to `desired` with `x[i+1] - x[i] >= sep[i]`
+/// Positions closest (weighted least squares) to `desired` with `x[i+1] - x[i] >= sep[i]`
 /// (pool-adjacent-violators on the shifted problem).
-fn place(desired: &[f64], sep: &[f64]) -> Vec<f64> {
+fn place(desired: &[f64], weight: &[f64], sep: &[f64]) -> Vec<f64> {
     let n = desired.len();
     let mut offset = vec![0.0; n];
     for i in 1..n {
@@ -265,7 +277,7 @@ fn place(desired: &[f64], sep: &[f64]) -> Vec<f64> {
     // Blocks of (sum of targets, count, length).
     let mut blocks: Vec<(f64, f64, usize)> = Vec::with_capacity(n);
     for i in 0..n {
-        blocks.push((desired[i] - offset[i], 1.0, 1));
+        blocks.push((weight[i] * (desired[i] - offset[i]), weight[i], 1));
         while blocks.len() > 1 {
             let (s2, c2, l2) = blocks[blocks.len() - 1];
             let (s1, c1, l1) = blocks[blocks.len() - 2];
@@ -347,9 +359,11 @@ fn layout(graph: &MaseGraph) -> Layout {
                 chain.push(d);
             }
             chain.push(v);
+            let ports = nd.inputs.len() as f64;
             for w in chain.windows(2) {
-                verts[w[0]].down.push(w[1]);
-                verts[w[1]].up.push(w[0]);
+                let port = if w[1] == v { (k as f64 + 1.0) / (ports + 1.0) - 0.5 } else { 0.0 };
+                verts[w[0]].down.push(Link { v: w[1], port });
+                verts[w[1]].up.push(Link { v: w[0], port });
             }
             edges.push(Edge { chain, port: k, ports: nd.inputs.len() });
         }
@@ -404,8 +418,20 @@ fn layout(graph: &MaseGraph) -> Layout {
             verts[v].x = x;
         }
     }
-    let mean_x =
-        |verts: &[Vertex], nb: &[usize]| nb.iter().map(|&u| verts[u].x).sum::<f64>() / nb.len() as f64;
+    // Where a neighbour wants a vertex: above, so that the edge leaves straight down into the
+    // port; below, likewise.
+    let wants = |verts: &[Vertex], v: usize, up: bool| -> Vec<f64> {
+        if up {
+            verts[v].up.iter().map(|l| verts[l.v].x - l.port * verts[v].width).collect()
+        } else {
+            verts[v].down.iter().map(|l| verts[l.v].x + l.port * verts[l.v].width).collect()
+        }
+    };
+    // Dummies weigh more, so long edges stay straight and boxes move around them.
+    let weights: Vec<Vec<f64>> = order
+        .iter()
+        .map(|l| l.iter().map(|&v| if verts[v].node.is_some() { 1.0 } else { 2.0 }).collect())
+        .collect();
     for sweep in 0..8 {
         let down = sweep % 2 == 0;
         let ls: Vec<usize> = if down { (0..layers).collect() } else { (0..layers).rev().collect() };
@@ -413,23 +439,20 @@ fn layout(graph: &MaseGraph) -> Layout {
             let desired: Vec<f64> = order[l]
                 .iter()
                 .map(|&v| {
-                    let (a, b) = (&verts[v].up, &verts[v].down);
                     let nb = if sweep >= 6 {
                         // Last sweeps: balance between both sides.
-                        [a.as_slice(), b.as_slice()].concat()
-                    } else if down {
-                        a.clone()
+                        [wants(&verts, v, true), wants(&verts, v, false)].concat()
                     } else {
-                        b.clone()
+                        wants(&verts, v, down)
                     };
                     if nb.is_empty() {
                         verts[v].x
                     } else {
-                        mean_x(&verts, &nb)
+                        nb.iter().sum::<f64>() / nb.len() as f64
                     }
                 })
                 .collect();
-            let xs = place(&desired, &seps[l]);
+            let xs = place(&desired, &weights[l], &seps[l]);
             for (&v, x) in order[l].iter().zip(xs) {
                 verts[v].x = x;
             }

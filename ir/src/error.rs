@@ -19,12 +19,14 @@ pub enum Error {
         msg: String,
     },
     /// An I/O failure on a file.
-    #[error("{}: {source}", path.display())]
+    // The message already includes the cause, so it is not also exposed as `source` (a report
+    // that walks the chain would print it twice).
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The underlying error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A problem located at one node of the graph.
     #[error("node '{node}' ({op}{}): {msg}", origin.as_ref().map(|o| format!(", from ONNX node '{o}'")).unwrap_or_default())]
@@ -39,13 +41,12 @@ pub enum Error {
         msg: String,
     },
     /// An error raised while a named pass ran.
-    #[error("in pass '{pass}': {source}")]
+    #[error("in pass '{pass}': {error}")]
     InPass {
         /// The pass name.
         pass: String,
-        /// The error the pass raised.
-        #[source]
-        source: Box<Error>,
+        /// The error the pass raised (in the message, not exposed as `source`, as for `Io`).
+        error: Box<Error>,
     },
     /// Bad pass arguments or configuration (a TOML key, a value out of range).
     #[error("configuration: {0}")]
@@ -70,12 +71,12 @@ impl Error {
     }
 
     /// An I/O error on a file.
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io { path: path.into(), source }
+    pub fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
+        Error::Io { path: path.into(), error }
     }
 
     /// Wraps this error with the name of the pass that raised it.
     pub fn in_pass(self, pass: &str) -> Self {
-        Error::InPass { pass: pass.to_string(), source: Box::new(self) }
+        Error::InPass { pass: pass.to_string(), error: Box::new(self) }
     }
 }

@@ -23,6 +23,7 @@ pub mod onnx;
 pub mod op;
 pub mod pass;
 pub mod passes;
+pub mod quant;
 pub mod tensor;
 
 pub use error::{Error, Result};

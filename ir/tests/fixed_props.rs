@@ -32,10 +32,6 @@ fn code() -> impl Strategy<Value = i128> {
     prop_oneof![any::<i128>(), any::<i64>().prop_map(|c| c as i128), (-4096i128..=4096)]
 }
 
-fn code_in(fmt: &FixedFormat) -> impl Strategy<Value = i64> {
-    fmt.min_code()..=fmt.max_code()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
 

@@ -167,7 +167,14 @@ fn check_encoder(g: &MaseGraph) {
 
 #[test]
 fn encoder_layer_imports_to_mase_ops() {
-    check_encoder(&import("encoder_layer"));
+    let g = import("encoder_layer");
+    check_encoder(&g);
+    // Raised nodes are named after the PyTorch module path of the nodes they replace.
+    for name in
+        ["attention_self_query_linear", "attention_self_mul_scalar", "intermediate_intermediate_act_fn_gelu"]
+    {
+        assert!(g.find(name).is_some(), "no node {name}");
+    }
 }
 
 #[test]
@@ -340,13 +347,154 @@ fn import_time_10mb() {
     };
     let bytes = model.encode_to_vec();
     let t = std::time::Instant::now();
+    let decoded = ModelProto::decode(bytes.as_slice()).unwrap();
+    let decode = t.elapsed();
+    drop(decoded);
+    let t = std::time::Instant::now();
+    let raw =
+        import_bytes(&bytes, "wide_mlp.onnx", &ImportOptions { raise: false, ..Default::default() }).unwrap();
+    let unraised = t.elapsed();
+    let t = std::time::Instant::now();
     let g = import_bytes(&bytes, "wide_mlp.onnx", &ImportOptions::default()).unwrap();
     let dt = t.elapsed();
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     println!(
-        "imported {:.1} MB ONNX ({} nodes) in {:.1} ms",
+        "{:.1} MB ONNX: protobuf decode {:.1} ms, import without raising {:.1} ms ({} nodes), with raising {:.1} ms ({} nodes)",
         bytes.len() as f64 / 1e6,
-        g.len(),
-        dt.as_secs_f64() * 1e3
+        ms(decode),
+        ms(unraised),
+        raw.len(),
+        ms(dt),
+        g.len()
     );
     assert_eq!(op_counts(&g)["linear"], 3);
+}
+
+#[test]
+fn misc_ops_and_several_outputs() {
+    let g = import("misc_ops");
+    assert_eq!(g.output_values().len(), 3);
+    let counts = op_counts(&g);
+    for op in [
+        "dropout",
+        "identity",
+        "slice",
+        "unsqueeze",
+        "squeeze",
+        "flatten",
+        "cast",
+        "gather",
+        "cat",
+        "transpose",
+    ] {
+        assert!(counts.contains_key(op), "{op} missing from {counts:?}");
+    }
+    // Shape(x)[1] = 8 folded into the divisor, raised to a multiply by 1/8.
+    assert_eq!(counts.get("shape"), None);
+    assert!(g.nodes().any(|(_, n)| n.op == Op::MulScalar { scalar: 0.125 }));
+    let shapes: Vec<_> = g.output_values().iter().map(|&v| g.node(v).out_shape().unwrap().to_vec()).collect();
+    assert_eq!(shapes, [vec![2, 16], vec![2, 8], vec![16, 2, 2]]);
+}
+
+mod built {
+    //! Small models built with the importer's protobuf types.
+    use mase_ir::onnx::proto::*;
+    use prost::Message;
+
+    pub fn vi(name: &str, shape: &[i64]) -> ValueInfoProto {
+        ValueInfoProto {
+            name: name.into(),
+            r#type: Some(TypeProto {
+                tensor_type: Some(TypeProtoTensor {
+                    elem_type: 1,
+                    shape: Some(TensorShapeProto {
+                        dim: shape
+                            .iter()
+                            .map(|&d| Dimension { value: Some(DimValue::DimValue(d)) })
+                            .collect(),
+                    }),
+                }),
+            }),
+        }
+    }
+
+    pub fn model(
+        nodes: Vec<NodeProto>,
+        inits: Vec<TensorProto>,
+        inputs: Vec<ValueInfoProto>,
+        out: &str,
+    ) -> Vec<u8> {
+        ModelProto {
+            ir_version: 8,
+            opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 13 }],
+            graph: Some(GraphProto {
+                name: "built".into(),
+                node: nodes,
+                initializer: inits,
+                input: inputs,
+                output: vec![vi(out, &[2, 3])],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+        .encode_to_vec()
+    }
+
+    pub fn node(op: &str, name: &str, inputs: &[&str], out: &str, attrs: Vec<AttributeProto>) -> NodeProto {
+        NodeProto {
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![out.into()],
+            op_type: op.into(),
+            name: name.into(),
+            attribute: attrs,
+            ..Default::default()
+        }
+    }
+}
+
+#[test]
+fn initializer_listed_as_input_is_not_a_placeholder() {
+    use mase_ir::onnx::proto::*;
+    let w = TensorProto {
+        name: "w".into(),
+        dims: vec![3],
+        data_type: 1,
+        float_data: vec![1.0, 2.0, 3.0],
+        ..Default::default()
+    };
+    let bytes = built::model(
+        vec![built::node("Add", "add", &["x", "w"], "y", vec![])],
+        vec![w],
+        vec![built::vi("x", &[2, 3]), built::vi("w", &[3])],
+        "y",
+    );
+    let g = import_bytes(&bytes, "m.onnx", &ImportOptions::default()).unwrap();
+    assert_eq!(g.input_ids().len(), 1);
+    assert_eq!(g.node(g.input_ids()[0]).name, "x");
+}
+
+#[test]
+fn unsupported_attribute_names_node_attribute_and_alternatives() {
+    use mase_ir::onnx::proto::*;
+    let attr = AttributeProto { name: "fancy".into(), r#type: 2, i: 1, ..Default::default() };
+    let bytes = built::model(
+        vec![built::node("Softmax", "my_softmax", &["x"], "y", vec![attr])],
+        vec![],
+        vec![built::vi("x", &[2, 3])],
+        "y",
+    );
+    let err = import_bytes(&bytes, "m.onnx", &ImportOptions::default()).unwrap_err().to_string();
+    for part in ["m.onnx", "my_softmax", "Softmax", "'fancy'", "axis"] {
+        assert!(err.contains(part), "'{part}' not in: {err}");
+    }
+    // An attribute of the wrong type is named too.
+    let attr = AttributeProto { name: "axis".into(), r#type: 1, f: 1.0, ..Default::default() };
+    let bytes = built::model(
+        vec![built::node("Softmax", "sm", &["x"], "y", vec![attr])],
+        vec![],
+        vec![built::vi("x", &[2, 3])],
+        "y",
+    );
+    let err = import_bytes(&bytes, "m.onnx", &ImportOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("'axis'") && err.contains("INT"), "{err}");
 }

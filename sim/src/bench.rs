@@ -283,13 +283,14 @@ pub fn synth_component(name: &str, overrides: &[(String, i64)]) -> Result<SynthR
     for f in &spec.sources {
         script.push_str(&format!("read_verilog -sv {}\n", f.display()));
     }
-    script.push_str(&format!("hierarchy -check -top {}", spec.top));
+    // `chparam` (not `hierarchy -chparam`) is what accepts string values in Yosys 0.23.
     for (k, v) in &spec.params {
         match v {
-            ParamValue::Int(i) => script.push_str(&format!(" -chparam {k} {i}")),
-            ParamValue::Str(s) => script.push_str(&format!(" -chparam {k} \"{s}\"")),
+            ParamValue::Int(i) => script.push_str(&format!("chparam -set {k} {i} {}\n", spec.top)),
+            ParamValue::Str(s) => script.push_str(&format!("chparam -set {k} \"{s}\" {}\n", spec.top)),
         }
     }
+    script.push_str(&format!("hierarchy -check -top {}", spec.top));
     script.push_str(&format!("\nsynth_xilinx -flatten -noiopad -top {}\nstat\n", spec.top));
     let dir = tempfile::tempdir().map_err(SimError::io("creating temp dir", std::env::temp_dir()))?;
     let ys = dir.path().join("synth.ys");

@@ -53,6 +53,17 @@ pub enum SimError {
         /// Which streams were stalled and how far each got.
         detail: String,
     },
+    /// The design broke the stream protocol (an offered output beat was withdrawn or changed
+    /// while back-pressured).
+    #[error("stream `{stream}` broke the valid/ready protocol at cycle {cycle}: {detail}")]
+    Protocol {
+        /// The stream.
+        stream: String,
+        /// Cycle of the violation.
+        cycle: u64,
+        /// What happened.
+        detail: String,
+    },
     /// Invalid request: unknown component, rejected parameters, bad stimulus, unknown port.
     #[error("{0}")]
     Invalid(String),

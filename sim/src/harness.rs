@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::error::{Result, SimError};
-use crate::model::Model;
+use crate::model::{BitPort, Model, NarrowPort};
 
 /// Cycles with `rst` high before cycle 0.
 pub const RESET_CYCLES: u64 = 3;
@@ -112,14 +112,24 @@ impl RunResult {
     }
 }
 
-/// Port indices and data of one stream.
+/// Port indices, data and progress of one stream.
 struct Lane {
     spec: StreamSpec,
     data: usize,
     valid: usize,
     ready: usize,
-    /// Inputs: pre-packed beats; outputs: unused.
-    beats: Vec<Vec<u32>>,
+    /// Direct handles: data (ports of at most 64 bits: the fast path), valid, ready.
+    data_p: Option<NarrowPort>,
+    valid_p: BitPort,
+    ready_p: BitPort,
+    /// Inputs: pre-packed beats, `words` 32-bit words each (narrow: two words = one u64).
+    packed: Vec<u32>,
+    /// 32-bit words per beat.
+    words: usize,
+    /// Outputs: expected values (stream order).
+    exp: Vec<i64>,
+    /// Outputs: received values.
+    got: Vec<i64>,
     /// Beats transferred so far.
     done: usize,
     /// Beats expected in total.
@@ -128,6 +138,22 @@ struct Lane {
     active: bool,
     /// Cycles the current beat has waited (valid && !ready), for the watchdog.
     waiting: u64,
+    /// Outputs: the beat offered but refused last cycle, which must still be offered unchanged.
+    held: Option<Vec<u32>>,
+}
+
+impl Lane {
+    /// Reads the data port into `words` (32-bit words, least significant first).
+    #[inline]
+    fn read(&self, model: &Model, words: &mut Vec<u32>) {
+        if let Some(d) = self.data_p {
+            let v = d.get();
+            words.clear();
+            words.extend([v as u32, (v >> 32) as u32]);
+        } else {
+            model.get_words(self.data, words);
+        }
+    }
 }
 
 /// Packs lane values (masked to `width`) into 32-bit words, lane 0 least significant.
@@ -207,35 +233,54 @@ pub fn run_streams(
                 s.lanes
             )));
         }
-        let total = values.len() / s.lanes;
-        let mut beats = Vec::new();
-        if s.dir == Direction::In {
-            let (lo, hi) = s.range();
-            if let Some(v) = values.iter().find(|v| **v < lo || **v > hi) {
-                return Err(SimError::Invalid(format!(
-                    "stream `{}`: value {v} outside the {}-bit {} range",
-                    s.name,
-                    s.width,
-                    if s.signed { "signed" } else { "unsigned" }
-                )));
-            }
-            for b in values.chunks(s.lanes) {
-                let mut w = Vec::new();
-                pack(b, s.width, &mut w);
-                beats.push(w);
-            }
-        }
-        lanes.push(Lane {
+        let narrow = s.port_width() <= 64;
+        let words = if narrow { 2 } else { s.port_width().div_ceil(32) };
+        let mut lane = Lane {
             spec: s.clone(),
             data,
             valid,
             ready,
-            beats,
+            data_p: model.narrow_port(data),
+            valid_p: model
+                .bit_port(valid)
+                .ok_or_else(|| SimError::Invalid(format!("port `{}_valid` is not 1 bit wide", s.name)))?,
+            ready_p: model
+                .bit_port(ready)
+                .ok_or_else(|| SimError::Invalid(format!("port `{}_ready` is not 1 bit wide", s.name)))?,
+            packed: Vec::new(),
+            words,
+            exp: Vec::new(),
+            got: Vec::new(),
             done: 0,
-            total,
+            total: values.len() / s.lanes,
             active: false,
             waiting: 0,
-        });
+            held: None,
+        };
+        match s.dir {
+            Direction::In => {
+                let (lo, hi) = s.range();
+                if let Some(v) = values.iter().find(|v| **v < lo || **v > hi) {
+                    return Err(SimError::Invalid(format!(
+                        "stream `{}`: value {v} outside the {}-bit {} range",
+                        s.name,
+                        s.width,
+                        if s.signed { "signed" } else { "unsigned" }
+                    )));
+                }
+                let mut w = Vec::new();
+                for b in values.chunks(s.lanes) {
+                    pack(b, s.width, &mut w);
+                    w.resize(words, 0);
+                    lane.packed.extend_from_slice(&w);
+                }
+            }
+            Direction::Out => {
+                lane.exp = values.clone();
+                lane.got.reserve(values.len());
+            }
+        }
+        lanes.push(lane);
     }
 
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
@@ -269,35 +314,34 @@ pub fn run_streams(
         row_done_cycles: Vec::new(),
         wall_s: 0.0,
     };
-    for l in lanes.iter().filter(|l| l.spec.dir == Direction::Out) {
-        res.outputs.insert(l.spec.name.clone(), Vec::with_capacity(l.total * l.spec.lanes));
-    }
     let first_out = lanes.iter().position(|l| l.spec.dir == Direction::Out);
+    let mut pending_outputs = lanes.iter().filter(|l| l.spec.dir == Direction::Out && l.total > 0).count();
     let mut words = Vec::new();
     let mut vals = Vec::new();
     let mut last_progress = 0u64;
     let mut cycle = 0u64;
-    let t0 = std::time::Instant::now();
     if let Some((path, _, _)) = &cfg.vcd {
         model.trace_open(path)?;
     }
-    loop {
-        if lanes.iter().filter(|l| l.spec.dir == Direction::Out).all(|l| l.done >= l.total) {
-            break;
-        }
+    let t0 = std::time::Instant::now();
+    while pending_outputs > 0 {
         // Drive.
         for l in lanes.iter_mut() {
             match l.spec.dir {
                 Direction::In => {
                     if !l.active && l.done < l.total && (stall == 0.0 || rng.gen::<f64>() >= stall) {
                         l.active = true;
-                        model.set_words(l.data, &l.beats[l.done]);
+                        let w = &l.packed[l.done * l.words..(l.done + 1) * l.words];
+                        match l.data_p {
+                            Some(d) => d.set(w[0] as u64 | (w[1] as u64) << 32),
+                            None => model.set_words(l.data, w),
+                        }
                     }
-                    model.set(l.valid, l.active as u64);
+                    l.valid_p.set(l.active);
                 }
                 Direction::Out => {
                     l.active = stall == 0.0 || rng.gen::<f64>() >= stall;
-                    model.set(l.ready, l.active as u64);
+                    l.ready_p.set(l.active);
                 }
             }
         }
@@ -311,7 +355,7 @@ pub fn run_streams(
         for (li, l) in lanes.iter_mut().enumerate() {
             match l.spec.dir {
                 Direction::In => {
-                    if l.active && model.get(l.ready) != 0 {
+                    if l.active && l.ready_p.get() {
                         l.active = false;
                         l.done += 1;
                         l.waiting = 0;
@@ -322,23 +366,57 @@ pub fn run_streams(
                     }
                 }
                 Direction::Out => {
-                    let valid = model.get(l.valid) != 0;
-                    if valid && Some(li) == first_out {
+                    let valid = l.valid_p.get();
+                    if let Some(h) = l.held.take() {
+                        l.read(model, &mut words);
+                        let detail = if !valid {
+                            "valid dropped while the beat was back-pressured"
+                        } else if words != h {
+                            "data changed while the beat was back-pressured"
+                        } else {
+                            ""
+                        };
+                        if !detail.is_empty() {
+                            return Err(SimError::Protocol {
+                                stream: l.spec.name.clone(),
+                                cycle,
+                                detail: detail.into(),
+                            });
+                        }
+                    }
+                    if !valid {
+                        continue;
+                    }
+                    if Some(li) == first_out {
                         res.first_output_valid_cycle.get_or_insert(cycle);
                     }
-                    if valid && l.active {
-                        if l.done >= l.total {
-                            return Err(SimError::Invalid(format!(
-                                "stream `{}` produced more than the {} expected beats (extra beat at cycle {cycle})",
-                                l.spec.name, l.total
-                            )));
+                    if !l.active {
+                        let mut h = Vec::new();
+                        l.read(model, &mut h);
+                        l.held = Some(h);
+                        continue;
+                    }
+                    if l.done >= l.total {
+                        return Err(SimError::Protocol {
+                            stream: l.spec.name.clone(),
+                            cycle,
+                            detail: format!("an extra beat beyond the {} expected", l.total),
+                        });
+                    }
+                    let (n, width, signed) = (l.spec.lanes, l.spec.width, l.spec.signed);
+                    let base = l.done * n;
+                    match l.data_p {
+                        Some(d) => unpack_u64_into(d.get(), n, width, signed, &mut l.got),
+                        None => {
+                            model.get_words(l.data, &mut words);
+                            unpack(&words, n, width, signed, &mut vals);
+                            l.got.extend_from_slice(&vals);
                         }
-                        model.get_words(l.data, &mut words);
-                        unpack(&words, l.spec.lanes, l.spec.width, l.spec.signed, &mut vals);
-                        let exp = &expected[&l.spec.name];
-                        let base = l.done * l.spec.lanes;
-                        for (k, &v) in vals.iter().enumerate() {
-                            if exp[base + k] != v {
+                    }
+                    let (got, exp) = (&l.got[base..base + n], &l.exp[base..base + n]);
+                    if got.iter().zip(exp).any(|(a, b)| a != b) {
+                        for (k, (&v, &e)) in got.iter().zip(exp).enumerate() {
+                            if e != v {
                                 res.mismatch_count += 1;
                                 if res.mismatches.len() < cfg.max_mismatches {
                                     res.mismatches.push(Mismatch {
@@ -346,19 +424,21 @@ pub fn run_streams(
                                         index: base + k,
                                         beat: l.done,
                                         lane: k,
-                                        expected: exp[base + k],
+                                        expected: e,
                                         actual: v,
                                         cycle,
                                     });
                                 }
                             }
                         }
-                        res.outputs[&l.spec.name].extend_from_slice(&vals);
-                        l.done += 1;
-                        progress = true;
-                        if Some(li) == first_out && l.done % l.spec.beats_per_row.max(1) == 0 {
-                            res.row_done_cycles.push(cycle);
-                        }
+                    }
+                    l.done += 1;
+                    progress = true;
+                    if l.done == l.total {
+                        pending_outputs -= 1;
+                    }
+                    if Some(li) == first_out && l.done % l.spec.beats_per_row.max(1) == 0 {
+                        res.row_done_cycles.push(cycle);
                     }
                 }
             }
@@ -376,12 +456,36 @@ pub fn run_streams(
         model.set(clk, 0);
         cycle += 1;
     }
+    res.wall_s = t0.elapsed().as_secs_f64();
     if cfg.vcd.is_some() {
         model.trace_close();
     }
     res.cycles = cycle;
-    res.wall_s = t0.elapsed().as_secs_f64();
+    for l in lanes.into_iter().filter(|l| l.spec.dir == Direction::Out) {
+        res.outputs.insert(l.spec.name, l.got);
+    }
     Ok(res)
+}
+
+/// [`unpack`] for a port of at most 64 bits held in one `u64`.
+pub fn unpack_u64(v: u64, lanes: usize, width: u32, signed: bool, out: &mut Vec<i64>) {
+    out.clear();
+    unpack_u64_into(v, lanes, width, signed, out);
+}
+
+/// [`unpack_u64`] appending to `out`.
+#[inline(always)]
+fn unpack_u64_into(v: u64, lanes: usize, width: u32, signed: bool, out: &mut Vec<i64>) {
+    let mask = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
+    for i in 0..lanes {
+        let code = if width >= 64 { v } else { (v >> (i as u32 * width)) & mask };
+        let x = if signed && width < 64 && (code >> (width - 1)) & 1 == 1 {
+            (code | !mask) as i64
+        } else {
+            code as i64
+        };
+        out.push(x);
+    }
 }
 
 /// Names every stream that has not finished, with its progress and handshake state.
@@ -425,6 +529,11 @@ mod tests {
                     let mut back = Vec::new();
                     unpack(&w, lanes, width, signed, &mut back);
                     assert_eq!(back, v, "width {width} lanes {lanes} signed {signed}");
+                    if lanes * width as usize <= 64 {
+                        let x = w[0] as u64 | (w.get(1).copied().unwrap_or(0) as u64) << 32;
+                        unpack_u64(x, lanes, width, signed, &mut back);
+                        assert_eq!(back, v, "u64 path: width {width} lanes {lanes} signed {signed}");
+                    }
                 }
             }
         }

@@ -83,6 +83,70 @@ struct PortPtr {
     width: usize,
 }
 
+/// Direct access to a 1-bit port's storage, for the harness's hot loop. Valid while the `Model`
+/// it came from lives (the harness holds both in one scope).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BitPort(*mut u8);
+
+impl BitPort {
+    /// Reads the bit.
+    #[inline(always)]
+    pub(crate) fn get(self) -> bool {
+        // SAFETY: points at Verilator's CData storage of a 1-bit port of a live model.
+        unsafe { *self.0 != 0 }
+    }
+
+    /// Writes the bit.
+    #[inline(always)]
+    pub(crate) fn set(self, v: bool) {
+        // SAFETY: as in `get`.
+        unsafe { *self.0 = v as u8 }
+    }
+}
+
+/// Direct access to a port of at most 64 bits, typed as Verilator stores it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum NarrowPort {
+    /// 1..=8 bits.
+    U8(*mut u8),
+    /// 9..=16 bits.
+    U16(*mut u16),
+    /// 17..=32 bits.
+    U32(*mut u32),
+    /// 33..=64 bits.
+    U64(*mut u64),
+}
+
+impl NarrowPort {
+    /// Reads the value.
+    #[inline(always)]
+    pub(crate) fn get(self) -> u64 {
+        // SAFETY: each variant points at storage of its type in a live model.
+        unsafe {
+            match self {
+                NarrowPort::U8(p) => *p as u64,
+                NarrowPort::U16(p) => *p as u64,
+                NarrowPort::U32(p) => *p as u64,
+                NarrowPort::U64(p) => *p,
+            }
+        }
+    }
+
+    /// Writes a value already masked to the port width.
+    #[inline(always)]
+    pub(crate) fn set(self, v: u64) {
+        // SAFETY: as in `get`.
+        unsafe {
+            match self {
+                NarrowPort::U8(p) => *p = v as u8,
+                NarrowPort::U16(p) => *p = v as u16,
+                NarrowPort::U32(p) => *p = v as u32,
+                NarrowPort::U64(p) => *p = v,
+            }
+        }
+    }
+}
+
 /// One instance of a Verilated model. Not `Send`: a Verilated context is driven from one thread.
 pub struct Model {
     api: Arc<Api>,
@@ -138,7 +202,7 @@ impl Model {
     }
 
     /// Evaluates the model. On `$fatal`, `$stop` or a failed assertion returns the model's log.
-    #[inline]
+    #[inline(always)]
     pub fn eval(&mut self) -> std::result::Result<(), String> {
         // SAFETY: handle is live until Drop.
         if unsafe { (self.api.eval)(self.handle) } != 0 {
@@ -157,7 +221,7 @@ impl Model {
     }
 
     /// Writes a port of at most 64 bits (the value is masked to the port width).
-    #[inline]
+    #[inline(always)]
     pub fn set(&mut self, idx: usize, v: u64) {
         let p = self.ports[idx];
         let v = if p.width >= 64 { v } else { v & ((1u64 << p.width) - 1) };
@@ -181,7 +245,7 @@ impl Model {
     }
 
     /// Reads a port's low 64 bits.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, idx: usize) -> u64 {
         let p = self.ports[idx];
         // SAFETY: as in `set`.
@@ -213,7 +277,7 @@ impl Model {
         let w = p.ptr as *mut u32;
         for i in 0..n {
             let mut x = words.get(i).copied().unwrap_or(0);
-            if i == n - 1 && p.width % 32 != 0 {
+            if i == n - 1 && !p.width.is_multiple_of(32) {
                 x &= (1u32 << (p.width % 32)) - 1;
             }
             // SAFETY: a VlWide of n words.
@@ -236,6 +300,24 @@ impl Model {
         let w = p.ptr as *const u32;
         // SAFETY: a VlWide of ceil(width/32) words.
         out.extend((0..p.width.div_ceil(32)).map(|i| unsafe { *w.add(i) }));
+    }
+
+    /// A direct handle to 1-bit port `idx` (None when it is wider).
+    pub(crate) fn bit_port(&self, idx: usize) -> Option<BitPort> {
+        let p = self.ports[idx];
+        (p.width == 1).then_some(BitPort(p.ptr as *mut u8))
+    }
+
+    /// A direct handle to port `idx` when it is at most 64 bits wide.
+    pub(crate) fn narrow_port(&self, idx: usize) -> Option<NarrowPort> {
+        let p = self.ports[idx];
+        Some(match p.width {
+            0..=8 => NarrowPort::U8(p.ptr as *mut u8),
+            9..=16 => NarrowPort::U16(p.ptr as *mut u16),
+            17..=32 => NarrowPort::U32(p.ptr as *mut u32),
+            33..=64 => NarrowPort::U64(p.ptr as *mut u64),
+            _ => return None,
+        })
     }
 
     /// Width of port `idx`.

@@ -20,7 +20,7 @@
 use std::fmt::Write;
 
 /// Version of the shim's ABI and text; part of every build key.
-pub const SHIM_VERSION: u32 = 1;
+pub const SHIM_VERSION: u32 = 2;
 
 /// Force-included header (declarations, `VL_PRINTF` redirection).
 pub const RUNTIME_H: &str = include_str!("../../testbenches/mase_sim_runtime.h");
@@ -83,12 +83,15 @@ MASE_EXPORT void* mase_new() {
 #ifdef MASE_TRACE
     i->ctx->traceEverOn(true);
 #endif
+    Verilated::threadContextp(i->ctx);
     i->top = new Vmase(i->ctx, "TOP");
     return i;
 }
 
 MASE_EXPORT void mase_free(void* h) {
     MaseInst* i = static_cast<MaseInst*>(h);
+    // Verilator's destructors use the thread's current context: make it this instance's.
+    Verilated::threadContextp(i->ctx);
 #ifdef MASE_TRACE
     if (i->vcd) { i->vcd->close(); delete i->vcd; }
 #endif
@@ -104,6 +107,8 @@ MASE_EXPORT void mase_free(void* h) {
 MASE_EXPORT int mase_eval(void* h) {
     MaseInst* i = static_cast<MaseInst*>(h);
     if (i->dead) return 1;
+    // Several instances may share a thread: each eval runs in its own context.
+    if (Verilated::threadContextp() != i->ctx) Verilated::threadContextp(i->ctx);
     try {
         i->top->eval();
     } catch (MaseStop&) {
@@ -120,6 +125,7 @@ MASE_EXPORT int mase_trace_open(void* h, const char* path) {
 #ifdef MASE_TRACE
     MaseInst* i = static_cast<MaseInst*>(h);
     if (!i->vcd) {
+        Verilated::threadContextp(i->ctx);
         i->vcd = new VerilatedVcdC;
         i->top->trace(i->vcd, 99);
         i->vcd->open(path);
@@ -145,6 +151,7 @@ MASE_EXPORT void mase_trace_dump(void* h, uint64_t time) {
 MASE_EXPORT void mase_trace_close(void* h) {
 #ifdef MASE_TRACE
     MaseInst* i = static_cast<MaseInst*>(h);
+    Verilated::threadContextp(i->ctx);
     if (i->vcd) { i->vcd->close(); delete i->vcd; i->vcd = nullptr; }
 #else
     (void)h;

@@ -120,6 +120,7 @@ impl BuildSpec {
         let (cxx, cxx_version) = tool::compiler()?;
         let mut h = Hasher::default();
         h.field(format!("shim v{}", shim::SHIM_VERSION)).field(shim::RUNTIME_H).field(shim::RUNTIME_IMPL_H);
+        h.field(shim::shim_source(&self.top, &self.ports));
         h.field(&v.version).field(v.bin.to_string_lossy().as_bytes()).field(cxx_version);
         for a in self.args(cxx) {
             h.field(a);

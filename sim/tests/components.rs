@@ -3,7 +3,7 @@
 //! model; plus the validate-vs-RTL check on `invalid_params()`. Needs Verilator (fails loudly
 //! without one). Builds are cached (see `mase_sim::cache`).
 
-use mase_hwlib::{registry, resolve_params, Component, Params};
+use mase_hwlib::{registry, resolve_params, Component, ParamDefault, Params};
 use mase_sim::{simulate_component, RunConfig, SimError};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -50,31 +50,48 @@ fn check_instance(c: &dyn Component, p: &Params, set: usize) -> Result<(), Strin
     Ok(())
 }
 
+/// Worker threads for the instance list (`MASE_TEST_THREADS`, default 2: the builds dominate).
+fn threads() -> usize {
+    std::env::var("MASE_TEST_THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(2).max(1)
+}
+
+/// Runs `f` over `items` on [`threads`] worker threads, collecting the errors.
+fn par_map<T: Sync>(items: &[T], f: impl Fn(&T) -> Result<(), String> + Sync) -> Vec<String> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let errors = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|sc| {
+        for _ in 0..threads() {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                if let Err(e) = f(item) {
+                    errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
+                }
+            });
+        }
+    });
+    errors.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn every_component_bit_exact_under_random_stalls() {
     let only = std::env::var("MASE_TEST_COMPONENT").ok();
     let mut failures = Vec::new();
-    let mut instances = 0;
+    let mut instances: Vec<(&dyn Component, Params, usize)> = Vec::new();
     for c in registry().iter().copied() {
         if only.as_deref().is_some_and(|o| o != c.name()) {
             continue;
         }
         assert!(!c.test_params().is_empty(), "component {} lists no test_params", c.name());
         for (i, ov) in c.test_params().iter().enumerate() {
-            let p = match resolve_params(c, ov) {
-                Ok(p) => p,
-                Err(e) => {
-                    failures.push(format!("{} test_params[{i}] invalid: {e}", c.name()));
-                    continue;
-                }
-            };
-            instances += 1;
-            if let Err(e) = check_instance(c, &p, i) {
-                failures.push(e);
+            match resolve_params(c, ov) {
+                Ok(p) => instances.push((c, p, i)),
+                Err(e) => failures.push(format!("{} test_params[{i}] invalid: {e}", c.name())),
             }
         }
     }
-    assert!(instances > 0, "no component instance simulated");
+    assert!(!instances.is_empty(), "no component instance to simulate");
+    failures.extend(par_map(&instances, |(c, p, i)| check_instance(*c, p, *i)));
     assert!(failures.is_empty(), "{} failing instance(s):\n{}", failures.len(), failures.join("\n"));
 }
 
@@ -83,36 +100,36 @@ fn every_component_bit_exact_under_random_stalls() {
 #[test]
 fn invalid_params_rejected_by_validate_and_rtl() {
     let mut failures = Vec::new();
-    let mut checked = 0;
+    let mut cases: Vec<(&dyn Component, Params, String)> = Vec::new();
     for c in registry().iter().copied() {
         for ov in c.invalid_params() {
-            // Resolve without validation: defaults filled, then validate() must reject.
+            // Defaults filled without validation; then validate() must reject.
             let mut p = Params::new();
             for s in c.params() {
                 let v =
                     ov.iter().rev().find(|(k, _)| *k == s.name).map(|(_, v)| *v).unwrap_or(match s.default {
-                        mase_hwlib::ParamDefault::Value(v) => v,
-                        mase_hwlib::ParamDefault::SameAs(o) => p[o],
+                        ParamDefault::Value(v) => v,
+                        ParamDefault::SameAs(o) => p[o],
                     });
                 p.insert(s.name.to_string(), v);
             }
-            let Err(msg) = c.validate(&p) else {
-                failures.push(format!("{}: validate() accepted {ov:?}", c.name()));
-                continue;
-            };
-            assert!(resolve_params(c, &ov).is_err());
-            checked += 1;
-            match mase_sim::bench::elaborate_component(c, &p) {
-                Ok(()) => failures.push(format!("{}: RTL accepted {ov:?} (validate says: {msg})", c.name())),
-                Err(SimError::Stopped { log, .. }) if log.contains(&msg) => {}
-                Err(SimError::Command { detail, .. }) if detail.contains(&msg) => {}
-                Err(e) => failures.push(format!(
-                    "{}: RTL rejected {ov:?} but not with validate()'s message `{msg}`: {e}",
-                    c.name()
-                )),
+            match c.validate(&p) {
+                Ok(()) => failures.push(format!("{}: validate() accepted {ov:?}", c.name())),
+                Err(msg) => {
+                    assert!(resolve_params(c, &ov).is_err(), "{}: resolve_params accepted {ov:?}", c.name());
+                    cases.push((c, p, msg));
+                }
             }
         }
     }
-    assert!(checked > 0, "no invalid parameter set checked");
+    assert!(!cases.is_empty(), "no invalid parameter set to check");
+    failures.extend(par_map(&cases, |(c, p, msg)| match mase_sim::bench::elaborate_component(*c, p) {
+        Ok(()) => Err(format!("{}: RTL accepted {p:?} (validate says: {msg})", c.name())),
+        Err(SimError::Stopped { log, .. }) if log.contains(msg.as_str()) => Ok(()),
+        Err(SimError::Command { detail, .. }) if detail.contains(msg.as_str()) => Ok(()),
+        Err(e) => {
+            Err(format!("{}: RTL rejected {p:?} but not with validate()'s message `{msg}`: {e}", c.name()))
+        }
+    }));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -3,9 +3,11 @@
 mod args;
 mod demo;
 mod draw;
+mod hw;
 mod import;
 mod info;
 mod passes;
+mod quantize;
 mod run;
 
 use std::path::PathBuf;
@@ -71,6 +73,34 @@ enum Command {
         /// Output .npy file (with several outputs: OUT.0.npy, OUT.1.npy, …).
         #[arg(short, long)]
         output: PathBuf,
+        /// Execute in fixed point: every tensor cast to its format at node boundaries.
+        #[arg(long)]
+        quantized: bool,
+    },
+    /// Quantize a checkpoint with a MASE-style TOML config (see examples/quantize_int8.toml).
+    Quantize {
+        /// Checkpoint prefix.
+        prefix: PathBuf,
+        /// The config: `by = ...` and `[<key>.config]` tables, or a flow config with `[passes.quantize]`.
+        #[arg(long)]
+        config: PathBuf,
+        /// Output checkpoint prefix.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Compare quantized with float execution (errors, cosine, argmax agreement, accuracy).
+    Accuracy {
+        /// Checkpoint prefix (quantized).
+        prefix: PathBuf,
+        /// An input as NAME=FILE.npy (one per graph input).
+        #[arg(long, value_name = "NAME=FILE")]
+        input: Vec<String>,
+        /// Class labels (.npy of integers, one per row of the first output).
+        #[arg(long)]
+        labels: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Draw a checkpoint's graph as SVG (or DOT when the file ends in .dot).
     Draw {
@@ -80,11 +110,70 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// List the hardware components with their parameters and defaults.
+    Components {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Characterize under Verilator (`mase bench component NAME …`).
+    Bench {
+        #[command(subcommand)]
+        what: BenchWhat,
+    },
+    /// Synthesize with Yosys synth_xilinx (`mase synth component NAME …`).
+    Synth {
+        #[command(subcommand)]
+        what: SynthWhat,
+    },
     /// The main job on a built-in BERT-tiny-shaped encoder layer.
     Demo {
         /// Output directory (created; only files inside it are written).
         #[arg(short, long, default_value = "mase-demo")]
         output: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchWhat {
+    /// Build one component instance, simulate random rows with random stalls, check it bit-exact
+    /// against its model and print latency, II, multipliers and simulation speed.
+    Component {
+        /// Component name (see `mase components`).
+        name: String,
+        /// Override an SV parameter, e.g. `DATA_IN_0_TENSOR_SIZE_DIM_0=64`.
+        #[arg(long = "param", value_name = "KEY=VALUE")]
+        params: Vec<String>,
+        /// Rows of random data.
+        #[arg(long, default_value_t = 64)]
+        rows: usize,
+        /// Seed of data and stalls.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Per-cycle probability of a valid gap or a ready drop in the checked run.
+        #[arg(long, default_value_t = 0.2)]
+        stall_prob: f64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// On a mismatch, write a VCD of the cycles around the first one here.
+        #[arg(long)]
+        vcd: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum SynthWhat {
+    /// Synthesize one component instance and print LUT, FF, DSP, BRAM and LUTRAM counts.
+    Component {
+        /// Component name (see `mase components`).
+        name: String,
+        /// Override an SV parameter, e.g. `DATA_IN_0_PARALLELISM_DIM_0=4`.
+        #[arg(long = "param", value_name = "KEY=VALUE")]
+        params: Vec<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -98,8 +187,17 @@ pub fn main() -> anyhow::Result<()> {
         Command::Passes { prefix, run, args, output, list } => {
             passes::run(prefix.as_deref(), &run, args.as_deref(), output.as_deref(), list)
         }
-        Command::Run { prefix, input, output } => run::run(&prefix, &input, &output),
+        Command::Run { prefix, input, output, quantized } => run::run(&prefix, &input, &output, quantized),
+        Command::Quantize { prefix, config, output } => quantize::quantize(&prefix, &config, &output),
+        Command::Accuracy { prefix, input, labels, json } => {
+            quantize::accuracy_cmd(&prefix, &input, labels.as_deref(), json)
+        }
         Command::Draw { prefix, output } => draw::run(&prefix, &output),
+        Command::Components { json } => hw::list(json),
+        Command::Bench { what: BenchWhat::Component { name, params, rows, seed, stall_prob, json, vcd } } => {
+            hw::bench(&hw::BenchArgs { name, params, rows, seed, stall_prob, json, vcd })
+        }
+        Command::Synth { what: SynthWhat::Component { name, params, json } } => hw::synth(&name, &params, json),
         Command::Demo { output } => demo::run(&output),
     }
 }

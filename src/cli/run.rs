@@ -2,11 +2,15 @@
 
 use std::path::{Path, PathBuf};
 
-/// Runs the graph and writes its outputs as .npy.
-pub fn run(prefix: &Path, inputs: &[String], output: &Path) -> anyhow::Result<()> {
+/// Runs the graph (float, or fixed point with `quantized`) and writes its outputs as .npy.
+pub fn run(prefix: &Path, inputs: &[String], output: &Path, quantized: bool) -> anyhow::Result<()> {
     let graph = mase_ir::checkpoint::load(prefix)?;
     let inputs = super::args::npy_inputs(inputs)?;
-    let outs = mase_ir::interp::run_outputs(&graph, &inputs)?;
+    let outs = if quantized {
+        mase_ir::quant::run_quantized(&graph, &inputs)?
+    } else {
+        mase_ir::interp::run_outputs(&graph, &inputs)?
+    };
     for (k, t) in outs.iter().enumerate() {
         let path = output_path(output, k, outs.len());
         mase_ir::npy::write_npy(&path, t)?;

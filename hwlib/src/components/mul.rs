@@ -279,6 +279,7 @@ impl Component for Mul {
                 ("DATA_IN_0_PRECISION_1", 5),
                 ("CONST_PRECISION_0", 5),
                 ("CONST_PRECISION_1", 2),
+                ("CONST_VALUE", 3),
                 ("DATA_IN_0_TENSOR_SIZE_DIM_0", 12),
                 ("DATA_IN_0_PARALLELISM_DIM_0", 4),
                 ("DATA_IN_0_TENSOR_SIZE_DIM_1", 4),
@@ -319,7 +320,7 @@ mod tests {
     #[test]
     fn element_is_the_rounded_real_product() {
         // s8.4 × s8.4 (1.5) into s8.4 TRN SAT: compare with the real product floored/saturated.
-        let p = resolve_params(&Mul, &[]).unwrap();
+        let p = resolve_params::<&str>(&Mul, &[]).unwrap();
         let fmt = FixedFormat::signed(8, 4);
         for x in -128..128 {
             let real = to_f64(x, &fmt) * to_f64(24, &fmt);

@@ -32,6 +32,9 @@
 //! max_samples = 16    # optional: use at most this many samples
 //! ```
 //!
+//! Memory: every f32 value of every node is kept until the end (4 bytes × elements × samples
+//! per node) for the exact precise variance and quantiles; cap it with `max_samples`.
+//!
 //! Every graph input needs a list and all lists need the same length. Relative paths are
 //! relative to the current directory. [`software_stats`] does the same from tensors in memory.
 
@@ -137,7 +140,6 @@ impl Collector {
         });
         let variance = ((sq - lin * lin / n) / n).max(0.0);
         let sigma = variance.sqrt();
-        self.record.sort_unstable_by(f32::total_cmp);
         Some(Stats {
             variance_online: Some(VarianceStat { variance: self.m2 / n, mean: self.mean, count }),
             variance_precise: Some(VarianceStat { variance, mean, count }),
@@ -147,8 +149,8 @@ impl Collector {
                 count,
             }),
             range_quantile: Some(RangeStat {
-                min: quantile_sorted(&self.record, 1.0 - opts.quantile),
-                max: quantile_sorted(&self.record, opts.quantile),
+                min: quantile(&mut self.record, 1.0 - opts.quantile),
+                max: quantile(&mut self.record, opts.quantile),
                 count,
             }),
             range_min_max: Some(RangeStat { min: self.min, max: self.max, count }),
@@ -156,14 +158,16 @@ impl Collector {
     }
 }
 
-/// The `p` quantile of ascending, non-empty `sorted` with linear interpolation between order
-/// statistics (position `h = (n-1)·p`).
-pub fn quantile_sorted(sorted: &[f32], p: f64) -> f64 {
-    let n = sorted.len();
+/// The `p` quantile of non-empty `values` with linear interpolation between order statistics
+/// (position `h = (n-1)·p` in ascending order), found by selection in O(n); reorders `values`.
+pub fn quantile(values: &mut [f32], p: f64) -> f64 {
+    let n = values.len();
     let h = (n - 1) as f64 * p.clamp(0.0, 1.0);
     let lo = (h.floor() as usize).min(n - 1);
-    let hi = (lo + 1).min(n - 1);
-    let (a, b) = (f64::from(sorted[lo]), f64::from(sorted[hi]));
+    let (_, a, above) = values.select_nth_unstable_by(lo, f32::total_cmp);
+    let a = f64::from(*a);
+    // The next order statistic is the smallest value above position `lo`.
+    let b = above.iter().copied().min_by(f32::total_cmp).map_or(a, f64::from);
     a + (h - lo as f64) * (b - a)
 }
 

@@ -4,8 +4,10 @@ mod validate;
 
 pub mod add_common_metadata;
 pub mod add_software_metadata;
+pub mod auto_precision;
 pub mod count_ops;
 pub mod init_metadata;
+pub mod quantize;
 mod raise_common;
 pub mod raise_gelu;
 pub mod raise_layer_norm;
@@ -23,6 +25,8 @@ pub static REGISTRY: &[&dyn Pass] = &[
     &init_metadata::InitMetadataPass,
     &add_common_metadata::AddCommonMetadataPass,
     &add_software_metadata::AddSoftwareMetadataPass,
+    &quantize::QuantizePass,
+    &auto_precision::AutoPrecisionPass,
     &remove_dropout::RemoveDropoutPass,
     &count_ops::CountOpsPass,
     &raise_linear::RaiseLinearPass,

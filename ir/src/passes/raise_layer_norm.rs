@@ -95,7 +95,11 @@ fn match_at(g: &MaseGraph, users: &[Vec<NodeId>], div: NodeId) -> Option<Match> 
     }
     let ve = sq.inputs[0];
     let (var, eps) = with_scalar(g, ve, |o| matches!(o, Op::Add), true)?;
-    if !(eps >= 0.0) || single_user(g, users, ve) != Some(s) || single_user(g, users, var) != Some(ve) {
+    if eps.is_nan()
+        || eps < 0.0
+        || single_user(g, users, ve) != Some(s)
+        || single_user(g, users, var) != Some(ve)
+    {
         return None;
     }
     // var = mean(d²)

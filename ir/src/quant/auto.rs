@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::fixed::{FixedFormat, Overflow, Rounding};
-use crate::graph::{MaseGraph, NodeId};
+use crate::graph::MaseGraph;
 use crate::metadata::{RangeStat, Stats, ValueType};
 use crate::op::Op;
 use crate::tensor::Tensor;
@@ -103,12 +103,19 @@ pub struct AutoOptions {
 }
 
 fn act_format(width: u32, r: &RangeStat) -> FixedFormat {
-    FixedFormat { signed: true, width, frac: frac_for_range(r.min, r.max, width), rounding: Rounding::Trn, overflow: Overflow::Sat }
+    FixedFormat {
+        signed: true,
+        width,
+        frac: frac_for_range(r.min, r.max, width),
+        rounding: Rounding::Trn,
+        overflow: Overflow::Sat,
+    }
 }
 
 fn tensor_format(graph: &MaseGraph, key: &str, width: u32) -> Option<FixedFormat> {
     let Some(Tensor::F32(a)) = graph.weights.get(key) else { return None };
-    let (lo, hi) = a.iter().fold((0.0f64, 0.0f64), |(lo, hi), &x| (lo.min(f64::from(x)), hi.max(f64::from(x))));
+    let (lo, hi) =
+        a.iter().fold((0.0f64, 0.0f64), |(lo, hi), &x| (lo.min(f64::from(x)), hi.max(f64::from(x))));
     Some(FixedFormat {
         signed: true,
         width,
@@ -120,7 +127,9 @@ fn tensor_format(graph: &MaseGraph, key: &str, width: u32) -> Option<FixedFormat
 
 /// The plan `auto_precision` applies. Errors name the node whose statistics are missing.
 pub fn auto_plan(graph: &MaseGraph, opts: &AutoOptions) -> Result<Plan> {
-    for (w, what) in [(opts.width, "width"), (opts.weight_width, "weight_width"), (opts.bias_width, "bias_width")] {
+    for (w, what) in
+        [(opts.width, "width"), (opts.weight_width, "weight_width"), (opts.bias_width, "bias_width")]
+    {
         if !(2..=64).contains(&w) {
             return Err(Error::Config(format!("auto_precision: {what} = {w}: supported widths are 2..=64")));
         }
@@ -150,7 +159,8 @@ pub fn auto_plan(graph: &MaseGraph, opts: &AutoOptions) -> Result<Plan> {
         };
         for (k, i) in n.inputs.iter().enumerate() {
             let key = format!("data_in_{k}");
-            let float = n.meta.common.args.get(&key).is_some_and(|a| a.ty != ValueType::Na) && has_float_result(graph, *i);
+            let float = n.meta.common.args.get(&key).is_some_and(|a| a.ty != ValueType::Na)
+                && has_float_result(graph, *i);
             f.data_in.push(if float { Some(stat("args", &key)?) } else { None });
         }
         for (role, key) in n.op.weight_names() {
@@ -181,7 +191,6 @@ pub fn describe_plan(graph: &MaseGraph, plan: &Plan) -> serde_json::Map<String, 
                 e.insert(k.into(), serde_json::json!([d.width, d.frac]));
             }
         }
-        let _: NodeId = *id;
         m.insert(graph.node(*id).name.clone(), serde_json::to_value(e).unwrap_or_default());
     }
     m

@@ -130,9 +130,13 @@ impl EntryConfig {
         let i = KINDS.iter().position(|k| *k == kind).expect("a kind of KINDS");
         let k = &self.kinds[i];
         match (k.width, k.frac) {
-            (Some(width), Some(frac)) => {
-                Ok(Some(FixedFormat { signed: true, width, frac, rounding: k.rounding, overflow: k.overflow }))
-            }
+            (Some(width), Some(frac)) => Ok(Some(FixedFormat {
+                signed: true,
+                width,
+                frac,
+                rounding: k.rounding,
+                overflow: k.overflow,
+            })),
             (None, None) => Ok(None),
             (w, _) => Err(Error::Config(format!(
                 "[{}.config] gives {kind}_{} but not {kind}_{}",
@@ -166,8 +170,9 @@ pub fn quantize_table_from_flow(flow: &toml::Table) -> Result<toml::Table> {
 }
 
 fn int_field(key: &str, field: &str, v: &toml::Value) -> Result<i64> {
-    v.as_integer()
-        .ok_or_else(|| Error::Config(format!("[{key}.config] {field} must be an integer, got {}", v.type_str())))
+    v.as_integer().ok_or_else(|| {
+        Error::Config(format!("[{key}.config] {field} must be an integer, got {}", v.type_str()))
+    })
 }
 
 fn parse_entry(key: &str, table: &toml::Value) -> Result<EntryConfig> {
@@ -198,7 +203,10 @@ fn parse_entry(key: &str, table: &toml::Value) -> Result<EntryConfig> {
         }
     }
     if let Some(bad) = cfg.keys().find(|k| !known.contains(k)) {
-        return Err(Error::Config(format!("[{key}.config] has unknown field '{bad}'; fields are: {}", known.join(", "))));
+        return Err(Error::Config(format!(
+            "[{key}.config] has unknown field '{bad}'; fields are: {}",
+            known.join(", ")
+        )));
     }
     let mode_str = |field: &str| -> Result<Option<String>> {
         match cfg.get(field) {
@@ -216,15 +224,23 @@ fn parse_entry(key: &str, table: &toml::Value) -> Result<EntryConfig> {
         let kc = &mut kinds[i];
         let rname = format!("{kind}_rounding");
         let oname = format!("{kind}_overflow");
-        let r = mode_str(&rname)?.map(|s| (rname.clone(), s)).or(global_r.clone().map(|s| ("rounding".into(), s)));
+        let r = mode_str(&rname)?
+            .map(|s| (rname.clone(), s))
+            .or(global_r.clone().map(|s| ("rounding".into(), s)));
         kc.rounding = match r {
-            Some((field, s)) => s.parse().map_err(|e| Error::Config(format!("[{key}.config] {field}: {e}")))?,
+            Some((field, s)) => {
+                s.parse().map_err(|e| Error::Config(format!("[{key}.config] {field}: {e}")))?
+            }
             None if matches!(*kind, "weight" | "bias") => Rounding::RndConv,
             None => Rounding::Trn,
         };
-        let o = mode_str(&oname)?.map(|s| (oname.clone(), s)).or(global_o.clone().map(|s| ("overflow".into(), s)));
+        let o = mode_str(&oname)?
+            .map(|s| (oname.clone(), s))
+            .or(global_o.clone().map(|s| ("overflow".into(), s)));
         kc.overflow = match o {
-            Some((field, s)) => s.parse().map_err(|e| Error::Config(format!("[{key}.config] {field}: {e}")))?,
+            Some((field, s)) => {
+                s.parse().map_err(|e| Error::Config(format!("[{key}.config] {field}: {e}")))?
+            }
             None => Overflow::Sat,
         };
         let wf = format!("{kind}_width");
@@ -308,7 +324,11 @@ fn closest(graph: &MaseGraph, key: &str) -> Vec<String> {
 }
 
 /// Which table (index into `entries`) each node matches, checking the keys.
-fn match_nodes(graph: &MaseGraph, cfg: &QuantConfig, warnings: &mut Vec<String>) -> Result<BTreeMap<NodeId, usize>> {
+fn match_nodes(
+    graph: &MaseGraph,
+    cfg: &QuantConfig,
+    warnings: &mut Vec<String>,
+) -> Result<BTreeMap<NodeId, usize>> {
     let mut m = BTreeMap::new();
     match cfg.by {
         MatchBy::Type => {
@@ -324,7 +344,10 @@ fn match_nodes(graph: &MaseGraph, cfg: &QuantConfig, warnings: &mut Vec<String>)
                 let hits: Vec<NodeId> =
                     graph.nodes().filter(|(_, n)| n.op.mase_op() == e.key).map(|(id, _)| id).collect();
                 if hits.is_empty() {
-                    warnings.push(format!("warning: [{}.config]: no node of type '{}' in the graph", e.key, e.key));
+                    warnings.push(format!(
+                        "warning: [{}.config]: no node of type '{}' in the graph",
+                        e.key, e.key
+                    ));
                 }
                 for id in hits {
                     m.insert(id, i);
@@ -388,13 +411,9 @@ fn node_formats(graph: &MaseGraph, id: NodeId, e: &EntryConfig) -> Result<NodeFo
     let mut f = NodeFormats::default();
     let mut first_in = None;
     for (k, i) in node.inputs.iter().enumerate() {
-        let float_in = node
-            .meta
-            .common
-            .args
-            .get(&format!("data_in_{k}"))
-            .is_some_and(|a| a.ty != ValueType::Na)
-            && has_float_result(graph, *i);
+        let float_in =
+            node.meta.common.args.get(&format!("data_in_{k}")).is_some_and(|a| a.ty != ValueType::Na)
+                && has_float_result(graph, *i);
         if float_in {
             let fmt = need("data_in")?;
             first_in.get_or_insert(fmt);
@@ -423,9 +442,12 @@ fn node_formats(graph: &MaseGraph, id: NodeId, e: &EntryConfig) -> Result<NodeFo
     Ok(f)
 }
 
+/// Nodes a table set to "NA": (node name, table key).
+pub type NaNodes = Vec<(String, String)>;
+
 /// Builds the plan a configuration gives a graph. Returns the plan, warnings, and the nodes
-/// a table set to "NA" (with the table key).
-pub fn build_plan(graph: &MaseGraph, cfg: &QuantConfig) -> Result<(Plan, Vec<String>, Vec<(String, String)>)> {
+/// a table set to "NA".
+pub fn build_plan(graph: &MaseGraph, cfg: &QuantConfig) -> Result<(Plan, Vec<String>, NaNodes)> {
     let mut warnings = Vec::new();
     let matches = match_nodes(graph, cfg, &mut warnings)?;
     let mut plan = Plan::new();

@@ -67,11 +67,8 @@ impl ApplyReport {
         info.insert("quantized".into(), names(&self.quantized));
         info.insert("carried".into(), names(&self.carried));
         info.insert("untouched".into(), names(&self.untouched));
-        let tensors: serde_json::Map<String, serde_json::Value> = self
-            .tensors
-            .iter()
-            .map(|(k, f)| (k.clone(), serde_json::json!([f.width, f.frac])))
-            .collect();
+        let tensors: serde_json::Map<String, serde_json::Value> =
+            self.tensors.iter().map(|(k, f)| (k.clone(), serde_json::json!([f.width, f.frac]))).collect();
         info.insert("tensors".into(), tensors.into());
         let mut clipped = serde_json::Map::new();
         let mut wrapped = serde_json::Map::new();
@@ -95,7 +92,8 @@ impl ApplyReport {
 /// argument).
 pub fn require_common_metadata(graph: &MaseGraph, pass: &str) -> Result<()> {
     for (_, n) in graph.nodes() {
-        let missing_in = (0..n.inputs.len()).any(|k| !n.meta.common.args.contains_key(&format!("data_in_{k}")));
+        let missing_in =
+            (0..n.inputs.len()).any(|k| !n.meta.common.args.contains_key(&format!("data_in_{k}")));
         if n.meta.common.results.get("data_out_0").is_none() || missing_in {
             return Err(n.error(format!(
                 "{pass} needs the shapes of common metadata, which this node does not have: run \
@@ -171,7 +169,9 @@ fn quantize_weight(
 fn apply_node(graph: &mut MaseGraph, id: NodeId, f: &NodeFormats, report: &mut ApplyReport) -> Result<()> {
     let node = graph.node(id).clone();
     for (k, fmt) in f.data_in.iter().enumerate() {
-        if let (Some(fmt), Some(tm)) = (fmt, graph.node_mut(id).meta.common.args.get_mut(&format!("data_in_{k}"))) {
+        if let (Some(fmt), Some(tm)) =
+            (fmt, graph.node_mut(id).meta.common.args.get_mut(&format!("data_in_{k}")))
+        {
             if tm.ty != ValueType::Na {
                 set_format(tm, fmt);
             }

@@ -1,0 +1,134 @@
+//! Accuracy of the exact integer `gelu` and `softmax` components against double-precision
+//! arithmetic, in LSBs of the output format, over random inputs spanning the input format.
+//!
+//! Run: `cargo run --release -p mase-hwlib --example nonlinear_error` (prints a table; asserts
+//! nothing). The reference is the real function of the *quantized* input codes evaluated in f64
+//! (GELU via `gelu::gelu_f64`, softmax via `exp` in f64 with max subtraction); the error of an
+//! output code `y` is `|y · 2^-F_out − ref| / 2^-F_out`. Errors are taken over the inputs whose
+//! reference lies inside the output range; the last column counts the others (they saturate:
+//! e.g. GELU of an s16.12 input reaches 8, which an s16.14 output cannot hold, and softmax's 1.0
+//! is one LSB above the largest u16.16 code).
+
+use mase_hwlib::components::{gelu, softmax};
+use mase_hwlib::resolve_params;
+use mase_ir::fixed::{to_f64, FixedFormat};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Max and mean absolute error of `(got, reference)` pairs in units of the format's LSB, over
+/// the pairs whose reference lies inside the format's range, and the number of pairs outside it
+/// (those saturate: their error is the distance to the range, not an algorithm error).
+fn stats(pairs: &[(f64, f64)], fmt: &FixedFormat) -> (f64, f64, usize) {
+    let (lo, hi) = (to_f64(fmt.min_code(), fmt), to_f64(fmt.max_code(), fmt) + fmt.lsb());
+    let inside: Vec<f64> =
+        pairs.iter().filter(|(_, r)| *r >= lo && *r < hi).map(|(g, r)| (g - r).abs() / fmt.lsb()).collect();
+    let max = inside.iter().cloned().fold(0.0, f64::max);
+    (max, inside.iter().sum::<f64>() / inside.len().max(1) as f64, pairs.len() - inside.len())
+}
+
+fn gelu_rows(rng: &mut ChaCha8Rng) {
+    println!("## gelu (16-bit signed input and output, 200000 random inputs each)\n");
+    println!("| input | output | rounding | table range | entries | max err (LSB) | mean err (LSB) | out of range |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (fin, fout) in [(8, 8), (10, 10), (12, 12), (13, 13), (12, 14)] {
+        for (rname, rmode) in [("TRN", 0), ("RND", 2)] {
+            for narrow in [false, true] {
+                let fi = FixedFormat::signed(16, fin);
+                let mut ov = vec![
+                    ("DATA_IN_0_PRECISION_0", 16),
+                    ("DATA_IN_0_PRECISION_1", fin as i64),
+                    ("DATA_OUT_0_PRECISION_0", 16),
+                    ("DATA_OUT_0_PRECISION_1", fout as i64),
+                    ("DATA_OUT_0_ROUNDING", rmode),
+                ];
+                if narrow {
+                    let (lo, hi) = gelu::table_range(&fi, fout);
+                    ov.push(("TABLE_LO", lo));
+                    ov.push(("TABLE_HI", hi));
+                }
+                let p = resolve_params(&gelu::Gelu, &ov).expect("valid gelu parameters");
+                let table = gelu::gelu_table(&p);
+                let (lo, hi) = gelu::effective_range(&p);
+                let fo = FixedFormat::signed(16, fout);
+                let pairs: Vec<(f64, f64)> = (0..200_000)
+                    .map(|_| {
+                        let x = rng.gen_range(fi.min_code()..=fi.max_code());
+                        let y = gelu::gelu_element(&p, &table, x);
+                        (to_f64(y, &fo), gelu::gelu_f64(to_f64(x, &fi)))
+                    })
+                    .collect();
+                let (max, mean, out) = stats(&pairs, &fo);
+                println!(
+                    "| s16.{fin} | s16.{fout} | {rname} | [{lo}, {hi}] | {} | {max:.3} | {mean:.3} | {out} |",
+                    hi - lo + 1
+                );
+            }
+        }
+    }
+    println!();
+}
+
+fn softmax_rows(rng: &mut ChaCha8Rng) {
+    println!("## softmax (16-bit signed input, 16-bit output, default internal widths)\n");
+    println!("| input | output | rounding | L | rows | max err (LSB) | mean err (LSB) | out of range |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for fin in [8, 10, 12, 13] {
+        for (signed, fout) in [(0, 16), (1, 15)] {
+            for (rname, rmode) in [("TRN", 0), ("RND", 2)] {
+                for l in [64i64, 197, 512] {
+                    let ov = vec![
+                        ("DATA_IN_0_PRECISION_0", 16),
+                        ("DATA_IN_0_PRECISION_1", fin),
+                        ("DATA_IN_0_TENSOR_SIZE_DIM_0", l),
+                        ("DATA_IN_0_PARALLELISM_DIM_0", 1),
+                        ("DATA_OUT_0_PRECISION_0", 16),
+                        ("DATA_OUT_0_PRECISION_1", fout),
+                        ("DATA_OUT_0_SIGNED", signed),
+                        ("DATA_OUT_0_ROUNDING", rmode),
+                    ];
+                    let p = resolve_params(&softmax::Softmax, &ov).expect("valid softmax parameters");
+                    let w = softmax::Widths::of(&p);
+                    let (t_hi, t_lo) = softmax::exp_tables(w.ef, w.h);
+                    let fi = FixedFormat::signed(16, fin as i32);
+                    let fo = FixedFormat { signed: signed == 1, ..FixedFormat::signed(16, fout as i32) };
+                    let rows = (40_000 / l).max(20);
+                    let mut pairs = Vec::new();
+                    for _ in 0..rows {
+                        // random rows spanning the input format; every other row squeezed into a
+                        // narrow window (logits of similar size, where many terms matter)
+                        let span = if rng.gen_bool(0.5) { 1i64 << 16 } else { 8i64 << fin };
+                        let base = rng.gen_range(fi.min_code()..=fi.max_code() - span.min(1 << 15) + 1);
+                        let row: Vec<i64> = (0..l)
+                            .map(|_| (base + rng.gen_range(0..span)).clamp(fi.min_code(), fi.max_code()))
+                            .collect();
+                        let y = softmax::softmax_row(&p, &t_hi, &t_lo, &row);
+                        let m = row.iter().copied().max().unwrap_or(0);
+                        let ex: Vec<f64> = row.iter().map(|&x| (to_f64(x - m, &fi)).exp()).collect();
+                        let s: f64 = ex.iter().sum();
+                        for (yi, e) in y.iter().zip(&ex) {
+                            pairs.push((to_f64(*yi, &fo), e / s));
+                        }
+                    }
+                    let (max, mean, out) = stats(&pairs, &fo);
+                    let sign = if signed == 1 { "s" } else { "u" };
+                    println!(
+                        "| s16.{fin} | {sign}16.{fout} | {rname} | {l} | {rows} | {max:.3} | {mean:.4} | {out} |"
+                    );
+                }
+            }
+        }
+    }
+    println!();
+}
+
+fn main() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2024);
+    let which: Vec<String> = std::env::args().skip(1).collect();
+    let all = which.is_empty();
+    if all || which.iter().any(|w| w == "gelu") {
+        gelu_rows(&mut rng);
+    }
+    if all || which.iter().any(|w| w == "softmax") {
+        softmax_rows(&mut rng);
+    }
+}

@@ -1,0 +1,419 @@
+//! `gelu`: element-wise GELU, `x · Φ(x)` (erf form, as `torch.nn.GELU()`), by table lookup
+//! (`rtl/mase_gelu.sv`), for signed inputs of up to 16 bits.
+//!
+//! # Exact algorithm
+//!
+//! Input codes `x` (signed, `W = DATA_IN_0_PRECISION_0 ≤ 16` bits, `F = DATA_IN_0_PRECISION_1`
+//! fractional bits) are mapped to output codes (signed, `DATA_OUT_0_PRECISION_0/1`, rounding and
+//! overflow `DATA_OUT_0_ROUNDING/OVERFLOW`) piecewise, with the table range
+//! `[LO, HI] = [max(TABLE_LO, min code), min(TABLE_HI, max code)]`:
+//!
+//! | input code | output code |
+//! |---|---|
+//! | `x < LO` | `0` (GELU tends to 0 for large negative x) |
+//! | `LO ≤ x ≤ HI` | `table[x − LO]` |
+//! | `x > HI` | `cast_code(x, F, out)` (GELU tends to the identity for large positive x) |
+//!
+//! `table[k] = from_f64(gelu(x_k · 2^-F), out)` for `x_k = LO + k`, computed by [`gelu_table`]
+//! with a deterministic double-precision GELU ([`gelu_f64`]: erf by a positive-term series, exp
+//! by halving and squaring; only IEEE +, −, ×, ÷ and √, so the same bytes on every machine). The
+//! same generator yields the model's table ([`Component::random_stimulus`]) and the emitted
+//! `.mem` file (memory `table`, file parameter `TABLE_MEM_FILE`, one entry per word, word `k` =
+//! input code `LO + k`).
+//!
+//! The defaults `TABLE_LO = -32768`, `TABLE_HI = 32767` tabulate every input code (exact to the
+//! output rounding). [`table_range`] gives the narrowest range whose tails stay within a quarter
+//! of an output LSB of GELU (so the tails add at most 0.25 LSB of error); the emitter uses it to
+//! shrink 16-bit tables (s16.12 → s16.12: about 34 k of 64 k entries).
+//!
+//! # Hardware
+//!
+//! Each lane has its own copy of the ROM (one synchronous read port per lane: a lane count of
+//! P costs P ROMs, in block RAM when large; replication keeps every lane independent and the
+//! address logic trivial). Pipeline: ROM read + input register → tail select and cast
+//! (combinational) → `mase_skid_buffer`. Latency 2 cycles, one beat per cycle.
+
+use mase_ir::fixed::{cast_code, from_f64, to_f64, FixedFormat};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::component::{
+    Component, Cost, Direction, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
+};
+use crate::components::cast::{check_modes, output_format, MAX_FRAC};
+use crate::{check_divides, check_equal, check_range, param};
+
+/// The GELU component.
+pub struct Gelu;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::value("DATA_IN_0_PRECISION_0", 8, "input total bits (1..16), signed"),
+    ParamSpec::value("DATA_IN_0_PRECISION_1", 4, "input fractional bits"),
+    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_0", 8, "tensor size along dim 0 (columns)"),
+    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_1", 1, "tensor size along dim 1 (rows)"),
+    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_0", 4, "elements of dim 0 per beat"),
+    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_1", 1, "rows per beat"),
+    ParamSpec::value("DATA_OUT_0_PRECISION_0", 8, "output total bits (1..32), signed"),
+    ParamSpec::value("DATA_OUT_0_PRECISION_1", 4, "output fractional bits"),
+    ParamSpec::same_as("DATA_OUT_0_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0", "output dim 0 (= input)"),
+    ParamSpec::same_as("DATA_OUT_0_TENSOR_SIZE_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1", "output dim 1 (= input)"),
+    ParamSpec::same_as(
+        "DATA_OUT_0_PARALLELISM_DIM_0",
+        "DATA_IN_0_PARALLELISM_DIM_0",
+        "output elements of dim 0 per beat (= input)",
+    ),
+    ParamSpec::same_as("DATA_OUT_0_PARALLELISM_DIM_1", "DATA_IN_0_PARALLELISM_DIM_1", "output rows per beat (= input)"),
+    ParamSpec::value(
+        "DATA_OUT_0_ROUNDING",
+        0,
+        "rounding of the table entries and the upper tail: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV",
+    ),
+    ParamSpec::value("DATA_OUT_0_OVERFLOW", 1, "overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM"),
+    ParamSpec::value("TABLE_LO", -32768, "lowest tabulated input code (clamped to the input range); below it GELU = 0"),
+    ParamSpec::value(
+        "TABLE_HI",
+        32767,
+        "highest tabulated input code (clamped to the input range); above it GELU = cast(x)",
+    ),
+];
+
+/// `e^{-y}` for `y ≥ 0` in double precision using only IEEE-exact operations (+, ×, ÷ by
+/// powers of two): halve `y` until it is at most 2^-6, sum the Taylor series, square back.
+/// Deterministic on every platform (no libm); relative error below 1e-12 for `y ≤ 64`.
+pub fn exp_neg(y: f64) -> f64 {
+    if y.is_nan() || y <= 0.0 {
+        return 1.0;
+    }
+    if y > 745.0 {
+        return 0.0;
+    }
+    let mut r = y;
+    let mut k = 0;
+    while r > 1.0 / 64.0 {
+        r *= 0.5;
+        k += 1;
+    }
+    // e^{-r} = Σ (-r)^n / n!, Horner form, 12 terms (r ≤ 2^-6: truncation far below 1 ulp).
+    let mut e = 1.0;
+    for n in (1..=12).rev() {
+        e = 1.0 - r * e / n as f64;
+    }
+    for _ in 0..k {
+        e *= e;
+    }
+    e
+}
+
+/// `erf(z)` in double precision, deterministic (see [`exp_neg`]): for `|z| < 6`,
+/// `erf(z) = 2/√π · e^{-z²} · Σ_{n≥0} 2^n z^{2n+1} / (1·3·…·(2n+1))` (all terms positive, no
+/// cancellation); `±1` beyond (|erf − 1| < 2^-53 there).
+pub fn erf(z: f64) -> f64 {
+    let a = z.abs();
+    if a >= 6.0 {
+        return z.signum();
+    }
+    let two_z2 = 2.0 * a * a;
+    let (mut term, mut sum) = (a, a);
+    let mut n = 0u32;
+    while term > sum * 1e-18 && n < 400 {
+        n += 1;
+        term *= two_z2 / (2 * n + 1) as f64;
+        sum += term;
+    }
+    // 2/√π
+    let v = std::f64::consts::FRAC_2_SQRT_PI * exp_neg(a * a) * sum;
+    if z < 0.0 {
+        -v
+    } else {
+        v
+    }
+}
+
+/// GELU in double precision: `0.5 · x · (1 + erf(x / √2))`.
+pub fn gelu_f64(x: f64) -> f64 {
+    0.5 * x * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2))
+}
+
+/// Input format (`DATA_IN_0_PRECISION_0/1`, signed).
+fn input_format(p: &Params) -> FixedFormat {
+    FixedFormat::signed(param(p, "DATA_IN_0_PRECISION_0") as u32, param(p, "DATA_IN_0_PRECISION_1") as i32)
+}
+
+/// The effective table range `[LO, HI]`: `TABLE_LO/HI` clamped to the input code range.
+pub fn effective_range(p: &Params) -> (i64, i64) {
+    let f = input_format(p);
+    (param(p, "TABLE_LO").max(f.min_code()), param(p, "TABLE_HI").min(f.max_code()))
+}
+
+/// The table contents for the instance: `from_f64(gelu_f64(x · 2^-F), out)` for every code `x` of
+/// the effective range, lowest first (word order of the ROM).
+pub fn gelu_table(p: &Params) -> Vec<i64> {
+    let (fi, fo) = (input_format(p), output_format(p, "DATA_OUT_0", true));
+    let (lo, hi) = effective_range(p);
+    (lo..=hi).map(|x| from_f64(gelu_f64(to_f64(x, &fi)), &fo)).collect()
+}
+
+/// The narrowest table range `(TABLE_LO, TABLE_HI)` for the given formats such that for every
+/// input code outside it the tail (0 below, `x` above) is within a quarter of an output LSB of
+/// GELU. `fi` is the (signed) input format, `fo_frac` the output fractional bits.
+pub fn table_range(fi: &FixedFormat, fo_frac: i32) -> (i64, i64) {
+    let thr = 0.25 * FixedFormat::signed(16, fo_frac).lsb();
+    let mut hi = fi.max_code();
+    while hi > 0 && (to_f64(hi, fi) - gelu_f64(to_f64(hi, fi))).abs() <= thr {
+        hi -= 1;
+    }
+    let mut lo = fi.min_code();
+    while lo < 0 && gelu_f64(to_f64(lo, fi)).abs() <= thr {
+        lo += 1;
+    }
+    (lo, hi)
+}
+
+/// GELU of one input code given the instance's table (the element function of the component).
+pub fn gelu_element(p: &Params, table: &[i64], x: i64) -> i64 {
+    let (lo, hi) = effective_range(p);
+    if x < lo {
+        0
+    } else if x > hi {
+        cast_code(x as i128, param(p, "DATA_IN_0_PRECISION_1") as i32, &output_format(p, "DATA_OUT_0", true))
+    } else {
+        table[(x - lo) as usize]
+    }
+}
+
+fn lanes(p: &Params) -> usize {
+    (param(p, "DATA_IN_0_PARALLELISM_DIM_0") * param(p, "DATA_IN_0_PARALLELISM_DIM_1")) as usize
+}
+
+fn beats(p: &Params) -> usize {
+    (param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") / param(p, "DATA_IN_0_PARALLELISM_DIM_0")) as usize
+}
+
+/// Number of table entries (ROM depth; at least 1, also for parameter sets that `validate`
+/// rejects, so that the RTL still elaborates far enough to print the rejection).
+fn depth(p: &Params) -> usize {
+    let (lo, hi) = effective_range(p);
+    (hi - lo + 1).max(1) as usize
+}
+
+impl Component for Gelu {
+    fn name(&self) -> &'static str {
+        "gelu"
+    }
+
+    fn description(&self) -> &'static str {
+        "element-wise GELU (erf form) by per-lane table lookup with identity/zero tails; inputs up to 16 bits"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn validate(&self, p: &Params) -> Result<(), String> {
+        check_range(p, "DATA_IN_0_PRECISION_0", 1, 16)?;
+        check_range(p, "DATA_IN_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 1 << 20)?;
+        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 1 << 20)?;
+        check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
+        check_range(p, "DATA_IN_0_PARALLELISM_DIM_1", 1, 1024)?;
+        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
+        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1")?;
+        check_range(p, "DATA_OUT_0_PRECISION_0", 1, 32)?;
+        check_range(p, "DATA_OUT_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        for s in ["TENSOR_SIZE_DIM_0", "TENSOR_SIZE_DIM_1", "PARALLELISM_DIM_0", "PARALLELISM_DIM_1"] {
+            check_equal(p, &format!("DATA_OUT_0_{s}"), &format!("DATA_IN_0_{s}"))?;
+        }
+        check_modes(p, "DATA_OUT_0")?;
+        let fi = input_format(p);
+        check_range(p, "TABLE_LO", -32768, fi.max_code())?;
+        check_range(p, "TABLE_HI", param(p, "TABLE_LO").max(fi.min_code()), 32767)
+    }
+
+    fn streams(&self, p: &Params) -> Vec<StreamSpec> {
+        ["DATA_IN_0", "DATA_OUT_0"]
+            .iter()
+            .zip([Direction::In, Direction::Out])
+            .map(|(prefix, dir)| StreamSpec {
+                name: prefix.to_lowercase(),
+                dir,
+                lanes: lanes(p),
+                width: param(p, &format!("{prefix}_PRECISION_0")) as u32,
+                signed: true,
+                beats_per_row: beats(p),
+            })
+            .collect()
+    }
+
+    fn memories(&self, p: &Params) -> Vec<MemorySpec> {
+        vec![MemorySpec {
+            name: "table".into(),
+            param: "TABLE_MEM_FILE".into(),
+            values: depth(p),
+            depth: depth(p),
+            lanes: 1,
+            lane_width: param(p, "DATA_OUT_0_PRECISION_0") as u32,
+            signed: true,
+        }]
+    }
+
+    fn layout_memory(&self, p: &Params, mem: &str, values: &[i64]) -> Result<Vec<Vec<i64>>, String> {
+        if mem != "table" {
+            return Err(format!("component `gelu` has no memory `{mem}`; its memory is `table`"));
+        }
+        if values.len() != depth(p) {
+            return Err(format!("gelu memory `table`: expected {} entries, got {}", depth(p), values.len()));
+        }
+        Ok(values.iter().map(|&v| vec![v]).collect())
+    }
+
+    fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
+        let x = stim.inputs.get("data_in_0").ok_or("gelu model: missing input stream data_in_0")?;
+        let generated;
+        let table = match stim.memories.get("table") {
+            Some(t) => t,
+            None => {
+                generated = gelu_table(p);
+                &generated
+            }
+        };
+        if table.len() != depth(p) {
+            return Err(format!(
+                "gelu model: memory `table` has {} entries, expected {}",
+                table.len(),
+                depth(p)
+            ));
+        }
+        let mut out = StreamValues::new();
+        out.insert("data_out_0".to_string(), x.iter().map(|&v| gelu_element(p, table, v)).collect());
+        Ok(out)
+    }
+
+    fn cost(&self, p: &Params) -> Cost {
+        let rom_bits = depth(p) as u64 * param(p, "DATA_OUT_0_PRECISION_0") as u64;
+        Cost {
+            latency_cycles: 2,
+            ii_cycles: beats(p) as u64,
+            multipliers: 0,
+            memory_bits: rom_bits * lanes(p) as u64,
+        }
+    }
+
+    fn dependencies(&self) -> &'static [&'static str] {
+        &["mase_cast_core.sv", "mase_skid_buffer.sv"]
+    }
+
+    fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        let (lo16, hi16) = table_range(&FixedFormat::signed(16, 12), 12);
+        vec![
+            vec![],
+            vec![
+                ("DATA_IN_0_PRECISION_0", 2),
+                ("DATA_IN_0_PRECISION_1", 0),
+                ("DATA_OUT_0_PRECISION_0", 3),
+                ("DATA_OUT_0_PRECISION_1", 1),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 5),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
+            ],
+            // 16-bit formats with the recommended (narrowed) table, P = 2, odd beat count
+            vec![
+                ("DATA_IN_0_PRECISION_0", 16),
+                ("DATA_IN_0_PRECISION_1", 12),
+                ("DATA_OUT_0_PRECISION_0", 16),
+                ("DATA_OUT_0_PRECISION_1", 12),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 6),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 2),
+                ("TABLE_LO", lo16),
+                ("TABLE_HI", hi16),
+            ],
+            // narrow table so both tails are hit often; 2-D blocks; RND + SAT_SYM
+            vec![
+                ("DATA_IN_0_PRECISION_0", 12),
+                ("DATA_IN_0_PRECISION_1", 8),
+                ("DATA_OUT_0_PRECISION_0", 10),
+                ("DATA_OUT_0_PRECISION_1", 6),
+                ("DATA_OUT_0_ROUNDING", 2),
+                ("DATA_OUT_0_OVERFLOW", 3),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 12),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 4),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_1", 4),
+                ("DATA_IN_0_PARALLELISM_DIM_1", 2),
+                ("TABLE_LO", -600),
+                ("TABLE_HI", 500),
+            ],
+            // output narrower than the tail values: upper tail saturates
+            vec![
+                ("DATA_IN_0_PRECISION_0", 9),
+                ("DATA_IN_0_PRECISION_1", 3),
+                ("DATA_OUT_0_PRECISION_0", 6),
+                ("DATA_OUT_0_PRECISION_1", 2),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 9),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 3),
+                ("TABLE_LO", -40),
+                ("TABLE_HI", 30),
+            ],
+        ]
+    }
+
+    fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![
+            vec![("DATA_IN_0_PRECISION_0", 17)],
+            vec![("TABLE_LO", 128)],
+            vec![("TABLE_LO", 10), ("TABLE_HI", 5)],
+            vec![("DATA_OUT_0_OVERFLOW", 4)],
+            vec![("DATA_IN_0_PARALLELISM_DIM_0", 3)],
+        ]
+    }
+
+    fn random_stimulus(&self, p: &Params, rows: usize, rng: &mut ChaCha8Rng) -> Stimulus {
+        let f = input_format(p);
+        let n = rows * beats(p) * lanes(p);
+        let mut stim = Stimulus::default();
+        stim.inputs
+            .insert("data_in_0".into(), (0..n).map(|_| rng.gen_range(f.min_code()..=f.max_code())).collect());
+        stim.memories.insert("table".into(), gelu_table(p));
+        stim
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resolve_params;
+
+    #[test]
+    fn erf_matches_known_values() {
+        // erf(1), erf(0.5), erf(2) to 15 digits (Abramowitz & Stegun table 7.1 values).
+        for (z, want) in
+            [(1.0, 0.842_700_792_949_715), (0.5, 0.520_499_877_813_047), (2.0, 0.995_322_265_018_953)]
+        {
+            assert!((erf(z) - want).abs() < 1e-14, "erf({z}) = {}", erf(z));
+            assert!((erf(-z) + want).abs() < 1e-14);
+        }
+        assert!((exp_neg(1.0) - (-1.0f64).exp()).abs() < 1e-15);
+    }
+
+    #[test]
+    fn tails_agree_with_the_full_table_within_a_quarter_lsb() {
+        let fi = FixedFormat::signed(12, 8);
+        let (lo, hi) = table_range(&fi, 8);
+        assert!(lo > fi.min_code() && hi < fi.max_code(), "range ({lo}, {hi}) should be narrowed");
+        let full =
+            resolve_params(&Gelu, &[("DATA_IN_0_PRECISION_0", 12), ("DATA_IN_0_PRECISION_1", 8)]).unwrap();
+        let ft = gelu_table(&full);
+        for x in [fi.min_code(), lo - 1, hi + 1, fi.max_code()] {
+            let exact = ft[(x - fi.min_code()) as usize];
+            let narrow = resolve_params(
+                &Gelu,
+                &[
+                    ("DATA_IN_0_PRECISION_0", 12),
+                    ("DATA_IN_0_PRECISION_1", 8),
+                    ("TABLE_LO", lo),
+                    ("TABLE_HI", hi),
+                ],
+            )
+            .unwrap();
+            let y = gelu_element(&narrow, &gelu_table(&narrow), x);
+            assert!((y - exact).abs() <= 1, "x = {x}: tail {y}, table {exact}");
+        }
+    }
+}

@@ -1,0 +1,545 @@
+//! `layer_norm`: LayerNorm over the innermost dimension (`rtl/mase_layer_norm.sv`),
+//! `y = (x − mean)/sqrt(var + eps)·gamma + beta`, gamma / beta from ROMs, one exact integer
+//! algorithm shared by this model and the RTL.
+//!
+//! # The algorithm (per row of `D` input codes `x_i`, `F` fractional bits)
+//!
+//! 1. Exact sums `S1 = Σ x_i`, `S2 = Σ x_i²`.
+//! 2. No division: `V = D·S2 − S1²` (`= D²·var` at `2F` fractional bits, exact, ≥ 0) and the
+//!    centred values `c_i = D·x_i − S1` (`= D·(x_i − mean)` at `F` fractional bits, exact).
+//! 3. `eps = EPS·2^-EPS_FRAC` (integer code `EPS ≥ 1`). Both terms are aligned, exactly, to
+//!    `FQ = max(2F, EPS_FRAC rounded up to even)` fractional bits:
+//!    `Q = V·2^(FQ−2F) + D²·EPS·2^(FQ−EPS_FRAC)` (`= D²·(var + eps)`, `Q ≥ 1`).
+//! 4. `1/sqrt(Q)`: `L` = bit length of `Q`, `k = ceil(L/2)`, mantissa
+//!    `u = floor(Q·2^(MF−2k))` (`MF` = [`MANT_FRAC`] fractional bits, `u ∈ [1/4, 1)`);
+//!    seed `y = T[u >> (MF − TB)]·2^(YF−TF)` from the [`rsqrt_table`] (`TB` = [`TABLE_BITS`]
+//!    index bits, entries at `TF` = [`TABLE_FRAC`] bits), then [`NEWTON_STEPS`] integer Newton
+//!    steps at `YF` = [`RSQRT_FRAC`] bits, each
+//!    `s = ⌊y²/2^YF⌋, t = ⌊u·s/2^MF⌋, y ← ⌊y·(3·2^YF − t)/2^(YF+1)⌋`.
+//!    Then `1/sqrt(Q) ≈ y·2^-(YF+k)`.
+//! 5. Normalised value at `NF = NORM_FRAC` bits: `n_i = ⌊c_i·y·2^-(k + YF − NF + F − FQ/2)⌋`
+//!    (floor; `|n_i| < sqrt(D)·2^NF`).
+//! 6. `acc_i = n_i·gamma_i + beta_i` exact (aligned to `max(NF + frac_gamma, frac_beta)`), one
+//!    [`cast_code`] into the `DATA_OUT_0` format and modes.
+//!
+//! # Hardware
+//!
+//! Input rows go into a ring of `NSLOT` row slots ([`slots`]) while their sums accumulate; at the
+//! end of a row the statistics enter a fully pipelined `1/sqrt` unit ([`RSQRT_STAGES`] stages);
+//! the normalising pipeline reads a slot once its statistics are ready. With
+//! `NSLOT = 2 + ceil((RSQRT_STAGES + 2)/(D/P))` the next rows' statistics accumulate while the
+//! current one is normalised, so the II is `D/P` cycles per row for every row length.
+
+use mase_ir::fixed::cast_code;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use super::cast::{check_modes, output_format, MAX_FRAC};
+use crate::component::{
+    uniform_stimulus, value_range, Component, Cost, Direction, MemorySpec, ParamSpec, Params, Stimulus,
+    StreamSpec, StreamValues,
+};
+use crate::{check_divides, check_equal, check_range, param};
+
+/// The layer_norm component.
+pub struct LayerNorm;
+
+/// `YF`: fractional bits of the reciprocal square root mantissa `y` (value in (1, 2]).
+pub const RSQRT_FRAC: u32 = 24;
+/// `MF`: fractional bits of the normalised mantissa `u ∈ [1/4, 1)`.
+pub const MANT_FRAC: u32 = 26;
+/// `TB`: table index bits (the top bits of `u`; indices 32..128 occur).
+pub const TABLE_BITS: u32 = 7;
+/// `TF`: fractional bits of a table entry.
+pub const TABLE_FRAC: u32 = 10;
+/// Newton steps after the table.
+pub const NEWTON_STEPS: usize = 2;
+/// Pipeline stages of the RTL's `1/sqrt` unit (from the end-of-row sums to the ready flag).
+pub const RSQRT_STAGES: usize = 11;
+/// Largest internal width (bits) the parameters may imply.
+pub const MAX_INTERNAL_BITS: i64 = 120;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::value("DATA_IN_0_PRECISION_0", 16, "input element bits (1..32, signed)"),
+    ParamSpec::value("DATA_IN_0_PRECISION_1", 8, "input fractional bits (-32..32)"),
+    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_0", 64, "D: elements per row, normalised together (1..4096)"),
+    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_1", 1, "rows per tensor (any number of rows may stream)"),
+    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_0", 4, "P: elements per beat (1..256, divides D)"),
+    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_1", 1, "rows per beat (must be 1)"),
+    ParamSpec::value("WEIGHT_PRECISION_0", 16, "gamma bits (1..32, signed)"),
+    ParamSpec::value("WEIGHT_PRECISION_1", 14, "gamma fractional bits (-32..32)"),
+    ParamSpec::same_as("WEIGHT_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0", "gamma elements (= D)"),
+    ParamSpec::same_as("WEIGHT_PARALLELISM_DIM_0", "DATA_IN_0_PARALLELISM_DIM_0", "gamma per ROM word (= P)"),
+    ParamSpec::value("BIAS_PRECISION_0", 16, "beta bits (1..32, signed)"),
+    ParamSpec::value(
+        "BIAS_PRECISION_1",
+        12,
+        "beta fractional bits (-32..32, within 32 of NORM_FRAC + gamma frac)",
+    ),
+    ParamSpec::same_as("BIAS_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0", "beta elements (= D)"),
+    ParamSpec::same_as("BIAS_PARALLELISM_DIM_0", "DATA_IN_0_PARALLELISM_DIM_0", "beta per ROM word (= P)"),
+    ParamSpec::value("DATA_OUT_0_PRECISION_0", 16, "output element bits (1..64, signed)"),
+    ParamSpec::value("DATA_OUT_0_PRECISION_1", 12, "output fractional bits"),
+    ParamSpec::same_as(
+        "DATA_OUT_0_TENSOR_SIZE_DIM_0",
+        "DATA_IN_0_TENSOR_SIZE_DIM_0",
+        "output row length (= D)",
+    ),
+    ParamSpec::same_as(
+        "DATA_OUT_0_TENSOR_SIZE_DIM_1",
+        "DATA_IN_0_TENSOR_SIZE_DIM_1",
+        "output rows (= input rows)",
+    ),
+    ParamSpec::same_as(
+        "DATA_OUT_0_PARALLELISM_DIM_0",
+        "DATA_IN_0_PARALLELISM_DIM_0",
+        "outputs per beat (= P)",
+    ),
+    ParamSpec::same_as(
+        "DATA_OUT_0_PARALLELISM_DIM_1",
+        "DATA_IN_0_PARALLELISM_DIM_1",
+        "output rows per beat (= 1)",
+    ),
+    ParamSpec::value(
+        "DATA_OUT_0_ROUNDING",
+        0,
+        "output rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV",
+    ),
+    ParamSpec::value("DATA_OUT_0_OVERFLOW", 1, "output overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM"),
+    ParamSpec::value("EPS", 687195, "eps as an integer code: eps = EPS * 2^-EPS_FRAC (1..2^31-1)"),
+    ParamSpec::value("EPS_FRAC", 36, "fractional bits of EPS (0..64); default eps = 687195*2^-36 ≈ 1e-5"),
+    ParamSpec::value("NORM_FRAC", 16, "NF: fractional bits of the normalised value before gamma (1..32)"),
+];
+
+/// `ceil(log2(n))` for `n ≥ 1` (SV `$clog2`, 0 for 1).
+fn clog2(n: i64) -> i64 {
+    (n.max(1) as u64).next_power_of_two().trailing_zeros() as i64
+}
+
+/// Derived constants of an instance (the RTL's localparams, same names).
+#[derive(Debug, Clone, Copy)]
+struct Geo {
+    w: i64,
+    f: i64,
+    d: i64,
+    p: i64,
+    fq: i64,
+    ef: i64,
+    nf: i64,
+    base: i64,
+    qw: i64,
+    prw: i64,
+    aw: i64,
+    gf: i64,
+    bf: i64,
+    af: i64,
+}
+
+impl Geo {
+    fn of(p: &Params) -> Geo {
+        let w = param(p, "DATA_IN_0_PRECISION_0");
+        let f = param(p, "DATA_IN_0_PRECISION_1");
+        let d = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0");
+        let ld = clog2(d);
+        let ef = param(p, "EPS_FRAC");
+        let fq = (2 * f).max(ef + (ef & 1));
+        let vw = 2 * w + 2 * ld + 2;
+        let qw = (vw + fq - 2 * f).max(2 * ld + 32 + fq - ef) + 1;
+        let nf = param(p, "NORM_FRAC");
+        let base = RSQRT_FRAC as i64 - nf + f - fq / 2;
+        let g = (-base).max(0);
+        let cw = w + ld + 2;
+        let prw = cw + RSQRT_FRAC as i64 + 3 + g;
+        let nnw = nf + (ld + 1) / 2 + 2;
+        let (gw, gf) = (param(p, "WEIGHT_PRECISION_0"), param(p, "WEIGHT_PRECISION_1"));
+        let (bw, bf) = (param(p, "BIAS_PRECISION_0"), param(p, "BIAS_PRECISION_1"));
+        let af = (nf + gf).max(bf);
+        let aw = (nnw + gw + af - nf - gf).max(bw + af - bf) + 1;
+        Geo { w, f, d, p: param(p, "DATA_IN_0_PARALLELISM_DIM_0"), fq, ef, nf, base, qw, prw, aw, gf, bf, af }
+    }
+
+    /// Beats per row.
+    fn nw(&self) -> i64 {
+        self.d / self.p
+    }
+
+    /// The largest internal width.
+    fn internal_bits(&self) -> i64 {
+        self.qw.max(self.prw).max(self.aw)
+    }
+}
+
+/// Row slots of the RTL's ring buffer: `2 + ceil((RSQRT_STAGES + 2) / (D/P))`.
+pub fn slots(p: &Params) -> i64 {
+    let nw = Geo::of(p).nw();
+    2 + (RSQRT_STAGES as i64 + 2 + nw - 1) / nw
+}
+
+/// The seed table: entry `i` (for `i` in `2^(TB−2)..2^TB`, the indices a normalised mantissa
+/// can have) is `round(2^TF / sqrt((i + 1/2) / 2^TB))`; entries below `2^(TB−2)` repeat the
+/// first used one (never read). Generated once (f64 `sqrt` is correctly rounded, so the result
+/// is the same everywhere) and emitted into `rtl/mase_layer_norm_rsqrt_lut.sv` by
+/// [`rsqrt_lut_sv`].
+pub fn rsqrt_table() -> Vec<u32> {
+    let n = 1u32 << TABLE_BITS;
+    let first = n / 4;
+    (0..n)
+        .map(|i| {
+            let i = i.max(first);
+            let mid = (f64::from(i) + 0.5) / f64::from(n);
+            ((1u64 << TABLE_FRAC) as f64 / mid.sqrt()).round() as u32
+        })
+        .collect()
+}
+
+/// The text of `rtl/mase_layer_norm_rsqrt_lut.sv` (the table as a `case` ROM).
+pub fn rsqrt_lut_sv() -> String {
+    let t = rsqrt_table();
+    let mut s = String::new();
+    s.push_str("// mase_layer_norm_rsqrt_lut: seed table of mase_layer_norm's reciprocal square root.\n");
+    s.push_str("//\n");
+    s.push_str(&format!(
+        "// GENERATED by hwlib/src/components/layer_norm.rs (rsqrt_lut_sv); do not edit. Entry i\n\
+         // (i = {}..{}) is round(2^{} / sqrt((i + 1/2) / 2^{})); lower entries repeat entry {}.\n",
+        t.len() / 4,
+        t.len() - 1,
+        TABLE_FRAC,
+        TABLE_BITS,
+        t.len() / 4
+    ));
+    s.push_str("// Purely combinational (a ROM of LUTs): no latency, no state.\n");
+    s.push_str("module mase_layer_norm_rsqrt_lut (\n");
+    s.push_str(&format!("    /// Table index: the top {TABLE_BITS} bits of the normalised mantissa.\n"));
+    s.push_str(&format!("    input  logic [{}:0] idx,\n", TABLE_BITS - 1));
+    s.push_str(&format!("    /// Seed 1/sqrt(mantissa) with {TABLE_FRAC} fractional bits.\n"));
+    s.push_str(&format!("    output logic [{}:0] y0\n", TABLE_FRAC + 1));
+    s.push_str(");\n");
+    s.push_str("  always_comb begin\n");
+    s.push_str("    case (idx)\n");
+    for (i, v) in t.iter().enumerate() {
+        s.push_str(&format!("      {}'d{i}: y0 = {}'d{v};\n", TABLE_BITS, TABLE_FRAC + 2));
+    }
+    s.push_str("      default: y0 = '0;\n");
+    s.push_str("    endcase\n");
+    s.push_str("  end\n");
+    s.push_str("endmodule\n");
+    s
+}
+
+/// Floor of `v·2^-s` (`s` may be negative: exact left shift).
+fn shift_floor(v: i128, s: i64) -> i128 {
+    if s >= 0 {
+        v >> s
+    } else {
+        v << (-s)
+    }
+}
+
+/// The reciprocal square root of step 4: `(y, k)` with `1/sqrt(q) ≈ y·2^-(YF + k)`, `q ≥ 1`.
+pub fn rsqrt_int(q: i128) -> (i128, i64) {
+    let l = 128 - q.leading_zeros() as i64;
+    let k = (l + 1) / 2;
+    let mf = MANT_FRAC as i64;
+    let u = shift_floor(q, 2 * k - mf);
+    let table = rsqrt_table();
+    let idx = (u >> (MANT_FRAC - TABLE_BITS)) as usize;
+    let mut y = (table[idx.min(table.len() - 1)] as i128) << (RSQRT_FRAC - TABLE_FRAC);
+    for _ in 0..NEWTON_STEPS {
+        let s = (y * y) >> RSQRT_FRAC;
+        let t = (u * s) >> MANT_FRAC;
+        let r = (3i128 << RSQRT_FRAC) - t;
+        y = (y * r) >> (RSQRT_FRAC + 1);
+    }
+    (y, k)
+}
+
+/// The normalised values `n_i` (step 5, `NORM_FRAC` fractional bits) of one row.
+fn normalise_row(g: &Geo, eps: i64, row: &[i64]) -> Vec<i128> {
+    let d = g.d as i128;
+    let s1: i128 = row.iter().map(|&x| x as i128).sum();
+    let s2: i128 = row.iter().map(|&x| (x as i128) * (x as i128)).sum();
+    let v = d * s2 - s1 * s1;
+    let q = (v << (g.fq - 2 * g.f)) + ((d * d * eps as i128) << (g.fq - g.ef));
+    let (y, k) = rsqrt_int(q);
+    row.iter().map(|&x| shift_floor((d * x as i128 - s1) * y, k + g.base)).collect()
+}
+
+impl Component for LayerNorm {
+    fn name(&self) -> &'static str {
+        "layer_norm"
+    }
+
+    fn description(&self) -> &'static str {
+        "LayerNorm over dim 0: exact sums, table + Newton 1/sqrt, gamma/beta ROMs, output cast, full rate"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn validate(&self, p: &Params) -> Result<(), String> {
+        check_range(p, "DATA_IN_0_PRECISION_0", 1, 32)?;
+        check_range(p, "DATA_IN_0_PRECISION_1", -32, 32)?;
+        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 4096)?;
+        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 1 << 20)?;
+        check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 256)?;
+        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
+        check_range(p, "DATA_IN_0_PARALLELISM_DIM_1", 1, 1)?;
+        check_range(p, "WEIGHT_PRECISION_0", 1, 32)?;
+        check_range(p, "WEIGHT_PRECISION_1", -32, 32)?;
+        check_equal(p, "WEIGHT_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
+        check_equal(p, "WEIGHT_PARALLELISM_DIM_0", "DATA_IN_0_PARALLELISM_DIM_0")?;
+        check_range(p, "BIAS_PRECISION_0", 1, 32)?;
+        check_range(p, "BIAS_PRECISION_1", -32, 32)?;
+        check_equal(p, "BIAS_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
+        check_equal(p, "BIAS_PARALLELISM_DIM_0", "DATA_IN_0_PARALLELISM_DIM_0")?;
+        check_range(p, "DATA_OUT_0_PRECISION_0", 1, 64)?;
+        check_range(p, "DATA_OUT_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        check_equal(p, "DATA_OUT_0_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
+        check_equal(p, "DATA_OUT_0_TENSOR_SIZE_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1")?;
+        check_equal(p, "DATA_OUT_0_PARALLELISM_DIM_0", "DATA_IN_0_PARALLELISM_DIM_0")?;
+        check_equal(p, "DATA_OUT_0_PARALLELISM_DIM_1", "DATA_IN_0_PARALLELISM_DIM_1")?;
+        check_modes(p, "DATA_OUT_0")?;
+        check_range(p, "EPS", 1, i32::MAX as i64)?;
+        check_range(p, "EPS_FRAC", 0, 64)?;
+        check_range(p, "NORM_FRAC", 1, 32)?;
+        let (bf, nf, gf) =
+            (param(p, "BIAS_PRECISION_1"), param(p, "NORM_FRAC"), param(p, "WEIGHT_PRECISION_1"));
+        if (bf - nf - gf).abs() > 32 {
+            return Err(format!(
+                "BIAS_PRECISION_1 ({bf}) must be within 32 of NORM_FRAC + WEIGHT_PRECISION_1 ({})",
+                nf + gf
+            ));
+        }
+        let bits = Geo::of(p).internal_bits();
+        if bits > MAX_INTERNAL_BITS {
+            return Err(format!("internal width must be between 1 and {MAX_INTERNAL_BITS} bits, got {bits}"));
+        }
+        Ok(())
+    }
+
+    fn streams(&self, p: &Params) -> Vec<StreamSpec> {
+        let g = Geo::of(p);
+        vec![
+            StreamSpec {
+                name: "data_in_0".into(),
+                dir: Direction::In,
+                lanes: g.p as usize,
+                width: g.w as u32,
+                signed: true,
+                beats_per_row: g.nw() as usize,
+            },
+            StreamSpec {
+                name: "data_out_0".into(),
+                dir: Direction::Out,
+                lanes: g.p as usize,
+                width: param(p, "DATA_OUT_0_PRECISION_0") as u32,
+                signed: true,
+                beats_per_row: g.nw() as usize,
+            },
+        ]
+    }
+
+    fn memories(&self, p: &Params) -> Vec<MemorySpec> {
+        let g = Geo::of(p);
+        [("weight", "WEIGHT_MEM_FILE", "WEIGHT_PRECISION_0"), ("bias", "BIAS_MEM_FILE", "BIAS_PRECISION_0")]
+            .iter()
+            .map(|(name, file, width)| MemorySpec {
+                name: (*name).into(),
+                param: (*file).into(),
+                values: g.d as usize,
+                depth: g.nw() as usize,
+                lanes: g.p as usize,
+                lane_width: param(p, width) as u32,
+                signed: true,
+            })
+            .collect()
+    }
+
+    /// `weight` (gamma) and `bias` (beta): `[D]` each; word `j` holds elements `j·P .. j·P + P`
+    /// (lane `i` = element `j·P + i`), the order the beats of a row arrive.
+    fn layout_memory(&self, p: &Params, mem: &str, values: &[i64]) -> Result<Vec<Vec<i64>>, String> {
+        let g = Geo::of(p);
+        if mem != "weight" && mem != "bias" {
+            return Err(format!("component `layer_norm` has no memory `{mem}` (memories: weight, bias)"));
+        }
+        if values.len() != g.d as usize {
+            return Err(format!("layer_norm: {mem} memory needs {} values (D), got {}", g.d, values.len()));
+        }
+        Ok(values.chunks(g.p as usize).map(<[i64]>::to_vec).collect())
+    }
+
+    fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
+        let g = Geo::of(p);
+        let d = g.d as usize;
+        let x = stim.inputs.get("data_in_0").ok_or("layer_norm model: missing input stream data_in_0")?;
+        let gamma = stim.memories.get("weight").ok_or("layer_norm model: missing memory `weight`")?;
+        let beta = stim.memories.get("bias").ok_or("layer_norm model: missing memory `bias`")?;
+        if gamma.len() != d || beta.len() != d {
+            return Err(format!("layer_norm model: gamma/beta need {d} values each"));
+        }
+        if x.len() % d != 0 {
+            return Err(format!("layer_norm model: {} input values are not whole rows of {d}", x.len()));
+        }
+        let to = output_format(p, "DATA_OUT_0", true);
+        let eps = param(p, "EPS");
+        let mut y = Vec::with_capacity(x.len());
+        for row in x.chunks(d) {
+            for (i, n) in normalise_row(&g, eps, row).into_iter().enumerate() {
+                let acc =
+                    ((n * gamma[i] as i128) << (g.af - g.nf - g.gf)) + ((beta[i] as i128) << (g.af - g.bf));
+                y.push(cast_code(acc, g.af as i32, &to));
+            }
+        }
+        let mut out = StreamValues::new();
+        out.insert("data_out_0".into(), y);
+        Ok(out)
+    }
+
+    /// Latency: `D/P` input beats, one cycle to finish the sums, [`RSQRT_STAGES`] `1/sqrt`
+    /// stages, one cycle to issue, six normalising stages and the output register:
+    /// `D/P + RSQRT_STAGES + 8`. II `D/P`. Multipliers: per lane the square, `D·x`, `c·y` and
+    /// `n·gamma` (4P), plus `D·S2`, `S1²` and two per Newton multiply (2 + 3·NEWTON_STEPS).
+    /// Memory: the row ring (`NSLOT·D/P` words of `P·W` bits) and the gamma / beta ROMs.
+    fn cost(&self, p: &Params) -> Cost {
+        let g = Geo::of(p);
+        let nw = g.nw() as u64;
+        let ring = slots(p) as u64 * nw * (g.p * g.w) as u64;
+        let roms: u64 = self.memories(p).iter().map(MemorySpec::bits).sum();
+        Cost {
+            latency_cycles: nw + RSQRT_STAGES as u64 + 8,
+            ii_cycles: nw,
+            multipliers: 4 * g.p as u64 + 2 + 3 * NEWTON_STEPS as u64,
+            memory_bits: ring + roms,
+        }
+    }
+
+    fn dependencies(&self) -> &'static [&'static str] {
+        &["mase_layer_norm_rsqrt_lut.sv", "mase_cast_core.sv", "mase_skid_buffer.sv"]
+    }
+
+    /// Uniform data (full input range) for gamma, beta and three rows in four; the fourth row
+    /// alternates between the extremes of the algorithm: one full-scale element among zeros
+    /// (largest normalised value, `sqrt(D − 1)`) and a constant row (`V = 0`, eps alone).
+    fn random_stimulus(&self, p: &Params, rows: usize, rng: &mut ChaCha8Rng) -> Stimulus {
+        let mut stim = uniform_stimulus(&self.streams(p), &self.memories(p), rows, rng);
+        let g = Geo::of(p);
+        let d = g.d as usize;
+        let (lo, hi) = value_range(g.w as u32, true);
+        if let Some(x) = stim.inputs.get_mut("data_in_0") {
+            for (r, row) in x.chunks_mut(d).enumerate() {
+                match r % 8 {
+                    3 => {
+                        row.fill(0);
+                        row[rng.gen_range(0..d)] = if rng.gen::<bool>() { hi } else { lo };
+                    }
+                    7 => row.fill(rng.gen_range(lo..=hi)),
+                    _ => {}
+                }
+            }
+        }
+        stim
+    }
+
+    fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![
+            // Defaults: D = 64, P = 4, 16-bit formats.
+            vec![],
+            // P = 1, odd D, narrow formats, RND_CONV + SAT_SYM.
+            vec![
+                ("DATA_IN_0_PRECISION_0", 4),
+                ("DATA_IN_0_PRECISION_1", 2),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 7),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
+                ("WEIGHT_PRECISION_0", 3),
+                ("WEIGHT_PRECISION_1", 1),
+                ("BIAS_PRECISION_0", 2),
+                ("BIAS_PRECISION_1", 1),
+                ("DATA_OUT_0_PRECISION_0", 6),
+                ("DATA_OUT_0_PRECISION_1", 3),
+                ("DATA_OUT_0_ROUNDING", 6),
+                ("DATA_OUT_0_OVERFLOW", 3),
+                ("EPS", 1),
+                ("EPS_FRAC", 5),
+                ("NORM_FRAC", 8),
+            ],
+            // One beat per row (D = P = 3), 2-bit input, RND + WRAP.
+            vec![
+                ("DATA_IN_0_PRECISION_0", 2),
+                ("DATA_IN_0_PRECISION_1", 0),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 3),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 3),
+                ("DATA_OUT_0_PRECISION_0", 10),
+                ("DATA_OUT_0_PRECISION_1", 6),
+                ("DATA_OUT_0_ROUNDING", 2),
+                ("DATA_OUT_0_OVERFLOW", 0),
+            ],
+            // D = 1 (every output is beta), 16-bit.
+            vec![("DATA_IN_0_TENSOR_SIZE_DIM_0", 1), ("DATA_IN_0_PARALLELISM_DIM_0", 1)],
+            // D = 15 in beats of 5, 12-bit input with negative frac, beta coarser.
+            vec![
+                ("DATA_IN_0_PRECISION_0", 12),
+                ("DATA_IN_0_PRECISION_1", -2),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 15),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 5),
+                ("WEIGHT_PRECISION_0", 8),
+                ("WEIGHT_PRECISION_1", 6),
+                ("BIAS_PRECISION_0", 8),
+                ("BIAS_PRECISION_1", 2),
+                ("DATA_OUT_0_PRECISION_0", 8),
+                ("DATA_OUT_0_PRECISION_1", 4),
+                ("EPS", 3),
+                ("EPS_FRAC", 0),
+            ],
+        ]
+    }
+
+    fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![
+            vec![("DATA_IN_0_PARALLELISM_DIM_0", 3)],
+            vec![("DATA_IN_0_PRECISION_0", 33)],
+            vec![("EPS", 0)],
+            vec![("NORM_FRAC", 0)],
+            vec![("BIAS_PRECISION_1", -32)],
+            vec![("WEIGHT_TENSOR_SIZE_DIM_0", 32)],
+            vec![("DATA_IN_0_PRECISION_0", 32), ("DATA_IN_0_PRECISION_1", -32), ("EPS_FRAC", 64)],
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resolve_params;
+
+    #[test]
+    fn rsqrt_is_accurate_over_many_magnitudes() {
+        for q in [1i128, 2, 3, 4, 5, 63, 64, 65, 1000, 123_456_789, 1 << 40, (1 << 61) - 1, 3 << 90] {
+            let (y, k) = rsqrt_int(q);
+            let got = y as f64 * 2f64.powi(-(RSQRT_FRAC as i32) - k as i32);
+            let want = 1.0 / (q as f64).sqrt();
+            assert!(((got - want) / want).abs() < 1e-6, "q = {q}: {got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn generated_lut_file_is_up_to_date() {
+        let path = crate::rtl_dir().join("mase_layer_norm_rsqrt_lut.sv");
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            text == rsqrt_lut_sv(),
+            "{} is stale: run `cargo run -p mase-hwlib --example layer_norm_lut`",
+            path.display()
+        );
+    }
+
+    #[test]
+    fn validation_matches_the_documented_rules() {
+        for bad in LayerNorm.invalid_params() {
+            assert!(resolve_params(&LayerNorm, &bad).is_err(), "{bad:?} accepted");
+        }
+        for good in LayerNorm.test_params() {
+            resolve_params(&LayerNorm, &good).unwrap_or_else(|e| panic!("{good:?}: {e}"));
+        }
+    }
+}

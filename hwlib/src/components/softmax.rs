@@ -1,0 +1,448 @@
+//! `softmax`: softmax over the innermost dimension of a signed fixed-point stream
+//! (`rtl/mase_softmax.sv`), by an exact integer algorithm, at full throughput.
+//!
+//! # Exact algorithm (per row of `L = DATA_IN_0_TENSOR_SIZE_DIM_0` input codes `x_i`)
+//!
+//! Input: signed codes, `W` bits, `F = DATA_IN_0_PRECISION_1` fractional bits (`0 ≤ F ≤ 24`).
+//! Internal widths: `EF = EXP_FRAC` (fractional bits of exp values), `H = EXP_TABLE_BITS`
+//! (index bits of each exp table), `RB = RECIP_BITS` (reciprocal precision), `KF = 24`,
+//! `CL = ⌈log2 L⌉`, `Z = EF + CL + RB`.
+//!
+//! 1. `m = max_i x_i`; `d_i = m − x_i ≥ 0` (integer, `W` bits unsigned).
+//! 2. `t_i = d_i · K` with `K = round(log2(e) · 2^KF)` (so `t_i / 2^(F+KF) ≈ d_i · 2^-F · log2 e`);
+//!    `k_i = t_i >> (F + KF)` (integer part), `f_i = (t_i >> (F + KF − 2H)) mod 2^(2H)` (the top
+//!    `2H` fractional bits, truncated), `fh = f_i >> H`, `fl = f_i mod 2^H`.
+//! 3. `e_i = (T_hi[fh] · T_lo[fl]) >> (EF + k_i)`, and `e_i = 0` when `k_i > EF`, where
+//!    `T_hi[j] = round(2^(−j / 2^H) · 2^EF)` and `T_lo[j] = round(2^(−j / 2^(2H)) · 2^EF)`
+//!    (`EF + 1` bits; `T[0] = 2^EF`), so `e_i ≈ 2^EF · exp(−d_i · 2^-F)` and the row maximum gives
+//!    exactly `2^EF`.
+//! 4. `S = Σ_i e_i` (exact integer; `2^EF ≤ S ≤ L · 2^EF`).
+//! 5. `R = ⌊2^Z / S⌋` (exact integer division; `R < 2^(CL + RB + 1)`, at least `RB` significant
+//!    bits).
+//! 6. `y_i = cast_code(e_i · R, Z, out)`: the exact product, read with `Z` fractional bits
+//!    (≈ `e_i / S`), cast once into the output format (`DATA_OUT_0_PRECISION_0/1`,
+//!    `DATA_OUT_0_SIGNED`, `DATA_OUT_0_ROUNDING/OVERFLOW`).
+//!
+//! The tables come from [`exp_tables`] (deterministic: [`exp_neg`] uses only IEEE-exact
+//! operations; entries rounded with [`from_f64`]); they are the memories `exp_hi` / `exp_lo`
+//! (file parameters `EXP_HI_MEM_FILE` / `EXP_LO_MEM_FILE`, word `j` = entry `j`).
+//!
+//! # Hardware (`rtl/mase_softmax.sv`)
+//!
+//! Three stages joined by FIFOs (`mase_fifo`), each moving one beat of `P` lanes per cycle:
+//! (A) input: beats enter the row FIFO `X` (2 rows + 4 beats) while the row maximum is taken; the
+//! maximum enters FIFO `M` at the row's last beat. (B) exp: once a row's maximum is known its beats
+//! leave `X` through a 4-stage pipeline (difference, `·K`, table reads, table product), the exp
+//! values enter FIFO `E` (1 row + divider depth + 8 beats) and are summed; at the row's last beat
+//! the sum enters a free-running pipelined restoring divider (one quotient bit per stage,
+//! `CL + RB + 1` stages) whose quotients enter FIFO `Rq` (a credit counter guarantees room).
+//! (C) normalize: once a row's reciprocal is known its exp values leave `E`, are multiplied by `R`,
+//! cast and sent through a `mase_skid_buffer`. The next row's maximum is taken while the current
+//! one is normalized, so the steady state is one beat per cycle for any row length.
+//! Resources: `3P` multipliers (`d·K`, table product, `e·R`), `2P` table ROMs (each lane has its
+//! own pair of read ports; at large `P` the tables dominate the memory bits, so lower
+//! `EXP_TABLE_BITS` there), FIFO bits as in [`Component::cost`]. `X` and `E` are built from
+//! lock-step `mase_fifo` groups with words of at most 1024 bits (Verilator 5.006 emits C++ that
+//! does not compile for wider memory words).
+
+use mase_ir::fixed::{cast_code, from_f64, FixedFormat, Overflow, Rounding};
+
+use crate::component::{
+    Component, Cost, Direction, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
+};
+use crate::components::cast::{check_modes, output_format};
+pub use crate::components::gelu::exp_neg;
+use crate::{check_divides, check_equal, check_range, param};
+
+/// The softmax component.
+pub struct Softmax;
+
+/// Fractional bits of the constant `K = round(log2(e) · 2^KF)`.
+pub const KF: u32 = 24;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::value("DATA_IN_0_PRECISION_0", 8, "input total bits (1..16), signed"),
+    ParamSpec::value("DATA_IN_0_PRECISION_1", 4, "input fractional bits (0..24)"),
+    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_0", 8, "row length L (softmax dimension, 1..4096)"),
+    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_1", 1, "rows of the tensor"),
+    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_0", 4, "elements of a row per beat (P)"),
+    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_1", 1, "rows per beat (must be 1)"),
+    ParamSpec::value("DATA_OUT_0_PRECISION_0", 8, "output total bits (1..32)"),
+    ParamSpec::value("DATA_OUT_0_PRECISION_1", 7, "output fractional bits (-2^24..2^24)"),
+    ParamSpec::value("DATA_OUT_0_SIGNED", 0, "1: output two's complement, 0: unsigned"),
+    ParamSpec::same_as(
+        "DATA_OUT_0_TENSOR_SIZE_DIM_0",
+        "DATA_IN_0_TENSOR_SIZE_DIM_0",
+        "output dim 0 (= input)",
+    ),
+    ParamSpec::same_as(
+        "DATA_OUT_0_TENSOR_SIZE_DIM_1",
+        "DATA_IN_0_TENSOR_SIZE_DIM_1",
+        "output dim 1 (= input)",
+    ),
+    ParamSpec::same_as(
+        "DATA_OUT_0_PARALLELISM_DIM_0",
+        "DATA_IN_0_PARALLELISM_DIM_0",
+        "output elements per beat (= input)",
+    ),
+    ParamSpec::same_as(
+        "DATA_OUT_0_PARALLELISM_DIM_1",
+        "DATA_IN_0_PARALLELISM_DIM_1",
+        "output rows per beat (= input)",
+    ),
+    ParamSpec::value(
+        "DATA_OUT_0_ROUNDING",
+        0,
+        "rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV",
+    ),
+    ParamSpec::value("DATA_OUT_0_OVERFLOW", 1, "overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM"),
+    ParamSpec::value("EXP_FRAC", 24, "fractional bits EF of exp values and table entries (4..28)"),
+    ParamSpec::value("EXP_TABLE_BITS", 10, "index bits H of each of the two exp tables (1..12)"),
+    ParamSpec::value("RECIP_BITS", 20, "reciprocal precision RB in bits (4..28)"),
+];
+
+/// `K = round(log2(e) · 2^KF)`.
+pub fn log2e_const() -> i64 {
+    from_f64(
+        std::f64::consts::LOG2_E * (1u64 << KF) as f64,
+        &FixedFormat::signed(40, 0).with_modes(Rounding::Rnd, Overflow::Sat),
+    )
+}
+
+/// Internal widths of an instance.
+#[derive(Debug, Clone, Copy)]
+pub struct Widths {
+    /// Input fractional bits.
+    pub f_in: u32,
+    /// Exp fraction bits.
+    pub ef: u32,
+    /// Exp table index bits.
+    pub h: u32,
+    /// Reciprocal precision.
+    pub rb: u32,
+    /// `⌈log2 L⌉`.
+    pub cl: u32,
+}
+
+impl Widths {
+    /// Widths of resolved parameters.
+    pub fn of(p: &Params) -> Self {
+        let l = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") as u64;
+        Widths {
+            f_in: param(p, "DATA_IN_0_PRECISION_1") as u32,
+            ef: param(p, "EXP_FRAC") as u32,
+            h: param(p, "EXP_TABLE_BITS") as u32,
+            rb: param(p, "RECIP_BITS") as u32,
+            cl: if l <= 1 { 0 } else { 64 - (l - 1).leading_zeros() },
+        }
+    }
+
+    /// `Z = EF + CL + RB`: fractional bits of `e · R`.
+    pub fn z(&self) -> u32 {
+        self.ef + self.cl + self.rb
+    }
+
+    /// Quotient bits of the reciprocal (divider stages): `CL + RB + 1`.
+    pub fn qb(&self) -> u32 {
+        self.cl + self.rb + 1
+    }
+}
+
+/// The two exp tables `(T_hi, T_lo)` (see the module documentation), `2^H` entries each.
+pub fn exp_tables(ef: u32, h: u32) -> (Vec<i64>, Vec<i64>) {
+    let fmt = FixedFormat::unsigned(ef + 1, ef as i32).with_modes(Rounding::Rnd, Overflow::Sat);
+    let ln2 = std::f64::consts::LN_2;
+    let n = 1usize << h;
+    let hi = (0..n).map(|j| from_f64(exp_neg(j as f64 / n as f64 * ln2), &fmt)).collect();
+    let lo = (0..n).map(|j| from_f64(exp_neg(j as f64 / (n * n) as f64 * ln2), &fmt)).collect();
+    (hi, lo)
+}
+
+/// `e = 2^EF · exp(−d · 2^-F)` of one difference `d = m − x` (steps 2 and 3).
+pub fn exp_code(w: &Widths, t_hi: &[i64], t_lo: &[i64], d: i64) -> i64 {
+    let t = d as i128 * log2e_const() as i128;
+    let tf = w.f_in + KF;
+    let k = (t >> tf) as i64;
+    let f = ((t >> (tf - 2 * w.h)) as i64) & ((1i64 << (2 * w.h)) - 1);
+    let (fh, fl) = ((f >> w.h) as usize, (f & ((1i64 << w.h) - 1)) as usize);
+    if k > w.ef as i64 {
+        return 0;
+    }
+    ((t_hi[fh] as i128 * t_lo[fl] as i128) >> (w.ef as i64 + k)) as i64
+}
+
+/// Softmax of one row of input codes with the given tables (steps 1–6).
+pub fn softmax_row(p: &Params, t_hi: &[i64], t_lo: &[i64], row: &[i64]) -> Vec<i64> {
+    let w = Widths::of(p);
+    let out = output_format(p, "DATA_OUT_0", param(p, "DATA_OUT_0_SIGNED") == 1);
+    let m = row.iter().copied().max().unwrap_or(0);
+    let e: Vec<i64> = row.iter().map(|&x| exp_code(&w, t_hi, t_lo, m - x)).collect();
+    let s: i128 = e.iter().map(|&v| v as i128).sum();
+    let r = (1i128 << w.z()) / s.max(1);
+    e.iter().map(|&v| cast_code(v as i128 * r, w.z() as i32, &out)).collect()
+}
+
+fn beats(p: &Params) -> usize {
+    (param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") / param(p, "DATA_IN_0_PARALLELISM_DIM_0")) as usize
+}
+
+/// FIFO depths `(X, M, E, R)` in beats / rows (each `mase_fifo` holds depth + 1).
+pub fn fifo_depths(p: &Params) -> (u64, u64, u64, u64) {
+    let b = beats(p) as u64;
+    let qb = Widths::of(p).qb() as u64;
+    (2 * b + 4, 8, b + qb + 8, qb + 8)
+}
+
+impl Component for Softmax {
+    fn name(&self) -> &'static str {
+        "softmax"
+    }
+
+    fn description(&self) -> &'static str {
+        "softmax over dim 0: max subtraction, exp by two tables and a shift, exact sum, pipelined exact reciprocal, multiply and cast"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn validate(&self, p: &Params) -> Result<(), String> {
+        check_range(p, "DATA_IN_0_PRECISION_0", 1, 16)?;
+        check_range(p, "DATA_IN_0_PRECISION_1", 0, 24)?;
+        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 4096)?;
+        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 1 << 20)?;
+        check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
+        check_range(p, "DATA_IN_0_PARALLELISM_DIM_1", 1, 1)?;
+        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
+        check_range(p, "DATA_OUT_0_PRECISION_0", 1, 32)?;
+        check_range(p, "DATA_OUT_0_PRECISION_1", -(1 << 24), 1 << 24)?;
+        check_range(p, "DATA_OUT_0_SIGNED", 0, 1)?;
+        for s in ["TENSOR_SIZE_DIM_0", "TENSOR_SIZE_DIM_1", "PARALLELISM_DIM_0", "PARALLELISM_DIM_1"] {
+            check_equal(p, &format!("DATA_OUT_0_{s}"), &format!("DATA_IN_0_{s}"))?;
+        }
+        check_modes(p, "DATA_OUT_0")?;
+        check_range(p, "EXP_FRAC", 4, 28)?;
+        check_range(p, "EXP_TABLE_BITS", 1, 12)?;
+        check_range(p, "RECIP_BITS", 4, 28)
+    }
+
+    fn streams(&self, p: &Params) -> Vec<StreamSpec> {
+        let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as usize;
+        vec![
+            StreamSpec {
+                name: "data_in_0".into(),
+                dir: Direction::In,
+                lanes,
+                width: param(p, "DATA_IN_0_PRECISION_0") as u32,
+                signed: true,
+                beats_per_row: beats(p),
+            },
+            StreamSpec {
+                name: "data_out_0".into(),
+                dir: Direction::Out,
+                lanes,
+                width: param(p, "DATA_OUT_0_PRECISION_0") as u32,
+                signed: param(p, "DATA_OUT_0_SIGNED") == 1,
+                beats_per_row: beats(p),
+            },
+        ]
+    }
+
+    fn memories(&self, p: &Params) -> Vec<MemorySpec> {
+        let w = Widths::of(p);
+        ["exp_hi", "exp_lo"]
+            .iter()
+            .map(|name| MemorySpec {
+                name: name.to_string(),
+                param: format!("{}_MEM_FILE", name.to_uppercase()),
+                values: 1 << w.h,
+                depth: 1 << w.h,
+                lanes: 1,
+                lane_width: w.ef + 1,
+                signed: false,
+            })
+            .collect()
+    }
+
+    fn layout_memory(&self, p: &Params, mem: &str, values: &[i64]) -> Result<Vec<Vec<i64>>, String> {
+        let n = 1usize << Widths::of(p).h;
+        if mem != "exp_hi" && mem != "exp_lo" {
+            return Err(format!(
+                "component `softmax` has no memory `{mem}`; its memories are `exp_hi`, `exp_lo`"
+            ));
+        }
+        if values.len() != n {
+            return Err(format!("softmax memory `{mem}`: expected {n} entries, got {}", values.len()));
+        }
+        Ok(values.iter().map(|&v| vec![v]).collect())
+    }
+
+    fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
+        let x = stim.inputs.get("data_in_0").ok_or("softmax model: missing input stream data_in_0")?;
+        let w = Widths::of(p);
+        let (gen_hi, gen_lo) = exp_tables(w.ef, w.h);
+        let t_hi = stim.memories.get("exp_hi").unwrap_or(&gen_hi);
+        let t_lo = stim.memories.get("exp_lo").unwrap_or(&gen_lo);
+        for (name, t) in [("exp_hi", t_hi), ("exp_lo", t_lo)] {
+            if t.len() != 1 << w.h {
+                return Err(format!(
+                    "softmax model: memory `{name}` has {} entries, expected {}",
+                    t.len(),
+                    1 << w.h
+                ));
+            }
+        }
+        let l = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") as usize;
+        if x.len() % l != 0 {
+            return Err(format!(
+                "softmax model: input has {} values, not a whole number of rows of {l}",
+                x.len()
+            ));
+        }
+        let mut out = StreamValues::new();
+        out.insert(
+            "data_out_0".to_string(),
+            x.chunks(l).flat_map(|row| softmax_row(p, t_hi, t_lo, row)).collect(),
+        );
+        Ok(out)
+    }
+
+    fn cost(&self, p: &Params) -> Cost {
+        let w = Widths::of(p);
+        let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
+        let b = beats(p) as u64;
+        let win = param(p, "DATA_IN_0_PRECISION_0") as u64;
+        let (dx, dm, de, dr) = fifo_depths(p);
+        let ew = w.ef as u64 + 1;
+        let mem = (dx + 1) * lanes * win
+            + (dm + 1) * win
+            + (de + 1) * lanes * ew
+            + (dr + 1) * w.qb() as u64
+            + 2 * lanes * (1u64 << w.h) * ew;
+        Cost {
+            latency_cycles: 2 * b + w.qb() as u64 + 8,
+            ii_cycles: b,
+            multipliers: 3 * lanes,
+            memory_bits: mem,
+        }
+    }
+
+    fn dependencies(&self) -> &'static [&'static str] {
+        &["mase_fifo.sv", "mase_cast_core.sv", "mase_skid_buffer.sv"]
+    }
+
+    fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![
+            vec![],
+            // P = 1, odd row length, 2-bit input
+            vec![
+                ("DATA_IN_0_PRECISION_0", 2),
+                ("DATA_IN_0_PRECISION_1", 0),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 5),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
+                ("DATA_OUT_0_PRECISION_0", 4),
+                ("DATA_OUT_0_PRECISION_1", 3),
+            ],
+            // 16-bit formats, signed output, rounding to nearest
+            vec![
+                ("DATA_IN_0_PRECISION_0", 16),
+                ("DATA_IN_0_PRECISION_1", 12),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 12),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 3),
+                ("DATA_OUT_0_PRECISION_0", 16),
+                ("DATA_OUT_0_PRECISION_1", 15),
+                ("DATA_OUT_0_SIGNED", 1),
+                ("DATA_OUT_0_ROUNDING", 2),
+            ],
+            // one beat per row (L = P), small internal widths
+            vec![
+                ("DATA_IN_0_PRECISION_0", 6),
+                ("DATA_IN_0_PRECISION_1", 2),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 4),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 4),
+                ("EXP_FRAC", 10),
+                ("EXP_TABLE_BITS", 4),
+                ("RECIP_BITS", 8),
+            ],
+            // rows of 66 elements, P = 2 (33 beats per row), signed output with SAT_SYM
+            vec![
+                ("DATA_IN_0_PRECISION_0", 10),
+                ("DATA_IN_0_PRECISION_1", 6),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 66),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 2),
+                ("DATA_OUT_0_PRECISION_0", 9),
+                ("DATA_OUT_0_PRECISION_1", 8),
+                ("DATA_OUT_0_SIGNED", 1),
+                ("DATA_OUT_0_OVERFLOW", 3),
+            ],
+            // wide beats: 48 lanes (the exp FIFO is split into two groups of lanes), 2 beats per row
+            vec![
+                ("DATA_IN_0_PRECISION_0", 12),
+                ("DATA_IN_0_PRECISION_1", 8),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 96),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 48),
+                ("DATA_OUT_0_PRECISION_0", 16),
+                ("DATA_OUT_0_PRECISION_1", 16),
+                ("EXP_TABLE_BITS", 6),
+            ],
+            // a single element per row: output is 1.0 saturated
+            vec![("DATA_IN_0_TENSOR_SIZE_DIM_0", 1), ("DATA_IN_0_PARALLELISM_DIM_0", 1)],
+        ]
+    }
+
+    fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![
+            vec![("DATA_IN_0_PARALLELISM_DIM_1", 2)],
+            vec![("DATA_IN_0_PRECISION_0", 17)],
+            vec![("DATA_IN_0_PARALLELISM_DIM_0", 3)],
+            vec![("EXP_FRAC", 29)],
+            vec![("DATA_OUT_0_SIGNED", 2)],
+        ]
+    }
+
+    fn random_stimulus(&self, p: &Params, rows: usize, rng: &mut rand_chacha::ChaCha8Rng) -> Stimulus {
+        let mut stim = crate::component::uniform_stimulus(&self.streams(p), &[], rows, rng);
+        let w = Widths::of(p);
+        let (hi, lo) = exp_tables(w.ef, w.h);
+        stim.memories.insert("exp_hi".into(), hi);
+        stim.memories.insert("exp_lo".into(), lo);
+        stim
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resolve_params;
+
+    #[test]
+    fn row_maximum_has_exp_exactly_one() {
+        let p = resolve_params::<&str>(&Softmax, &[]).unwrap();
+        let w = Widths::of(&p);
+        let (hi, lo) = exp_tables(w.ef, w.h);
+        assert_eq!(exp_code(&w, &hi, &lo, 0), 1 << w.ef);
+        // exp(-1) for d = 1.0 (16 codes at F = 4)
+        let e1 = exp_code(&w, &hi, &lo, 16) as f64 / (1u64 << w.ef) as f64;
+        assert!((e1 - exp_neg(1.0)).abs() < 1e-6, "{e1}");
+    }
+
+    #[test]
+    fn rtl_uses_the_same_log2e_constant() {
+        let sv = std::fs::read_to_string(crate::rtl_dir().join("mase_softmax.sv")).unwrap();
+        let want = format!("localparam logic [24:0] K = 25'd{};", log2e_const());
+        assert!(sv.contains(&want), "rtl/mase_softmax.sv must declare `{want}`");
+    }
+
+    #[test]
+    fn uniform_row_gives_one_over_l() {
+        let p = resolve_params(
+            &Softmax,
+            &[("DATA_OUT_0_PRECISION_0", 16), ("DATA_OUT_0_PRECISION_1", 16), ("DATA_OUT_0_ROUNDING", 2)],
+        )
+        .unwrap();
+        let w = Widths::of(&p);
+        let (hi, lo) = exp_tables(w.ef, w.h);
+        let y = softmax_row(&p, &hi, &lo, &[5; 8]);
+        assert!(y.iter().all(|&v| v == 1 << 13), "{y:?}");
+    }
+}

@@ -1,0 +1,343 @@
+//! `transpose`: double-buffered reorder `[A][B][C] → [B][A][C]` of a tensor stream
+//! (`rtl/mase_transpose.sv`), the plain 2-D transpose and the attention head split / merge.
+//!
+//! The input tensor has `A = DATA_IN_0_TENSOR_SIZE_DIM_1` rows of `DATA_IN_0_TENSOR_SIZE_DIM_0 =
+//! B·C` elements, `C = BLOCK_SIZE` consecutive elements moving as one unit; the output has `B`
+//! rows of `A·C` elements. How the emitter uses it:
+//!
+//! | use | A | B | BLOCK_SIZE |
+//! |---|---|---|---|
+//! | transpose `[R, K] → [K, R]` | R | K | 1 |
+//! | head split `[S, H·d] → [H, S, d]` (streamed as `[H, S·d]`) | S | H | d |
+//! | head merge `[H, S, d]` (streamed as `[H, S·d]`) `→ [S, H·d]` | H | S | d |
+//!
+//! With `BLOCK_SIZE = 1` the input streams as `P1 × P0` blocks (`P1 = DATA_IN_0_PARALLELISM_DIM_1`,
+//! `P0 = DATA_IN_0_PARALLELISM_DIM_0`) and the output as `P0 × P1` blocks; with `BLOCK_SIZE > 1`
+//! the parallelism is `P1 = 1`, `P0 | BLOCK_SIZE` on both sides. A harness "row" is one whole
+//! tensor ([`Component::row_multiple`] = 1, `beats_per_row` = beats per tensor): the RTL buffers
+//! a whole tensor in one bank while the other is read, so the stream never stops:
+//! II = `NW` cycles per tensor (`NW` = beats per tensor), latency `NW + 2`.
+
+use crate::block_stream_order;
+use crate::component::{Component, Cost, Direction, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
+use crate::components::cast::MAX_FRAC;
+use crate::{check_divides, check_equal, check_range, param};
+
+/// The transpose / head split / head merge component.
+pub struct Transpose;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::value("DATA_IN_0_PRECISION_0", 8, "W: element bits (1..64; moved, not interpreted)"),
+    ParamSpec::value("DATA_IN_0_PRECISION_1", 4, "element fractional bits (format only)"),
+    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_0", 8, "B·C: elements per input row (1..65536)"),
+    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_1", 4, "A: input rows per tensor (1..65536)"),
+    ParamSpec::value(
+        "DATA_IN_0_PARALLELISM_DIM_0",
+        2,
+        "P0: elements of dim 0 per beat (divides dim 0, or BLOCK_SIZE when > 1)",
+    ),
+    ParamSpec::value(
+        "DATA_IN_0_PARALLELISM_DIM_1",
+        2,
+        "P1: rows per beat (divides dim 1; 1 when BLOCK_SIZE > 1)",
+    ),
+    ParamSpec::value("BLOCK_SIZE", 1, "C: elements moved as a unit (1 = transpose, d = head split/merge)"),
+    ParamSpec::same_as("DATA_OUT_0_PRECISION_0", "DATA_IN_0_PRECISION_0", "output element bits (= input)"),
+    ParamSpec::same_as("DATA_OUT_0_PRECISION_1", "DATA_IN_0_PRECISION_1", "output fractional bits (= input)"),
+    ParamSpec::value("DATA_OUT_0_TENSOR_SIZE_DIM_0", 4, "elements per output row (= A·C)"),
+    ParamSpec::value("DATA_OUT_0_TENSOR_SIZE_DIM_1", 8, "output rows (= B)"),
+    ParamSpec::value(
+        "DATA_OUT_0_PARALLELISM_DIM_0",
+        2,
+        "output elements per beat row (= P1 if C = 1, else P0)",
+    ),
+    ParamSpec::value("DATA_OUT_0_PARALLELISM_DIM_1", 2, "output rows per beat (= P0 if C = 1, else 1)"),
+];
+
+/// Derived geometry of an instance.
+#[derive(Debug, Clone, Copy)]
+struct Geo {
+    a: usize,
+    b: usize,
+    c: usize,
+    p0: usize,
+    p1: usize,
+}
+
+impl Geo {
+    fn of(p: &Params) -> Geo {
+        let c = param(p, "BLOCK_SIZE").max(1) as usize;
+        Geo {
+            a: param(p, "DATA_IN_0_TENSOR_SIZE_DIM_1") as usize,
+            b: param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") as usize / c,
+            c,
+            p0: param(p, "DATA_IN_0_PARALLELISM_DIM_0") as usize,
+            p1: param(p, "DATA_IN_0_PARALLELISM_DIM_1") as usize,
+        }
+    }
+
+    /// Lanes per beat.
+    fn lanes(&self) -> usize {
+        self.p0 * self.p1
+    }
+
+    /// Beats (memory words) per tensor.
+    fn words(&self) -> usize {
+        self.a * self.b * self.c / self.lanes()
+    }
+
+    /// Output block shape `(rows, cols)`.
+    fn out_block(&self) -> (usize, usize) {
+        if self.c == 1 {
+            (self.p0, self.p1)
+        } else {
+            (1, self.p0)
+        }
+    }
+}
+
+/// The output shape parameters the input shape implies:
+/// `[TENSOR_SIZE_DIM_0, TENSOR_SIZE_DIM_1, PARALLELISM_DIM_0, PARALLELISM_DIM_1]`.
+pub fn derived_output(p: &Params) -> [i64; 4] {
+    let c = param(p, "BLOCK_SIZE");
+    let (p0, p1) = (param(p, "DATA_IN_0_PARALLELISM_DIM_0"), param(p, "DATA_IN_0_PARALLELISM_DIM_1"));
+    [
+        param(p, "DATA_IN_0_TENSOR_SIZE_DIM_1") * c,
+        param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") / c.max(1),
+        if c == 1 { p1 } else { p0 },
+        if c == 1 { p0 } else { p1 },
+    ]
+}
+
+/// Parameter overrides for an instance: input shape, unit size, width; the output parameters
+/// are derived (what the emitter does).
+pub fn instance(width: i64, dim0: i64, dim1: i64, p0: i64, p1: i64, block: i64) -> Vec<(&'static str, i64)> {
+    let mut v = vec![
+        ("DATA_IN_0_PRECISION_0", width),
+        ("DATA_IN_0_PRECISION_1", width / 2),
+        ("DATA_IN_0_TENSOR_SIZE_DIM_0", dim0),
+        ("DATA_IN_0_TENSOR_SIZE_DIM_1", dim1),
+        ("DATA_IN_0_PARALLELISM_DIM_0", p0),
+        ("DATA_IN_0_PARALLELISM_DIM_1", p1),
+        ("BLOCK_SIZE", block),
+    ];
+    let mut p = Params::new();
+    for (k, x) in &v {
+        p.insert((*k).to_string(), *x);
+    }
+    let d = derived_output(&p);
+    v.extend([
+        ("DATA_OUT_0_TENSOR_SIZE_DIM_0", d[0]),
+        ("DATA_OUT_0_TENSOR_SIZE_DIM_1", d[1]),
+        ("DATA_OUT_0_PARALLELISM_DIM_0", d[2]),
+        ("DATA_OUT_0_PARALLELISM_DIM_1", d[3]),
+    ]);
+    v
+}
+
+/// `ceil(log2(n))`, at least 1 (the RTL's address width).
+fn addr_bits(n: usize) -> u32 {
+    n.next_power_of_two().trailing_zeros().max(1)
+}
+
+impl Component for Transpose {
+    fn name(&self) -> &'static str {
+        "transpose"
+    }
+
+    fn description(&self) -> &'static str {
+        "double-buffered reorder [A][B][C] -> [B][A][C]: 2-D transpose (C = 1), head split / merge (C = d)"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn validate(&self, p: &Params) -> Result<(), String> {
+        check_range(p, "DATA_IN_0_PRECISION_0", 1, 64)?;
+        check_range(p, "DATA_IN_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 65536)?;
+        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 65536)?;
+        check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
+        check_range(p, "DATA_IN_0_PARALLELISM_DIM_1", 1, 1024)?;
+        let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") * param(p, "DATA_IN_0_PARALLELISM_DIM_1");
+        if lanes > 1024 {
+            return Err(format!(
+                "DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 must be between 1 and 1024, got {lanes}"
+            ));
+        }
+        check_range(p, "BLOCK_SIZE", 1, 65536)?;
+        check_divides(p, "BLOCK_SIZE", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
+        if param(p, "BLOCK_SIZE") == 1 {
+            check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
+            check_divides(p, "DATA_IN_0_PARALLELISM_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1")?;
+        } else {
+            check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "BLOCK_SIZE")?;
+            let p1 = param(p, "DATA_IN_0_PARALLELISM_DIM_1");
+            if p1 != 1 {
+                return Err(format!("DATA_IN_0_PARALLELISM_DIM_1 must be 1 when BLOCK_SIZE > 1, got {p1}"));
+            }
+        }
+        let nw = Geo::of(p).words();
+        if nw > 1 << 20 {
+            return Err(format!("beats per tensor must be between 1 and 1048576, got {nw}"));
+        }
+        check_equal(p, "DATA_OUT_0_PRECISION_0", "DATA_IN_0_PRECISION_0")?;
+        check_equal(p, "DATA_OUT_0_PRECISION_1", "DATA_IN_0_PRECISION_1")?;
+        let d = derived_output(p);
+        let rules = [
+            ("DATA_OUT_0_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_1 * BLOCK_SIZE"),
+            ("DATA_OUT_0_TENSOR_SIZE_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_0 / BLOCK_SIZE"),
+            (
+                "DATA_OUT_0_PARALLELISM_DIM_0",
+                "DATA_IN_0_PARALLELISM_DIM_1 if BLOCK_SIZE = 1, else DATA_IN_0_PARALLELISM_DIM_0",
+            ),
+            (
+                "DATA_OUT_0_PARALLELISM_DIM_1",
+                "DATA_IN_0_PARALLELISM_DIM_0 if BLOCK_SIZE = 1, else DATA_IN_0_PARALLELISM_DIM_1",
+            ),
+        ];
+        for ((name, rule), want) in rules.iter().zip(d) {
+            let got = param(p, name);
+            if got != want {
+                return Err(format!("{name} ({got}) must equal {rule} ({want})"));
+            }
+        }
+        Ok(())
+    }
+
+    fn streams(&self, p: &Params) -> Vec<StreamSpec> {
+        let g = Geo::of(p);
+        let width = param(p, "DATA_IN_0_PRECISION_0") as u32;
+        ["data_in_0", "data_out_0"]
+            .iter()
+            .zip([Direction::In, Direction::Out])
+            .map(|(name, dir)| StreamSpec {
+                name: (*name).into(),
+                dir,
+                lanes: g.lanes(),
+                width,
+                signed: true,
+                beats_per_row: g.words(),
+            })
+            .collect()
+    }
+
+    /// Element `(a, b, k)` of the input (row `a`, element `b·C + k`) becomes element `(b, a, k)`
+    /// of the output (row `b`, element `a·C + k`); both sides in block stream order.
+    fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
+        let g = Geo::of(p);
+        let x = stim.inputs.get("data_in_0").ok_or("transpose model: missing input stream data_in_0")?;
+        let n = g.a * g.b * g.c;
+        if x.len() % n != 0 {
+            return Err(format!("transpose model: {} input values are not whole tensors of {n}", x.len()));
+        }
+        let (ip1, ip0) = if g.c == 1 { (g.p1, g.p0) } else { (1, g.p0) };
+        let in_order = block_stream_order(g.a, g.b * g.c, ip1, ip0);
+        let (op1, op0) = g.out_block();
+        let out_order = block_stream_order(g.b, g.a * g.c, op1, op0);
+        let mut y = Vec::with_capacity(x.len());
+        let mut tensor = vec![0i64; n];
+        for t in x.chunks(n) {
+            for (k, &idx) in in_order.iter().enumerate() {
+                tensor[idx] = t[k];
+            }
+            for &oidx in &out_order {
+                let (ob, rest) = (oidx / (g.a * g.c), oidx % (g.a * g.c));
+                let (oa, k) = (rest / g.c, rest % g.c);
+                y.push(tensor[oa * g.b * g.c + ob * g.c + k]);
+            }
+        }
+        let mut out = StreamValues::new();
+        out.insert("data_out_0".into(), y);
+        Ok(out)
+    }
+
+    fn cost(&self, p: &Params) -> Cost {
+        let g = Geo::of(p);
+        let nw = g.words() as u64;
+        let word = (g.lanes() as u64) * param(p, "DATA_IN_0_PRECISION_0") as u64;
+        Cost {
+            latency_cycles: nw + 2,
+            ii_cycles: nw,
+            multipliers: 0,
+            memory_bits: 2 * (1u64 << addr_bits(g.words())) * word,
+        }
+    }
+
+    fn dependencies(&self) -> &'static [&'static str] {
+        &["mase_skid_buffer.sv"]
+    }
+
+    fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![
+            // Plain transpose, 2×2 blocks, non-square.
+            instance(8, 6, 4, 2, 2, 1),
+            // Plain transpose, P = 1, odd sizes, 2-bit elements.
+            instance(2, 5, 3, 1, 1, 1),
+            // Plain transpose, 1×3 input beats (3×1 output beats), 16-bit.
+            instance(16, 9, 5, 3, 1, 1),
+            // Head split S = 5, H = 3, d = 4, two lanes.
+            instance(11, 12, 5, 2, 1, 4),
+            // Head merge H = 3, S = 5, d = 3 (input [H, S·d]), P = 1.
+            instance(7, 15, 3, 1, 1, 3),
+            // One beat per tensor.
+            instance(4, 2, 2, 2, 2, 1),
+        ]
+    }
+
+    fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![
+            vec![("DATA_IN_0_PRECISION_0", 65)],
+            vec![("DATA_IN_0_PARALLELISM_DIM_0", 3)],
+            vec![("BLOCK_SIZE", 3)],
+            instance(8, 8, 4, 2, 2, 4),
+            vec![("DATA_OUT_0_TENSOR_SIZE_DIM_1", 7)],
+            vec![("DATA_OUT_0_PRECISION_1", 3)],
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resolve_params;
+
+    #[test]
+    fn head_split_then_merge_is_identity() {
+        // S = 3, H = 2, d = 2: split [3, 4] -> [2, 3, 2], merge back.
+        let split = resolve_params(&Transpose, &instance(8, 4, 3, 1, 1, 2)).unwrap();
+        let merge = resolve_params(&Transpose, &instance(8, 6, 2, 1, 1, 2)).unwrap();
+        let x: Vec<i64> = (0..12).collect();
+        let mut stim = Stimulus::default();
+        stim.inputs.insert("data_in_0".into(), x.clone());
+        let y = Transpose.model(&split, &stim).unwrap()["data_out_0"].clone();
+        // head 0 = columns 0..2 of each row, head 1 = columns 2..4
+        assert_eq!(y, vec![0, 1, 4, 5, 8, 9, 2, 3, 6, 7, 10, 11]);
+        stim.inputs.insert("data_in_0".into(), y);
+        assert_eq!(Transpose.model(&merge, &stim).unwrap()["data_out_0"], x);
+    }
+
+    #[test]
+    fn blocked_transpose_matches_plain() {
+        let p = resolve_params(&Transpose, &instance(8, 4, 2, 2, 2, 1)).unwrap();
+        // [2, 4] tensor: x[r][c] = 10r + c, streamed as 2×2 blocks.
+        let t: Vec<i64> = (0..2).flat_map(|r| (0..4).map(move |c| 10 * r + c)).collect();
+        let order = block_stream_order(2, 4, 2, 2);
+        let mut stim = Stimulus::default();
+        stim.inputs.insert("data_in_0".into(), order.iter().map(|&i| t[i]).collect());
+        let y = Transpose.model(&p, &stim).unwrap()["data_out_0"].clone();
+        // output [4, 2] in 2×2 blocks: block rows (c 0..2) then (c 2..4)
+        assert_eq!(y, vec![0, 10, 1, 11, 2, 12, 3, 13]);
+    }
+
+    #[test]
+    fn validation_matches_the_documented_rules() {
+        for bad in Transpose.invalid_params() {
+            assert!(resolve_params(&Transpose, &bad).is_err(), "{bad:?} accepted");
+        }
+        for good in Transpose.test_params() {
+            resolve_params(&Transpose, &good).unwrap_or_else(|e| panic!("{good:?}: {e}"));
+        }
+    }
+}

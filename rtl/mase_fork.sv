@@ -1,0 +1,110 @@
+// mase_fork: one stream to two consumers (data_out_0 and data_out_1), e.g. a residual branch.
+//
+// Both outputs carry the input beat. Each consumer takes it in its own time (its own ready); a
+// register per consumer remembers that it already has the current beat, and the input beat is
+// consumed in the cycle the last consumer takes it. Fan-out to more consumers: a tree of forks.
+//   Latency: 0 (outputs are the input, gated by the per-consumer "taken" flags).
+//   II: 1 beat per cycle when both consumers are ready.
+//   Paths cut: none. data_out_k_valid depends combinationally on data_in_0_valid (never on any
+//   ready); data_in_0_ready depends combinationally on both consumers' ready.
+// The data word is opaque: LANES = PARALLELISM_DIM_0 x PARALLELISM_DIM_1 lanes of
+// DATA_IN_0_PRECISION_0 bits.
+module mase_fork #(
+    /// Lane width in bits (1..64).
+    parameter int DATA_IN_0_PRECISION_0 = 8,
+    /// Fractional bits (format only; the data is passed through).
+    parameter int DATA_IN_0_PRECISION_1 = 4,
+    /// Tensor size along dim 0 (elements per row).
+    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
+    /// Tensor size along dim 1 (rows).
+    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 1,
+    /// Elements of dim 0 per beat.
+    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
+    /// Rows per beat.
+    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1
+) (
+    /// Clock.
+    input  logic                                                                                clk,
+    /// Synchronous active-high reset: clears the "taken" flags.
+    input  logic                                                                                rst,
+    /// Input beat, lane i at [i*W +: W].
+    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0] data_in_0,
+    /// Input beat valid.
+    input  logic                                                                                data_in_0_valid,
+    /// Input beat consumed: every consumer has it or takes it now.
+    output logic                                                                                data_in_0_ready,
+    /// Copy of the input beat for consumer 0.
+    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0] data_out_0,
+    /// Consumer 0 has not taken the current beat yet.
+    output logic                                                                                data_out_0_valid,
+    /// Consumer 0 takes the beat.
+    input  logic                                                                                data_out_0_ready,
+    /// Copy of the input beat for consumer 1.
+    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0] data_out_1,
+    /// Consumer 1 has not taken the current beat yet.
+    output logic                                                                                data_out_1_valid,
+    /// Consumer 1 takes the beat.
+    input  logic                                                                                data_out_1_ready
+);
+`ifndef SYNTHESIS
+  initial begin
+    if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 64)
+      $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 64, got %0d", DATA_IN_0_PRECISION_0);
+    if (DATA_IN_0_PRECISION_1 < -16777216 || DATA_IN_0_PRECISION_1 > 16777216)
+      $fatal(1, "DATA_IN_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
+             DATA_IN_0_PRECISION_1);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_0 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_0 > 1048576)
+      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_0 must be between 1 and 1048576, got %0d",
+             DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_1 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_1 > 1048576)
+      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_1 must be between 1 and 1048576, got %0d",
+             DATA_IN_0_TENSOR_SIZE_DIM_1);
+    if (DATA_IN_0_PARALLELISM_DIM_0 < 1 || DATA_IN_0_PARALLELISM_DIM_0 > 1024)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 must be between 1 and 1024, got %0d",
+             DATA_IN_0_PARALLELISM_DIM_0);
+    if (DATA_IN_0_PARALLELISM_DIM_1 < 1 || DATA_IN_0_PARALLELISM_DIM_1 > 1024)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 must be between 1 and 1024, got %0d",
+             DATA_IN_0_PARALLELISM_DIM_1);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_0 % DATA_IN_0_PARALLELISM_DIM_0 != 0)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
+             DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_1 % DATA_IN_0_PARALLELISM_DIM_1 != 0)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
+             DATA_IN_0_PARALLELISM_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
+  end
+`endif
+
+  /// Consumer k already took the current input beat.
+  logic [1:0] taken;
+  /// Consumer k has the current beat after this cycle (took it before or takes it now).
+  logic [1:0] done;
+
+  assign data_out_0 = data_in_0;
+  assign data_out_1 = data_in_0;
+  assign data_out_0_valid = data_in_0_valid && !taken[0];
+  assign data_out_1_valid = data_in_0_valid && !taken[1];
+  assign done = taken | {data_out_1_ready, data_out_0_ready};
+  assign data_in_0_ready = &done;
+
+  always_ff @(posedge clk) begin
+    if (rst || (data_in_0_valid && data_in_0_ready)) taken <= '0;
+    else taken <= taken | ({data_out_1_valid, data_out_0_valid} & {data_out_1_ready, data_out_0_ready});
+  end
+
+`ifndef SYNTHESIS
+  // Handshake: an offered output beat stays offered and unchanged until taken.
+  a_out0_stable :
+  assert property (@(posedge clk) disable iff (rst)
+      data_out_0_valid && !data_out_0_ready |=> data_out_0_valid && $stable(data_out_0))
+  else $error("mase_fork: data_out_0 changed or dropped valid while stalled");
+  a_out1_stable :
+  assert property (@(posedge clk) disable iff (rst)
+      data_out_1_valid && !data_out_1_ready |=> data_out_1_valid && $stable(data_out_1))
+  else $error("mase_fork: data_out_1 changed or dropped valid while stalled");
+  // The producer must keep an offered input beat offered and unchanged until consumed.
+  a_in_stable :
+  assert property (@(posedge clk) disable iff (rst)
+      data_in_0_valid && !data_in_0_ready |=> data_in_0_valid && $stable(data_in_0))
+  else $error("mase_fork: data_in_0 changed or dropped valid while stalled");
+`endif
+endmodule

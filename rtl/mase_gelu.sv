@@ -1,0 +1,231 @@
+// mase_gelu: element-wise GELU, x * Phi(x) (erf form), by table lookup with two tails.
+//
+// Per lane, with the table range [LO, HI] = [max(TABLE_LO, min input code),
+// min(TABLE_HI, max input code)]:
+//   x <  LO : y = 0                      (GELU tends to 0)
+//   x in [LO, HI] : y = table[x - LO]    (entries generated in Rust by mase_hwlib gelu_table:
+//                                         from_f64(gelu(x * 2^-F_in), output format))
+//   x >  HI : y = cast(x) into the output format with DATA_OUT_0_ROUNDING / _OVERFLOW
+//             (mase_cast_core; GELU tends to the identity)
+// The table is a synchronous-read ROM loaded by $readmemh(TABLE_MEM_FILE), one entry per word,
+// word k for input code LO + k. Resource choice: every lane has its own copy of the ROM (one read
+// port per lane; P lanes cost P ROMs, block RAM when large), so lanes never contend.
+// Pipeline: ROM read + input register -> tail select / cast (combinational) -> mase_skid_buffer.
+//   Latency: 2 cycles. II: 1 beat per cycle; TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
+//   Paths cut: data, valid and ready (input ready is a function of registers only).
+module mase_gelu #(
+    /// Input lane width in bits (1..16), two's complement.
+    parameter int DATA_IN_0_PRECISION_0 = 8,
+    /// Input fractional bits (-2^24..2^24).
+    parameter int DATA_IN_0_PRECISION_1 = 4,
+    /// Tensor size along dim 0 (innermost, columns).
+    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
+    /// Tensor size along dim 1 (rows).
+    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 1,
+    /// Elements of dim 0 per beat.
+    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
+    /// Rows per beat.
+    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1,
+    /// Output lane width in bits (1..32), two's complement.
+    parameter int DATA_OUT_0_PRECISION_0 = 8,
+    /// Output fractional bits (-2^24..2^24).
+    parameter int DATA_OUT_0_PRECISION_1 = 4,
+    /// Output tensor size along dim 0 (must equal the input's).
+    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
+    /// Output tensor size along dim 1 (must equal the input's).
+    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = DATA_IN_0_TENSOR_SIZE_DIM_1,
+    /// Output elements of dim 0 per beat (must equal the input's).
+    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
+    /// Output rows per beat (must equal the input's).
+    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = DATA_IN_0_PARALLELISM_DIM_1,
+    /// Rounding of the upper tail (the table was generated with the same mode): 0 TRN,
+    /// 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV.
+    parameter int DATA_OUT_0_ROUNDING = 0,
+    /// Overflow of the upper tail (and of the table entries): 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM.
+    parameter int DATA_OUT_0_OVERFLOW = 1,
+    /// Lowest tabulated input code (clamped to the input range); below it the output is 0.
+    parameter int TABLE_LO = -32768,
+    /// Highest tabulated input code (clamped to the input range); above it the output is cast(x).
+    parameter int TABLE_HI = 32767,
+    /// Path of the table .mem file ($readmemh; "" = all-zero table).
+    parameter TABLE_MEM_FILE = ""
+) (
+    /// Clock.
+    input  logic clk,
+    /// Synchronous active-high reset: empties the pipeline.
+    input  logic rst,
+    /// Input block, lane i at [i*DATA_IN_0_PRECISION_0 +: DATA_IN_0_PRECISION_0].
+    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0] data_in_0,
+    /// Input block valid.
+    input  logic data_in_0_valid,
+    /// The input register can take a block (from registers).
+    output logic data_in_0_ready,
+    /// Output block, lane i at [i*DATA_OUT_0_PRECISION_0 +: DATA_OUT_0_PRECISION_0] (registered).
+    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_OUT_0_PRECISION_0-1:0] data_out_0,
+    /// Output block valid (registered).
+    output logic data_out_0_valid,
+    /// Consumer accepts the output block.
+    input  logic data_out_0_ready
+);
+  /// Lanes per beat.
+  localparam int N = DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1;
+  /// Input lane width.
+  localparam int IW = DATA_IN_0_PRECISION_0;
+  /// Output lane width.
+  localparam int OW = DATA_OUT_0_PRECISION_0;
+  /// Smallest input code.
+  localparam int IMIN = -(1 <<< (IW - 1));
+  /// Largest input code.
+  localparam int IMAX = (1 <<< (IW - 1)) - 1;
+  /// Effective lowest tabulated code.
+  localparam int LO = TABLE_LO > IMIN ? TABLE_LO : IMIN;
+  /// Effective highest tabulated code.
+  localparam int HI = TABLE_HI < IMAX ? TABLE_HI : IMAX;
+  /// Table entries (at least 1, so that invalid TABLE_LO/HI reach the parameter checks).
+  localparam int DEPTH = HI >= LO ? HI - LO + 1 : 1;
+  /// Table address width.
+  localparam int AW = DEPTH > 1 ? $clog2(DEPTH) : 1;
+  /// Width of the address arithmetic (input codes and LO/HI are within 17 bits).
+  localparam int XW = 18;
+
+`ifndef SYNTHESIS
+  /// Lower bound of TABLE_HI.
+  localparam int HI_MIN = TABLE_LO > IMIN ? TABLE_LO : IMIN;
+  initial begin
+    if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 16)
+      $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 16, got %0d", DATA_IN_0_PRECISION_0);
+    if (DATA_IN_0_PRECISION_1 < -16777216 || DATA_IN_0_PRECISION_1 > 16777216)
+      $fatal(1, "DATA_IN_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
+             DATA_IN_0_PRECISION_1);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_0 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_0 > 1048576)
+      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_0 must be between 1 and 1048576, got %0d",
+             DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_1 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_1 > 1048576)
+      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_1 must be between 1 and 1048576, got %0d",
+             DATA_IN_0_TENSOR_SIZE_DIM_1);
+    if (DATA_IN_0_PARALLELISM_DIM_0 < 1 || DATA_IN_0_PARALLELISM_DIM_0 > 1024)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 must be between 1 and 1024, got %0d",
+             DATA_IN_0_PARALLELISM_DIM_0);
+    if (DATA_IN_0_PARALLELISM_DIM_1 < 1 || DATA_IN_0_PARALLELISM_DIM_1 > 1024)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 must be between 1 and 1024, got %0d",
+             DATA_IN_0_PARALLELISM_DIM_1);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_0 % DATA_IN_0_PARALLELISM_DIM_0 != 0)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
+             DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_1 % DATA_IN_0_PARALLELISM_DIM_1 != 0)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
+             DATA_IN_0_PARALLELISM_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
+    if (DATA_OUT_0_PRECISION_0 < 1 || DATA_OUT_0_PRECISION_0 > 32)
+      $fatal(1, "DATA_OUT_0_PRECISION_0 must be between 1 and 32, got %0d", DATA_OUT_0_PRECISION_0);
+    if (DATA_OUT_0_PRECISION_1 < -16777216 || DATA_OUT_0_PRECISION_1 > 16777216)
+      $fatal(1, "DATA_OUT_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
+             DATA_OUT_0_PRECISION_1);
+    if (DATA_OUT_0_TENSOR_SIZE_DIM_0 != DATA_IN_0_TENSOR_SIZE_DIM_0)
+      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_0 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
+             DATA_OUT_0_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (DATA_OUT_0_TENSOR_SIZE_DIM_1 != DATA_IN_0_TENSOR_SIZE_DIM_1)
+      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_1 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
+             DATA_OUT_0_TENSOR_SIZE_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
+    if (DATA_OUT_0_PARALLELISM_DIM_0 != DATA_IN_0_PARALLELISM_DIM_0)
+      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_0 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_0 (%0d)",
+             DATA_OUT_0_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
+    if (DATA_OUT_0_PARALLELISM_DIM_1 != DATA_IN_0_PARALLELISM_DIM_1)
+      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_1 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_1 (%0d)",
+             DATA_OUT_0_PARALLELISM_DIM_1, DATA_IN_0_PARALLELISM_DIM_1);
+    if (DATA_OUT_0_ROUNDING < 0 || DATA_OUT_0_ROUNDING > 6)
+      $fatal(1, "DATA_OUT_0_ROUNDING must be between 0 and 6, got %0d", DATA_OUT_0_ROUNDING);
+    if (DATA_OUT_0_OVERFLOW < 0 || DATA_OUT_0_OVERFLOW > 3)
+      $fatal(1, "DATA_OUT_0_OVERFLOW must be between 0 and 3, got %0d", DATA_OUT_0_OVERFLOW);
+    if (TABLE_LO < -32768 || TABLE_LO > IMAX)
+      $fatal(1, "TABLE_LO must be between -32768 and %0d, got %0d", IMAX, TABLE_LO);
+    if (TABLE_HI < HI_MIN || TABLE_HI > 32767)
+      $fatal(1, "TABLE_HI must be between %0d and 32767, got %0d", HI_MIN, TABLE_HI);
+  end
+`endif
+
+  /// Pipeline advance: the input register is empty or drains into the skid buffer this cycle.
+  logic en;
+  /// Input register holds a block.
+  logic s1_valid;
+  /// Skid buffer can take a block (registered).
+  logic out_ready;
+  /// Lane results (input of the skid buffer).
+  logic [N*OW-1:0] y;
+
+  assign en = !s1_valid || out_ready;
+  assign data_in_0_ready = en;
+
+  always_ff @(posedge clk) begin
+    if (rst) s1_valid <= 1'b0;
+    else if (en) s1_valid <= data_in_0_valid;
+  end
+
+  for (genvar i = 0; i < N; i++) begin : g_lane
+    /// This lane's copy of the table.
+    logic [OW-1:0] rom[DEPTH];
+    if (TABLE_MEM_FILE != "") begin : g_file
+      initial $readmemh(TABLE_MEM_FILE, rom);
+    end else begin : g_zero
+      initial for (int k = 0; k < DEPTH; k++) rom[k] = '0;
+    end
+
+    /// Input code, sign-extended.
+    logic signed [XW-1:0] x;
+    /// Code below the table.
+    logic below;
+    /// Code above the table.
+    logic above;
+    /// ROM address (0 outside the table).
+    logic [AW-1:0] addr;
+    assign x = XW'($signed(data_in_0[i*IW+:IW]));
+    assign below = x < XW'(LO);
+    assign above = x > XW'(HI);
+    assign addr = (below || above) ? '0 : AW'(x - XW'(LO));
+
+    /// Registered table entry.
+    logic [OW-1:0] s1_t;
+    /// Registered input code (for the upper tail).
+    logic [IW-1:0] s1_x;
+    /// Registered below/above flags.
+    logic s1_below, s1_above;
+    always_ff @(posedge clk) begin
+      if (en) begin
+        s1_t     <= rom[addr];
+        s1_x     <= data_in_0[i*IW+:IW];
+        s1_below <= below;
+        s1_above <= above;
+      end
+    end
+
+    /// Upper tail: the input cast into the output format.
+    logic [OW-1:0] tail;
+    mase_cast_core #(
+        .IN_WIDTH  (IW),
+        .IN_FRAC   (DATA_IN_0_PRECISION_1),
+        .IN_SIGNED (1),
+        .OUT_WIDTH (OW),
+        .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
+        .OUT_SIGNED(1),
+        .ROUNDING  (DATA_OUT_0_ROUNDING),
+        .OVERFLOW  (DATA_OUT_0_OVERFLOW)
+    ) u_tail (
+        .data_in (s1_x),
+        .data_out(tail)
+    );
+    assign y[i*OW+:OW] = s1_below ? '0 : s1_above ? tail : s1_t;
+  end
+
+  mase_skid_buffer #(
+      .DATA_WIDTH(OW),
+      .LANES(N)
+  ) u_out (
+      .clk(clk),
+      .rst(rst),
+      .data_in_0(y),
+      .data_in_0_valid(s1_valid),
+      .data_in_0_ready(out_ready),
+      .data_out_0(data_out_0),
+      .data_out_0_valid(data_out_0_valid),
+      .data_out_0_ready(data_out_0_ready)
+  );
+endmodule

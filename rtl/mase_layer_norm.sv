@@ -1,0 +1,591 @@
+// mase_layer_norm: LayerNorm over the innermost dimension,
+//   y = (x - mean) / sqrt(var + eps) * gamma + beta,
+// on rows of D = DATA_IN_0_TENSOR_SIZE_DIM_0 elements streamed as D/P beats of P =
+// DATA_IN_0_PARALLELISM_DIM_0 lanes; gamma / beta come from two ROMs (word j = elements
+// j*P .. j*P+P-1, files WEIGHT_MEM_FILE / BIAS_MEM_FILE), eps = EPS * 2^-EPS_FRAC.
+//
+// Exact integer algorithm (specified in hwlib/src/components/layer_norm.rs, whose model this
+// module matches bit for bit):
+//   S1 = sum x, S2 = sum x^2 (exact); V = D*S2 - S1^2 (= D^2 var, exact, no division);
+//   c_i = D*x_i - S1 (= D (x_i - mean), exact);
+//   Q = V << (FQ - 2F) + (D*D*EPS) << (FQ - EPS_FRAC), FQ = max(2F, EPS_FRAC rounded up to even);
+//   k = ceil(bitlength(Q)/2), u = floor(Q * 2^(MF - 2k)) in [1/4, 1) (MF = 26 fractional bits);
+//   y = LUT[u >> (MF - 7)] << (YF - 10) (mase_layer_norm_rsqrt_lut, YF = 24), then two Newton
+//   steps s = (y*y) >> YF, t = (u*s) >> MF, y = (y * (3<<YF - t)) >> (YF+1);
+//   n_i = floor(c_i * y * 2^-(k + YF - NORM_FRAC + F - FQ/2)) (NORM_FRAC fractional bits);
+//   acc_i = n_i * gamma_i + beta_i exact, then mase_cast_core into the DATA_OUT_0 format.
+//
+// Schedule. Rows are written into a ring of NSLOT row slots while S1 / S2 accumulate (P
+// squarers and two adder trees per beat). The end-of-row sums enter a fully pipelined 1/sqrt
+// unit (RS = 11 stages, never stalled) which deposits (S1, y, k) with the slot. The normalising
+// pipeline (issue, N1 read, N2 centre, N3 c*y, N4 shift, N5 *gamma, N6 +beta, output register)
+// reads a slot once its statistics are ready, while later rows are still arriving;
+// NSLOT = 2 + ceil((RS + 2) / (D/P)) slots make this overlap complete for every row length.
+//   Latency: D/P + RS + 8 cycles from the first input beat to the first output beat.
+//   II:      D/P cycles per row (P elements per cycle in and out).
+//   Paths cut: data_in_0_ready is a register function (slot flags); the output is the register
+//            of a mase_skid_buffer. Input data goes through the P squarers and the adder trees
+//            into the sum registers within one cycle.
+module mase_layer_norm #(
+    /// W: input element bits (1..32, signed).
+    parameter int DATA_IN_0_PRECISION_0 = 16,
+    /// F: input fractional bits (-32..32).
+    parameter int DATA_IN_0_PRECISION_1 = 8,
+    /// D: elements per row (1..4096).
+    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 64,
+    /// Rows per tensor (1..1048576; any number of rows may stream back to back).
+    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 1,
+    /// P: elements per beat (1..256, divides D).
+    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
+    /// Rows per beat (must be 1).
+    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1,
+    /// Gamma bits (1..32, signed).
+    parameter int WEIGHT_PRECISION_0 = 16,
+    /// Gamma fractional bits (-32..32).
+    parameter int WEIGHT_PRECISION_1 = 14,
+    /// Gamma elements (must equal D).
+    parameter int WEIGHT_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
+    /// Gamma per ROM word (must equal P).
+    parameter int WEIGHT_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
+    /// Beta bits (1..32, signed).
+    parameter int BIAS_PRECISION_0 = 16,
+    /// Beta fractional bits (-32..32, within 32 of NORM_FRAC + gamma frac).
+    parameter int BIAS_PRECISION_1 = 12,
+    /// Beta elements (must equal D).
+    parameter int BIAS_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
+    /// Beta per ROM word (must equal P).
+    parameter int BIAS_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
+    /// Output element bits (1..64, signed).
+    parameter int DATA_OUT_0_PRECISION_0 = 16,
+    /// Output fractional bits.
+    parameter int DATA_OUT_0_PRECISION_1 = 12,
+    /// Output row length (must equal D).
+    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
+    /// Output rows (must equal the input's).
+    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = DATA_IN_0_TENSOR_SIZE_DIM_1,
+    /// Outputs per beat (must equal P).
+    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
+    /// Output rows per beat (must equal the input's, 1).
+    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = DATA_IN_0_PARALLELISM_DIM_1,
+    /// Output rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV.
+    parameter int DATA_OUT_0_ROUNDING = 0,
+    /// Output overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM.
+    parameter int DATA_OUT_0_OVERFLOW = 1,
+    /// eps as an integer code: eps = EPS * 2^-EPS_FRAC (1..2^31-1).
+    parameter int EPS = 687195,
+    /// Fractional bits of EPS (0..64).
+    parameter int EPS_FRAC = 36,
+    /// NF: fractional bits of the normalised value before gamma (1..32).
+    parameter int NORM_FRAC = 16,
+    /// Path of the gamma .mem file ($readmemh; "" = all-zero gamma).
+    parameter WEIGHT_MEM_FILE = "",
+    /// Path of the beta .mem file ($readmemh; "" = all-zero beta).
+    parameter BIAS_MEM_FILE = ""
+) (
+    /// Clock.
+    input  logic                                                           clk,
+    /// Synchronous active-high reset: empties the ring, the 1/sqrt unit and the pipeline.
+    input  logic                                                           rst,
+    /// Input beat: P consecutive elements of a row, lane i at [i*W +: W].
+    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PRECISION_0-1:0]   data_in_0,
+    /// Input beat valid.
+    input  logic                                                           data_in_0_valid,
+    /// The slot being written is free (registered flags).
+    output logic                                                           data_in_0_ready,
+    /// Output beat: P consecutive outputs of a row, lane i at [i*W +: W].
+    output logic [DATA_OUT_0_PARALLELISM_DIM_0*DATA_OUT_0_PRECISION_0-1:0] data_out_0,
+    /// Output beat valid (registered).
+    output logic                                                           data_out_0_valid,
+    /// Downstream takes the output beat.
+    input  logic                                                           data_out_0_ready
+);
+  localparam int W = DATA_IN_0_PRECISION_0;
+  localparam int F = DATA_IN_0_PRECISION_1;
+  localparam int D = DATA_IN_0_TENSOR_SIZE_DIM_0;
+  localparam int P = DATA_IN_0_PARALLELISM_DIM_0;
+  /// Beats per row, log2 of D.
+  localparam int NW = D / P;
+  localparam int LD = D > 1 ? $clog2(D) : 0;
+  /// Sum widths (signed).
+  localparam int S1W = W + LD + 1;
+  localparam int S2W = 2 * W + LD + 1;
+  localparam int VW = 2 * W + 2 * LD + 2;
+  /// Alignment of var and eps.
+  localparam int EF = EPS_FRAC;
+  localparam int EFE = EF + EF % 2;
+  localparam int FQ = 2 * F > EFE ? 2 * F : EFE;
+  localparam int SV = FQ - 2 * F;
+  localparam int SE = FQ - EF;
+  localparam int QA = VW + SV;
+  localparam int QB = 2 * LD + 32 + SE;
+  localparam int QW = (QA > QB ? QA : QB) + 1;
+  localparam int QWE = QW + QW % 2;
+  /// 1/sqrt constants: y fraction, mantissa fraction, table index / entry fraction.
+  localparam int YF = 24;
+  localparam int MF = 26;
+  localparam int TB = 7;
+  localparam int TF = 10;
+  localparam int YW = YF + 2;
+  localparam int SW = YF + 4;
+  /// Widths of y*y, u*s and y*r.
+  localparam int Y2W = 2 * YW;
+  localparam int USW = MF + SW;
+  localparam int YRW = YW + SW;
+  /// k (up to QWE/2) width.
+  localparam int KW = $clog2(QWE / 2 + 1) + 1;
+  localparam int KW1 = KW + 1;
+  /// Normalisation shift: n = (prod << G) >>> (k + BASE + G).
+  localparam int NF = NORM_FRAC;
+  localparam int BASE = YF - NF + F - FQ / 2;
+  localparam int G = BASE < 0 ? -BASE : 0;
+  localparam int CW = W + LD + 2;
+  localparam int PRW = CW + YW + 1 + G;
+  /// Width of the product c*y before the guard shift.
+  localparam int PRG = PRW - G;
+  localparam int NNW = NF + (LD + 1) / 2 + 2;
+  localparam int SHW = $clog2(QWE / 2 + BASE + G + 1) + 1;
+  /// gamma / beta / accumulator.
+  localparam int GW = WEIGHT_PRECISION_0;
+  localparam int GF = WEIGHT_PRECISION_1;
+  localparam int BW = BIAS_PRECISION_0;
+  localparam int BF = BIAS_PRECISION_1;
+  localparam int MW = NNW + GW;
+  localparam int AF = NF + GF > BF ? NF + GF : BF;
+  localparam int AWA = MW + AF - NF - GF;
+  localparam int AWB = BW + AF - BF;
+  localparam int AW = (AWA > AWB ? AWA : AWB) + 1;
+  localparam int OW = DATA_OUT_0_PRECISION_0;
+  localparam int INTERNAL = QW > PRW ? (QW > AW ? QW : AW) : (PRW > AW ? PRW : AW);
+  /// Ring of row slots.
+  localparam int RS = 11;
+  localparam int NSLOT = 2 + (RS + 2 + NW - 1) / NW;
+  localparam int RAW = $clog2(NSLOT * NW);
+  localparam int SLW = $clog2(NSLOT);
+  localparam int WDW = NW > 1 ? $clog2(NW) : 1;
+
+`ifndef SYNTHESIS
+  initial begin
+    if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 32)
+      $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 32, got %0d", DATA_IN_0_PRECISION_0);
+    if (DATA_IN_0_PRECISION_1 < -32 || DATA_IN_0_PRECISION_1 > 32)
+      $fatal(1, "DATA_IN_0_PRECISION_1 must be between -32 and 32, got %0d", DATA_IN_0_PRECISION_1);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_0 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_0 > 4096)
+      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_0 must be between 1 and 4096, got %0d",
+             DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_1 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_1 > 1048576)
+      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_1 must be between 1 and 1048576, got %0d",
+             DATA_IN_0_TENSOR_SIZE_DIM_1);
+    if (DATA_IN_0_PARALLELISM_DIM_0 < 1 || DATA_IN_0_PARALLELISM_DIM_0 > 256)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 must be between 1 and 256, got %0d",
+             DATA_IN_0_PARALLELISM_DIM_0);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_0 % DATA_IN_0_PARALLELISM_DIM_0 != 0)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
+             DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (DATA_IN_0_PARALLELISM_DIM_1 < 1 || DATA_IN_0_PARALLELISM_DIM_1 > 1)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 must be between 1 and 1, got %0d",
+             DATA_IN_0_PARALLELISM_DIM_1);
+    if (WEIGHT_PRECISION_0 < 1 || WEIGHT_PRECISION_0 > 32)
+      $fatal(1, "WEIGHT_PRECISION_0 must be between 1 and 32, got %0d", WEIGHT_PRECISION_0);
+    if (WEIGHT_PRECISION_1 < -32 || WEIGHT_PRECISION_1 > 32)
+      $fatal(1, "WEIGHT_PRECISION_1 must be between -32 and 32, got %0d", WEIGHT_PRECISION_1);
+    if (WEIGHT_TENSOR_SIZE_DIM_0 != DATA_IN_0_TENSOR_SIZE_DIM_0)
+      $fatal(1, "WEIGHT_TENSOR_SIZE_DIM_0 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
+             WEIGHT_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (WEIGHT_PARALLELISM_DIM_0 != DATA_IN_0_PARALLELISM_DIM_0)
+      $fatal(1, "WEIGHT_PARALLELISM_DIM_0 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_0 (%0d)",
+             WEIGHT_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
+    if (BIAS_PRECISION_0 < 1 || BIAS_PRECISION_0 > 32)
+      $fatal(1, "BIAS_PRECISION_0 must be between 1 and 32, got %0d", BIAS_PRECISION_0);
+    if (BIAS_PRECISION_1 < -32 || BIAS_PRECISION_1 > 32)
+      $fatal(1, "BIAS_PRECISION_1 must be between -32 and 32, got %0d", BIAS_PRECISION_1);
+    if (BIAS_TENSOR_SIZE_DIM_0 != DATA_IN_0_TENSOR_SIZE_DIM_0)
+      $fatal(1, "BIAS_TENSOR_SIZE_DIM_0 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
+             BIAS_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (BIAS_PARALLELISM_DIM_0 != DATA_IN_0_PARALLELISM_DIM_0)
+      $fatal(1, "BIAS_PARALLELISM_DIM_0 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_0 (%0d)",
+             BIAS_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
+    if (DATA_OUT_0_PRECISION_0 < 1 || DATA_OUT_0_PRECISION_0 > 64)
+      $fatal(1, "DATA_OUT_0_PRECISION_0 must be between 1 and 64, got %0d",
+             DATA_OUT_0_PRECISION_0);
+    if (DATA_OUT_0_PRECISION_1 < -16777216 || DATA_OUT_0_PRECISION_1 > 16777216)
+      $fatal(1, "DATA_OUT_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
+             DATA_OUT_0_PRECISION_1);
+    if (DATA_OUT_0_TENSOR_SIZE_DIM_0 != DATA_IN_0_TENSOR_SIZE_DIM_0)
+      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_0 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
+             DATA_OUT_0_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (DATA_OUT_0_TENSOR_SIZE_DIM_1 != DATA_IN_0_TENSOR_SIZE_DIM_1)
+      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_1 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
+             DATA_OUT_0_TENSOR_SIZE_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
+    if (DATA_OUT_0_PARALLELISM_DIM_0 != DATA_IN_0_PARALLELISM_DIM_0)
+      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_0 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_0 (%0d)",
+             DATA_OUT_0_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
+    if (DATA_OUT_0_PARALLELISM_DIM_1 != DATA_IN_0_PARALLELISM_DIM_1)
+      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_1 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_1 (%0d)",
+             DATA_OUT_0_PARALLELISM_DIM_1, DATA_IN_0_PARALLELISM_DIM_1);
+    if (DATA_OUT_0_ROUNDING < 0 || DATA_OUT_0_ROUNDING > 6)
+      $fatal(1, "DATA_OUT_0_ROUNDING must be between 0 and 6, got %0d", DATA_OUT_0_ROUNDING);
+    if (DATA_OUT_0_OVERFLOW < 0 || DATA_OUT_0_OVERFLOW > 3)
+      $fatal(1, "DATA_OUT_0_OVERFLOW must be between 0 and 3, got %0d", DATA_OUT_0_OVERFLOW);
+    if (EPS < 1)
+      $fatal(1, "EPS must be between 1 and 2147483647, got %0d", EPS);
+    if (EPS_FRAC < 0 || EPS_FRAC > 64)
+      $fatal(1, "EPS_FRAC must be between 0 and 64, got %0d", EPS_FRAC);
+    if (NORM_FRAC < 1 || NORM_FRAC > 32)
+      $fatal(1, "NORM_FRAC must be between 1 and 32, got %0d", NORM_FRAC);
+    if (BF - NF - GF > 32 || NF + GF - BF > 32)
+      $fatal(1, "BIAS_PRECISION_1 (%0d) must be within 32 of NORM_FRAC + WEIGHT_PRECISION_1 (%0d)",
+             BF, NF + GF);
+    if (INTERNAL > 120)
+      $fatal(1, "internal width must be between 1 and 120 bits, got %0d", INTERNAL);
+  end
+`endif
+
+  /// The normalising pipeline advances: the output skid buffer can take a beat.
+  logic adv;
+
+  // ---------------------------------------------------------------------------------------------
+  // Input side: ring of NSLOT row slots, running sums
+  /// Ring memory: slot s word j at s*NW + j, P elements per word.
+  logic [P*W-1:0] ring[NSLOT*NW];
+  /// Write pointer, word within the row, slot being written.
+  logic [RAW-1:0] wr_ptr;
+  logic [WDW-1:0] wr_word;
+  logic [SLW-1:0] wr_slot;
+  /// Slot s holds a complete row not yet fully read; its statistics are ready.
+  logic [NSLOT-1:0] slot_used, st_ready;
+  /// Slot being read, its read pointer and word; the last word of the slot is issued.
+  logic [SLW-1:0] rd_slot;
+  logic [RAW-1:0] rd_ptr;
+  logic [WDW-1:0] rd_word;
+  logic rd_done;
+  /// Input beat accepted; it is the last of its row.
+  logic in_fire, in_last;
+  /// Running sums (signed), sums of the current beat.
+  logic signed [S1W-1:0] acc_s1, beat_s1;
+  logic signed [S2W-1:0] acc_s2, beat_s2;
+  /// One cycle after a row's last beat: the sums are final; the row's slot.
+  logic row_end;
+  logic [SLW-1:0] row_slot;
+
+  assign data_in_0_ready = !slot_used[wr_slot];
+  assign in_fire = data_in_0_valid && data_in_0_ready;
+  assign in_last = wr_word == WDW'(NW - 1);
+
+  always_comb begin
+    beat_s1 = '0;
+    beat_s2 = '0;
+    for (int i = 0; i < P; i++) begin
+      beat_s1 = beat_s1 + S1W'($signed(data_in_0[i*W+:W]));
+      beat_s2 = beat_s2 + S2W'($signed(data_in_0[i*W+:W])) * S2W'($signed(data_in_0[i*W+:W]));
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (in_fire) begin
+      ring[wr_ptr] <= data_in_0;
+      acc_s1 <= (wr_word == '0 ? '0 : acc_s1) + beat_s1;
+      acc_s2 <= (wr_word == '0 ? '0 : acc_s2) + beat_s2;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      wr_ptr   <= '0;
+      wr_word  <= '0;
+      wr_slot  <= '0;
+      row_end  <= 1'b0;
+      row_slot <= '0;
+    end else begin
+      row_end <= in_fire && in_last;
+      if (in_fire) begin
+        wr_ptr  <= wr_ptr == RAW'(NSLOT * NW - 1) ? '0 : wr_ptr + 1'b1;
+        wr_word <= in_last ? '0 : wr_word + 1'b1;
+        if (in_last) begin
+          row_slot <= wr_slot;
+          wr_slot  <= wr_slot == SLW'(NSLOT - 1) ? '0 : wr_slot + 1'b1;
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // 1/sqrt unit: RS stages, advancing every cycle
+  /// Valid bit, slot and S1 of each stage 1..RS.
+  logic [RS:1] rv;
+  logic [SLW-1:0] rslot[RS+1];
+  logic signed [S1W-1:0] rs1[RS+1];
+  /// R1: V; R2: Q; R3: k with Q; R4 ..: u and k.
+  logic signed [VW-1:0] r1_v;
+  logic [QW-1:0] r2_q, r3_q;
+  logic [KW-1:0] rk[RS+1];
+  logic [MF-1:0] ru[RS+1];
+  /// y of R5 (seed), R8 (one step), R11 (two steps); s of R6 / R9; t of R7 / R10.
+  logic [YW-1:0] ry5, ry8, ry11;
+  logic [SW-1:0] rs6, rs9, rt7, rt10;
+  /// D*D*EPS aligned to FQ fractional bits.
+  localparam logic [QW-1:0] EPSQ = (QW'(D) * QW'(D) * QW'(EPS)) << SE;
+  /// Leading-one position of Q (bit length), k = ceil(L/2).
+  logic [KW:0] q_len, q_sh;
+  /// Q shifted left by QWE - 2k (top bit at QWE-1 or QWE-2), its top MF bits.
+  logic [QWE-1:0] q_norm;
+  logic [MF-1:0] u_d;
+  /// Table seed.
+  logic [TF+1:0] lut_y0;
+
+  always_comb begin
+    q_len = '0;
+    for (int i = 0; i < QW; i++) begin
+      if (r2_q[i]) q_len = KW1'(i + 1);
+    end
+  end
+
+  assign q_sh = KW1'(QWE) - {rk[3], 1'b0};
+  assign q_norm = QWE'(r3_q) << q_sh;
+  if (QWE >= MF) begin : g_u_top
+    assign u_d = q_norm[QWE-1-:MF];
+  end else begin : g_u_pad
+    assign u_d = MF'(q_norm) << (MF - QWE);
+  end
+  /// The bits of q_norm below the mantissa are dropped (floor); this sink keeps lint quiet.
+  logic unused_q_low;
+  assign unused_q_low = ^q_norm;
+
+  mase_layer_norm_rsqrt_lut u_lut (
+      .idx(ru[4][MF-1-:TB]),
+      .y0 (lut_y0)
+  );
+
+  /// Newton step factors 3<<YF - t (R8 and R11; below 3<<YF, so SW bits hold them).
+  logic [SW-1:0] r8_f, r11_f;
+  assign r8_f  = SW'(3 << YF) - rt7;
+  assign r11_f = SW'(3 << YF) - rt10;
+
+  always_ff @(posedge clk) begin
+    // R1: V = D*S2 - S1^2
+    r1_v <= $signed(VW'(D)) * $signed(VW'(acc_s2)) - $signed(VW'(acc_s1)) * $signed(VW'(acc_s1));
+    rs1[1] <= acc_s1;
+    rslot[1] <= row_slot;
+    // R2: Q
+    r2_q <= (QW'(r1_v) << SV) + EPSQ;
+    // R3: k
+    r3_q <= r2_q;
+    rk[3] <= KW'((q_len + 1'b1) >> 1);
+    // R4: mantissa
+    ru[4] <= u_d;
+    rk[4] <= rk[3];
+    // R5: seed
+    ry5 <= YW'(lut_y0) << (YF - TF);
+    // R6 / R9: s = (y*y) >> YF
+    rs6 <= SW'((Y2W'(ry5) * Y2W'(ry5)) >> YF);
+    rs9 <= SW'((Y2W'(ry8) * Y2W'(ry8)) >> YF);
+    // R7 / R10: t = (u*s) >> MF
+    rt7 <= SW'((USW'(ru[6]) * USW'(rs6)) >> MF);
+    rt10 <= SW'((USW'(ru[9]) * USW'(rs9)) >> MF);
+    // R8 / R11: y = (y * (3<<YF - t)) >> (YF+1)
+    ry8 <= YW'((YRW'(ry5d) * YRW'(r8_f)) >> (YF + 1));
+    ry11 <= YW'((YRW'(ry8d) * YRW'(r11_f)) >> (YF + 1));
+    for (int s = 2; s <= RS; s++) begin
+      rs1[s]   <= rs1[s-1];
+      rslot[s] <= rslot[s-1];
+    end
+    for (int s = 5; s <= RS; s++) begin
+      ru[s] <= ru[s-1];
+      rk[s] <= rk[s-1];
+    end
+  end
+
+  /// y delayed to meet t: seed (R5) used at R8, y of R8 used at R11.
+  logic [YW-1:0] ry5d, ry6d, ry8d, ry9d;
+  always_ff @(posedge clk) begin
+    ry6d <= ry5;
+    ry5d <= ry6d;
+    ry9d <= ry8;
+    ry8d <= ry9d;
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) rv <= '0;
+    else rv <= {rv[RS-1:1], row_end};
+  end
+
+  // Per-slot statistics, written when the 1/sqrt unit finishes a row.
+  logic signed [S1W-1:0] st_s1[NSLOT];
+  logic [YW-1:0] st_y[NSLOT];
+  logic [KW-1:0] st_k[NSLOT];
+
+  always_ff @(posedge clk) begin
+    if (rv[RS]) begin
+      st_s1[rslot[RS]] <= rs1[RS];
+      st_y[rslot[RS]]  <= ry11;
+      st_k[rslot[RS]]  <= rk[RS];
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      slot_used <= '0;
+      st_ready  <= '0;
+    end else begin
+      for (int s = 0; s < NSLOT; s++) begin
+        if (in_fire && in_last && wr_slot == SLW'(s)) slot_used[s] <= 1'b1;
+        else if (rd_done && rd_slot == SLW'(s)) slot_used[s] <= 1'b0;
+        if (rv[RS] && rslot[RS] == SLW'(s)) st_ready[s] <= 1'b1;
+        else if (rd_done && rd_slot == SLW'(s)) st_ready[s] <= 1'b0;
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Normalising pipeline
+  /// A word is issued this cycle; it is the last of its row.
+  logic issue, rd_last;
+  assign issue = st_ready[rd_slot] && adv;
+  assign rd_last = rd_word == WDW'(NW - 1);
+  assign rd_done = issue && rd_last;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      rd_ptr  <= '0;
+      rd_word <= '0;
+      rd_slot <= '0;
+    end else if (issue) begin
+      rd_ptr  <= rd_ptr == RAW'(NSLOT * NW - 1) ? '0 : rd_ptr + 1'b1;
+      rd_word <= rd_last ? '0 : rd_word + 1'b1;
+      if (rd_last) rd_slot <= rd_slot == SLW'(NSLOT - 1) ? '0 : rd_slot + 1'b1;
+    end
+  end
+
+  /// gamma / beta ROMs: word j, lane i = element j*P + i.
+  logic [P*GW-1:0] g_rom[NW];
+  logic [P*BW-1:0] b_rom[NW];
+  if (WEIGHT_MEM_FILE != "") begin : g_g_file
+    initial $readmemh(WEIGHT_MEM_FILE, g_rom);
+  end else begin : g_g_zero
+    initial for (int k = 0; k < NW; k++) g_rom[k] = '0;
+  end
+  if (BIAS_MEM_FILE != "") begin : g_b_file
+    initial $readmemh(BIAS_MEM_FILE, b_rom);
+  end else begin : g_b_zero
+    initial for (int k = 0; k < NW; k++) b_rom[k] = '0;
+  end
+
+  /// N1: words read and the row's statistics.
+  logic [P*W-1:0] n1_x;
+  logic [P*GW-1:0] n1_g, n2_g, n3_g, n4_g;
+  logic [P*BW-1:0] n1_b, n2_b, n3_b, n4_b, n5_b;
+  logic signed [S1W-1:0] n1_s1;
+  logic [YW-1:0] n1_y, n2_y;
+  logic [KW-1:0] n1_k, n2_k, n3_k;
+  /// Stage valid flags.
+  logic n1_v, n2_v, n3_v, n4_v, n5_v, n6_v;
+  /// N2 centred values, N3 products, N4 normalised values, N5 gamma products, N6 sums.
+  logic [P*CW-1:0] n2_c;
+  logic [P*PRG-1:0] n3_p;
+  logic [P*NNW-1:0] n4_n;
+  logic [P*MW-1:0] n5_m;
+  logic [P*AW-1:0] n6_a;
+
+  always_ff @(posedge clk) begin
+    if (adv) begin
+      n1_x  <= ring[rd_ptr];
+      n1_g  <= g_rom[rd_word];
+      n1_b  <= b_rom[rd_word];
+      n1_s1 <= st_s1[rd_slot];
+      n1_y  <= st_y[rd_slot];
+      n1_k  <= st_k[rd_slot];
+      n2_g  <= n1_g;
+      n2_b  <= n1_b;
+      n2_y  <= n1_y;
+      n2_k  <= n1_k;
+      n3_g  <= n2_g;
+      n3_b  <= n2_b;
+      n3_k  <= n2_k;
+      n4_g  <= n3_g;
+      n4_b  <= n3_b;
+      n5_b  <= n4_b;
+    end
+  end
+
+  for (genvar i = 0; i < P; i++) begin : g_lane
+    /// Product shifted left by G, then arithmetically right by k + BASE + G.
+    logic signed [PRW-1:0] p_ext, p_sh;
+    assign p_ext = PRW'($signed(n3_p[i*PRG+:PRG])) << G;
+    assign p_sh  = p_ext >>> (SHW'(n3_k) + SHW'(BASE + G));
+    /// n keeps the low NNW bits of p_sh (|n| < sqrt(D) 2^NF); this sink keeps lint quiet.
+    logic unused_p_high;
+    assign unused_p_high = ^p_sh;
+    always_ff @(posedge clk) begin
+      if (adv) begin
+        n2_c[i*CW+:CW] <= $signed(CW'($signed(n1_x[i*W+:W]))) * $signed(CW'(D)) - CW'(n1_s1);
+        n3_p[i*PRG+:PRG] <= $signed(PRG'($signed(n2_c[i*CW+:CW]))) * $signed(PRG'(n2_y));
+        n4_n[i*NNW+:NNW] <= NNW'(p_sh);
+        n5_m[i*MW+:MW] <= $signed(MW'($signed(n4_n[i*NNW+:NNW])))
+            * $signed(MW'($signed(n4_g[i*GW+:GW])));
+        n6_a[i*AW+:AW] <= (AW'($signed(n5_m[i*MW+:MW])) << (AF - NF - GF))
+            + (AW'($signed(n5_b[i*BW+:BW])) << (AF - BF));
+      end
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      n1_v <= 1'b0;
+      n2_v <= 1'b0;
+      n3_v <= 1'b0;
+      n4_v <= 1'b0;
+      n5_v <= 1'b0;
+      n6_v <= 1'b0;
+    end else if (adv) begin
+      n1_v <= st_ready[rd_slot];
+      n2_v <= n1_v;
+      n3_v <= n2_v;
+      n4_v <= n3_v;
+      n5_v <= n4_v;
+      n6_v <= n5_v;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Output: cast, skid buffer
+  logic [P*OW-1:0] y;
+  for (genvar i = 0; i < P; i++) begin : g_out
+    mase_cast_core #(
+        .IN_WIDTH  (AW),
+        .IN_FRAC   (AF),
+        .IN_SIGNED (1),
+        .OUT_WIDTH (OW),
+        .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
+        .OUT_SIGNED(1),
+        .ROUNDING  (DATA_OUT_0_ROUNDING),
+        .OVERFLOW  (DATA_OUT_0_OVERFLOW)
+    ) u_cast (
+        .data_in (n6_a[i*AW+:AW]),
+        .data_out(y[i*OW+:OW])
+    );
+  end
+
+  mase_skid_buffer #(
+      .DATA_WIDTH(OW),
+      .LANES     (P)
+  ) u_out (
+      .clk             (clk),
+      .rst             (rst),
+      .data_in_0       (y),
+      .data_in_0_valid (n6_v),
+      .data_in_0_ready (adv),
+      .data_out_0      (data_out_0),
+      .data_out_0_valid(data_out_0_valid),
+      .data_out_0_ready(data_out_0_ready)
+  );
+
+`ifndef SYNTHESIS
+  a_out_stable :
+  assert property (@(posedge clk) disable iff (rst)
+      data_out_0_valid && !data_out_0_ready |=> data_out_0_valid && $stable(data_out_0))
+  else $error("mase_layer_norm: data_out_0 changed or dropped valid while stalled");
+  a_in_stable :
+  assert property (@(posedge clk) disable iff (rst)
+      data_in_0_valid && !data_in_0_ready |=> data_in_0_valid && $stable(data_in_0))
+  else $error("mase_layer_norm: data_in_0 changed or dropped valid while stalled");
+`endif
+endmodule

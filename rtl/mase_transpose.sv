@@ -1,0 +1,298 @@
+// mase_transpose: double-buffered reorder of a tensor stream, [A][B][C] -> [B][A][C].
+//
+// The input tensor has A = DATA_IN_0_TENSOR_SIZE_DIM_1 rows of DATA_IN_0_TENSOR_SIZE_DIM_0 =
+// B*C elements; C = BLOCK_SIZE consecutive elements move as one unit. The output tensor has
+// B rows of A*C elements. Three uses (the flat element order is all that matters when
+// PARALLELISM_DIM_1 = 1):
+//   - plain 2-D transpose [R, Cols] -> [Cols, R]:    A = R, B = Cols, BLOCK_SIZE = 1;
+//   - head split  [S, H*d] -> [H, S, d] (as [H, S*d]): A = S, B = H, BLOCK_SIZE = d;
+//   - head merge  [H, S, d] (as [H, S*d]) -> [S, H*d]: A = H, B = S, BLOCK_SIZE = d.
+// Beats: with BLOCK_SIZE = 1 the input streams as blocks of P1 x P0 (P1 =
+// DATA_IN_0_PARALLELISM_DIM_1 rows, P0 = DATA_IN_0_PARALLELISM_DIM_0 columns) and the output as
+// blocks of P0 x P1 (each input block transposed: output lane i*P1 + j = input lane j*P0 + i);
+// with BLOCK_SIZE > 1, P1 = 1 and P0 divides BLOCK_SIZE, so every beat is P0 consecutive
+// elements of one unit, identical in both orders.
+//
+// Schedule. Each input beat is one word of a two-bank memory (bank = one whole tensor of NW
+// words, written in arrival order). When a bank is full the read side walks it in output order
+// (unit index b outer, a middle, word k within the unit inner) while the other bank takes the
+// next tensor, so input and output both move one beat per cycle.
+//   Latency: NW + 2 cycles from the first input beat to the first output beat, NW = beats per
+//            tensor (the whole tensor is buffered first).
+//   II:      NW cycles per tensor (one beat per cycle in and out).
+//   Paths cut: data_in_0_ready is a register function (bank-full flags); the output is the
+//            register of a mase_skid_buffer (data, valid and ready all cut).
+// Memory: 2 * 2^ceil(log2(NW)) words of P0*P1*W bits, synchronous read (BRAM/LUTRAM inferable).
+module mase_transpose #(
+    /// W: element width in bits (1..64; the element is moved, never interpreted).
+    parameter int DATA_IN_0_PRECISION_0 = 8,
+    /// Fractional bits of an element (format only; output has the same).
+    parameter int DATA_IN_0_PRECISION_1 = 4,
+    /// B*C: elements per input row (1..65536, multiple of BLOCK_SIZE).
+    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
+    /// A: input rows per tensor (1..65536).
+    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 4,
+    /// P0: input elements of dim 0 per beat (1..1024; divides dim 0, or BLOCK_SIZE when > 1).
+    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 2,
+    /// P1: input rows per beat (1..1024; divides dim 1; must be 1 when BLOCK_SIZE > 1).
+    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 2,
+    /// C: consecutive elements moved as one unit (1 = plain transpose, d = head split/merge).
+    parameter int BLOCK_SIZE = 1,
+    /// Output element width (must equal the input's).
+    parameter int DATA_OUT_0_PRECISION_0 = DATA_IN_0_PRECISION_0,
+    /// Output fractional bits (must equal the input's).
+    parameter int DATA_OUT_0_PRECISION_1 = DATA_IN_0_PRECISION_1,
+    /// Elements per output row (must equal A*C).
+    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = 4,
+    /// Output rows per tensor (must equal B = dim 0 / BLOCK_SIZE).
+    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = 8,
+    /// Output elements of dim 0 per beat (must equal P1 when BLOCK_SIZE = 1, else P0).
+    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = 2,
+    /// Output rows per beat (must equal P0 when BLOCK_SIZE = 1, else 1).
+    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = 2
+) (
+    /// Clock.
+    input  logic                                                  clk,
+    /// Synchronous active-high reset: empties both banks and the output.
+    input  logic                                                  rst,
+    /// Input beat: one P1 x P0 block, lane r*P0 + c at [(r*P0+c)*W +: W].
+    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0]
+                                                                  data_in_0,
+    /// Input beat valid.
+    input  logic                                                  data_in_0_valid,
+    /// The bank being written has room (registered flags).
+    output logic                                                  data_in_0_ready,
+    /// Output beat: one block of the reordered tensor, lanes row-major.
+    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0]
+                                                                  data_out_0,
+    /// Output beat valid (registered).
+    output logic                                                  data_out_0_valid,
+    /// Downstream takes the output beat.
+    input  logic                                                  data_out_0_ready
+);
+  /// Element width.
+  localparam int W = DATA_IN_0_PRECISION_0;
+  /// Input block shape and lanes per beat.
+  localparam int P0 = DATA_IN_0_PARALLELISM_DIM_0;
+  localparam int P1 = DATA_IN_0_PARALLELISM_DIM_1;
+  localparam int L = P0 * P1;
+  /// Unit size.
+  localparam int C = BLOCK_SIZE;
+  /// Units along a (block rows when C = 1), units along b, words per unit.
+  localparam int NA = C == 1 ? DATA_IN_0_TENSOR_SIZE_DIM_1 / P1 : DATA_IN_0_TENSOR_SIZE_DIM_1;
+  localparam int NB = C == 1 ? DATA_IN_0_TENSOR_SIZE_DIM_0 / P0 : DATA_IN_0_TENSOR_SIZE_DIM_0 / C;
+  localparam int U = C == 1 ? 1 : C / P0;
+  /// Words (beats) per tensor and the address width.
+  localparam int NW = NA * NB * U;
+  localparam int AW = NW > 1 ? $clog2(NW) : 1;
+  /// Derived output shape.
+  localparam int OUT_D0 = DATA_IN_0_TENSOR_SIZE_DIM_1 * C;
+  localparam int OUT_D1 = DATA_IN_0_TENSOR_SIZE_DIM_0 / (C > 0 ? C : 1);
+  localparam int OUT_P0 = C == 1 ? P1 : P0;
+  localparam int OUT_P1 = C == 1 ? P0 : P1;
+
+`ifndef SYNTHESIS
+  initial begin
+    if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 64)
+      $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 64, got %0d", DATA_IN_0_PRECISION_0);
+    if (DATA_IN_0_PRECISION_1 < -16777216 || DATA_IN_0_PRECISION_1 > 16777216)
+      $fatal(1, "DATA_IN_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
+             DATA_IN_0_PRECISION_1);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_0 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_0 > 65536)
+      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_0 must be between 1 and 65536, got %0d",
+             DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_1 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_1 > 65536)
+      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_1 must be between 1 and 65536, got %0d",
+             DATA_IN_0_TENSOR_SIZE_DIM_1);
+    if (DATA_IN_0_PARALLELISM_DIM_0 < 1 || DATA_IN_0_PARALLELISM_DIM_0 > 1024)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 must be between 1 and 1024, got %0d",
+             DATA_IN_0_PARALLELISM_DIM_0);
+    if (DATA_IN_0_PARALLELISM_DIM_1 < 1 || DATA_IN_0_PARALLELISM_DIM_1 > 1024)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 must be between 1 and 1024, got %0d",
+             DATA_IN_0_PARALLELISM_DIM_1);
+    if (P0 * P1 > 1024)
+      $fatal(1, "%s must be between 1 and 1024, got %0d",
+             "DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1", P0 * P1);
+    if (BLOCK_SIZE < 1 || BLOCK_SIZE > 65536)
+      $fatal(1, "BLOCK_SIZE must be between 1 and 65536, got %0d", BLOCK_SIZE);
+    if (DATA_IN_0_TENSOR_SIZE_DIM_0 % BLOCK_SIZE != 0)
+      $fatal(1, "BLOCK_SIZE (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)", BLOCK_SIZE,
+             DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (BLOCK_SIZE == 1 && DATA_IN_0_TENSOR_SIZE_DIM_0 % P0 != 0)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
+             P0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (BLOCK_SIZE == 1 && DATA_IN_0_TENSOR_SIZE_DIM_1 % P1 != 0)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
+             P1, DATA_IN_0_TENSOR_SIZE_DIM_1);
+    if (BLOCK_SIZE > 1 && BLOCK_SIZE % P0 != 0)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide BLOCK_SIZE (%0d)", P0, BLOCK_SIZE);
+    if (BLOCK_SIZE > 1 && P1 != 1)
+      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 must be 1 when BLOCK_SIZE > 1, got %0d", P1);
+    if (NW > 1048576)
+      $fatal(1, "beats per tensor must be between 1 and 1048576, got %0d", NW);
+    if (DATA_OUT_0_PRECISION_0 != DATA_IN_0_PRECISION_0)
+      $fatal(1, "DATA_OUT_0_PRECISION_0 (%0d) must equal DATA_IN_0_PRECISION_0 (%0d)",
+             DATA_OUT_0_PRECISION_0, DATA_IN_0_PRECISION_0);
+    if (DATA_OUT_0_PRECISION_1 != DATA_IN_0_PRECISION_1)
+      $fatal(1, "DATA_OUT_0_PRECISION_1 (%0d) must equal DATA_IN_0_PRECISION_1 (%0d)",
+             DATA_OUT_0_PRECISION_1, DATA_IN_0_PRECISION_1);
+    if (DATA_OUT_0_TENSOR_SIZE_DIM_0 != OUT_D0)
+      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_0 (%0d) must equal %s (%0d)",
+             DATA_OUT_0_TENSOR_SIZE_DIM_0, "DATA_IN_0_TENSOR_SIZE_DIM_1 * BLOCK_SIZE", OUT_D0);
+    if (DATA_OUT_0_TENSOR_SIZE_DIM_1 != OUT_D1)
+      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_1 (%0d) must equal %s (%0d)",
+             DATA_OUT_0_TENSOR_SIZE_DIM_1, "DATA_IN_0_TENSOR_SIZE_DIM_0 / BLOCK_SIZE", OUT_D1);
+    if (DATA_OUT_0_PARALLELISM_DIM_0 != OUT_P0)
+      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_0 (%0d) must equal %s (%0d)",
+             DATA_OUT_0_PARALLELISM_DIM_0,
+             "DATA_IN_0_PARALLELISM_DIM_1 if BLOCK_SIZE = 1, else DATA_IN_0_PARALLELISM_DIM_0",
+             OUT_P0);
+    if (DATA_OUT_0_PARALLELISM_DIM_1 != OUT_P1)
+      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_1 (%0d) must equal %s (%0d)",
+             DATA_OUT_0_PARALLELISM_DIM_1,
+             "DATA_IN_0_PARALLELISM_DIM_0 if BLOCK_SIZE = 1, else DATA_IN_0_PARALLELISM_DIM_1",
+             OUT_P1);
+  end
+`endif
+
+  /// The read pipeline advances: the output skid buffer can take a beat.
+  logic adv;
+
+  // ---------------------------------------------------------------------------------------------
+  // Write side
+  /// Two banks of 2^AW words, bank b word w at {b, w}.
+  logic [L*W-1:0] mem[2**(AW+1)];
+  /// Bank being written, next word in it.
+  logic wr_bank;
+  logic [AW-1:0] wr_addr;
+  /// Bank b holds a complete tensor not yet fully read.
+  logic [1:0] bank_full;
+  /// Bank being read.
+  logic rd_bank;
+  /// Input beat accepted; it is the last beat of a tensor.
+  logic in_fire, in_last;
+  /// The last word of the read bank is issued this cycle.
+  logic rd_done;
+
+  assign data_in_0_ready = !bank_full[wr_bank];
+  assign in_fire = data_in_0_valid && data_in_0_ready;
+  assign in_last = wr_addr == AW'(NW - 1);
+
+  always_ff @(posedge clk) begin
+    if (in_fire) mem[{wr_bank, wr_addr}] <= data_in_0;
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      wr_bank   <= 1'b0;
+      wr_addr   <= '0;
+      bank_full <= '0;
+    end else begin
+      if (in_fire) begin
+        wr_addr <= in_last ? '0 : wr_addr + 1'b1;
+        if (in_last) wr_bank <= !wr_bank;
+      end
+      for (int b = 0; b < 2; b++) begin
+        if (in_fire && in_last && wr_bank == b[0]) bank_full[b] <= 1'b1;
+        else if (rd_done && rd_bank == b[0]) bank_full[b] <= 1'b0;
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Read side: address = a*NB*U + b*U + k, walked with b outer, a middle, k inner
+  /// Counters of the word being issued.
+  logic [AW-1:0] rd_k, rd_a, rd_b;
+  /// Its address and the address of unit (a = 0, b) word 0.
+  logic [AW-1:0] rd_addr, rd_base;
+  /// A word is issued this cycle; counters at their last value.
+  logic issue, k_last, a_last, b_last;
+
+  assign issue = bank_full[rd_bank] && adv;
+  assign k_last = rd_k == AW'(U - 1);
+  assign a_last = rd_a == AW'(NA - 1);
+  assign b_last = rd_b == AW'(NB - 1);
+  assign rd_done = issue && k_last && a_last && b_last;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      rd_bank <= 1'b0;
+      rd_k    <= '0;
+      rd_a    <= '0;
+      rd_b    <= '0;
+      rd_addr <= '0;
+      rd_base <= '0;
+    end else if (issue) begin
+      if (!k_last) begin
+        rd_k    <= rd_k + 1'b1;
+        rd_addr <= rd_addr + 1'b1;
+      end else begin
+        rd_k <= '0;
+        if (!a_last) begin
+          rd_a    <= rd_a + 1'b1;
+          rd_addr <= rd_addr - AW'(U - 1) + AW'(NB * U);
+        end else begin
+          rd_a <= '0;
+          if (!b_last) begin
+            rd_b    <= rd_b + 1'b1;
+            rd_base <= rd_base + AW'(U);
+            rd_addr <= rd_base + AW'(U);
+          end else begin
+            rd_b    <= '0;
+            rd_base <= '0;
+            rd_addr <= '0;
+            rd_bank <= !rd_bank;
+          end
+        end
+      end
+    end
+  end
+
+  /// S1: the word read (synchronous read, held while the pipeline waits).
+  logic [L*W-1:0] s1_word;
+  logic s1_valid;
+
+  always_ff @(posedge clk) begin
+    if (adv) s1_word <= mem[{rd_bank, rd_addr}];
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) s1_valid <= 1'b0;
+    else if (adv) s1_valid <= bank_full[rd_bank];
+  end
+
+  /// S1 word with the block transposed: output lane i*P1 + j = input lane j*P0 + i.
+  logic [L*W-1:0] s1_out;
+  for (genvar i = 0; i < P0; i++) begin : g_i
+    for (genvar j = 0; j < P1; j++) begin : g_j
+      assign s1_out[(i*P1+j)*W+:W] = s1_word[(j*P0+i)*W+:W];
+    end
+  end
+
+  mase_skid_buffer #(
+      .DATA_WIDTH(W),
+      .LANES     (L)
+  ) u_out (
+      .clk             (clk),
+      .rst             (rst),
+      .data_in_0       (s1_out),
+      .data_in_0_valid (s1_valid),
+      .data_in_0_ready (adv),
+      .data_out_0      (data_out_0),
+      .data_out_0_valid(data_out_0_valid),
+      .data_out_0_ready(data_out_0_ready)
+  );
+
+`ifndef SYNTHESIS
+  // Handshake: an offered output beat stays offered and unchanged until taken.
+  a_out_stable :
+  assert property (@(posedge clk) disable iff (rst)
+      data_out_0_valid && !data_out_0_ready |=> data_out_0_valid && $stable(data_out_0))
+  else $error("mase_transpose: data_out_0 changed or dropped valid while stalled");
+  // The producer must keep an offered input beat offered and unchanged until taken.
+  a_in_stable :
+  assert property (@(posedge clk) disable iff (rst)
+      data_in_0_valid && !data_in_0_ready |=> data_in_0_valid && $stable(data_in_0))
+  else $error("mase_transpose: data_in_0 changed or dropped valid while stalled");
+`endif
+endmodule

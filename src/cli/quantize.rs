@@ -1,0 +1,55 @@
+//! `mase quantize` and `mase accuracy`: fixed-point quantization of a checkpoint, and quantized
+//! against float outputs.
+
+use std::path::Path;
+
+use anyhow::Context;
+use mase_ir::quant::{accuracy, run_quantized};
+
+/// Reads a TOML file into a table.
+pub fn read_toml(path: &Path) -> anyhow::Result<toml::Table> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    text.parse::<toml::Table>().with_context(|| format!("parsing {}", path.display()))
+}
+
+/// Quantizes with a MASE-style config (top level, or nested under `[passes.quantize]` in a flow
+/// config) and writes the new checkpoint.
+pub fn quantize(prefix: &Path, config: &Path, output: &Path) -> anyhow::Result<()> {
+    let table = read_toml(config)?;
+    let table = if table.contains_key("passes") {
+        mase_ir::quant::config::quantize_table_from_flow(&table)?
+    } else {
+        table
+    };
+    let graph = mase_ir::checkpoint::load(prefix)?;
+    let mut args = toml::Table::new();
+    args.insert("quantize".into(), toml::Value::Table(table));
+    let (graph, info) = mase_ir::pass::run_passes(graph, &["quantize"], &args)?;
+    mase_ir::checkpoint::export(&graph, output)?;
+    println!("{}", serde_json::to_string_pretty(&info)?);
+    eprintln!("quantized {} -> {}", prefix.display(), output.display());
+    Ok(())
+}
+
+/// Runs float and quantized on the same inputs and prints the comparison.
+pub fn accuracy_cmd(prefix: &Path, inputs: &[String], labels: Option<&Path>, json: bool) -> anyhow::Result<()> {
+    let graph = mase_ir::checkpoint::load(prefix)?;
+    let inputs = super::args::npy_inputs(inputs)?;
+    let float = mase_ir::interp::run_outputs(&graph, &inputs)?;
+    let quant = run_quantized(&graph, &inputs)?;
+    let labels = labels.map(mase_ir::npy::read_npy).transpose()?;
+    let r = accuracy(&float, &quant, labels.as_ref())?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        println!("max_abs_error      {:.6e}", r.max_abs_error);
+        println!("mean_abs_error     {:.6e}", r.mean_abs_error);
+        println!("cosine             {:.8}", r.cosine);
+        println!("argmax_agreement   {:.4} ({} rows)", r.argmax_agreement, r.rows);
+        if let (Some(f), Some(q)) = (r.float_accuracy, r.quantized_accuracy) {
+            println!("float_accuracy     {f:.4}");
+            println!("quantized_accuracy {q:.4}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,136 @@
+//! The CLI as a newcomer uses it: every command on the committed fixtures, and the errors a
+//! user sees for bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn mase(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mase")).args(args).current_dir(dir).output().expect("runs the mase binary")
+}
+
+fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name).display().to_string()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "command failed\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn err(out: &Output) -> String {
+    assert!(!out.status.success(), "command should fail; stdout:\n{}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn read_f32_npy(path: &Path) -> Vec<f32> {
+    match mase_ir_npy(path) {
+        mase_ir::Tensor::F32(a) => a.iter().copied().collect(),
+        other => panic!("expected f32 output, got {:?}", other.dtype()),
+    }
+}
+
+fn mase_ir_npy(path: &Path) -> mase_ir::Tensor {
+    mase_ir::npy::read_npy(path).expect("readable npy")
+}
+
+#[test]
+fn import_info_passes_run_draw_on_the_encoder_layer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    ok(&mase(&["import", &fixture("encoder_layer.onnx"), "-o", "enc"], dir));
+    assert!(dir.join("enc.json").exists() && dir.join("enc.safetensors").exists());
+
+    ok(&mase(&["passes", "enc", "--run", "init_metadata,add_common_metadata,count_ops", "-o", "enc2"], dir));
+    let table = ok(&mase(&["info", "enc2"], dir));
+    for op in ["linear", "matmul", "softmax", "layer_norm", "gelu", "add", "reshape", "transpose"] {
+        assert!(table.contains(op), "info table lacks {op}:\n{table}");
+    }
+    assert!(table.contains("[1, 8, 512]"), "FFN shape missing:\n{table}");
+
+    let json: serde_json::Value = serde_json::from_str(&ok(&mase(&["info", "enc2", "--json"], dir))).unwrap();
+    let nodes = json["nodes"].as_array().unwrap();
+    for n in nodes {
+        for key in ["name", "op_kind", "mase_type", "mase_op", "args", "arg_shapes", "result_shapes", "metadata"] {
+            assert!(n.get(key).is_some(), "node JSON lacks {key}: {n}");
+        }
+        assert!(n["metadata"].get("common").is_some() && n["metadata"].get("hardware").is_some());
+    }
+
+    let input = format!("hidden_states={}", fixture("encoder_layer.in.hidden_states.npy"));
+    ok(&mase(&["run", "enc2", "--input", &input, "-o", "out.npy"], dir));
+    let got = read_f32_npy(&dir.join("out.npy"));
+    let want = read_f32_npy(Path::new(&fixture("encoder_layer.out.0.npy")));
+    assert_eq!(got.len(), want.len());
+    let max_ref = want.iter().fold(0f32, |m, v| m.max(v.abs()));
+    let max_err = got.iter().zip(&want).fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+    assert!(max_err <= 1e-4 * max_ref, "max abs error {max_err} vs bound {}", 1e-4 * max_ref);
+
+    ok(&mase(&["draw", "enc2", "-o", "enc.svg"], dir));
+    let svg = std::fs::read_to_string(dir.join("enc.svg")).unwrap();
+    assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"));
+    assert!(svg.contains("LayerNormalization_1"));
+    ok(&mase(&["draw", "enc2", "-o", "enc.dot"], dir));
+    assert!(std::fs::read_to_string(dir.join("enc.dot")).unwrap().contains("digraph"));
+}
+
+#[test]
+fn dynamic_dimension_needs_and_takes_an_input_shape() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = fixture("encoder_layer_decomposed_ln.onnx");
+    let msg = err(&mase(&["import", &model, "-o", "m"], tmp.path()));
+    assert!(msg.contains("--input-shape"), "error should tell how to fix the shape: {msg}");
+    ok(&mase(&["import", &model, "-o", "m", "--input-shape", "hidden_states=1x8x128"], tmp.path()));
+    let table = ok(&mase(&["info", "m"], tmp.path()));
+    assert!(table.contains("layer_norm"), "decomposed layer norm should be raised:\n{table}");
+}
+
+#[test]
+fn passes_list_names_every_registered_pass() {
+    let tmp = tempfile::tempdir().unwrap();
+    let list = ok(&mase(&["passes", "--list"], tmp.path()));
+    for p in mase_ir::passes::REGISTRY {
+        assert!(list.contains(p.name()), "--list lacks {}", p.name());
+    }
+}
+
+#[test]
+fn bad_input_gives_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let msg = err(&mase(&["import", "no_such_model.onnx", "-o", "x"], dir));
+    assert!(msg.contains("no_such_model.onnx"), "{msg}");
+    let msg = err(&mase(&["import", &fixture("bad_unknown_op.onnx"), "-o", "x"], dir));
+    assert!(msg.contains("bad_unknown_op.onnx") || msg.to_lowercase().contains("unsupported"), "{msg}");
+    let msg = err(&mase(&["import", &fixture("mlp_gemm_relu.onnx"), "-o", "x", "--input-shape", "x=4xq"], dir));
+    assert!(msg.contains("--input-shape"), "{msg}");
+
+    ok(&mase(&["import", &fixture("mlp_gemm_relu.onnx"), "-o", "mlp"], dir));
+    let msg = err(&mase(&["passes", "mlp", "--run", "no_such_pass", "-o", "y"], dir));
+    assert!(msg.contains("no_such_pass") && msg.contains("add_common_metadata"), "{msg}");
+    std::fs::write(dir.join("bad.npy"), b"not a numpy file").unwrap();
+    let msg = err(&mase(&["run", "mlp", "--input", "x=bad.npy", "-o", "o.npy"], dir));
+    assert!(msg.contains("bad.npy"), "{msg}");
+    let msg = err(&mase(&["info", "missing_prefix"], dir));
+    assert!(msg.contains("missing_prefix"), "{msg}");
+}
+
+#[test]
+fn demo_runs_and_never_writes_into_a_directory_it_does_not_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = ok(&mase(&["demo", "-o", "demo"], tmp.path()));
+    assert!(out.contains("encoder layer"), "{out}");
+    assert!(tmp.path().join("demo/encoder_layer.svg").exists());
+    ok(&mase(&["demo", "-o", "demo"], tmp.path()));
+
+    let theirs = tmp.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join("notes.txt"), "mine").unwrap();
+    let msg = err(&mase(&["demo", "-o", "theirs"], tmp.path()));
+    assert!(msg.contains("theirs"), "{msg}");
+    assert_eq!(std::fs::read_to_string(theirs.join("notes.txt")).unwrap(), "mine");
+}
