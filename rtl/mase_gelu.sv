@@ -1,7 +1,7 @@
 // mase_gelu: element-wise GELU, x * Phi(x) (erf form), by table lookup with two tails.
 //
-// Per lane, with the table range [LO, HI] = [max(TABLE_LO, min input code),
-// min(TABLE_HI, max input code)]:
+// Per lane, with the table range [LO, HI] = [max(-TABLE_NEG, min input code),
+// min(TABLE_POS, max input code)] (it always holds code 0):
 //   x <  LO : y = 0                      (GELU tends to 0)
 //   x in [LO, HI] : y = table[x - LO]    (entries generated in Rust by mase_hwlib gelu_table:
 //                                         from_f64(gelu(x * 2^-F_in), output format))
@@ -43,10 +43,12 @@ module mase_gelu #(
     parameter int DATA_OUT_0_ROUNDING = 0,
     /// Overflow of the upper tail (and of the table entries): 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM.
     parameter int DATA_OUT_0_OVERFLOW = 1,
-    /// Lowest tabulated input code (clamped to the input range); below it the output is 0.
-    parameter int TABLE_LO = -32768,
-    /// Highest tabulated input code (clamped to the input range); above it the output is cast(x).
-    parameter int TABLE_HI = 32767,
+    /// The lowest tabulated input code is -TABLE_NEG (0..32768, clamped to the input range);
+    /// below it the output is 0.
+    parameter int TABLE_NEG = 32768,
+    /// Highest tabulated input code (0..32767, clamped to the input range); above it the output
+    /// is cast(x).
+    parameter int TABLE_POS = 32767,
     /// Path of the table .mem file ($readmemh; "" = all-zero table).
     parameter TABLE_MEM_FILE = ""
 ) (
@@ -78,10 +80,10 @@ module mase_gelu #(
   /// Largest input code.
   localparam int IMAX = (1 <<< (IW - 1)) - 1;
   /// Effective lowest tabulated code.
-  localparam int LO = TABLE_LO > IMIN ? TABLE_LO : IMIN;
+  localparam int LO = -TABLE_NEG > IMIN ? -TABLE_NEG : IMIN;
   /// Effective highest tabulated code.
-  localparam int HI = TABLE_HI < IMAX ? TABLE_HI : IMAX;
-  /// Table entries (at least 1, so that invalid TABLE_LO/HI reach the parameter checks).
+  localparam int HI = TABLE_POS < IMAX ? TABLE_POS : IMAX;
+  /// Table entries (at least 1, so that invalid TABLE_NEG/POS reach the parameter checks).
   localparam int DEPTH = HI >= LO ? HI - LO + 1 : 1;
   /// Table address width.
   localparam int AW = DEPTH > 1 ? $clog2(DEPTH) : 1;
@@ -89,8 +91,6 @@ module mase_gelu #(
   localparam int XW = 18;
 
 `ifndef SYNTHESIS
-  /// Lower bound of TABLE_HI.
-  localparam int HI_MIN = TABLE_LO > IMIN ? TABLE_LO : IMIN;
   initial begin
     if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 16)
       $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 16, got %0d", DATA_IN_0_PRECISION_0);
@@ -136,10 +136,10 @@ module mase_gelu #(
       $fatal(1, "DATA_OUT_0_ROUNDING must be between 0 and 6, got %0d", DATA_OUT_0_ROUNDING);
     if (DATA_OUT_0_OVERFLOW < 0 || DATA_OUT_0_OVERFLOW > 3)
       $fatal(1, "DATA_OUT_0_OVERFLOW must be between 0 and 3, got %0d", DATA_OUT_0_OVERFLOW);
-    if (TABLE_LO < -32768 || TABLE_LO > IMAX)
-      $fatal(1, "TABLE_LO must be between -32768 and %0d, got %0d", IMAX, TABLE_LO);
-    if (TABLE_HI < HI_MIN || TABLE_HI > 32767)
-      $fatal(1, "TABLE_HI must be between %0d and 32767, got %0d", HI_MIN, TABLE_HI);
+    if (TABLE_NEG < 0 || TABLE_NEG > 32768)
+      $fatal(1, "TABLE_NEG must be between 0 and 32768, got %0d", TABLE_NEG);
+    if (TABLE_POS < 0 || TABLE_POS > 32767)
+      $fatal(1, "TABLE_POS must be between 0 and 32767, got %0d", TABLE_POS);
   end
 `endif
 

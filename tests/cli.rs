@@ -5,7 +5,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn mase(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mase")).args(args).current_dir(dir).output().expect("runs the mase binary")
+    Command::new(env!("CARGO_BIN_EXE_mase"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("runs the mase binary")
 }
 
 fn fixture(name: &str) -> String {
@@ -55,7 +59,9 @@ fn import_info_passes_run_draw_on_the_encoder_layer() {
     let json: serde_json::Value = serde_json::from_str(&ok(&mase(&["info", "enc2", "--json"], dir))).unwrap();
     let nodes = json["nodes"].as_array().unwrap();
     for n in nodes {
-        for key in ["name", "op_kind", "mase_type", "mase_op", "args", "arg_shapes", "result_shapes", "metadata"] {
+        for key in
+            ["name", "op_kind", "mase_type", "mase_op", "args", "arg_shapes", "result_shapes", "metadata"]
+        {
             assert!(n.get(key).is_some(), "node JSON lacks {key}: {n}");
         }
         assert!(n["metadata"].get("common").is_some() && n["metadata"].get("hardware").is_some());
@@ -73,7 +79,10 @@ fn import_info_passes_run_draw_on_the_encoder_layer() {
     ok(&mase(&["draw", "enc2", "-o", "enc.svg"], dir));
     let svg = std::fs::read_to_string(dir.join("enc.svg")).unwrap();
     assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"));
-    assert!(svg.contains("LayerNormalization_1"));
+    for n in nodes {
+        let name = n["name"].as_str().unwrap();
+        assert!(svg.contains(name), "the drawing lacks node {name}");
+    }
     ok(&mase(&["draw", "enc2", "-o", "enc.dot"], dir));
     assert!(std::fs::read_to_string(dir.join("enc.dot")).unwrap().contains("digraph"));
 }
@@ -106,7 +115,8 @@ fn bad_input_gives_clear_errors() {
     assert!(msg.contains("no_such_model.onnx"), "{msg}");
     let msg = err(&mase(&["import", &fixture("bad_unknown_op.onnx"), "-o", "x"], dir));
     assert!(msg.contains("bad_unknown_op.onnx") || msg.to_lowercase().contains("unsupported"), "{msg}");
-    let msg = err(&mase(&["import", &fixture("mlp_gemm_relu.onnx"), "-o", "x", "--input-shape", "x=4xq"], dir));
+    let msg =
+        err(&mase(&["import", &fixture("mlp_gemm_relu.onnx"), "-o", "x", "--input-shape", "x=4xq"], dir));
     assert!(msg.contains("--input-shape"), "{msg}");
 
     ok(&mase(&["import", &fixture("mlp_gemm_relu.onnx"), "-o", "mlp"], dir));

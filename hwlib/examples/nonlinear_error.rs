@@ -43,8 +43,8 @@ fn gelu_rows(rng: &mut ChaCha8Rng) {
                 ];
                 if narrow {
                     let (lo, hi) = gelu::table_range(&fi, fout);
-                    ov.push(("TABLE_LO", lo));
-                    ov.push(("TABLE_HI", hi));
+                    ov.push(("TABLE_NEG", -lo));
+                    ov.push(("TABLE_POS", hi));
                 }
                 let p = resolve_params(&gelu::Gelu, &ov).expect("valid gelu parameters");
                 let table = gelu::gelu_table(&p);

@@ -24,8 +24,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             format!("{name}: the C++ baseline drives one input and one output stream of <= 32 bits").into()
         );
     }
-    let bpr = streams[0].beats_per_row;
-    let rows = (cycles as usize / bpr).max(1);
+    // As many rows as make `cycles` cycles at the component's II, so both loops run alike.
+    let rows = (cycles / c.cost(&p).ii_cycles.max(1)).max(1) as usize;
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let stim = c.random_stimulus(&p, rows, &mut rng);
     let b = build(&component_build_spec(c, &p, &stim, false)?)?;

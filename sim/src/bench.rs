@@ -269,6 +269,16 @@ fn lutram_luts(cell: &str) -> Option<u64> {
     })
 }
 
+/// An integer as Yosys' `chparam` accepts it: decimal when non-negative, else a signed sized hex
+/// constant (Yosys 0.23 cannot decode `-5`), 32 bits when the value fits, 64 otherwise.
+fn yosys_int(i: i64) -> String {
+    match i {
+        0.. => i.to_string(),
+        _ if i >= i32::MIN as i64 => format!("32'sh{:08x}", i as i32 as u32),
+        _ => format!("64'sh{:016x}", i as u64),
+    }
+}
+
 /// Runs Debian's Yosys `synth_xilinx -flatten -noiopad` on a component instance (memories
 /// initialised with random seeded contents) and counts resources.
 pub fn synth_component(name: &str, overrides: &[(String, i64)]) -> Result<SynthReport> {
@@ -286,7 +296,9 @@ pub fn synth_component(name: &str, overrides: &[(String, i64)]) -> Result<SynthR
     // `chparam` (not `hierarchy -chparam`) is what accepts string values in Yosys 0.23.
     for (k, v) in &spec.params {
         match v {
-            ParamValue::Int(i) => script.push_str(&format!("chparam -set {k} {i} {}\n", spec.top)),
+            ParamValue::Int(i) => {
+                script.push_str(&format!("chparam -set {k} {} {}\n", yosys_int(*i), spec.top))
+            }
             ParamValue::Str(s) => script.push_str(&format!("chparam -set {k} \"{s}\" {}\n", spec.top)),
         }
     }
@@ -367,4 +379,24 @@ pub fn components() -> Vec<ComponentInfo> {
                 .collect(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yosys_ints_are_decodable_constants() {
+        assert_eq!(yosys_int(17), "17");
+        assert_eq!(yosys_int(-32768), "32'shffff8000");
+        assert_eq!(yosys_int(-1), "32'shffffffff");
+        assert_eq!(yosys_int(i64::MIN), "64'sh8000000000000000");
+    }
+
+    #[test]
+    fn lutram_weights_cover_the_7_series_primitives() {
+        assert_eq!(lutram_luts("RAM64M"), Some(4));
+        assert_eq!(lutram_luts("RAM32X1D"), Some(2));
+        assert_eq!(lutram_luts("FDRE"), None);
+    }
 }

@@ -87,17 +87,56 @@ fn yosys_reads_every_rtl_file() {
     assert!(out.status.success() && !text.contains("ERROR"), "yosys failed:\n{text}");
 }
 
+/// Each component synthesizes at its smallest test instance (smallest memory, multipliers and
+/// ports: the full-size points are for `mase synth component`, not the default test run).
 #[test]
 fn every_component_synthesizes_with_synth_xilinx() {
+    let mut jobs: Vec<(String, Vec<(String, i64)>)> = Vec::new();
     for c in registry() {
-        let r = mase_sim::synth_component(c.name(), &[]).unwrap_or_else(|e| panic!("{}: {e}", c.name()));
-        assert!(r.ff + r.lut > 0, "{}: empty netlist {:?}", c.name(), r.cells);
+        let smallest = c
+            .test_params()
+            .into_iter()
+            .filter_map(|ov| resolve_params(*c, &ov).ok().map(|p| (ov, p)))
+            .min_by_key(|(_, p)| {
+                let cost = c.cost(p);
+                let ports: usize = c.streams(p).iter().map(|s| s.port_width()).sum();
+                cost.memory_bits + 64 * cost.multipliers + ports as u64
+            })
+            .unwrap_or_else(|| panic!("{}: no valid test_params", c.name()));
+        jobs.push((c.name().to_string(), smallest.0.iter().map(|(k, v)| (k.to_string(), *v)).collect()));
     }
     // A deep FIFO's plain synchronous-read memory must become block RAM, a shallow one LUT RAM.
-    let deep =
-        mase_sim::synth_component("fifo", &[("DEPTH".into(), 1024), ("DATA_WIDTH".into(), 16)]).unwrap();
-    assert!(deep.bram >= 1, "DEPTH 1024 FIFO did not infer block RAM: {:?}", deep.cells);
-    let shallow =
-        mase_sim::synth_component("fifo", &[("DEPTH".into(), 32), ("DATA_WIDTH".into(), 16)]).unwrap();
-    assert!(shallow.lutram >= 1 && shallow.bram == 0, "DEPTH 32 FIFO: {:?}", shallow.cells);
+    jobs.push(("fifo".into(), vec![("DEPTH".into(), 1024), ("DATA_WIDTH".into(), 16)]));
+    jobs.push(("fifo".into(), vec![("DEPTH".into(), 32), ("DATA_WIDTH".into(), 16)]));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((name, ov)) = jobs.get(i) else { break };
+                let r = mase_sim::synth_component(name, ov).map_err(|e| format!("{name} {ov:?}: {e}"));
+                results.lock().unwrap().push((i, r));
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|(i, _)| *i);
+    let mut failures = Vec::new();
+    for (i, r) in results {
+        match r {
+            Err(e) => failures.push(e),
+            Ok(r) if r.ff + r.lut == 0 => {
+                failures.push(format!("{}: empty netlist {:?}", r.component, r.cells))
+            }
+            Ok(r) if i == jobs.len() - 2 && r.bram == 0 => {
+                failures.push(format!("DEPTH 1024 FIFO did not infer block RAM: {:?}", r.cells))
+            }
+            Ok(r) if i == jobs.len() - 1 && (r.lutram == 0 || r.bram != 0) => {
+                failures.push(format!("DEPTH 32 FIFO did not infer LUT RAM: {:?}", r.cells))
+            }
+            Ok(_) => {}
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -12,14 +12,20 @@ pub fn param_overrides(specs: &[String]) -> anyhow::Result<Vec<(String, i64)>> {
             let Some((k, v)) = s.split_once('=') else {
                 bail!("--param '{s}': expected KEY=VALUE, e.g. DATA_IN_0_TENSOR_SIZE_DIM_0=64");
             };
-            let v: i64 = v.trim().parse().with_context(|| format!("--param '{s}': the value must be an integer"))?;
+            let v: i64 =
+                v.trim().parse().with_context(|| format!("--param '{s}': the value must be an integer"))?;
             Ok((k.trim().to_string(), v))
         })
         .collect()
 }
 
-/// Lists the component registry with each component's parameters and defaults.
-pub fn list(json: bool) -> anyhow::Result<()> {
+/// Lists the component registry with each component's parameters and defaults (or the README's
+/// Markdown table of components).
+pub fn list(json: bool, markdown: bool) -> anyhow::Result<()> {
+    if markdown {
+        print!("{}", markdown_table());
+        return Ok(());
+    }
     let infos = mase_sim::components();
     if json {
         println!("{}", serde_json::to_string_pretty(&infos)?);
@@ -64,7 +70,10 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
-        println!("component        {} ({} rows, seed {}, stall probability {})", r.component, r.rows, r.seed, r.stall_prob);
+        println!(
+            "component        {} ({} rows, seed {}, stall probability {})",
+            r.component, r.rows, r.seed, r.stall_prob
+        );
         println!("bit_exact        {} ({} mismatches)", r.bit_exact, r.mismatches);
         for m in &r.first_mismatches {
             println!("  mismatch       {m:?}");
@@ -92,7 +101,26 @@ pub fn synth(name: &str, params: &[String], json: bool) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         println!("component {} (yosys synth_xilinx, {:.1} s)", r.component, r.synth_s);
-        println!("lut    {}\nff     {}\ndsp    {}\nbram   {}\nlutram {}", r.lut, r.ff, r.dsp, r.bram, r.lutram);
+        println!(
+            "lut    {}\nff     {}\ndsp    {}\nbram   {}\nlutram {}",
+            r.lut, r.ff, r.dsp, r.bram, r.lutram
+        );
     }
     Ok(())
+}
+
+/// The README's component table, made from the registry so the two cannot drift apart.
+pub fn markdown_table() -> String {
+    let mut out = String::from("| component | module | files | what it computes |\n|---|---|---|---|\n");
+    for c in mase_hwlib::registry() {
+        let files: Vec<String> = mase_hwlib::rtl_file_names(*c).iter().map(|f| format!("`{f}`")).collect();
+        out += &format!(
+            "| `{}` | `mase_{}` | {} | {} |\n",
+            c.name(),
+            c.name(),
+            files.join(", "),
+            c.description()
+        );
+    }
+    out
 }

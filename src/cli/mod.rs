@@ -115,6 +115,9 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Print the README's component table (Markdown).
+        #[arg(long, conflicts_with = "json")]
+        markdown: bool,
     },
     /// Characterize under Verilator (`mase bench component NAME …`).
     Bench {
@@ -193,11 +196,13 @@ pub fn main() -> anyhow::Result<()> {
             quantize::accuracy_cmd(&prefix, &input, labels.as_deref(), json)
         }
         Command::Draw { prefix, output } => draw::run(&prefix, &output),
-        Command::Components { json } => hw::list(json),
+        Command::Components { json, markdown } => hw::list(json, markdown),
         Command::Bench { what: BenchWhat::Component { name, params, rows, seed, stall_prob, json, vcd } } => {
             hw::bench(&hw::BenchArgs { name, params, rows, seed, stall_prob, json, vcd })
         }
-        Command::Synth { what: SynthWhat::Component { name, params, json } } => hw::synth(&name, &params, json),
+        Command::Synth { what: SynthWhat::Component { name, params, json } } => {
+            hw::synth(&name, &params, json)
+        }
         Command::Demo { output } => demo::run(&output),
     }
 }

@@ -32,7 +32,12 @@ pub fn quantize(prefix: &Path, config: &Path, output: &Path) -> anyhow::Result<(
 }
 
 /// Runs float and quantized on the same inputs and prints the comparison.
-pub fn accuracy_cmd(prefix: &Path, inputs: &[String], labels: Option<&Path>, json: bool) -> anyhow::Result<()> {
+pub fn accuracy_cmd(
+    prefix: &Path,
+    inputs: &[String],
+    labels: Option<&Path>,
+    json: bool,
+) -> anyhow::Result<()> {
     let graph = mase_ir::checkpoint::load(prefix)?;
     let inputs = super::args::npy_inputs(inputs)?;
     let float = mase_ir::interp::run_outputs(&graph, &inputs)?;

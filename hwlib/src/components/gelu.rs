@@ -6,7 +6,8 @@
 //! Input codes `x` (signed, `W = DATA_IN_0_PRECISION_0 ≤ 16` bits, `F = DATA_IN_0_PRECISION_1`
 //! fractional bits) are mapped to output codes (signed, `DATA_OUT_0_PRECISION_0/1`, rounding and
 //! overflow `DATA_OUT_0_ROUNDING/OVERFLOW`) piecewise, with the table range
-//! `[LO, HI] = [max(TABLE_LO, min code), min(TABLE_HI, max code)]`:
+//! `[LO, HI] = [max(−TABLE_NEG, min code), min(TABLE_POS, max code)]` (the table always holds
+//! code 0; both parameters are non-negative):
 //!
 //! | input code | output code |
 //! |---|---|
@@ -21,10 +22,11 @@
 //! `.mem` file (memory `table`, file parameter `TABLE_MEM_FILE`, one entry per word, word `k` =
 //! input code `LO + k`).
 //!
-//! The defaults `TABLE_LO = -32768`, `TABLE_HI = 32767` tabulate every input code (exact to the
-//! output rounding). [`table_range`] gives the narrowest range whose tails stay within a quarter
-//! of an output LSB of GELU (so the tails add at most 0.25 LSB of error); the emitter uses it to
-//! shrink 16-bit tables (s16.12 → s16.12: about 34 k of 64 k entries).
+//! The defaults `TABLE_NEG = 32768`, `TABLE_POS = 32767` tabulate every input code (exact to the
+//! output rounding). [`table_range`] gives the narrowest range `[lo, hi]` whose tails stay within
+//! a quarter of an output LSB of GELU (so the tails add at most 0.25 LSB of error; use
+//! `TABLE_NEG = −lo`, `TABLE_POS = hi`); the emitter uses it to shrink 16-bit tables
+//! (s16.12 → s16.12: 34 239 of 65 536 entries).
 //!
 //! # Hardware
 //!
@@ -69,11 +71,15 @@ const PARAMS: &[ParamSpec] = &[
         "rounding of the table entries and the upper tail: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV",
     ),
     ParamSpec::value("DATA_OUT_0_OVERFLOW", 1, "overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM"),
-    ParamSpec::value("TABLE_LO", -32768, "lowest tabulated input code (clamped to the input range); below it GELU = 0"),
     ParamSpec::value(
-        "TABLE_HI",
+        "TABLE_NEG",
+        32768,
+        "lowest tabulated input code is -TABLE_NEG (0..32768, clamped to the input range); below it GELU = 0",
+    ),
+    ParamSpec::value(
+        "TABLE_POS",
         32767,
-        "highest tabulated input code (clamped to the input range); above it GELU = cast(x)",
+        "highest tabulated input code (0..32767, clamped to the input range); above it GELU = cast(x)",
     ),
 ];
 
@@ -139,10 +145,11 @@ fn input_format(p: &Params) -> FixedFormat {
     FixedFormat::signed(param(p, "DATA_IN_0_PRECISION_0") as u32, param(p, "DATA_IN_0_PRECISION_1") as i32)
 }
 
-/// The effective table range `[LO, HI]`: `TABLE_LO/HI` clamped to the input code range.
+/// The effective table range `[LO, HI]`: `[−TABLE_NEG, TABLE_POS]` clamped to the input code
+/// range.
 pub fn effective_range(p: &Params) -> (i64, i64) {
     let f = input_format(p);
-    (param(p, "TABLE_LO").max(f.min_code()), param(p, "TABLE_HI").min(f.max_code()))
+    ((-param(p, "TABLE_NEG")).max(f.min_code()), param(p, "TABLE_POS").min(f.max_code()))
 }
 
 /// The table contents for the instance: `from_f64(gelu_f64(x · 2^-F), out)` for every code `x` of
@@ -153,9 +160,10 @@ pub fn gelu_table(p: &Params) -> Vec<i64> {
     (lo..=hi).map(|x| from_f64(gelu_f64(to_f64(x, &fi)), &fo)).collect()
 }
 
-/// The narrowest table range `(TABLE_LO, TABLE_HI)` for the given formats such that for every
-/// input code outside it the tail (0 below, `x` above) is within a quarter of an output LSB of
-/// GELU. `fi` is the (signed) input format, `fo_frac` the output fractional bits.
+/// The narrowest table range `(lo, hi)` (codes, `lo ≤ 0 ≤ hi`; parameters `TABLE_NEG = −lo`,
+/// `TABLE_POS = hi`) for the given formats such that for every input code outside it the tail
+/// (0 below, `x` above) is within a quarter of an output LSB of GELU. `fi` is the (signed) input
+/// format, `fo_frac` the output fractional bits.
 pub fn table_range(fi: &FixedFormat, fo_frac: i32) -> (i64, i64) {
     let thr = 0.25 * FixedFormat::signed(16, fo_frac).lsb();
     let mut hi = fi.max_code();
@@ -224,9 +232,8 @@ impl Component for Gelu {
             check_equal(p, &format!("DATA_OUT_0_{s}"), &format!("DATA_IN_0_{s}"))?;
         }
         check_modes(p, "DATA_OUT_0")?;
-        let fi = input_format(p);
-        check_range(p, "TABLE_LO", -32768, fi.max_code())?;
-        check_range(p, "TABLE_HI", param(p, "TABLE_LO").max(fi.min_code()), 32767)
+        check_range(p, "TABLE_NEG", 0, 32768)?;
+        check_range(p, "TABLE_POS", 0, 32767)
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
@@ -322,8 +329,8 @@ impl Component for Gelu {
                 ("DATA_OUT_0_PRECISION_1", 12),
                 ("DATA_IN_0_TENSOR_SIZE_DIM_0", 6),
                 ("DATA_IN_0_PARALLELISM_DIM_0", 2),
-                ("TABLE_LO", lo16),
-                ("TABLE_HI", hi16),
+                ("TABLE_NEG", -lo16),
+                ("TABLE_POS", hi16),
             ],
             // narrow table so both tails are hit often; 2-D blocks; RND + SAT_SYM
             vec![
@@ -337,8 +344,8 @@ impl Component for Gelu {
                 ("DATA_IN_0_PARALLELISM_DIM_0", 4),
                 ("DATA_IN_0_TENSOR_SIZE_DIM_1", 4),
                 ("DATA_IN_0_PARALLELISM_DIM_1", 2),
-                ("TABLE_LO", -600),
-                ("TABLE_HI", 500),
+                ("TABLE_NEG", 600),
+                ("TABLE_POS", 500),
             ],
             // output narrower than the tail values: upper tail saturates
             vec![
@@ -348,8 +355,8 @@ impl Component for Gelu {
                 ("DATA_OUT_0_PRECISION_1", 2),
                 ("DATA_IN_0_TENSOR_SIZE_DIM_0", 9),
                 ("DATA_IN_0_PARALLELISM_DIM_0", 3),
-                ("TABLE_LO", -40),
-                ("TABLE_HI", 30),
+                ("TABLE_NEG", 40),
+                ("TABLE_POS", 30),
             ],
         ]
     }
@@ -357,8 +364,8 @@ impl Component for Gelu {
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         vec![
             vec![("DATA_IN_0_PRECISION_0", 17)],
-            vec![("TABLE_LO", 128)],
-            vec![("TABLE_LO", 10), ("TABLE_HI", 5)],
+            vec![("TABLE_NEG", 32769)],
+            vec![("TABLE_POS", 40000)],
             vec![("DATA_OUT_0_OVERFLOW", 4)],
             vec![("DATA_IN_0_PARALLELISM_DIM_0", 3)],
         ]
@@ -407,8 +414,8 @@ mod tests {
                 &[
                     ("DATA_IN_0_PRECISION_0", 12),
                     ("DATA_IN_0_PRECISION_1", 8),
-                    ("TABLE_LO", lo),
-                    ("TABLE_HI", hi),
+                    ("TABLE_NEG", -lo),
+                    ("TABLE_POS", hi),
                 ],
             )
             .unwrap();
