@@ -132,6 +132,9 @@ pub struct BenchReport {
     pub latency_cycles: u64,
     /// Measured steady-state cycles per row without stalls.
     pub ii_cycles: f64,
+    /// Steady-state output elements per cycle (elements of the first output stream per row
+    /// divided by `ii_cycles`): compare with the output parallelism for full-rate components.
+    pub elements_per_cycle: f64,
     /// Cost model latency.
     pub model_latency_cycles: u64,
     /// Cost model cycles per row.
@@ -213,6 +216,13 @@ pub fn bench_component_with(
         vcd = Some(path.clone());
     }
     let cost = c.cost(&p);
+    let ii_cycles = first.run.ii_cycles().unwrap_or(first.run.cycles as f64);
+    let out_elements_per_row = c
+        .streams(&p)
+        .iter()
+        .find(|s| s.dir == Direction::Out)
+        .map(|s| (s.beats_per_row * s.lanes) as f64)
+        .unwrap_or(0.0);
     Ok(BenchReport {
         component: c.name().into(),
         params: p,
@@ -223,7 +233,8 @@ pub fn bench_component_with(
         mismatches,
         first_mismatches: shown,
         latency_cycles: first.run.latency_cycles().unwrap_or(0),
-        ii_cycles: first.run.ii_cycles().unwrap_or(first.run.cycles as f64),
+        ii_cycles,
+        elements_per_cycle: out_elements_per_row / ii_cycles.max(1e-9),
         model_latency_cycles: cost.latency_cycles,
         model_ii_cycles: cost.ii_cycles,
         multipliers: cost.multipliers,

@@ -80,6 +80,7 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
         }
         println!("latency_cycles   {} (model {})", r.latency_cycles, r.model_latency_cycles);
         println!("ii_cycles        {:.2} per row (model {})", r.ii_cycles, r.model_ii_cycles);
+        println!("elements/cycle   {:.3} (output, steady state)", r.elements_per_cycle);
         println!("multipliers      {}", r.multipliers);
         println!("memory_bits      {}", r.memory_bits);
         println!("sim_cycles_per_s {:.0}", r.sim_cycles_per_s);
