@@ -78,7 +78,7 @@ pub fn mem_file(text: &str) -> Result<PathBuf> {
         tmp.persist(&path).map_err(|e| SimError::Io {
             op: "renaming into",
             path: path.clone(),
-            source: e.error,
+            error: e.error,
         })?;
     }
     Ok(path)

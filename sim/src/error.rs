@@ -20,14 +20,16 @@ pub enum SimError {
         detail: String,
     },
     /// A file system operation failed.
-    #[error("{op} {path}: {source}")]
+    // The cause is part of the message, so it is not also exposed as `source` (a report that
+    // walks the chain would print it twice).
+    #[error("{op} {}: {error}", path.display())]
     Io {
         /// What was attempted.
         op: &'static str,
         /// On which path.
         path: PathBuf,
         /// The underlying error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The shared library could not be loaded or lacks a symbol.
     #[error("loading {path}: {detail}")]
@@ -73,6 +75,6 @@ impl SimError {
     /// An [`SimError::Io`] constructor for `map_err`.
     pub fn io(op: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> SimError {
         let path = path.into();
-        move |source| SimError::Io { op, path, source }
+        move |error| SimError::Io { op, path, error }
     }
 }

