@@ -68,7 +68,8 @@ pub fn run(out: &Path) -> anyhow::Result<()> {
     let quant_ms = t3.elapsed().as_secs_f64() * 1e3;
     let qouts = mase_ir::quant::run_quantized(&qgraph, &inputs)?;
     let acc = mase_ir::quant::accuracy(&outs, &qouts, None)?;
-    mase_ir::checkpoint::export(&qgraph, &out.join("encoder_layer_q16w8"))?;
+    let qprefix = out.join("encoder_layer_q16w8");
+    mase_ir::checkpoint::export(&qgraph, &qprefix)?;
 
     let bench = bench_first_linear(&qgraph)?;
 
@@ -76,13 +77,8 @@ pub fn run(out: &Path) -> anyhow::Result<()> {
     println!("model      BERT-tiny-shaped encoder layer: {} nodes, {params} parameters", graph.len());
     println!("import     {import_ms:.1} ms");
     println!("passes     {passes_ms:.1} ms ({})", chain.join(", "));
-    println!("float run  {run_ms:.1} ms, output shape {:?}", outs.first().map(|t| t.shape().to_vec()));
-    println!(
-        "wrote      {}.json/.safetensors, {}, input/output .npy in {}",
-        prefix.display(),
-        svg.display(),
-        out.display()
-    );
+    let shapes: Vec<&[usize]> = outs.iter().map(Tensor::shape).collect();
+    println!("float run  {run_ms:.1} ms, output shape {shapes:?}");
     println!(
         "quantize   {quant_ms:.1} ms (4 calibration samples, auto precision: 16-bit activations, 8-bit weights)"
     );
@@ -101,6 +97,12 @@ pub fn run(out: &Path) -> anyhow::Result<()> {
         r.sim_cycles_per_s,
         r.build_s,
         if r.cache_hit { " (cached)" } else { "" }
+    );
+    println!(
+        "wrote      {}.json/.safetensors (float), {}.json/.safetensors (quantized), {}, input/output .npy",
+        prefix.display(),
+        qprefix.display(),
+        svg.display()
     );
     if !r.bit_exact {
         bail!("the {} component is not bit-exact against its model", bench.component);
