@@ -6,6 +6,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use crate::fixed::{Overflow, Rounding};
+use crate::tensor::DType;
 
 /// MASE's classification of a node (`common.mase_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -62,6 +63,18 @@ pub struct TensorMeta {
     /// True for an unsigned fixed format (absent = signed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unsigned: bool,
+}
+
+impl TensorMeta {
+    /// The metadata of a tensor not (yet) quantized: float `[32]` for f32 data, NA `[64]` for
+    /// i64 data (shapes and indices).
+    pub fn unquantized(shape: &[usize], dtype: DType) -> Self {
+        let (ty, precision) = match dtype {
+            DType::F32 => (ValueType::Float, vec![32]),
+            DType::I64 => (ValueType::Na, vec![64]),
+        };
+        TensorMeta { ty, precision, shape: shape.to_vec(), ..Default::default() }
+    }
 }
 
 /// `common` metadata.

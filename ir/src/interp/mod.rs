@@ -22,7 +22,7 @@ pub use elementwise::erf;
 use elementwise::{BinaryOp, UnaryOp};
 
 use crate::error::{Error, Result};
-use crate::graph::MaseGraph;
+use crate::graph::{MaseGraph, Node};
 use crate::op::Op;
 use crate::tensor::Tensor;
 
@@ -181,13 +181,9 @@ pub fn eval_op(
     }
 }
 
-/// Runs the graph on named inputs and returns the value of every node, indexed by node id
-/// (the output node's value is its first input's value).
-///
-/// Each placeholder's value is `inputs[node name]`; when its `common.results["data_out_0"]`
-/// metadata records a non-empty shape, the given tensor must have that shape. Names in
-/// `inputs` that are not placeholders are an error too (they are usually typos).
-pub fn run_graph(graph: &MaseGraph, inputs: &HashMap<String, Tensor>) -> Result<Vec<Tensor>> {
+/// Checks that every name in `inputs` is a graph input (other names are usually typos) and
+/// returns the graph's input names in order, for messages.
+pub fn check_input_names<'g>(graph: &'g MaseGraph, inputs: &HashMap<String, Tensor>) -> Result<Vec<&'g str>> {
     let expected: Vec<&str> = graph.input_ids().into_iter().map(|i| graph.node(i).name.as_str()).collect();
     let mut unknown: Vec<&str> =
         inputs.keys().map(String::as_str).filter(|k| !expected.contains(k)).collect();
@@ -200,29 +196,47 @@ pub fn run_graph(graph: &MaseGraph, inputs: &HashMap<String, Tensor>) -> Result<
             expected.join(", ")
         )));
     }
+    Ok(expected)
+}
+
+/// The value given for placeholder `node`, checked against the shape its metadata records
+/// (when non-empty). `expected` lists the graph's inputs for the message.
+pub fn placeholder_value<'a>(
+    node: &Node,
+    inputs: &'a HashMap<String, Tensor>,
+    expected: &[&str],
+) -> Result<&'a Tensor> {
+    let t = inputs.get(&node.name).ok_or_else(|| {
+        node.error(format!(
+            "no value given for graph input '{}'; the graph's inputs are: {}",
+            node.name,
+            expected.join(", ")
+        ))
+    })?;
+    if let Some(want) = node.out_shape().filter(|s| !s.is_empty()) {
+        if want != t.shape() {
+            return Err(node.error(format!(
+                "graph input '{}' was given shape {:?}, but the graph expects {want:?}",
+                node.name,
+                t.shape()
+            )));
+        }
+    }
+    Ok(t)
+}
+
+/// Runs the graph on named inputs and returns the value of every node, indexed by node id
+/// (the output node's value is its first input's value).
+///
+/// Each placeholder's value is `inputs[node name]`; when its `common.results["data_out_0"]`
+/// metadata records a non-empty shape, the given tensor must have that shape. Names in
+/// `inputs` that are not placeholders are an error too (they are usually typos).
+pub fn run_graph(graph: &MaseGraph, inputs: &HashMap<String, Tensor>) -> Result<Vec<Tensor>> {
+    let expected = check_input_names(graph, inputs)?;
     let mut values: Vec<Tensor> = Vec::with_capacity(graph.len());
     for (id, node) in graph.nodes() {
         let value = match &node.op {
-            Op::Placeholder => {
-                let t = inputs.get(&node.name).ok_or_else(|| {
-                    node.error(format!(
-                        "no value given for graph input '{}'; the graph's inputs are: {}",
-                        node.name,
-                        expected.join(", ")
-                    ))
-                })?;
-                if let Some(want) = node.out_shape().filter(|s| !s.is_empty()) {
-                    if want != t.shape() {
-                        return Err(node.error(format!(
-                            "graph input '{}' was given shape {:?}, but the graph expects {:?}",
-                            node.name,
-                            t.shape(),
-                            want
-                        )));
-                    }
-                }
-                t.clone()
-            }
+            Op::Placeholder => placeholder_value(node, inputs, &expected)?.clone(),
             _ => {
                 let mut args = Vec::with_capacity(node.inputs.len());
                 for (k, i) in node.inputs.iter().enumerate() {

@@ -39,7 +39,7 @@ use prost::Message;
 
 use crate::error::{Error, Result};
 use crate::graph::{MaseGraph, NodeId};
-use crate::metadata::{TensorMeta, ValueType};
+use crate::metadata::TensorMeta;
 use crate::op::{GeluApprox, Op};
 use crate::tensor::{DType, Tensor};
 use proto::{attr_type, data_type, AttributeProto, NodeProto, TensorProto, ValueInfoProto};
@@ -236,20 +236,6 @@ pub fn sanitize(name: &str) -> String {
     }
 }
 
-fn tensor_meta(shape: &[usize], dtype: DType) -> TensorMeta {
-    match dtype {
-        DType::F32 => TensorMeta {
-            ty: ValueType::Float,
-            precision: vec![32],
-            shape: shape.to_vec(),
-            ..Default::default()
-        },
-        DType::I64 => {
-            TensorMeta { ty: ValueType::Na, precision: vec![64], shape: shape.to_vec(), ..Default::default() }
-        }
-    }
-}
-
 fn checked_elements(shape: &[usize]) -> Option<usize> {
     shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
 }
@@ -298,7 +284,7 @@ impl Importer {
             let name = self.graph.fresh_name(&sanitize(&vi.name));
             let id = self.graph.add_node(name, Op::Placeholder, vec![])?;
             let node = self.graph.node_mut(id);
-            node.meta.common.results.insert("data_out_0".into(), tensor_meta(&shape, DType::F32));
+            node.meta.common.results.insert("data_out_0".into(), TensorMeta::unquantized(&shape, DType::F32));
             node.origin = Some(vi.name.clone());
             self.values.insert(vi.name.clone(), Val::Node { id, shape, dtype: DType::F32 });
         }
@@ -352,7 +338,10 @@ impl Importer {
                 let id =
                     self.graph.add_node(node_name.clone(), Op::Constant { tensor: node_name }, vec![])?;
                 let node = self.graph.node_mut(id);
-                node.meta.common.results.insert("data_out_0".into(), tensor_meta(t.shape(), t.dtype()));
+                node.meta
+                    .common
+                    .results
+                    .insert("data_out_0".into(), TensorMeta::unquantized(t.shape(), t.dtype()));
                 node.origin = Some(ctx.origin.clone());
                 self.const_nodes.insert(*key, id);
                 Ok(id)
@@ -397,7 +386,10 @@ impl Importer {
         let name = self.graph.fresh_name(base);
         let id = self.graph.add_node(name, op, ids)?;
         let node = self.graph.node_mut(id);
-        node.meta.common.results.insert("data_out_0".into(), tensor_meta(out.shape(), out.dtype()));
+        node.meta
+            .common
+            .results
+            .insert("data_out_0".into(), TensorMeta::unquantized(out.shape(), out.dtype()));
         node.origin = Some(ctx.origin.clone());
         Ok(Val::Node { id, shape: out.shape().to_vec(), dtype: out.dtype() })
     }

@@ -35,27 +35,12 @@ use crate::tensor::{DType, Tensor};
 /// Sets mase_op/mase_type and propagates shapes and types by running the interpreter.
 pub struct AddCommonMetadataPass;
 
-/// Fresh metadata for a tensor of this shape and element type.
-fn fresh(shape: &[usize], dtype: DType) -> TensorMeta {
-    match dtype {
-        DType::F32 => TensorMeta {
-            ty: ValueType::Float,
-            precision: vec![32],
-            shape: shape.to_vec(),
-            ..Default::default()
-        },
-        DType::I64 => {
-            TensorMeta { ty: ValueType::Na, precision: vec![64], shape: shape.to_vec(), ..Default::default() }
-        }
-    }
-}
-
 /// The entry to record: the old one when its shape is unchanged (keeps fixed formats), else a
 /// fresh one.
 fn merge(old: Option<&TensorMeta>, shape: &[usize], dtype: DType) -> TensorMeta {
     match old {
         Some(o) if o.shape == shape => o.clone(),
-        _ => fresh(shape, dtype),
+        _ => TensorMeta::unquantized(shape, dtype),
     }
 }
 

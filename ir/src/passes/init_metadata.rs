@@ -15,6 +15,7 @@ use crate::graph::MaseGraph;
 use crate::metadata::{NodeMeta, TensorMeta, ValueType};
 use crate::op::Op;
 use crate::pass::{Pass, PassArgs, PassInfo};
+use crate::tensor::DType;
 
 /// Resets metadata to the empty tree (keeping graph input shapes).
 pub struct InitMetadataPass;
@@ -26,9 +27,8 @@ pub fn init_metadata(graph: &mut MaseGraph) {
         let node = graph.node_mut(id);
         let keep = match node.op {
             Op::Placeholder => node.meta.common.results.shift_remove("data_out_0").map(|m| {
-                let precision = if m.ty == ValueType::Na { vec![64] } else { vec![32] };
-                let ty = if m.ty == ValueType::Na { ValueType::Na } else { ValueType::Float };
-                TensorMeta { ty, precision, shape: m.shape, ..Default::default() }
+                let dtype = if m.ty == ValueType::Na { DType::I64 } else { DType::F32 };
+                TensorMeta::unquantized(&m.shape, dtype)
             }),
             _ => None,
         };

@@ -29,7 +29,7 @@ use ndarray::{ArrayD, Axis, IxDyn};
 use crate::error::{Error, Result};
 use crate::fixed::{cast_code, decompose_f64, from_f64, FixedFormat};
 use crate::graph::{MaseGraph, Node};
-use crate::interp::eval_op;
+use crate::interp::{check_input_names, eval_op, placeholder_value};
 use crate::op::Op;
 use crate::tensor::Tensor;
 
@@ -290,37 +290,12 @@ fn eval_weights(node: &Node, graph: &MaseGraph, quantized: bool) -> BTreeMap<Str
 /// Runs the graph quantized and returns the value of every node (see the module
 /// documentation). `inputs` maps graph input names to float tensors.
 pub fn run_quantized_values(graph: &MaseGraph, inputs: &HashMap<String, Tensor>) -> Result<Vec<QValue>> {
-    let expected: Vec<&str> = graph.input_ids().into_iter().map(|i| graph.node(i).name.as_str()).collect();
-    if let Some(bad) = inputs.keys().find(|k| !expected.contains(&k.as_str())) {
-        return Err(Error::Invalid(format!(
-            "input '{bad}' given, but graph '{}' has no such input; its inputs are: {}",
-            graph.name,
-            expected.join(", ")
-        )));
-    }
+    let expected = check_input_names(graph, inputs)?;
     let mut values: Vec<QValue> = Vec::with_capacity(graph.len());
     for (_, node) in graph.nodes() {
         let out_fmt = node.meta.common.results.get("data_out_0").and_then(format_of);
         let raw = match &node.op {
-            Op::Placeholder => {
-                let t = inputs.get(&node.name).ok_or_else(|| {
-                    node.error(format!(
-                        "no value given for graph input '{}'; inputs are: {}",
-                        node.name,
-                        expected.join(", ")
-                    ))
-                })?;
-                if let Some(want) = node.out_shape().filter(|s| !s.is_empty()) {
-                    if want != t.shape() {
-                        return Err(node.error(format!(
-                            "graph input '{}' was given shape {:?}, but the graph expects {want:?}",
-                            node.name,
-                            t.shape()
-                        )));
-                    }
-                }
-                QValue::Float(t.clone())
-            }
+            Op::Placeholder => QValue::Float(placeholder_value(node, inputs, &expected)?.clone()),
             _ => {
                 let mut ins = Vec::with_capacity(node.inputs.len());
                 for (k, i) in node.inputs.iter().enumerate() {
