@@ -210,6 +210,23 @@ pub fn check_divides(p: &Params, a: &str, b: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks the shape parameters of a block-streamed 2-D tensor port `PORT` (e.g. `DATA_IN_0`):
+/// `PORT_TENSOR_SIZE_DIM_0/1` in 1..=2^20, `PORT_PARALLELISM_DIM_0/1` in 1..=1024, and each
+/// parallelism dividing its tensor size, in that order (the order the RTL checks them in, so the
+/// first failure prints the same message on both sides).
+pub fn check_block_shape(p: &Params, port: &str) -> Result<(), String> {
+    for d in 0..2 {
+        check_range(p, &format!("{port}_TENSOR_SIZE_DIM_{d}"), 1, 1 << 20)?;
+    }
+    for d in 0..2 {
+        check_range(p, &format!("{port}_PARALLELISM_DIM_{d}"), 1, 1024)?;
+    }
+    for d in 0..2 {
+        check_divides(p, &format!("{port}_PARALLELISM_DIM_{d}"), &format!("{port}_TENSOR_SIZE_DIM_{d}"))?;
+    }
+    Ok(())
+}
+
 /// Checks `p[a] == p[b]`. Message: `A (VA) must equal B (VB)`.
 pub fn check_equal(p: &Params, a: &str, b: &str) -> Result<(), String> {
     let (va, vb) = (param(p, a), param(p, b));

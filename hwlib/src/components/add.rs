@@ -7,7 +7,7 @@ use mase_ir::fixed::{add, cast_code};
 
 use super::cast::{check_modes, output_format, MAX_FRAC};
 use crate::component::{Component, Cost, Direction, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
-use crate::{check_divides, check_equal, check_range, param};
+use crate::{check_block_shape, check_equal, check_range, param};
 
 /// The add (join) component.
 pub struct Add;
@@ -94,12 +94,7 @@ impl Component for Add {
     fn validate(&self, p: &Params) -> Result<(), String> {
         check_range(p, "DATA_IN_0_PRECISION_0", 1, 64)?;
         check_range(p, "DATA_IN_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
-        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 1 << 20)?;
-        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 1 << 20)?;
-        check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
-        check_range(p, "DATA_IN_0_PARALLELISM_DIM_1", 1, 1024)?;
-        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
-        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1")?;
+        check_block_shape(p, "DATA_IN_0")?;
         check_range(p, "DATA_IN_1_PRECISION_0", 1, 64)?;
         check_range(p, "DATA_IN_1_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
         let (f0, f1) = (param(p, "DATA_IN_0_PRECISION_1"), param(p, "DATA_IN_1_PRECISION_1"));

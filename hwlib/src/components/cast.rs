@@ -11,7 +11,7 @@
 use mase_ir::fixed::{cast_code, FixedFormat, Overflow, Rounding};
 
 use crate::component::{Component, Cost, Direction, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
-use crate::{check_divides, check_equal, check_range, param};
+use crate::{check_block_shape, check_equal, check_range, param};
 
 /// The cast component.
 pub struct Cast;
@@ -123,12 +123,7 @@ impl Component for Cast {
         check_range(p, "DATA_IN_0_SIGNED", 0, 1)?;
         check_width(p, "DATA_IN_0", param(p, "DATA_IN_0_SIGNED") == 1)?;
         check_range(p, "DATA_IN_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
-        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 1 << 20)?;
-        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 1 << 20)?;
-        check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
-        check_range(p, "DATA_IN_0_PARALLELISM_DIM_1", 1, 1024)?;
-        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
-        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1")?;
+        check_block_shape(p, "DATA_IN_0")?;
         check_range(p, "DATA_OUT_0_SIGNED", 0, 1)?;
         check_width(p, "DATA_OUT_0", param(p, "DATA_OUT_0_SIGNED") == 1)?;
         check_range(p, "DATA_OUT_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;

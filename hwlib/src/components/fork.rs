@@ -4,7 +4,7 @@
 //! with a parameter, and every port of an instance must be a real stream of the graph).
 
 use crate::component::{Component, Cost, Direction, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
-use crate::{check_divides, check_range, param};
+use crate::{check_block_shape, check_range, param};
 
 use super::cast::MAX_FRAC;
 
@@ -39,12 +39,7 @@ impl Component for Fork {
     fn validate(&self, p: &Params) -> Result<(), String> {
         check_range(p, "DATA_IN_0_PRECISION_0", 1, 64)?;
         check_range(p, "DATA_IN_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
-        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 1 << 20)?;
-        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 1 << 20)?;
-        check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
-        check_range(p, "DATA_IN_0_PARALLELISM_DIM_1", 1, 1024)?;
-        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
-        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1")
+        check_block_shape(p, "DATA_IN_0")
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {

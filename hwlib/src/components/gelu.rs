@@ -43,7 +43,7 @@ use crate::component::{
     Component, Cost, Direction, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
 use crate::components::cast::{check_modes, output_format, MAX_FRAC};
-use crate::{check_divides, check_equal, check_range, param};
+use crate::{check_block_shape, check_equal, check_range, param};
 
 /// The GELU component.
 pub struct Gelu;
@@ -220,12 +220,7 @@ impl Component for Gelu {
     fn validate(&self, p: &Params) -> Result<(), String> {
         check_range(p, "DATA_IN_0_PRECISION_0", 1, 16)?;
         check_range(p, "DATA_IN_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
-        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 1 << 20)?;
-        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 1 << 20)?;
-        check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
-        check_range(p, "DATA_IN_0_PARALLELISM_DIM_1", 1, 1024)?;
-        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
-        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1")?;
+        check_block_shape(p, "DATA_IN_0")?;
         check_range(p, "DATA_OUT_0_PRECISION_0", 1, 32)?;
         check_range(p, "DATA_OUT_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
         for s in ["TENSOR_SIZE_DIM_0", "TENSOR_SIZE_DIM_1", "PARALLELISM_DIM_0", "PARALLELISM_DIM_1"] {

@@ -25,7 +25,7 @@ use crate::component::{
     Component, Cost, Direction, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
 use crate::components::cast::{check_modes, output_format, MAX_FRAC};
-use crate::{check_divides, check_equal, check_range, param};
+use crate::{check_block_shape, check_equal, check_range, param};
 
 /// The constant-multiplier component.
 pub struct Mul;
@@ -118,12 +118,7 @@ impl Component for Mul {
     fn validate(&self, p: &Params) -> Result<(), String> {
         check_range(p, "DATA_IN_0_PRECISION_0", 1, 32)?;
         check_range(p, "DATA_IN_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
-        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 1 << 20)?;
-        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 1 << 20)?;
-        check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
-        check_range(p, "DATA_IN_0_PARALLELISM_DIM_1", 1, 1024)?;
-        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
-        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1")?;
+        check_block_shape(p, "DATA_IN_0")?;
         check_range(p, "CONST_PRECISION_0", 1, 32)?;
         check_range(p, "CONST_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
         check_range(p, "CONST_PER_CHANNEL", 0, 1)?;
