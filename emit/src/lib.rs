@@ -1,1 +1,34 @@
-//! Hardware passes, top-level stitching, weight memories and project files for MaseGraph designs.
+//! mase-emit: the hardware side of the flow. Hardware passes bind every node of a quantized
+//! MaseGraph to a library component and choose its parallelism ([`hw_pass`], [`parallel`]);
+//! the stitcher turns the graph into a design of instances and streams, inserting forks, FIFOs,
+//! casts and lane converters ([`design`]); the design is written as a project (`top.sv`, the
+//! library files, weight memories, file list, FuseSoC core, report, README: [`project`]) and
+//! executed by the graph-level golden model ([`golden`]) that Verilator runs are checked against.
+
+pub mod bind;
+pub mod config;
+pub mod design;
+pub mod flow;
+pub mod golden;
+pub mod hw_pass;
+pub mod parallel;
+pub mod perm;
+pub mod project;
+pub mod report;
+pub mod sv;
+
+pub use config::HwConfig;
+pub use design::{stitch, Design};
+pub use hw_pass::add_hardware_metadata;
+
+use mase_ir::pass::Pass;
+use mase_ir::{MaseGraph, Result};
+
+/// The hardware passes, by name (the CLI and flow configurations chain them with the IR's).
+pub static HARDWARE_PASSES: &[&dyn Pass] = &[&hw_pass::AddHardwareMetadata];
+
+/// The design of a graph whose hardware metadata is recorded (by `add_hardware_metadata`).
+pub fn design_of(graph: &MaseGraph, top: &str) -> Result<Design> {
+    let par = design::recorded_parallelism(graph)?;
+    stitch(graph, &par, top)
+}

@@ -183,6 +183,13 @@ pub trait Component: Sync {
         Err(format!("component `{}` has no memory `{mem}`", self.name()))
     }
 
+    /// Contents of memory `mem` when the component computes them itself from its parameters
+    /// (function tables such as softmax's exp tables or gelu's table), `None` for memories the
+    /// user's data fills (weights). The emitter writes these into the project's `.mem` files.
+    fn generated_memory(&self, _p: &Params, _mem: &str) -> Option<Vec<i64>> {
+        None
+    }
+
     /// Bit-accurate reference model: integer input streams + memory contents → output streams
     /// (every output stream present, stream order). Inputs hold a whole number of rows, a
     /// multiple of [`Component::row_multiple`] rows.

@@ -12,6 +12,7 @@ static REGISTRY: &[&dyn Component] = &[
     &components::cast::Cast,
     &components::linear::Linear,
     &components::fork::Fork,
+    &components::lane_converter::LaneConverter,
     &components::add::Add,
     &components::mul::Mul,
     &components::gelu::Gelu,

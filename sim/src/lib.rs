@@ -21,6 +21,7 @@
 
 pub mod bench;
 pub mod cache;
+pub mod design_sim;
 pub mod error;
 pub mod harness;
 pub mod model;
@@ -32,6 +33,7 @@ pub use bench::{
     bench_component, bench_component_with, component_build_spec, component_ports, components,
     simulate_component, synth_component, BenchOptions, BenchReport, ComponentInfo, SynthReport,
 };
+pub use design_sim::{check_project, load_project, simulate_project, DesignReport, DesignRun, Project};
 pub use error::{Result, SimError};
 pub use harness::{run_streams, Mismatch, RunConfig, RunResult};
 pub use model::Model;

@@ -3,6 +3,7 @@
 mod args;
 mod demo;
 mod draw;
+mod flow;
 mod hw;
 mod import;
 mod info;
@@ -130,6 +131,58 @@ enum Command {
         what: SynthWhat,
     },
     /// The main job on a built-in BERT-tiny-shaped encoder layer.
+    /// Bind a quantized checkpoint to components and write the hardware project (top.sv, RTL,
+    /// memories, file list, FuseSoC core, report, README).
+    Emit {
+        /// Checkpoint prefix (quantized).
+        prefix: PathBuf,
+        /// Hardware configuration (TOML: target_ii, multiplier_budget, lanes, top, nodes.*).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Project directory to write (new, empty, or an earlier emit's).
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Simulate an emitted project under Verilator and compare every output element with the
+    /// golden model; writes the outputs as .npy under DIR/sim/.
+    Sim {
+        /// The project directory written by `mase emit` or `mase flow`.
+        dir: PathBuf,
+        /// Inputs by graph input name (several inferences may be stacked); seeded if omitted.
+        #[arg(long, value_name = "NAME=FILE")]
+        input: Vec<String>,
+        /// Seeded inferences to run when no --input is given.
+        #[arg(long, default_value_t = 2)]
+        inferences: usize,
+        /// Probability of a valid gap / ready drop per stream and cycle.
+        #[arg(long, default_value_t = 0.2)]
+        stall_prob: f64,
+        /// Seed of stalls and generated inputs.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Write a VCD of the run.
+        #[arg(long)]
+        vcd: Option<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// ONNX model to verified-ready hardware project in one go: import, passes, quantize,
+    /// hardware passes, emit.
+    Flow {
+        /// The ONNX model.
+        model: PathBuf,
+        /// Full shape of an input with dynamic dimensions, e.g. input=1x8x128.
+        #[arg(long = "input-shape", value_name = "NAME=DIMS")]
+        input_shape: Vec<String>,
+        /// Flow configuration (TOML: [passes.quantize] or [passes.auto_precision],
+        /// [calibration], [hardware]); defaults for everything left out.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Project directory to write.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
     Demo {
         /// Output directory (created; only files inside it are written).
         #[arg(short, long, default_value = "mase-demo")]
@@ -202,6 +255,13 @@ pub fn main() -> anyhow::Result<()> {
         }
         Command::Synth { what: SynthWhat::Component { name, params, json } } => {
             hw::synth(&name, &params, json)
+        }
+        Command::Emit { prefix, config, output } => flow::emit(&prefix, config.as_deref(), &output),
+        Command::Sim { dir, input, inferences, stall_prob, seed, vcd, json } => {
+            flow::sim(&dir, &flow::SimArgs { inputs: input, inferences, stall_prob, seed, vcd, json })
+        }
+        Command::Flow { model, input_shape, config, output } => {
+            flow::flow(&model, &input_shape, config.as_deref(), &output)
         }
         Command::Demo { output } => demo::run(&output),
     }

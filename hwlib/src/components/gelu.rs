@@ -366,6 +366,10 @@ impl Component for Gelu {
         ]
     }
 
+    fn generated_memory(&self, p: &Params, mem: &str) -> Option<Vec<i64>> {
+        (mem == "table").then(|| gelu_table(p))
+    }
+
     fn random_stimulus(&self, p: &Params, rows: usize, rng: &mut ChaCha8Rng) -> Stimulus {
         let f = input_format(p);
         let n = rows * beats(p) * lanes(p);

@@ -6,6 +6,7 @@ pub mod cast;
 pub mod fifo;
 pub mod fork;
 pub mod gelu;
+pub mod lane_converter;
 pub mod layer_norm;
 pub mod linear;
 pub mod matmul;

@@ -400,6 +400,16 @@ impl Component for Softmax {
         ]
     }
 
+    fn generated_memory(&self, p: &Params, mem: &str) -> Option<Vec<i64>> {
+        let w = Widths::of(p);
+        let (hi, lo) = exp_tables(w.ef, w.h);
+        match mem {
+            "exp_hi" => Some(hi),
+            "exp_lo" => Some(lo),
+            _ => None,
+        }
+    }
+
     fn random_stimulus(&self, p: &Params, rows: usize, rng: &mut rand_chacha::ChaCha8Rng) -> Stimulus {
         let mut stim = crate::component::uniform_stimulus(&self.streams(p), &[], rows, rng);
         let w = Widths::of(p);

@@ -1,0 +1,612 @@
+//! The stitched design: component instances, the streams between them and the top's ports,
+//! built from a graph whose hardware nodes have a chosen parallelism.
+//!
+//! [`stitch`] instantiates one component per hardware node, then connects every producer to its
+//! consumers, inserting what they need between them, per consumer leg in this order:
+//! - a `fork` chain when a stream has several consumers (each fork serves two);
+//! - a `fifo` on the inputs of a join (`add`, `matmul`) whose paths from the common producer
+//!   hold different amounts of data, sized from the components' cost models (see [`hold`]) so
+//!   that the earlier path can run ahead by the whole difference: the design cannot deadlock
+//!   and back-to-back inferences do not stall for want of buffering;
+//! - a `cast` when the producer's format is not the format the consumer declares (`data_in_k`),
+//!   with the consumer's rounding and overflow modes, as quantized execution casts;
+//! - `lane_converter`s when the producer's elements per beat differ from the consumer's (two,
+//!   through their gcd, when neither divides the other).
+//!
+//! A node whose component's own output format differs from its declared result format (a relu
+//! whose result was given another format) gets a `cast` right after it.
+
+use std::collections::BTreeMap;
+
+use mase_hwlib::{lookup, param, resolve_params, Component, Params};
+use mase_ir::fixed::FixedFormat;
+use mase_ir::{MaseGraph, NodeId, Op, Result};
+use serde::Serialize;
+
+use crate::bind::{self, graph_error, Par, Role};
+use crate::parallel::{cycles_per_inference, stream_lanes};
+
+/// One end of a stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Endpoint {
+    /// A stream port of the top (index into [`Design::ports`]).
+    Top(usize),
+    /// Stream `port` of instance `inst` (index into [`Design::instances`]).
+    Inst(usize, String),
+}
+
+/// Why an instance exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstKind {
+    /// Implements a graph node.
+    Node,
+    /// Format conversion inserted by the stitcher.
+    Cast,
+    /// Fan-out inserted by the stitcher.
+    Fork,
+    /// Buffer on a reconvergent path inserted by the stitcher.
+    Fifo,
+    /// Elements-per-beat conversion inserted by the stitcher.
+    LaneConverter,
+}
+
+/// A component instance.
+#[derive(Debug, Clone, Serialize)]
+pub struct Instance {
+    /// Instance name in the top (`<name>_inst` is emitted).
+    pub name: String,
+    /// Component name (registry key).
+    pub component: String,
+    /// Resolved parameters.
+    pub params: Params,
+    /// The graph node it implements (also for glue: the node it serves).
+    pub node: String,
+    /// Why it exists.
+    pub kind: InstKind,
+    /// Logical memory contents by memory name.
+    #[serde(skip)]
+    pub memories: Vec<(String, Vec<i64>)>,
+    /// Elements of `data_in_0` per inference.
+    pub numel_in: usize,
+}
+
+impl Instance {
+    /// The registered component.
+    pub fn component(&self) -> &'static dyn Component {
+        lookup(&self.component).expect("instances are made from registered components")
+    }
+
+    /// Cycles this instance needs per inference (its cost model).
+    pub fn cycles_per_inference(&self) -> u64 {
+        cycles_per_inference(self.component(), &self.params, self.numel_in)
+    }
+}
+
+/// Direction of a top port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PortDir {
+    /// Into the design.
+    Input,
+    /// Out of the design.
+    Output,
+}
+
+/// A stream port of the top: one graph input or output tensor.
+#[derive(Debug, Clone, Serialize)]
+pub struct TopPort {
+    /// Port name (`data_in_k` / `data_out_k`).
+    pub name: String,
+    /// The graph tensor (node name) it carries.
+    pub tensor: String,
+    /// Direction.
+    pub dir: PortDir,
+    /// Element format.
+    #[serde(serialize_with = "ser_format")]
+    pub format: FixedFormat,
+    /// Elements per beat.
+    pub lanes: usize,
+    /// Tensor shape per inference (row-major stream order, last dimension fastest).
+    pub shape: Vec<usize>,
+}
+
+impl TopPort {
+    /// Elements per inference.
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+}
+
+fn ser_format<S: serde::Serializer>(f: &FixedFormat, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&bind::fmt_name(f))
+}
+
+/// A stream between two endpoints.
+#[derive(Debug, Clone, Serialize)]
+pub struct Wire {
+    /// Driver (an input port of the top or an output stream of an instance).
+    pub from: Endpoint,
+    /// Receiver (an output port of the top or an input stream of an instance).
+    pub to: Endpoint,
+    /// Elements per beat.
+    pub lanes: usize,
+    /// Bits per element.
+    pub width: u32,
+}
+
+/// The stitched design.
+#[derive(Debug, Clone, Serialize)]
+pub struct Design {
+    /// Top module name.
+    pub top: String,
+    /// Graph name.
+    pub graph: String,
+    /// Stream ports of the top (inputs first, in graph order).
+    pub ports: Vec<TopPort>,
+    /// Instances, producers before consumers.
+    pub instances: Vec<Instance>,
+    /// Streams.
+    pub wires: Vec<Wire>,
+}
+
+/// A produced stream waiting to be connected.
+#[derive(Debug, Clone)]
+struct Src {
+    ep: Endpoint,
+    fmt: FixedFormat,
+    lanes: usize,
+    shape: Vec<usize>,
+    /// Data held between the graph inputs and this point, in inferences (see [`hold`]).
+    hold: f64,
+}
+
+/// One input of a join: its producing node, input index and the data held before it.
+type JoinInput = (NodeId, usize, f64);
+
+/// A consumer input waiting for its stream.
+#[derive(Debug, Clone)]
+struct Demand {
+    inst: usize,
+    port: String,
+    fmt: FixedFormat,
+    lanes: usize,
+    shape: Vec<usize>,
+    fifo_depth: usize,
+}
+
+/// Components that take a whole unit (row, sequence, tensor) before their first output.
+fn buffers_whole_unit(component: &str) -> bool {
+    matches!(component, "linear" | "matmul" | "transpose" | "softmax" | "layer_norm")
+}
+
+/// Data an instance holds before its first output, as a fraction of one inference of its
+/// input: the unit it must take whole (buffering components) or what enters during its
+/// pipeline latency, whichever is larger.
+pub fn hold(inst: &Instance) -> f64 {
+    let c = inst.component();
+    let lanes = stream_lanes(&inst.params, "DATA_IN_0").max(1);
+    let unit = c
+        .streams(&inst.params)
+        .into_iter()
+        .find(|s| s.name == "data_in_0")
+        .map(|s| s.beats_per_row * s.lanes)
+        .unwrap_or(lanes);
+    let pipeline = c.cost(&inst.params).latency_cycles as usize * lanes;
+    let held = if buffers_whole_unit(&inst.component) { unit.max(pipeline) } else { pipeline };
+    held as f64 / inst.numel_in.max(1) as f64
+}
+
+/// The format an instance's `data_out_0` carries, given the format of what it receives.
+fn produced_format(inst: &Instance, input: &FixedFormat) -> FixedFormat {
+    let p = &inst.params;
+    match inst.component.as_str() {
+        "relu" | "fork" | "fifo" | "lane_converter" | "transpose" => *input,
+        _ => {
+            let signed = p.get("DATA_OUT_0_SIGNED").is_none_or(|s| *s != 0);
+            FixedFormat {
+                signed,
+                width: param(p, "DATA_OUT_0_PRECISION_0") as u32,
+                frac: param(p, "DATA_OUT_0_PRECISION_1") as i32,
+                ..*input
+            }
+        }
+    }
+}
+
+fn same_numbers(a: &FixedFormat, b: &FixedFormat) -> bool {
+    a.signed == b.signed && a.width == b.width && a.frac == b.frac
+}
+
+/// SystemVerilog-safe identifier for a node name.
+pub fn ident(name: &str) -> String {
+    let mut s: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    if !s.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        s.insert_str(0, "n_");
+    }
+    s
+}
+
+struct Builder<'g> {
+    graph: &'g MaseGraph,
+    d: Design,
+    names: BTreeMap<String, usize>,
+}
+
+impl Builder<'_> {
+    fn unique(&mut self, base: &str) -> String {
+        let base = ident(base);
+        let n = self.names.entry(base.clone()).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            base
+        } else {
+            format!("{base}_{}", *n - 1)
+        }
+    }
+
+    fn add(
+        &mut self,
+        name: &str,
+        component: &str,
+        params: Params,
+        node: &str,
+        kind: InstKind,
+        numel: usize,
+    ) -> usize {
+        let name = self.unique(name);
+        self.d.instances.push(Instance {
+            name,
+            component: component.to_string(),
+            params,
+            node: node.to_string(),
+            kind,
+            memories: Vec::new(),
+            numel_in: numel,
+        });
+        self.d.instances.len() - 1
+    }
+
+    fn wire(&mut self, from: Endpoint, to: Endpoint, lanes: usize, width: u32) {
+        self.d.wires.push(Wire { from, to, lanes, width });
+    }
+
+    fn glue(
+        &mut self,
+        node: &str,
+        what: &str,
+        component: &str,
+        overrides: Vec<(String, i64)>,
+        kind: InstKind,
+        numel: usize,
+    ) -> Result<usize> {
+        let c = lookup(component).map_err(graph_error)?;
+        let p = resolve_params(c, &overrides)
+            .map_err(|e| graph_error(format!("stitching {what} for node '{node}': {e}")))?;
+        Ok(self.add(&format!("{node}_{what}"), component, p, node, kind, numel))
+    }
+
+    /// Inserts `inst` (single input `data_in_0`, single output `data_out_0`) after `src`.
+    fn chain(&mut self, src: Src, inst: usize, fmt: FixedFormat, lanes: usize) -> Src {
+        self.wire(src.ep.clone(), Endpoint::Inst(inst, "data_in_0".into()), src.lanes, src.fmt.width);
+        Src { ep: Endpoint::Inst(inst, "data_out_0".into()), fmt, lanes, shape: src.shape, hold: src.hold }
+    }
+
+    fn row_len(&self, node: &str, shape: &[usize], a: usize, b: usize) -> Result<usize> {
+        let numel: usize = shape.iter().product();
+        let cols = *shape.last().unwrap_or(&1);
+        let lcm = a / gcd(a, b) * b;
+        [cols, lcm].into_iter().find(|r| r % a == 0 && r % b == 0 && numel.is_multiple_of(*r)).ok_or_else(
+            || {
+                graph_error(format!(
+                "node '{node}': {a} and {b} elements per beat cannot both tile a tensor of shape {shape:?}"
+            ))
+            },
+        )
+    }
+
+    fn convert_lanes(&mut self, node: &str, src: Src, to: usize) -> Result<Src> {
+        if src.lanes == to {
+            return Ok(src);
+        }
+        let steps = if to.is_multiple_of(src.lanes) || src.lanes.is_multiple_of(to) {
+            vec![to]
+        } else {
+            vec![gcd(src.lanes, to), to]
+        };
+        let mut s = src;
+        for step in steps {
+            let numel: usize = s.shape.iter().product();
+            let r = self.row_len(node, &s.shape, s.lanes, step)?;
+            let o = vec![
+                ("DATA_IN_0_PRECISION_0".to_string(), s.fmt.width as i64),
+                ("DATA_IN_0_PRECISION_1".to_string(), s.fmt.frac as i64),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0".to_string(), r as i64),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_1".to_string(), (numel / r) as i64),
+                ("DATA_IN_0_PARALLELISM_DIM_0".to_string(), s.lanes as i64),
+                ("DATA_OUT_0_PARALLELISM_DIM_0".to_string(), step as i64),
+            ];
+            let i = self.glue(node, "lanes", "lane_converter", o, InstKind::LaneConverter, numel)?;
+            let fmt = s.fmt;
+            s = self.chain(s, i, fmt, step);
+        }
+        Ok(s)
+    }
+
+    fn cast(&mut self, node: &str, src: Src, to: &FixedFormat) -> Result<Src> {
+        if same_numbers(&src.fmt, to) {
+            return Ok(src);
+        }
+        let numel: usize = src.shape.iter().product();
+        let cols = *src.shape.last().unwrap_or(&1);
+        let (rows, cols) = if cols.is_multiple_of(src.lanes) {
+            (numel / cols, cols)
+        } else {
+            (numel / src.lanes, src.lanes)
+        };
+        let p = bind::cast_params(&src.fmt, to, rows, cols, src.lanes)
+            .map_err(|e| graph_error(format!("stitching a cast for node '{node}': {e}")))?;
+        let name = self.unique(&format!("{node}_cast"));
+        self.d.instances.push(Instance {
+            name,
+            component: "cast".into(),
+            params: p,
+            node: node.to_string(),
+            kind: InstKind::Cast,
+            memories: Vec::new(),
+            numel_in: numel,
+        });
+        let i = self.d.instances.len() - 1;
+        let lanes = src.lanes;
+        Ok(self.chain(src, i, *to, lanes))
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Parallelism of every hardware node, read back from `hardware.parallelism` (as
+/// `add_hardware_metadata` records it).
+pub fn recorded_parallelism(graph: &MaseGraph) -> Result<BTreeMap<NodeId, Par>> {
+    let mut out = BTreeMap::new();
+    for (id, n) in graph.nodes() {
+        if bind::role(graph, n)? != Role::Hardware {
+            continue;
+        }
+        let get = |k: &str| n.meta.hardware.parallelism.get(k).and_then(|v| v.first().copied());
+        match (get("data_in_0"), get("data_out_0")) {
+            (Some(p_in), Some(p_out)) => {
+                out.insert(id, Par { p_in, p_out });
+            }
+            _ => return Err(n.error("has no hardware parallelism; run add_hardware_metadata first")),
+        }
+    }
+    Ok(out)
+}
+
+/// Builds the design of `graph` with the given parallelism per hardware node.
+pub fn stitch(graph: &MaseGraph, par: &BTreeMap<NodeId, Par>, top: &str) -> Result<Design> {
+    let mut b = Builder {
+        graph,
+        d: Design {
+            top: top.to_string(),
+            graph: graph.name.clone(),
+            ports: Vec::new(),
+            instances: Vec::new(),
+            wires: Vec::new(),
+        },
+        names: BTreeMap::new(),
+    };
+    // Pass 1: ports and node instances; record what each consumer needs.
+    let mut srcs: BTreeMap<NodeId, Src> = BTreeMap::new();
+    let mut demands: BTreeMap<NodeId, Vec<Demand>> = BTreeMap::new();
+    let mut joins: Vec<(usize, Vec<JoinInput>)> = Vec::new();
+    let mut outputs: Vec<NodeId> = Vec::new();
+    let mut n_in = 0;
+    for (id, node) in graph.nodes() {
+        match bind::role(graph, node)? {
+            Role::Input => {
+                let fmt = bind::out_format(node)?;
+                let shape = bind::out_shape(node)?;
+                let lanes = input_lanes(graph, id, par, &shape)?;
+                b.d.ports.push(TopPort {
+                    name: format!("data_in_{n_in}"),
+                    tensor: node.name.clone(),
+                    dir: PortDir::Input,
+                    format: fmt,
+                    lanes,
+                    shape: shape.clone(),
+                });
+                n_in += 1;
+                srcs.insert(id, Src { ep: Endpoint::Top(b.d.ports.len() - 1), fmt, lanes, shape, hold: 0.0 });
+            }
+            Role::Output => outputs.extend(bind::stream_sources(graph, id)?),
+            Role::Implicit | Role::Constant => {}
+            Role::Hardware => {
+                let p = bind::params(graph, node, par[&id])?;
+                let c = bind::component_of(node)?;
+                let numel: usize = bind::in_shape(graph, node, 0)?.iter().product();
+                let inst = b.add(&node.name, c.name(), p.clone(), &node.name, InstKind::Node, numel);
+                b.d.instances[inst].memories = bind::memories(graph, node, &p)?;
+                let sources = bind::stream_sources(graph, id)?;
+                let mut hold_in = 0f64;
+                let mut join = Vec::new();
+                let mut in_fmt0 = None;
+                for (k, s) in sources.iter().enumerate() {
+                    let port = format!("data_in_{k}");
+                    let prefix = port.to_uppercase();
+                    let declared = bind::in_format(node, k)?;
+                    // The component's input format (signed view of the declared one).
+                    let fmt = match p.get(&format!("{prefix}_PRECISION_0")) {
+                        Some(w) if c.name() != "transpose" => FixedFormat {
+                            signed: true,
+                            width: *w as u32,
+                            frac: param(&p, &format!("{prefix}_PRECISION_1")) as i32,
+                            ..declared
+                        },
+                        _ => declared,
+                    };
+                    in_fmt0.get_or_insert(fmt);
+                    let src = srcs
+                        .get(s)
+                        .ok_or_else(|| node.error(format!("input {k} has no stream (producer not bound)")))?;
+                    hold_in = hold_in.max(src.hold);
+                    // A matmul consumes one B sequence before its first A row.
+                    let offset = if c.name() == "matmul" && k == 1 {
+                        let a = bind::in_shape(graph, node, 0)?;
+                        let seqs: usize = a[..a.len() - 2].iter().product();
+                        1.0 / seqs.max(1) as f64
+                    } else {
+                        0.0
+                    };
+                    join.push((*s, k, src.hold + offset));
+                    demands.entry(*s).or_default().push(Demand {
+                        inst,
+                        port,
+                        fmt,
+                        lanes: stream_lanes(&p, &prefix),
+                        shape: bind::in_shape(graph, node, k)?,
+                        fifo_depth: 0,
+                    });
+                }
+                if join.len() > 1 {
+                    joins.push((inst, join));
+                }
+                let produced =
+                    produced_format(&b.d.instances[inst], &in_fmt0.unwrap_or(bind::out_format(node)?));
+                let src = Src {
+                    ep: Endpoint::Inst(inst, "data_out_0".into()),
+                    fmt: produced,
+                    lanes: stream_lanes(&p, "DATA_OUT_0"),
+                    shape: bind::out_shape(node)?,
+                    hold: hold_in + hold(&b.d.instances[inst]),
+                };
+                let declared = bind::out_format(node)?;
+                let src = if matches!(node.op, Op::Transpose { .. }) {
+                    src
+                } else {
+                    b.cast(&node.name, src, &declared)?
+                };
+                srcs.insert(id, src);
+            }
+        }
+    }
+    // FIFO depths on join inputs: the earlier paths must hold the difference.
+    for (inst, join) in &joins {
+        let start = join.iter().map(|j| j.2).fold(0f64, f64::max);
+        for (s, k, h) in join {
+            let slack = start - h;
+            if slack <= 1e-9 {
+                continue;
+            }
+            let src = &srcs[s];
+            let beats = src.shape.iter().product::<usize>() as f64 / src.lanes as f64;
+            let port = format!("data_in_{k}");
+            if let Some(d) =
+                demands.get_mut(s).and_then(|v| v.iter_mut().find(|d| d.inst == *inst && d.port == port))
+            {
+                d.fifo_depth = (slack * beats).ceil() as usize + 2;
+            }
+        }
+    }
+    // Top outputs.
+    let mut out_demands: Vec<(NodeId, usize)> = Vec::new();
+    for (k, s) in outputs.iter().enumerate() {
+        let src = srcs.get(s).ok_or_else(|| graph_error("the graph output has no stream"))?.clone();
+        b.d.ports.push(TopPort {
+            name: format!("data_out_{k}"),
+            tensor: graph.node(*s).name.clone(),
+            dir: PortDir::Output,
+            format: src.fmt,
+            lanes: src.lanes,
+            shape: src.shape.clone(),
+        });
+        out_demands.push((*s, b.d.ports.len() - 1));
+    }
+    // Pass 2: connect every stream to its consumers.
+    for (id, src) in srcs.clone() {
+        let mut legs: Vec<(Option<Demand>, Option<usize>)> =
+            demands.remove(&id).unwrap_or_default().into_iter().map(|d| (Some(d), None)).collect();
+        legs.extend(out_demands.iter().filter(|(s, _)| *s == id).map(|(_, port)| (None, Some(*port))));
+        if legs.is_empty() {
+            return Err(graph.node(id).error("its result is not used by any hardware node or output"));
+        }
+        let name = graph.node(id).name.clone();
+        let mut cur = src;
+        let n = legs.len();
+        for (i, (demand, port)) in legs.into_iter().enumerate() {
+            let leg = if i + 1 < n {
+                // Fork: leg i takes data_out_0, the rest continue from data_out_1.
+                let numel: usize = cur.shape.iter().product();
+                let cols = *cur.shape.last().unwrap_or(&1);
+                let (rows, cols) =
+                    if cols % cur.lanes == 0 { (numel / cols, cols) } else { (numel / cur.lanes, cur.lanes) };
+                let o = vec![
+                    ("DATA_IN_0_PRECISION_0".to_string(), cur.fmt.width as i64),
+                    ("DATA_IN_0_PRECISION_1".to_string(), cur.fmt.frac as i64),
+                    ("DATA_IN_0_TENSOR_SIZE_DIM_0".to_string(), cols as i64),
+                    ("DATA_IN_0_TENSOR_SIZE_DIM_1".to_string(), rows as i64),
+                    ("DATA_IN_0_PARALLELISM_DIM_0".to_string(), cur.lanes as i64),
+                ];
+                let f = b.glue(&name, "fork", "fork", o, InstKind::Fork, numel)?;
+                b.wire(cur.ep.clone(), Endpoint::Inst(f, "data_in_0".into()), cur.lanes, cur.fmt.width);
+                let leg = Src { ep: Endpoint::Inst(f, "data_out_0".into()), ..cur.clone() };
+                cur = Src { ep: Endpoint::Inst(f, "data_out_1".into()), ..cur.clone() };
+                leg
+            } else {
+                cur.clone()
+            };
+            match (demand, port) {
+                (Some(d), _) => {
+                    let consumer = b.d.instances[d.inst].name.clone();
+                    let mut s = leg;
+                    if d.fifo_depth > 0 {
+                        let o = vec![
+                            ("DATA_WIDTH".to_string(), s.fmt.width as i64),
+                            ("LANES".to_string(), s.lanes as i64),
+                            ("DEPTH".to_string(), d.fifo_depth.clamp(2, 65536) as i64),
+                        ];
+                        let numel: usize = s.shape.iter().product();
+                        let f = b.glue(
+                            &format!("{consumer}_{}", d.port),
+                            "fifo",
+                            "fifo",
+                            o,
+                            InstKind::Fifo,
+                            numel,
+                        )?;
+                        let (fmt, lanes) = (s.fmt, s.lanes);
+                        s = b.chain(s, f, fmt, lanes);
+                    }
+                    s = b.cast(&format!("{consumer}_{}", d.port), s, &d.fmt)?;
+                    s.shape = d.shape.clone();
+                    s = b.convert_lanes(&consumer, s, d.lanes)?;
+                    b.wire(s.ep, Endpoint::Inst(d.inst, d.port.clone()), s.lanes, s.fmt.width);
+                }
+                (None, Some(port)) => b.wire(leg.ep, Endpoint::Top(port), leg.lanes, leg.fmt.width),
+                (None, None) => unreachable!("every leg is a consumer or a port"),
+            }
+        }
+    }
+    let _ = b.graph;
+    Ok(b.d)
+}
+
+/// Elements per beat of a graph input: what its first consumer takes, if that divides the
+/// input's rows; otherwise the largest divisor of the row length not above it.
+fn input_lanes(graph: &MaseGraph, id: NodeId, par: &BTreeMap<NodeId, Par>, shape: &[usize]) -> Result<usize> {
+    let cols = *shape.last().unwrap_or(&1);
+    let want = graph
+        .ids()
+        .filter(|u| par.contains_key(u))
+        .find(|u| bind::stream_sources(graph, *u).map(|s| s.contains(&id)).unwrap_or(false))
+        .map(|u| par[&u].p_in)
+        .unwrap_or(1);
+    Ok((1..=want.min(cols)).rev().find(|d| cols.is_multiple_of(*d)).unwrap_or(1))
+}

@@ -1,0 +1,90 @@
+//! The `add_hardware_metadata` pass: chooses every hardware node's parallelism
+//! ([`crate::parallel`]) and records the binding in `hardware` metadata as the seeds describe it:
+//! `is_implicit`, `toolchain`, `module`, `verilog_param`, `interface`, `device_id`,
+//! `dependence_files` and `parallelism`.
+
+use indexmap::IndexMap;
+use mase_hwlib::rtl_file_names;
+use mase_ir::metadata::{Interface, Toolchain};
+use mase_ir::pass::{Pass, PassArgs, PassInfo};
+use mase_ir::{MaseGraph, Result};
+use serde_json::json;
+
+use crate::bind::{self, Role};
+use crate::config::HwConfig;
+use crate::parallel::{select, stream_lanes};
+
+/// The pass (registered in [`crate::HARDWARE_PASSES`]).
+pub struct AddHardwareMetadata;
+
+impl Pass for AddHardwareMetadata {
+    fn name(&self) -> &'static str {
+        "add_hardware_metadata"
+    }
+
+    fn description(&self) -> &'static str {
+        "bind nodes to components, choose parallelism (target_ii / multiplier_budget / lanes), record hardware metadata"
+    }
+
+    fn run(&self, graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
+        let cfg = HwConfig::from_table(args, "add_hardware_metadata arguments")?;
+        add_hardware_metadata(graph, &cfg)
+    }
+}
+
+/// Runs the pass with a parsed configuration.
+pub fn add_hardware_metadata(mut graph: MaseGraph, cfg: &HwConfig) -> Result<(MaseGraph, PassInfo)> {
+    let sel = select(&graph, cfg)?;
+    let mut nodes = serde_json::Map::new();
+    let mut total_mults = 0u64;
+    let ids: Vec<_> = graph.ids().collect();
+    for id in ids {
+        let role = bind::role(&graph, graph.node(id))?;
+        let mut hw = mase_ir::metadata::HardwareMeta { device_id: 0, ..Default::default() };
+        match role {
+            Role::Implicit | Role::Constant => hw.is_implicit = true,
+            Role::Input | Role::Output => {}
+            Role::Hardware => {
+                let node = graph.node(id);
+                let choice = sel.chosen[&id];
+                let p = bind::params(&graph, node, choice.par)?;
+                let c = bind::component_of(node)?;
+                hw.toolchain = Some(Toolchain::Internal);
+                hw.module = Some(format!("mase_{}", c.name()));
+                hw.verilog_param = p.clone();
+                hw.interface = c
+                    .memories(&p)
+                    .into_iter()
+                    .map(|m| (m.name, Interface { storage: "BRAM".into(), transpose: false }))
+                    .collect();
+                hw.dependence_files = rtl_file_names(c).into_iter().map(|f| format!("rtl/{f}")).collect();
+                let mut par: IndexMap<String, Vec<usize>> = IndexMap::new();
+                for s in c.streams(&p) {
+                    let prefix = s.name.to_uppercase();
+                    par.insert(s.name.clone(), vec![stream_lanes(&p, &prefix), 1]);
+                }
+                // `data_in_0` records p_in and `data_out_0` p_out (read back by the stitcher).
+                par.insert("data_in_0".into(), vec![choice.par.p_in, 1]);
+                par.insert("data_out_0".into(), vec![choice.par.p_out, 1]);
+                hw.parallelism = par;
+                total_mults += choice.multipliers;
+                nodes.insert(
+                    node.name.clone(),
+                    json!({
+                        "component": c.name(),
+                        "parallelism": [choice.par.p_in, choice.par.p_out],
+                        "cycles_per_inference": choice.cycles,
+                        "multipliers": choice.multipliers,
+                    }),
+                );
+            }
+        }
+        graph.node_mut(id).meta.hardware = hw;
+    }
+    let mut info = PassInfo::new();
+    info.insert("mode".into(), sel.mode.into());
+    info.insert("target_ii".into(), sel.target_ii.into());
+    info.insert("multipliers".into(), total_mults.into());
+    info.insert("nodes".into(), nodes.into());
+    Ok((graph, info))
+}

@@ -1,0 +1,257 @@
+//! Writing a design as a self-contained project directory:
+//!
+//! ```text
+//! DIR/top.sv            the stitched top (module name from the configuration)
+//! DIR/rtl/*.sv          the library files it instantiates, dependencies first
+//! DIR/mem/*.mem         weight/bias memories ($readmemh), in the order the datapath reads them
+//! DIR/files.f           file list (relative paths) for Verilator, Yosys, simulators
+//! DIR/<top>.core        FuseSoC CAPI2 core
+//! DIR/report.json       per-instance and whole-design figures
+//! DIR/README.md         what the design is and how to use it
+//! DIR/mase/model.*      the quantized graph with its hardware metadata (for `mase sim`)
+//! ```
+//!
+//! The directory must be new, empty, or written by an earlier emit (it carries a `.mase-emit`
+//! marker); only the files and folders above are replaced. Output is byte-for-byte deterministic.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use mase_hwlib::{mem_file_text, rtl_dir, rtl_file_names};
+use mase_ir::{Error, MaseGraph, Result};
+
+use crate::bind::fmt_name;
+use crate::design::{Design, PortDir};
+use crate::report::{report, Report};
+use crate::sv::{check_against_rtl, mem_file_name, top_sv};
+
+/// Marker file of an emitted project.
+pub const MARKER: &str = ".mase-emit";
+
+/// What [`write_project`] wrote.
+#[derive(Debug, Clone)]
+pub struct Emitted {
+    /// Files written, relative to the project directory, sorted.
+    pub files: Vec<PathBuf>,
+    /// The report written to `report.json`.
+    pub report: Report,
+}
+
+/// Library files a design needs, dependencies first, each once.
+pub fn library_files(d: &Design) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for inst in &d.instances {
+        for f in rtl_file_names(inst.component()) {
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+fn write(dir: &Path, rel: &str, text: &str, files: &mut Vec<PathBuf>) -> Result<()> {
+    let path = dir.join(rel);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+    files.push(PathBuf::from(rel));
+    Ok(())
+}
+
+/// Prepares `dir`: creates it, or clears what an earlier emit wrote there; refuses a non-empty
+/// directory without the marker.
+fn prepare(dir: &Path) -> Result<()> {
+    if dir.exists() {
+        let mut entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+        if entries.next().is_some() && !dir.join(MARKER).exists() {
+            return Err(Error::file(
+                dir,
+                "exists, is not empty and was not written by `mase emit`; name a new or empty directory",
+            ));
+        }
+        for sub in ["rtl", "mem", "mase"] {
+            let p = dir.join(sub);
+            if p.exists() {
+                std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
+            }
+        }
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+}
+
+/// Writes `d` (built from `graph`) into `dir`.
+pub fn write_project(graph: &MaseGraph, d: &Design, dir: &Path) -> Result<Emitted> {
+    let lib = library_files(d);
+    let mut sources = BTreeMap::new();
+    for f in &lib {
+        let path = rtl_dir().join(f);
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        sources.insert(f.clone(), text);
+    }
+    check_against_rtl(d, &sources)?;
+    prepare(dir)?;
+    let mut files = Vec::new();
+    for f in &lib {
+        write(dir, &format!("rtl/{f}"), &sources[f], &mut files)?;
+    }
+    for inst in &d.instances {
+        let c = inst.component();
+        for m in c.memories(&inst.params) {
+            let values =
+                inst.memories.iter().find(|(n, _)| *n == m.name).map(|(_, v)| v.as_slice()).ok_or_else(
+                    || Error::Config(format!("instance {}: no contents for memory {}", inst.name, m.name)),
+                )?;
+            let words = c
+                .layout_memory(&inst.params, &m.name, values)
+                .map_err(|e| Error::Config(format!("instance {} memory {}: {e}", inst.name, m.name)))?;
+            write(
+                dir,
+                &format!("mem/{}", mem_file_name(inst, &m.name)),
+                &mem_file_text(&words, m.lane_width),
+                &mut files,
+            )?;
+        }
+    }
+    write(dir, "top.sv", &top_sv(d), &mut files)?;
+    let mut list = String::new();
+    for f in &lib {
+        let _ = writeln!(list, "rtl/{f}");
+    }
+    list.push_str("top.sv\n");
+    write(dir, "files.f", &list, &mut files)?;
+    write(dir, &format!("{}.core", d.top), &core_file(d, &lib, &files), &mut files)?;
+    let rep = report(d);
+    let json = serde_json::to_string_pretty(&rep).map_err(|e| Error::Config(format!("report: {e}")))? + "\n";
+    write(dir, "report.json", &json, &mut files)?;
+    write(dir, "README.md", &readme(d, &rep, &lib), &mut files)?;
+    let model = dir.join("mase").join("model");
+    std::fs::create_dir_all(dir.join("mase")).map_err(|e| Error::io(dir.join("mase"), e))?;
+    mase_ir::checkpoint::export(graph, &model)?;
+    files.push(PathBuf::from("mase/model.json"));
+    files.push(PathBuf::from("mase/model.safetensors"));
+    write(
+        dir,
+        MARKER,
+        "written by mase emit; the files listed in README.md are replaced on the next emit\n",
+        &mut Vec::new(),
+    )?;
+    files.sort();
+    Ok(Emitted { files, report: rep })
+}
+
+fn core_file(d: &Design, lib: &[String], files: &[PathBuf]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "CAPI=2:");
+    let _ = writeln!(s, "name: mase:generated:{}:0.1.0", d.top);
+    let _ = writeln!(s, "description: Streaming accelerator of graph {} generated by mase-rs", d.graph);
+    let _ = writeln!(s, "filesets:\n  rtl:\n    file_type: systemVerilogSource\n    files:");
+    for f in lib {
+        let _ = writeln!(s, "      - rtl/{f}");
+    }
+    let _ = writeln!(s, "      - top.sv");
+    let mems: Vec<&PathBuf> = files.iter().filter(|f| f.starts_with("mem")).collect();
+    if !mems.is_empty() {
+        let _ = writeln!(s, "  mem:\n    file_type: user\n    files:");
+        for f in mems {
+            let f = f.to_string_lossy();
+            let _ = writeln!(s, "      - {f}: {{copyto: {f}}}");
+        }
+    }
+    let filesets = if s.contains("  mem:") { "[rtl, mem]" } else { "[rtl]" };
+    let _ = writeln!(s, "targets:\n  default:\n    filesets: {filesets}\n    toplevel: {}", d.top);
+    let _ = writeln!(
+        s,
+        "  lint:\n    default_tool: verilator\n    filesets: [rtl]\n    toplevel: {}\n    tools:\n      verilator:\n        mode: lint-only\n        verilator_options: [-Wall]",
+        d.top
+    );
+    s
+}
+
+fn readme(d: &Design, r: &Report, lib: &[String]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# {}: streaming accelerator of graph `{}`\n", d.top, d.graph);
+    let _ = writeln!(
+        s,
+        "Generated by mase-rs. Every file here is rewritten by the next `mase emit` into this directory.\n"
+    );
+    let _ = writeln!(s, "## Interface\n");
+    let _ = writeln!(
+        s,
+        "Clock `clk`, synchronous active-high reset `rst`. Each tensor is a valid/ready stream: a beat"
+    );
+    let _ = writeln!(
+        s,
+        "moves when `valid && ready`; lane `i` of a beat is bits `[i*W +: W]`; elements arrive in"
+    );
+    let _ = writeln!(
+        s,
+        "row-major order (last dimension fastest). Inferences may follow each other back to back.\n"
+    );
+    let _ = writeln!(s, "| port | tensor | direction | shape | format | lanes | beats per inference |");
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+    for p in &d.ports {
+        let dir = if p.dir == PortDir::Input { "in" } else { "out" };
+        let _ = writeln!(
+            s,
+            "| `{}` | `{}` | {dir} | {:?} | {} | {} | {} |",
+            p.name,
+            p.tensor,
+            p.shape,
+            fmt_name(&p.format),
+            p.lanes,
+            p.numel() / p.lanes
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nFormats: `s16.12` is a signed 16-bit two's complement code with 12 fractional bits (value ="
+    );
+    let _ = writeln!(s, "code × 2^-12); `u` is unsigned.\n");
+    let _ = writeln!(s, "## Figures (cost models; `report.json` has every instance)\n");
+    let _ = writeln!(
+        s,
+        "- initiation interval: {} cycles per inference (slowest instance: `{}`)",
+        r.ii_cycles, r.slowest
+    );
+    let _ = writeln!(s, "- latency estimate: {} cycles (lower bound)", r.latency_cycles_estimate);
+    let _ = writeln!(s, "- multipliers: {}; memory: {} bits", r.multipliers, r.memory_bits);
+    let counts: Vec<String> = r.instance_counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    let _ = writeln!(s, "- instances: {}\n", counts.join(", "));
+    let _ = writeln!(s, "## Files\n");
+    let _ = writeln!(
+        s,
+        "- `top.sv`: the top module `{}`; `rtl/`: the {} library files it uses",
+        d.top,
+        lib.len()
+    );
+    let _ =
+        writeln!(s, "- `mem/`: memory contents read by `$readmemh`, named by instance; the top's `MEM_DIR`");
+    let _ = writeln!(
+        s,
+        "  parameter (default `\"mem/\"`) is prefixed to each name, so run tools from this directory or"
+    );
+    let _ = writeln!(s, "  override `MEM_DIR`");
+    let _ = writeln!(
+        s,
+        "- `files.f`: the sources in compile order; `{}.core`: FuseSoC core; `report.json`: figures",
+        d.top
+    );
+    let _ = writeln!(s, "- `mase/`: the quantized graph with its hardware metadata, read by `mase sim`\n");
+    let _ = writeln!(s, "## Use\n");
+    let _ = writeln!(s, "```sh\nverilator --lint-only -Wall -f files.f --top-module {}", d.top);
+    let _ = writeln!(
+        s,
+        "yosys -p 'read_verilog -sv {} top.sv; synth_xilinx -top {}'",
+        lib.iter().map(|f| format!("rtl/{f}")).collect::<Vec<_>>().join(" "),
+        d.top
+    );
+    let _ = writeln!(
+        s,
+        "mase sim . --input {}=x.npy   # Verilator run checked against the golden model\n```",
+        d.ports.first().map(|p| p.tensor.as_str()).unwrap_or("x")
+    );
+    s
+}

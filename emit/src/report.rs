@@ -1,0 +1,123 @@
+//! The design report (`report.json`): per instance its component, parameters and cost-model
+//! figures; for the whole design the analytic rate (the slowest instance's cycles per
+//! inference), a latency estimate and resource totals.
+
+use serde::Serialize;
+
+use mase_hwlib::Params;
+
+use crate::design::{Design, Endpoint, InstKind, TopPort};
+
+/// Figures of one instance.
+#[derive(Debug, Clone, Serialize)]
+pub struct InstanceReport {
+    /// Instance name (`<name>_inst` in the top).
+    pub name: String,
+    /// Component.
+    pub component: String,
+    /// Why it exists.
+    pub kind: InstKind,
+    /// Graph node it implements or serves.
+    pub node: String,
+    /// Resolved parameters.
+    pub params: Params,
+    /// First-output latency at full input rate (cost model), cycles.
+    pub latency_cycles: u64,
+    /// Cycles per harness row of the component (a row, a sequence or a tensor).
+    pub ii_cycles: u64,
+    /// Cycles per inference of the graph.
+    pub cycles_per_inference: u64,
+    /// Multipliers.
+    pub multipliers: u64,
+    /// Memory bits (ROMs, buffers).
+    pub memory_bits: u64,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Top module.
+    pub top: String,
+    /// Graph name.
+    pub graph: String,
+    /// Analytic initiation interval: cycles per inference of the slowest instance.
+    pub ii_cycles: u64,
+    /// The slowest instance.
+    pub slowest: String,
+    /// Latency estimate: the longest producer→consumer chain of cost-model latencies (a lower
+    /// bound; buffering instances fed below their full rate take longer).
+    pub latency_cycles_estimate: u64,
+    /// Total multipliers.
+    pub multipliers: u64,
+    /// Total memory bits.
+    pub memory_bits: u64,
+    /// Instances by kind: node, cast, fork, fifo, lane_converter.
+    pub instance_counts: std::collections::BTreeMap<String, usize>,
+    /// Stream ports.
+    pub ports: Vec<TopPort>,
+    /// Every instance.
+    pub instances: Vec<InstanceReport>,
+}
+
+/// Builds the report of `d`.
+pub fn report(d: &Design) -> Report {
+    let instances: Vec<InstanceReport> = d
+        .instances
+        .iter()
+        .map(|i| {
+            let cost = i.component().cost(&i.params);
+            InstanceReport {
+                name: i.name.clone(),
+                component: i.component.clone(),
+                kind: i.kind,
+                node: i.node.clone(),
+                params: i.params.clone(),
+                latency_cycles: cost.latency_cycles,
+                ii_cycles: cost.ii_cycles,
+                cycles_per_inference: i.cycles_per_inference(),
+                multipliers: cost.multipliers,
+                memory_bits: cost.memory_bits,
+            }
+        })
+        .collect();
+    let slowest =
+        instances.iter().max_by_key(|r| (r.cycles_per_inference, std::cmp::Reverse(r.name.clone())));
+    // Longest latency chain: relax along wires until nothing changes (the design is acyclic).
+    let mut t = vec![0u64; instances.len()];
+    for _ in 0..=instances.len() {
+        let mut changed = false;
+        for w in &d.wires {
+            if let (Endpoint::Inst(a, _), Endpoint::Inst(b, _)) = (&w.from, &w.to) {
+                let cand = t[*a] + instances[*b].latency_cycles;
+                if cand > t[*b] {
+                    t[*b] = cand;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (i, r) in instances.iter().enumerate() {
+        t[i] = t[i].max(r.latency_cycles);
+    }
+    let mut counts = std::collections::BTreeMap::new();
+    for i in &d.instances {
+        let k =
+            serde_json::to_value(i.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        *counts.entry(k).or_insert(0) += 1;
+    }
+    Report {
+        top: d.top.clone(),
+        graph: d.graph.clone(),
+        ii_cycles: slowest.map(|s| s.cycles_per_inference).unwrap_or(0),
+        slowest: slowest.map(|s| s.name.clone()).unwrap_or_default(),
+        latency_cycles_estimate: t.iter().copied().max().unwrap_or(0),
+        multipliers: instances.iter().map(|r| r.multipliers).sum(),
+        memory_bits: instances.iter().map(|r| r.memory_bits).sum(),
+        instance_counts: counts,
+        ports: d.ports.clone(),
+        instances,
+    }
+}

@@ -1,0 +1,272 @@
+//! Simulating an emitted project: the whole top under Verilator, inputs streamed with random
+//! stalls, every output element compared with the graph-level golden model
+//! ([`mase_emit::golden`]).
+//!
+//! The project directory is what `mase emit` wrote. The design is rebuilt from the quantized
+//! graph it keeps (`mase/model.*`) and must regenerate `top.sv` byte for byte, so what is
+//! simulated is exactly the emitted text and the golden model belongs to it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use mase_emit::design::{Design, PortDir};
+use mase_emit::golden;
+use mase_hwlib::{Direction, StreamSpec, StreamValues};
+use mase_ir::fixed::to_f64;
+use mase_ir::quant::AccuracyReport;
+use mase_ir::{MaseGraph, Tensor};
+use serde::Serialize;
+
+use crate::error::{Result, SimError};
+use crate::harness::{run_streams, Mismatch, RunConfig, RunResult};
+use crate::model::Model;
+use crate::shim::{Port, PortDir as ShimDir};
+use crate::verilate::{build, Build, BuildSpec, ParamValue};
+
+/// An emitted project loaded back: its graph and design.
+#[derive(Debug, Clone)]
+pub struct Project {
+    /// The project directory.
+    pub dir: PathBuf,
+    /// The quantized graph with hardware metadata.
+    pub graph: MaseGraph,
+    /// The design it stitches to.
+    pub design: Design,
+}
+
+fn invalid(msg: impl Into<String>) -> SimError {
+    SimError::Invalid(msg.into())
+}
+
+/// Loads the project in `dir` and checks that its `top.sv` is the one its graph gives.
+pub fn load_project(dir: &Path) -> Result<Project> {
+    let report_path = dir.join("report.json");
+    let text = std::fs::read_to_string(&report_path).map_err(SimError::io("reading", &report_path))?;
+    let report: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| invalid(format!("{}: {e}", report_path.display())))?;
+    let top = report
+        .get("top")
+        .and_then(|t| t.as_str())
+        .ok_or_else(|| {
+            invalid(format!(
+                "{}: no \"top\" entry; is {} an emitted project?",
+                report_path.display(),
+                dir.display()
+            ))
+        })?
+        .to_string();
+    let graph =
+        mase_ir::checkpoint::load(&dir.join("mase").join("model")).map_err(|e| invalid(e.to_string()))?;
+    let design = mase_emit::design_of(&graph, &top).map_err(|e| invalid(e.to_string()))?;
+    let top_path = dir.join("top.sv");
+    let on_disk = std::fs::read_to_string(&top_path).map_err(SimError::io("reading", &top_path))?;
+    if on_disk != mase_emit::sv::top_sv(&design) {
+        return Err(invalid(format!(
+            "{} differs from the top its graph (mase/model.json) gives: it was edited or is stale; emit again",
+            top_path.display()
+        )));
+    }
+    Ok(Project { dir: dir.to_path_buf(), graph, design })
+}
+
+/// The harness's view of the top's stream ports: one harness row per inference.
+pub fn top_streams(d: &Design) -> Vec<StreamSpec> {
+    d.ports
+        .iter()
+        .map(|p| StreamSpec {
+            name: p.name.clone(),
+            dir: if p.dir == PortDir::Input { Direction::In } else { Direction::Out },
+            lanes: p.lanes,
+            width: p.format.width,
+            signed: p.format.signed,
+            beats_per_row: p.numel() / p.lanes,
+        })
+        .collect()
+}
+
+/// The Verilator build of a project's top (`MEM_DIR` set to the project's absolute `mem/`).
+pub fn project_build_spec(p: &Project, trace: bool) -> Result<BuildSpec> {
+    let dir = std::fs::canonicalize(&p.dir).map_err(SimError::io("resolving", &p.dir))?;
+    let list_path = dir.join("files.f");
+    let list = std::fs::read_to_string(&list_path).map_err(SimError::io("reading", &list_path))?;
+    let sources: Vec<PathBuf> =
+        list.lines().filter(|l| !l.trim().is_empty()).map(|l| dir.join(l.trim())).collect();
+    let mut ports = vec![
+        Port { name: "clk".into(), width: 1, dir: ShimDir::In },
+        Port { name: "rst".into(), width: 1, dir: ShimDir::In },
+    ];
+    for s in top_streams(&p.design) {
+        let (fwd, back) = match s.dir {
+            Direction::In => (ShimDir::In, ShimDir::Out),
+            Direction::Out => (ShimDir::Out, ShimDir::In),
+        };
+        ports.push(Port { name: s.name.clone(), width: s.port_width(), dir: fwd });
+        ports.push(Port { name: format!("{}_valid", s.name), width: 1, dir: fwd });
+        ports.push(Port { name: format!("{}_ready", s.name), width: 1, dir: back });
+    }
+    let mem_dir = format!("{}/", dir.join("mem").to_string_lossy());
+    Ok(BuildSpec {
+        top: p.design.top.clone(),
+        sources,
+        params: vec![("MEM_DIR".into(), ParamValue::Str(mem_dir))],
+        ports,
+        trace,
+    })
+}
+
+/// Outcome of [`simulate_project`].
+#[derive(Debug, Clone, Serialize)]
+pub struct DesignReport {
+    /// Top module.
+    pub top: String,
+    /// Inferences streamed back to back.
+    pub inferences: usize,
+    /// Every output element equal to the golden model.
+    pub bit_exact: bool,
+    /// Number of differing elements.
+    pub mismatches: usize,
+    /// The first differences.
+    pub first_mismatches: Vec<Mismatch>,
+    /// Cycles from the first input beat to the first output valid.
+    pub latency_cycles: u64,
+    /// Measured cycles per inference in steady state (needs ≥ 2 inferences).
+    pub ii_cycles: Option<f64>,
+    /// The cost models' bound: cycles per inference of the slowest instance.
+    pub model_ii_cycles: u64,
+    /// Cycles simulated.
+    pub cycles: u64,
+    /// Simulated cycles per wall-clock second.
+    pub sim_cycles_per_s: f64,
+    /// Stall probability used.
+    pub stall_prob: f64,
+    /// Seed used.
+    pub seed: u64,
+    /// Seconds to build or fetch the model.
+    pub build_s: f64,
+    /// Whether the build came from the cache.
+    pub cache_hit: bool,
+}
+
+/// A finished project simulation.
+#[derive(Debug)]
+pub struct DesignRun {
+    /// The figures.
+    pub report: DesignReport,
+    /// Codes of every output port (port order), as the RTL produced them.
+    pub outputs: Vec<Vec<i64>>,
+    /// The golden model's codes.
+    pub expected: Vec<Vec<i64>>,
+    /// The build used.
+    pub build: Build,
+    /// Raw harness result.
+    pub run: RunResult,
+}
+
+/// Simulates the project with input codes (one vector per input port, whole inferences back to
+/// back) and compares with the golden model.
+pub fn simulate_project(p: &Project, inputs: &[Vec<i64>], cfg: &RunConfig) -> Result<DesignRun> {
+    let d = &p.design;
+    let ins: Vec<_> = d.ports.iter().filter(|x| x.dir == PortDir::Input).collect();
+    if inputs.len() != ins.len() {
+        return Err(invalid(format!("the design has {} inputs, {} given", ins.len(), inputs.len())));
+    }
+    let mut inferences = 0;
+    for (port, v) in ins.iter().zip(inputs) {
+        if v.is_empty() || v.len() % port.numel() != 0 {
+            return Err(invalid(format!(
+                "input {} (`{}`): {} codes is not a whole number of inferences of {} elements",
+                port.name,
+                port.tensor,
+                v.len(),
+                port.numel()
+            )));
+        }
+        inferences = v.len() / port.numel();
+    }
+    let expected = golden::run(d, inputs).map_err(|e| invalid(e.to_string()))?;
+    let spec = project_build_spec(p, cfg.vcd.is_some())?;
+    let b = build(&spec)?;
+    let mut model = Model::new(&b)?;
+    let streams = top_streams(d);
+    let mut in_map = StreamValues::new();
+    let mut exp_map = StreamValues::new();
+    let mut k_in = 0;
+    let mut k_out = 0;
+    for port in &d.ports {
+        if port.dir == PortDir::Input {
+            in_map.insert(port.name.clone(), inputs[k_in].clone());
+            k_in += 1;
+        } else {
+            exp_map.insert(port.name.clone(), expected[k_out].clone());
+            k_out += 1;
+        }
+    }
+    let mut cfg = cfg.clone();
+    // A whole-tensor stage may legitimately take long before its first output.
+    let slowest = mase_emit::report::report(d).ii_cycles;
+    cfg.watchdog_cycles = cfg.watchdog_cycles.max(4 * slowest + 10_000);
+    let run = run_streams(&mut model, &streams, &in_map, &exp_map, &cfg)?;
+    let outputs: Vec<Vec<i64>> = d
+        .ports
+        .iter()
+        .filter(|x| x.dir == PortDir::Output)
+        .map(|x| run.outputs.get(&x.name).cloned().unwrap_or_default())
+        .collect();
+    let report = DesignReport {
+        top: d.top.clone(),
+        inferences,
+        bit_exact: run.mismatch_count == 0,
+        mismatches: run.mismatch_count,
+        first_mismatches: run.mismatches.iter().take(5).cloned().collect(),
+        latency_cycles: run.latency_cycles().unwrap_or(0),
+        ii_cycles: run.ii_cycles(),
+        model_ii_cycles: slowest,
+        cycles: run.cycles,
+        sim_cycles_per_s: if run.wall_s > 0.0 { run.cycles as f64 / run.wall_s } else { 0.0 },
+        stall_prob: cfg.stall_prob,
+        seed: cfg.seed,
+        build_s: b.build_s,
+        cache_hit: b.cache_hit,
+    };
+    Ok(DesignRun { report, outputs, expected, build: b, run })
+}
+
+/// Runs a project on per-inference float inputs (graph input name → tensor, one map per
+/// inference, streamed back to back): the inputs are quantized into the top's input formats,
+/// the RTL is checked against the golden model, and its outputs are compared with the float
+/// interpreter's.
+pub fn check_project(
+    p: &Project,
+    samples: &[HashMap<String, Tensor>],
+    cfg: &RunConfig,
+) -> Result<(DesignRun, AccuracyReport)> {
+    let ins: Vec<_> = p.design.ports.iter().enumerate().filter(|(_, x)| x.dir == PortDir::Input).collect();
+    let mut codes: Vec<Vec<i64>> = vec![Vec::new(); ins.len()];
+    for s in samples {
+        for (k, (idx, port)) in ins.iter().enumerate() {
+            let t = s
+                .get(&port.tensor)
+                .ok_or_else(|| invalid(format!("no value for input `{}`", port.tensor)))?;
+            codes[k].extend(golden::quantize_input(&p.design, *idx, t).map_err(|e| invalid(e.to_string()))?);
+        }
+    }
+    let run = simulate_project(p, &codes, cfg)?;
+    let outs: Vec<_> = p.design.ports.iter().filter(|x| x.dir == PortDir::Output).collect();
+    let mut float_outs = Vec::new();
+    let mut rtl_outs = Vec::new();
+    for (i, s) in samples.iter().enumerate() {
+        let f = mase_ir::interp::run_outputs(&p.graph, s).map_err(|e| invalid(e.to_string()))?;
+        for (k, port) in outs.iter().enumerate() {
+            let m = port.numel();
+            let got = run.outputs[k]
+                .get(i * m..(i + 1) * m)
+                .ok_or_else(|| invalid(format!("output {}: too few elements", port.name)))?;
+            let vals: Vec<f32> = got.iter().map(|c| to_f64(*c, &port.format) as f32).collect();
+            rtl_outs.push(Tensor::from_f32(&port.shape, vals).ok_or_else(|| invalid("output shape"))?);
+            float_outs
+                .push(f.get(k).cloned().ok_or_else(|| invalid(format!("the float run has no output {k}")))?);
+        }
+    }
+    let acc = mase_ir::quant::accuracy(&float_outs, &rtl_outs, None).map_err(|e| invalid(e.to_string()))?;
+    Ok((run, acc))
+}

@@ -1,0 +1,197 @@
+//! Whole-design commands: `mase emit` (hardware passes + project), `mase sim` (Verilator run of
+//! an emitted project against the golden model) and `mase flow` (ONNX to project in one go).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::{bail, Context};
+use mase_emit::design::PortDir;
+use mase_emit::HwConfig;
+use mase_ir::fixed::to_f64;
+use mase_ir::Tensor;
+use mase_sim::{check_project, load_project, Project, RunConfig};
+
+use super::quantize::read_toml;
+
+/// `mase emit PREFIX --config HW.toml -o DIR`.
+pub fn emit(prefix: &Path, config: Option<&Path>, out: &Path) -> anyhow::Result<()> {
+    let cfg = match config {
+        Some(c) => HwConfig::from_table(&read_toml(c)?, &c.display().to_string())?,
+        None => HwConfig::default(),
+    };
+    let graph = mase_ir::checkpoint::load(prefix)?;
+    let (graph, info) = mase_emit::add_hardware_metadata(graph, &cfg)?;
+    let design = mase_emit::design_of(&graph, cfg.top_name())?;
+    let emitted = mase_emit::project::write_project(&graph, &design, out)?;
+    eprintln!("add_hardware_metadata: {}", serde_json::to_string(&info)?);
+    print_emitted(out, &emitted.report, emitted.files.len());
+    Ok(())
+}
+
+fn print_emitted(out: &Path, r: &mase_emit::report::Report, files: usize) {
+    let counts: Vec<String> = r.instance_counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    println!("design     {} ({}): {}", r.top, r.graph, counts.join(", "));
+    println!(
+        "figures    ii {} cycles/inference (slowest {}), latency >= {} cycles, {} multipliers, {} memory bits",
+        r.ii_cycles, r.slowest, r.latency_cycles_estimate, r.multipliers, r.memory_bits
+    );
+    println!(
+        "wrote      {} files to {} (top.sv, rtl/, mem/, files.f, {}.core, report.json, README.md)",
+        files,
+        out.display(),
+        r.top
+    );
+}
+
+/// `mase flow MODEL.onnx --config FLOW.toml -o DIR`.
+pub fn flow(model: &Path, shapes: &[String], config: Option<&Path>, out: &Path) -> anyhow::Result<()> {
+    let bytes = std::fs::read(model).with_context(|| format!("reading {}", model.display()))?;
+    let table = match config {
+        Some(c) => read_toml(c)?,
+        None => toml::Table::new(),
+    };
+    let shapes = super::args::input_shapes(shapes)?;
+    let f = mase_emit::flow::run_flow(&bytes, &model.display().to_string(), &shapes, &table, None, out)?;
+    for (step, ms) in &f.times_ms {
+        println!("{step:<10} {ms:.1} ms");
+    }
+    print_emitted(out, &f.emitted.report, f.emitted.files.len());
+    println!("next       mase sim {}", out.display());
+    Ok(())
+}
+
+/// Options of `mase sim`.
+pub struct SimArgs {
+    /// `NAME=FILE.npy` inputs (graph input names or port names).
+    pub inputs: Vec<String>,
+    /// Seeded inferences when no input is given.
+    pub inferences: usize,
+    /// Stall probability.
+    pub stall_prob: f64,
+    /// Seed of stalls (and of generated inputs).
+    pub seed: u64,
+    /// VCD file.
+    pub vcd: Option<std::path::PathBuf>,
+    /// JSON output.
+    pub json: bool,
+}
+
+/// Per-inference float inputs by graph input name: from files (several inferences may be
+/// stacked), or seeded.
+fn sim_inputs(p: &Project, a: &SimArgs) -> anyhow::Result<Vec<HashMap<String, Tensor>>> {
+    let ports: Vec<_> = p.design.ports.iter().filter(|x| x.dir == PortDir::Input).collect();
+    if a.inputs.is_empty() {
+        return (0..a.inferences.max(1))
+            .map(|k| Ok(mase_emit::flow::seeded_inputs(&p.graph, a.seed.wrapping_mul(1000) + k as u64)?))
+            .collect();
+    }
+    let given = super::args::npy_inputs(&a.inputs)?;
+    let mut per_port: Vec<(String, Vec<f32>, Vec<usize>)> = Vec::new();
+    for port in &ports {
+        let t = given
+            .get(&port.tensor)
+            .or_else(|| given.get(&port.name))
+            .with_context(|| format!("no --input for graph input `{}` (port {})", port.tensor, port.name))?;
+        let data: Vec<f32> = t.to_f32().iter().copied().collect();
+        if data.is_empty() || !data.len().is_multiple_of(port.numel()) {
+            bail!(
+                "--input {}: {} elements is not a whole number of inferences of shape {:?}",
+                port.tensor,
+                data.len(),
+                port.shape
+            );
+        }
+        per_port.push((port.tensor.clone(), data, port.shape.clone()));
+    }
+    for k in given.keys() {
+        if !ports.iter().any(|p| &p.tensor == k || &p.name == k) {
+            let names: Vec<&str> = ports.iter().map(|p| p.tensor.as_str()).collect();
+            bail!("--input {k}: the design has no such input (inputs: {})", names.join(", "));
+        }
+    }
+    let n = per_port[0].1.len() / per_port[0].2.iter().product::<usize>();
+    if per_port.iter().any(|(_, d, s)| d.len() / s.iter().product::<usize>() != n) {
+        bail!("the --input files hold different numbers of inferences");
+    }
+    Ok((0..n)
+        .map(|i| {
+            per_port
+                .iter()
+                .map(|(name, d, s)| {
+                    let m: usize = s.iter().product();
+                    (
+                        name.clone(),
+                        Tensor::from_f32(s, d[i * m..(i + 1) * m].to_vec()).expect("sizes checked"),
+                    )
+                })
+                .collect()
+        })
+        .collect())
+}
+
+/// `mase sim DIR`.
+pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
+    let p = load_project(dir)?;
+    let samples = sim_inputs(&p, a)?;
+    let vcd = a.vcd.as_ref().map(|v| (v.clone(), 0, u64::MAX));
+    let cfg = RunConfig { seed: a.seed, stall_prob: a.stall_prob, vcd, ..RunConfig::default() };
+    let (run, acc) = check_project(&p, &samples, &cfg)?;
+    let out_dir = dir.join("sim");
+    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let mut written = Vec::new();
+    for (k, port) in p.design.ports.iter().filter(|x| x.dir == PortDir::Output).enumerate() {
+        let n = run.outputs[k].len() / port.numel();
+        let mut shape = vec![n];
+        shape.extend(&port.shape);
+        let codes = Tensor::from_i64(&shape, run.outputs[k].clone()).context("output shape")?;
+        let vals: Vec<f32> = run.outputs[k].iter().map(|c| to_f64(*c, &port.format) as f32).collect();
+        let floats = Tensor::from_f32(&shape, vals).context("output shape")?;
+        let base = out_dir.join(mase_emit::design::ident(&port.tensor));
+        let (fp, cp) = (base.with_extension("npy"), base.with_extension("codes.npy"));
+        mase_ir::npy::write_npy(&fp, &floats)?;
+        mase_ir::npy::write_npy(&cp, &codes)?;
+        written.push(fp.display().to_string());
+        written.push(cp.display().to_string());
+    }
+    let r = &run.report;
+    if a.json {
+        let mut v = serde_json::to_value(r)?;
+        v["cosine_vs_float"] = acc.cosine.into();
+        v["max_abs_error_vs_float"] = acc.max_abs_error.into();
+        v["outputs"] = written.clone().into();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!(
+            "design     {} ({} inferences, stall probability {}, seed {})",
+            r.top, r.inferences, r.stall_prob, r.seed
+        );
+        println!("bit_exact  {} ({} mismatching elements)", r.bit_exact, r.mismatches);
+        for m in &r.first_mismatches {
+            println!("           {m}");
+        }
+        println!("latency    {} cycles (first input beat to first output)", r.latency_cycles);
+        match r.ii_cycles {
+            Some(ii) => {
+                println!("ii         {ii:.0} cycles per inference (cost-model bound {})", r.model_ii_cycles)
+            }
+            None => {
+                println!("ii         (needs 2 or more inferences; cost-model bound {})", r.model_ii_cycles)
+            }
+        }
+        println!(
+            "accuracy   cosine {:.6} against the float model, max abs error {:.3e}",
+            acc.cosine, acc.max_abs_error
+        );
+        println!(
+            "speed      {:.0} simulated cycles/s, build {:.1} s{}",
+            r.sim_cycles_per_s,
+            r.build_s,
+            if r.cache_hit { " (cached)" } else { "" }
+        );
+        println!("wrote      {}", written.join(", "));
+    }
+    if !r.bit_exact {
+        bail!("the RTL differs from the golden model in {} elements", r.mismatches);
+    }
+    Ok(())
+}

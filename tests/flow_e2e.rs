@@ -1,0 +1,204 @@
+//! End to end: ONNX fixtures → import → quantize → hardware passes → emitted project →
+//! Verilator, every output element checked against the graph-level golden model under random
+//! stalls, accuracy against the float interpreter, lint of the emitted top, deterministic bytes,
+//! snapshots of `top.sv` and `report.json`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mase_emit::flow::{run_flow, seeded_inputs, Flow};
+use mase_ir::Tensor;
+use mase_sim::{check_project, load_project, RunConfig};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures").join(name)
+}
+
+fn flow(model: &str, config: &str, dir: &Path) -> Flow {
+    let bytes = std::fs::read(fixture(model)).unwrap();
+    let table: toml::Table = config.parse().unwrap();
+    run_flow(&bytes, model, &BTreeMap::new(), &table, None, dir).unwrap_or_else(|e| panic!("{model}: {e}"))
+}
+
+fn samples(f: &Flow, n: u64) -> Vec<HashMap<String, Tensor>> {
+    (0..n).map(|k| seeded_inputs(&f.graph, 100 + k).unwrap()).collect()
+}
+
+/// Builds, simulates with stalls and checks bit-exactness; returns the cosine against float.
+fn verify(
+    dir: &Path,
+    f: &Flow,
+    inferences: u64,
+    stall_prob: f64,
+    seed: u64,
+) -> (f64, mase_sim::DesignReport) {
+    let p = load_project(dir).unwrap();
+    let cfg = RunConfig { seed, stall_prob, ..RunConfig::default() };
+    let (run, acc) = check_project(&p, &samples(f, inferences), &cfg).unwrap();
+    let r = run.report;
+    assert!(r.bit_exact, "{}: {} mismatches, first {:?}", f.graph.name, r.mismatches, r.first_mismatches);
+    assert_eq!(run.outputs, run.expected);
+    (acc.cosine, r)
+}
+
+fn lint(dir: &Path) {
+    let v = mase_sim::tool::verilator().expect("Verilator is needed for the end-to-end tests");
+    let out = v
+        .command()
+        .args(["--lint-only", "-Wall", "-f", "files.f", "--top-module", "top"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "lint of {}:\n{}", dir.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "lint warnings:\n{}", String::from_utf8_lossy(&out.stderr));
+}
+
+const EIGHT_BIT: &str = "[passes.auto_precision]\nwidth = 8\nweight_width = 8\nbias_width = 8\n";
+
+#[test]
+fn mlp_gemm_relu_8bit_is_bit_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = flow("mlp_gemm_relu.onnx", EIGHT_BIT, dir.path());
+    let (cos, r) = verify(dir.path(), &f, 4, 0.3, 7);
+    assert!(cos >= 0.98, "cosine {cos}");
+    eprintln!(
+        "mlp_gemm_relu 8-bit: cosine {cos:.5}, latency {}, ii {:?} (bound {})",
+        r.latency_cycles, r.ii_cycles, r.model_ii_cycles
+    );
+    lint(dir.path());
+}
+
+#[test]
+fn mlp_matmul_gelu_8bit_is_bit_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = format!("{EIGHT_BIT}[hardware]\nlanes = 2\n");
+    let f = flow("mlp_matmul_gelu.onnx", &cfg, dir.path());
+    let (cos, r) = verify(dir.path(), &f, 4, 0.3, 3);
+    assert!(cos >= 0.98, "cosine {cos}");
+    eprintln!(
+        "mlp_matmul_gelu 8-bit: cosine {cos:.5}, latency {}, ii {:?} (bound {})",
+        r.latency_cycles, r.ii_cycles, r.model_ii_cycles
+    );
+    lint(dir.path());
+}
+
+#[test]
+fn encoder_layer_16bit_is_bit_exact_and_runs_at_its_slowest_stage() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = flow("encoder_layer.onnx", "", dir.path());
+    let (cos, r) = verify(dir.path(), &f, 2, 0.25, 11);
+    assert!(cos >= 0.99, "cosine {cos}");
+    // Without stalls the measured rate must be within 1.25× of the slowest stage's bound.
+    let (_, fast) = verify(dir.path(), &f, 3, 0.0, 1);
+    let ii = fast.ii_cycles.expect("3 inferences give a rate");
+    let bound = fast.model_ii_cycles as f64;
+    assert!(ii <= 1.25 * bound, "ii {ii} cycles per inference against the bound {bound}");
+    eprintln!(
+        "encoder layer 16/8: cosine {cos:.6}, bit-exact with stalls (latency {}), no-stall ii {ii:.0} (bound {bound}), {} multipliers, build {:.1} s",
+        r.latency_cycles, f.emitted.report.multipliers, r.build_s
+    );
+    lint(dir.path());
+}
+
+fn read_all(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn emitted_projects_are_deterministic_and_match_their_snapshots() {
+    for (model, cfg) in [("mlp_gemm_relu.onnx", EIGHT_BIT), ("encoder_layer.onnx", "")] {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        flow(model, cfg, a.path());
+        flow(model, cfg, b.path());
+        let (fa, fb) = (read_all(a.path()), read_all(b.path()));
+        assert_eq!(fa.keys().collect::<Vec<_>>(), fb.keys().collect::<Vec<_>>());
+        for (k, v) in &fa {
+            assert!(v == &fb[k], "{model}: {} differs between two emits", k.display());
+        }
+        // Re-emitting into the same directory is allowed and gives the same bytes.
+        flow(model, cfg, a.path());
+        assert_eq!(read_all(a.path()), fa);
+        let stem = model.trim_end_matches(".onnx");
+        let top = String::from_utf8(fa[Path::new("top.sv")].clone()).unwrap();
+        insta::assert_snapshot!(format!("{stem}_top_sv"), top);
+        let report = String::from_utf8(fa[Path::new("report.json")].clone()).unwrap();
+        insta::assert_snapshot!(format!("{stem}_report_json"), report);
+    }
+}
+
+#[test]
+fn emit_refuses_a_foreign_directory_and_sim_detects_an_edited_top() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    let bytes = std::fs::read(fixture("mlp_gemm_relu.onnx")).unwrap();
+    let err = run_flow(&bytes, "mlp", &BTreeMap::new(), &toml::Table::new(), None, dir.path()).unwrap_err();
+    assert!(err.to_string().contains("not written by `mase emit`"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(), "mine");
+
+    let dir = tempfile::tempdir().unwrap();
+    flow("mlp_gemm_relu.onnx", EIGHT_BIT, dir.path());
+    let top = dir.path().join("top.sv");
+    let text = std::fs::read_to_string(&top).unwrap();
+    std::fs::write(&top, text.replace("endmodule", "// edited\nendmodule")).unwrap();
+    let err = load_project(dir.path()).unwrap_err();
+    assert!(err.to_string().contains("edited or is stale"), "{err}");
+}
+
+#[test]
+fn unsupported_ops_are_named_with_their_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(fixture("neg_mul_tensor.onnx")).unwrap();
+    let err = run_flow(&bytes, "neg_mul_tensor", &BTreeMap::new(), &toml::Table::new(), None, dir.path())
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("node '") && msg.contains("no hardware component implements"), "{msg}");
+    assert!(msg.contains("linear, matmul"), "the message lists what is supported: {msg}");
+    // Nothing was written.
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn cli_flow_then_sim() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("proj");
+    let cfg = dir.path().join("flow.toml");
+    std::fs::write(&cfg, EIGHT_BIT).unwrap();
+    let mase = env!("CARGO_BIN_EXE_mase");
+    let st = Command::new(mase)
+        .args([
+            "flow",
+            fixture("mlp_gemm_relu.onnx").to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let st = Command::new(mase)
+        .args(["sim", out.to_str().unwrap(), "--input"])
+        .arg(format!("x={}", fixture("mlp_gemm_relu.in.x.npy").display()))
+        .args(["--json"])
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(v["bit_exact"], true);
+    assert_eq!(v["mismatches"], 0);
+    let codes = mase_ir::npy::read_npy(out.join("sim").join("Gemm_1_linear.codes.npy")).unwrap();
+    assert_eq!(codes.shape()[1..], [4, 10]);
+}
