@@ -3,6 +3,12 @@
 use std::path::Path;
 
 use anyhow::{bail, Context};
+use mase_ir::pass::Pass;
+
+/// The IR's passes followed by the hardware passes.
+fn all_passes() -> impl Iterator<Item = &'static dyn Pass> {
+    mase_ir::passes::REGISTRY.iter().copied().chain(mase_emit::HARDWARE_PASSES.iter().copied())
+}
 
 /// Lists passes, or runs `names` in order with per-pass arguments from a TOML file.
 pub fn run(
@@ -13,7 +19,7 @@ pub fn run(
     list: bool,
 ) -> anyhow::Result<()> {
     if list {
-        for p in mase_ir::passes::REGISTRY {
+        for p in all_passes() {
             println!("{:<24} {}", p.name(), p.description());
         }
         return Ok(());
@@ -34,7 +40,30 @@ pub fn run(
     };
     let graph = mase_ir::checkpoint::load(prefix)?;
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let (graph, info) = mase_ir::pass::run_passes(graph, &refs, &table)?;
+    let passes: Vec<&dyn Pass> = refs
+        .iter()
+        .map(|n| {
+            all_passes().find(|p| p.name() == *n).with_context(|| {
+                let known: Vec<&str> = all_passes().map(|p| p.name()).collect();
+                format!("unknown pass '{n}'; known passes: {}", known.join(", "))
+            })
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let mut graph = graph;
+    let mut info = serde_json::Map::new();
+    let empty = toml::Table::new();
+    for p in passes {
+        let a = match table.get(p.name()) {
+            Some(toml::Value::Table(t)) => t,
+            Some(other) => {
+                bail!("arguments of pass '{}' must be a table, got {}", p.name(), other.type_str())
+            }
+            None => &empty,
+        };
+        let (g, i) = mase_ir::pass::run_pass(p, graph, a)?;
+        graph = g;
+        info.insert(p.name().to_string(), serde_json::Value::Object(i));
+    }
     mase_ir::checkpoint::export(&graph, output)?;
     println!("{}", serde_json::to_string_pretty(&info)?);
     eprintln!("ran {} -> {}", refs.join(", "), output.display());
