@@ -23,8 +23,14 @@ Models:
   misc_ops                 the remaining supported ops, with three graph outputs
   bad_* files that the importer must reject with a clear error
 Run from anywhere: python3 scripts/make_fixtures.py
+
+Option --minilm OUT.onnx writes only a MiniLM-sized encoder layer (hidden 384, 12 heads of 32,
+FFN 1536, seq 16; same structure and opset 17 export style as encoder_layer, seeded weights) to
+OUT.onnx, for the flow speed benchmark (cargo run --release --example flow_speed), and leaves
+tests/fixtures alone.
 """
 
+import argparse
 import math
 import os
 
@@ -157,6 +163,8 @@ def mlp_matmul_gelu():
 # ---------------------------------------------------------------- encoder layer
 
 HIDDEN, HEADS, HEAD_DIM, FFN, SEQ = 128, 2, 64, 512, 8
+# MiniLM-L12-sized layer for --minilm (hidden = heads * head_dim).
+MINILM = dict(hidden=384, heads=12, head_dim=32, ffn=1536, seq=16)
 
 
 def dense(b, x, name, n_in, n_out):
@@ -176,19 +184,19 @@ def dim_of(b, x, i):
     return b.node("Unsqueeze", [g, b.ints(f"axes0_{len(b.nodes)}", [0])])
 
 
-def split_heads(b, x):
+def split_heads(b, x, heads=HEADS, head_dim=HEAD_DIM):
     """view(batch, seq, heads, head_dim) through a Shape/Gather/Unsqueeze/Concat shape graph."""
     d0 = dim_of(b, x, 0)
     d1 = dim_of(b, x, 1)
-    shape = b.node("Concat", [d0, d1, b.ints(f"heads_{len(b.nodes)}", [HEADS]),
-                              b.ints(f"hd_{len(b.nodes)}", [HEAD_DIM])], axis=0)
+    shape = b.node("Concat", [d0, d1, b.ints(f"heads_{len(b.nodes)}", [heads]),
+                              b.ints(f"hd_{len(b.nodes)}", [head_dim])], axis=0)
     return b.node("Reshape", [x, shape])
 
 
-def layer_norm(b, x, name, decomposed):
+def layer_norm(b, x, name, decomposed, hidden=HIDDEN):
     b.scope = "/" + name.replace(".", "/")
-    gamma = b.init(f"{name}.weight", (1.0 + 0.1 * b.rng.standard_normal(HIDDEN)).astype(np.float32))
-    beta = b.weight(f"{name}.bias", (HIDDEN,), 0.1)
+    gamma = b.init(f"{name}.weight", (1.0 + 0.1 * b.rng.standard_normal(hidden)).astype(np.float32))
+    beta = b.weight(f"{name}.bias", (hidden,), 0.1)
     if not decomposed:
         return b.node("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=1e-12)
     # Opset 13: ReduceMean takes axes as an attribute.
@@ -203,40 +211,48 @@ def layer_norm(b, x, name, decomposed):
     return b.node("Add", [g, beta])
 
 
-def encoder_layer(name, opset, decomposed, seq_dim):
+def encoder_layer(name, opset, decomposed, seq_dim, hidden=HIDDEN, heads=HEADS, head_dim=HEAD_DIM,
+                  ffn=FFN, seq=SEQ, out_path=None):
+    """Builds the encoder layer with the given sizes (BERT-tiny's by default). With out_path, only
+    checks the model and writes it there (no inputs/outputs); otherwise saves it as fixture name."""
     b = Builder(3)
     x = "hidden_states"
-    q = split_heads(b, dense(b, x, "attention.self.query", HIDDEN, HIDDEN))
-    k = split_heads(b, dense(b, x, "attention.self.key", HIDDEN, HIDDEN))
-    v = split_heads(b, dense(b, x, "attention.self.value", HIDDEN, HIDDEN))
+    q = split_heads(b, dense(b, x, "attention.self.query", hidden, hidden), heads, head_dim)
+    k = split_heads(b, dense(b, x, "attention.self.key", hidden, hidden), heads, head_dim)
+    v = split_heads(b, dense(b, x, "attention.self.value", hidden, hidden), heads, head_dim)
     b.scope = "/attention/self"
     q = b.node("Transpose", [q], perm=[0, 2, 1, 3])
     kt = b.node("Transpose", [k], perm=[0, 2, 3, 1])
     v = b.node("Transpose", [v], perm=[0, 2, 1, 3])
     scores = b.node("MatMul", [q, kt])
-    scores = b.node("Div", [scores, b.scalar("sqrt_head_dim", math.sqrt(HEAD_DIM))])
+    scores = b.node("Div", [scores, b.scalar("sqrt_head_dim", math.sqrt(head_dim))])
     probs = b.node("Softmax", [scores], axis=-1)
     ctx = b.node("MatMul", [probs, v])
     ctx = b.node("Transpose", [ctx], perm=[0, 2, 1, 3])
     d0 = dim_of(b, ctx, 0)
     d1 = dim_of(b, ctx, 1)
-    shape = b.node("Concat", [d0, d1, b.ints("all_head_size", [HIDDEN])], axis=0)
+    shape = b.node("Concat", [d0, d1, b.ints("all_head_size", [hidden])], axis=0)
     ctx = b.node("Reshape", [ctx, shape])
-    attn = dense(b, ctx, "attention.output.dense", HIDDEN, HIDDEN)
+    attn = dense(b, ctx, "attention.output.dense", hidden, hidden)
     b.scope = "/attention/output"
     attn = b.node("Add", [attn, x])
-    attn = layer_norm(b, attn, "attention.output.LayerNorm", decomposed)
-    h = dense(b, attn, "intermediate.dense", HIDDEN, FFN)
+    attn = layer_norm(b, attn, "attention.output.LayerNorm", decomposed, hidden)
+    h = dense(b, attn, "intermediate.dense", hidden, ffn)
     b.scope = "/intermediate/intermediate_act_fn"
     h = gelu_erf(b, h)
-    h = dense(b, h, "output.dense", FFN, HIDDEN)
+    h = dense(b, h, "output.dense", ffn, hidden)
     b.scope = "/output"
     h = b.node("Add", [h, attn])
-    layer_norm(b, h, "output.LayerNorm", decomposed)
+    layer_norm(b, h, "output.LayerNorm", decomposed, hidden)
     b.nodes[-1].output[0] = "last_hidden_state"
-    m = b.model(name, [vi(x, [1, seq_dim, HIDDEN])], [vi("last_hidden_state", [1, seq_dim, HIDDEN])],
+    m = b.model(name, [vi(x, [1, seq_dim, hidden])], [vi("last_hidden_state", [1, seq_dim, hidden])],
                 opset)
-    save(name, m, {x: rand_input(103, (1, SEQ, HIDDEN))})
+    if out_path is not None:
+        onnx.checker.check_model(m, full_check=True)
+        with open(out_path, "wb") as f:
+            f.write(m.SerializeToString())
+        return
+    save(name, m, {x: rand_input(103, (1, seq, hidden))})
 
 
 # ---------------------------------------------------------------- one model per pattern
@@ -422,6 +438,14 @@ def bad_files():
 
 
 def main():
+    ap = argparse.ArgumentParser(description="Writes the ONNX test fixtures into tests/fixtures/.")
+    ap.add_argument("--minilm", metavar="OUT.onnx",
+                    help="write only a MiniLM-sized encoder layer to OUT.onnx and exit")
+    args = ap.parse_args()
+    if args.minilm:
+        encoder_layer("encoder_layer_minilm", 17, False, MINILM["seq"], out_path=args.minilm, **MINILM)
+        print(f"wrote {args.minilm}, {os.path.getsize(args.minilm)} bytes")
+        return
     os.makedirs(OUT, exist_ok=True)
     for f in os.listdir(OUT):
         if f.endswith(".onnx") or f.endswith(".npy"):
