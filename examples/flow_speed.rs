@@ -64,7 +64,7 @@ fn main() -> Result<()> {
     for run in 1..=RUNS {
         let dir = fresh_dir(run)?;
         let t = Instant::now();
-        let result = run_flow(&bytes, &path, &BTreeMap::new(), &toml::Table::new(), None, &dir);
+        let result = run_flow(&bytes, &path, &BTreeMap::new(), &toml::Table::new(), None, None, &dir);
         let total = ms(t);
         let removed = if dir.exists() { std::fs::remove_dir_all(&dir) } else { Ok(()) };
         let flow = result.with_context(|| format!("flow on {path}"))?;

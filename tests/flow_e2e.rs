@@ -18,7 +18,8 @@ fn fixture(name: &str) -> PathBuf {
 fn flow(model: &str, config: &str, dir: &Path) -> Flow {
     let bytes = std::fs::read(fixture(model)).unwrap();
     let table: toml::Table = config.parse().unwrap();
-    run_flow(&bytes, model, &BTreeMap::new(), &table, None, dir).unwrap_or_else(|e| panic!("{model}: {e}"))
+    run_flow(&bytes, model, &BTreeMap::new(), &table, None, None, dir)
+        .unwrap_or_else(|e| panic!("{model}: {e}"))
 }
 
 fn samples(f: &Flow, n: u64) -> Vec<HashMap<String, Tensor>> {
@@ -144,7 +145,8 @@ fn emit_refuses_a_foreign_directory_and_sim_detects_an_edited_top() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
     let bytes = std::fs::read(fixture("mlp_gemm_relu.onnx")).unwrap();
-    let err = run_flow(&bytes, "mlp", &BTreeMap::new(), &toml::Table::new(), None, dir.path()).unwrap_err();
+    let err =
+        run_flow(&bytes, "mlp", &BTreeMap::new(), &toml::Table::new(), None, None, dir.path()).unwrap_err();
     assert!(err.to_string().contains("not written by `mase emit`"), "{err}");
     assert_eq!(std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(), "mine");
 
@@ -161,8 +163,9 @@ fn emit_refuses_a_foreign_directory_and_sim_detects_an_edited_top() {
 fn unsupported_ops_are_named_with_their_node() {
     let dir = tempfile::tempdir().unwrap();
     let bytes = std::fs::read(fixture("neg_mul_tensor.onnx")).unwrap();
-    let err = run_flow(&bytes, "neg_mul_tensor", &BTreeMap::new(), &toml::Table::new(), None, dir.path())
-        .unwrap_err();
+    let err =
+        run_flow(&bytes, "neg_mul_tensor", &BTreeMap::new(), &toml::Table::new(), None, None, dir.path())
+            .unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("node '") && msg.contains("no hardware component implements"), "{msg}");
     assert!(msg.contains("linear, matmul"), "the message lists what is supported: {msg}");
@@ -201,4 +204,76 @@ fn cli_flow_then_sim() {
     assert_eq!(v["mismatches"], 0);
     let codes = mase_ir::npy::read_npy(out.join("sim").join("Gemm_1_linear.codes.npy")).unwrap();
     assert_eq!(codes.shape()[1..], [4, 10]);
+}
+
+fn external_flow(manifest: &Path, dir: &Path) -> mase_ir::Result<Flow> {
+    let bytes = std::fs::read(fixture("mlp_gemm_relu.onnx")).unwrap();
+    let cfg = format!("{EIGHT_BIT}[hardware.nodes.Relu]\nexternal = {:?}\n", manifest.display().to_string());
+    let table: toml::Table = cfg.parse().unwrap();
+    run_flow(&bytes, "mlp_gemm_relu.onnx", &BTreeMap::new(), &table, None, None, dir)
+}
+
+#[test]
+fn external_user_module_with_float_op_model_is_bit_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = external_flow(&fixture("external/user_relu.toml"), dir.path()).unwrap();
+    let relu = f.graph.node(f.graph.find("Relu").unwrap());
+    assert_eq!(relu.meta.hardware.toolchain, Some(mase_ir::metadata::Toolchain::External));
+    assert_eq!(relu.meta.hardware.module.as_deref(), Some("user_relu"));
+    assert_eq!(relu.meta.hardware.verilog_param["LANES"], 2);
+    let top = std::fs::read_to_string(dir.path().join("top.sv")).unwrap();
+    assert!(top.contains("user_relu #("), "the top instantiates the user's module");
+    assert!(
+        dir.path().join("rtl/user_relu.sv").exists()
+            && dir.path().join("external/Relu/manifest.toml").exists()
+    );
+    // The project is self-contained: `mase sim` finds the copied manifest.
+    let (cos, _) = verify(dir.path(), &f, 3, 0.3, 5);
+    assert!(cos >= 0.98, "cosine {cos}");
+    lint(dir.path());
+}
+
+#[test]
+fn external_user_module_with_table_model_is_bit_exact() {
+    // A table model: output code per input code, computed here from the ReLU definition.
+    let dir = tempfile::tempdir().unwrap();
+    let quant = tempfile::tempdir().unwrap();
+    let probe = external_flow(&fixture("external/user_relu.toml"), quant.path()).unwrap();
+    let relu = probe.graph.node(probe.graph.find("Relu").unwrap());
+    let fmt = mase_emit::bind::in_format(relu, 0).unwrap();
+    let codes: Vec<i64> = (fmt.min_code()..=fmt.max_code()).map(|c| c.max(0)).collect();
+    let man_dir = tempfile::tempdir().unwrap();
+    let n = codes.len();
+    mase_ir::npy::write_npy(man_dir.path().join("relu.npy"), &Tensor::from_i64(&[n], codes).unwrap())
+        .unwrap();
+    let sv = fixture("external/user_relu.sv");
+    let manifest = format!(
+        "module = \"user_relu\"\nsources = [{:?}]\nlanes = 4\nlatency_cycles = 1\noutput_format = \"input\"\n\
+         [parameters]\nDATA_WIDTH = \"data_in_0.width\"\nLANES = \"lanes\"\n[model]\nkind = \"table\"\nfile = \"relu.npy\"\n",
+        sv.display().to_string()
+    );
+    std::fs::write(man_dir.path().join("m.toml"), manifest).unwrap();
+    let f = external_flow(&man_dir.path().join("m.toml"), dir.path()).unwrap();
+    assert!(dir.path().join("external/Relu/table.npy").exists());
+    verify(dir.path(), &f, 2, 0.3, 9);
+}
+
+#[test]
+fn external_manifest_errors_name_what_is_wrong() {
+    let man_dir = tempfile::tempdir().unwrap();
+    let sv = fixture("external/user_relu.sv").display().to_string();
+    let cases = [
+        // A parameter the module does not declare: caught at emit time against the header.
+        (format!("module = \"user_relu\"\nsources = [{sv:?}]\n[parameters]\nWIDTH = 8\n[model]\nkind = \"float_op\"\n"), "WIDTH"),
+        (format!("module = \"other\"\nsources = [{sv:?}]\n[model]\nkind = \"float_op\"\n"), "no readable header of module other"),
+        ("module = \"user_relu\"\nsources = [\"missing.sv\"]\n[model]\nkind = \"float_op\"\n".to_string(), "missing.sv"),
+        (format!("module = \"user_relu\"\nsources = [{sv:?}]\n[model]\nkind = \"magic\"\n"), "kind = \"magic\""),
+        (format!("module = \"user_relu\"\nsources = [{sv:?}]\n[parameters]\nW = \"data_in_0.size\"\n[model]\nkind = \"float_op\"\n"), "unknown quantity"),
+    ];
+    for (text, needle) in cases {
+        std::fs::write(man_dir.path().join("m.toml"), &text).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let err = external_flow(&man_dir.path().join("m.toml"), dir.path()).unwrap_err().to_string();
+        assert!(err.contains(needle), "expected `{needle}` in: {err}");
+    }
 }

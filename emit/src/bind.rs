@@ -51,6 +51,9 @@ pub enum Role {
 
 /// The role of `node` (an error for ops the hardware flow cannot map).
 pub fn role(graph: &MaseGraph, node: &Node) -> Result<Role> {
+    if node.meta.hardware.external.is_some() {
+        return Ok(Role::Hardware);
+    }
     Ok(match &node.op {
         Op::Placeholder => Role::Input,
         Op::Output => Role::Output,
@@ -463,6 +466,22 @@ pub fn cast_params(
     out_params(&mut v, to);
     v.push(("DATA_OUT_0_SIGNED".into(), to.signed as i64));
     resolve_params(&Cast, &v)
+}
+
+/// The user's module bound to `node`, when its hardware metadata names a manifest (relative
+/// paths resolve against `base`, the emitted project holding the graph).
+pub fn external_of(
+    graph: &MaseGraph,
+    node: &Node,
+    base: Option<&std::path::Path>,
+) -> Result<Option<std::sync::Arc<crate::external::External>>> {
+    match &node.meta.hardware.external {
+        None => Ok(None),
+        Some(p) => {
+            let path = crate::external::resolve(base, p);
+            Ok(Some(std::sync::Arc::new(crate::external::External::load(&path, graph, node)?)))
+        }
+    }
 }
 
 /// Node-independent error for a graph that cannot be emitted.

@@ -9,6 +9,8 @@
 //! top = "top"                 # name of the emitted top module
 //! [hardware.nodes.attention_self_query_linear]
 //! parallelism = [4, 2]        # fixed: [p_in, p_out] for linear, [lanes] for the others
+//! [hardware.nodes.Relu]
+//! external = "my_relu.toml"  # the user's module (EXTERNAL toolchain, see crate::external)
 //! ```
 //!
 //! Rate selection: with `target_ii`, every node takes the fewest multipliers (then the fewest
@@ -33,6 +35,10 @@ pub struct NodeHw {
     /// Fixed parallelism: `[p_in, p_out]` for linear, `[lanes]` (or `[lanes, lanes]`) otherwise.
     #[serde(default)]
     pub parallelism: Option<Vec<usize>>,
+    /// Implement the node with the user's module described by this manifest (EXTERNAL
+    /// toolchain, see [`crate::external`]); relative to the configuration file.
+    #[serde(default)]
+    pub external: Option<String>,
 }
 
 /// Hardware configuration.
@@ -54,6 +60,9 @@ pub struct HwConfig {
     /// Per-node settings by node name.
     #[serde(default)]
     pub nodes: BTreeMap<String, NodeHw>,
+    /// Directory that relative manifest paths start from (the configuration file's).
+    #[serde(skip)]
+    pub base_dir: Option<std::path::PathBuf>,
 }
 
 impl HwConfig {

@@ -17,6 +17,8 @@
 //! whose result was given another format) gets a `cast` right after it.
 
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
 
 use mase_hwlib::{lookup, param, resolve_params, Component, Params};
 use mase_ir::fixed::FixedFormat;
@@ -24,6 +26,7 @@ use mase_ir::{MaseGraph, NodeId, Op, Result};
 use serde::Serialize;
 
 use crate::bind::{self, graph_error, Par, Role};
+use crate::external::External;
 use crate::parallel::{cycles_per_inference, stream_lanes};
 
 /// One end of a stream.
@@ -69,12 +72,26 @@ pub struct Instance {
     pub memories: Vec<(String, Vec<i64>)>,
     /// Elements of `data_in_0` per inference.
     pub numel_in: usize,
+    /// The user's module, for an EXTERNAL node (`component` is then `external`).
+    #[serde(skip)]
+    pub external: Option<Arc<External>>,
 }
 
 impl Instance {
-    /// The registered component.
-    pub fn component(&self) -> &'static dyn Component {
-        lookup(&self.component).expect("instances are made from registered components")
+    /// The component: a registered one, or the user's module.
+    pub fn component(&self) -> &dyn Component {
+        match &self.external {
+            Some(e) => &**e,
+            None => lookup(&self.component).expect("instances are made from registered components"),
+        }
+    }
+
+    /// The SystemVerilog module instantiated.
+    pub fn module(&self) -> String {
+        match &self.external {
+            Some(e) => e.manifest.module.clone(),
+            None => format!("mase_{}", self.component),
+        }
     }
 
     /// Cycles this instance needs per inference (its cost model).
@@ -264,6 +281,7 @@ impl Builder<'_> {
             kind,
             memories: Vec::new(),
             numel_in: numel,
+            external: None,
         });
         self.d.instances.len() - 1
     }
@@ -356,6 +374,7 @@ impl Builder<'_> {
             kind: InstKind::Cast,
             memories: Vec::new(),
             numel_in: numel,
+            external: None,
         });
         let i = self.d.instances.len() - 1;
         let lanes = src.lanes;
@@ -391,7 +410,14 @@ pub fn recorded_parallelism(graph: &MaseGraph) -> Result<BTreeMap<NodeId, Par>> 
 }
 
 /// Builds the design of `graph` with the given parallelism per hardware node.
-pub fn stitch(graph: &MaseGraph, par: &BTreeMap<NodeId, Par>, top: &str) -> Result<Design> {
+/// Relative manifest paths of EXTERNAL nodes resolve against `base` (the project directory
+/// holding the graph), absolute ones as they are.
+pub fn stitch(
+    graph: &MaseGraph,
+    par: &BTreeMap<NodeId, Par>,
+    top: &str,
+    base: Option<&Path>,
+) -> Result<Design> {
     let mut b = Builder {
         graph,
         d: Design {
@@ -429,11 +455,17 @@ pub fn stitch(graph: &MaseGraph, par: &BTreeMap<NodeId, Par>, top: &str) -> Resu
             Role::Output => outputs.extend(bind::stream_sources(graph, id)?),
             Role::Implicit | Role::Constant => {}
             Role::Hardware => {
-                let p = bind::params(graph, node, par[&id])?;
-                let c = bind::component_of(node)?;
+                let ext = bind::external_of(graph, node, base)?;
+                let (cname, p) = match &ext {
+                    Some(e) => ("external", e.params.clone()),
+                    None => (bind::component_of(node)?.name(), bind::params(graph, node, par[&id])?),
+                };
                 let numel: usize = bind::in_shape(graph, node, 0)?.iter().product();
-                let inst = b.add(&node.name, c.name(), p.clone(), &node.name, InstKind::Node, numel);
-                b.d.instances[inst].memories = bind::memories(graph, node, &p)?;
+                let inst = b.add(&node.name, cname, p.clone(), &node.name, InstKind::Node, numel);
+                if ext.is_none() {
+                    b.d.instances[inst].memories = bind::memories(graph, node, &p)?;
+                }
+                b.d.instances[inst].external = ext.clone();
                 let sources = bind::stream_sources(graph, id)?;
                 let mut hold_in = 0f64;
                 let mut join = Vec::new();
@@ -444,7 +476,8 @@ pub fn stitch(graph: &MaseGraph, par: &BTreeMap<NodeId, Par>, top: &str) -> Resu
                     let declared = bind::in_format(node, k)?;
                     // The component's input format (signed view of the declared one).
                     let fmt = match p.get(&format!("{prefix}_PRECISION_0")) {
-                        Some(w) if c.name() != "transpose" => FixedFormat {
+                        _ if ext.is_some() => declared,
+                        Some(w) if cname != "transpose" => FixedFormat {
                             signed: true,
                             width: *w as u32,
                             frac: param(&p, &format!("{prefix}_PRECISION_1")) as i32,
@@ -458,7 +491,7 @@ pub fn stitch(graph: &MaseGraph, par: &BTreeMap<NodeId, Par>, top: &str) -> Resu
                         .ok_or_else(|| node.error(format!("input {k} has no stream (producer not bound)")))?;
                     hold_in = hold_in.max(src.hold);
                     // A matmul consumes one B sequence before its first A row.
-                    let offset = if c.name() == "matmul" && k == 1 {
+                    let offset = if cname == "matmul" && k == 1 {
                         let a = bind::in_shape(graph, node, 0)?;
                         let seqs: usize = a[..a.len() - 2].iter().product();
                         1.0 / seqs.max(1) as f64
@@ -470,7 +503,7 @@ pub fn stitch(graph: &MaseGraph, par: &BTreeMap<NodeId, Par>, top: &str) -> Resu
                         inst,
                         port,
                         fmt,
-                        lanes: stream_lanes(&p, &prefix),
+                        lanes: ext.as_ref().map_or_else(|| stream_lanes(&p, &prefix), |e| e.manifest.lanes),
                         shape: bind::in_shape(graph, node, k)?,
                         fifo_depth: 0,
                     });
@@ -478,12 +511,16 @@ pub fn stitch(graph: &MaseGraph, par: &BTreeMap<NodeId, Par>, top: &str) -> Resu
                 if join.len() > 1 {
                     joins.push((inst, join));
                 }
-                let produced =
-                    produced_format(&b.d.instances[inst], &in_fmt0.unwrap_or(bind::out_format(node)?));
+                let produced = match &ext {
+                    Some(e) => e.output,
+                    None => {
+                        produced_format(&b.d.instances[inst], &in_fmt0.unwrap_or(bind::out_format(node)?))
+                    }
+                };
                 let src = Src {
                     ep: Endpoint::Inst(inst, "data_out_0".into()),
                     fmt: produced,
-                    lanes: stream_lanes(&p, "DATA_OUT_0"),
+                    lanes: ext.as_ref().map_or_else(|| stream_lanes(&p, "DATA_OUT_0"), |e| e.manifest.lanes),
                     shape: bind::out_shape(node)?,
                     hold: hold_in + hold(&b.d.instances[inst]),
                 };

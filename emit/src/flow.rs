@@ -135,19 +135,22 @@ pub fn quantized_graph(
     Ok((graph, qgraph, info, times))
 }
 
-/// Runs the whole flow and writes the project into `dir`.
+/// Runs the whole flow and writes the project into `dir`. Relative paths in the configuration
+/// (EXTERNAL manifests) start from `config_dir`.
 pub fn run_flow(
     onnx: &[u8],
     origin: &str,
     input_shapes: &BTreeMap<String, Vec<usize>>,
     config: &toml::Table,
     calibration: Option<&[HashMap<String, Tensor>]>,
+    config_dir: Option<&Path>,
     dir: &Path,
 ) -> Result<Flow> {
-    let hw = HwConfig::from_table(
+    let mut hw = HwConfig::from_table(
         &table(config, &["hardware"])?.cloned().unwrap_or_default(),
         &format!("{origin} [hardware]"),
     )?;
+    hw.base_dir = config_dir.map(Path::to_path_buf);
     let (float_graph, qgraph, mut info, mut times) =
         quantized_graph(onnx, origin, input_shapes, config, calibration)?;
     let t = Instant::now();

@@ -34,16 +34,48 @@ impl Pass for AddHardwareMetadata {
 
 /// Runs the pass with a parsed configuration.
 pub fn add_hardware_metadata(mut graph: MaseGraph, cfg: &HwConfig) -> Result<(MaseGraph, PassInfo)> {
+    let ids: Vec<_> = graph.ids().collect();
+    for id in &ids {
+        let name = graph.node(*id).name.clone();
+        let ext = cfg.nodes.get(&name).and_then(|n| n.external.as_ref());
+        graph.node_mut(*id).meta.hardware.external =
+            ext.map(|p| crate::external::resolve(cfg.base_dir.as_deref(), p).to_string_lossy().into_owned());
+    }
     let sel = select(&graph, cfg)?;
     let mut nodes = serde_json::Map::new();
     let mut total_mults = 0u64;
-    let ids: Vec<_> = graph.ids().collect();
     for id in ids {
         let role = bind::role(&graph, graph.node(id))?;
-        let mut hw = mase_ir::metadata::HardwareMeta { device_id: 0, ..Default::default() };
+        let external = graph.node(id).meta.hardware.external.clone();
+        let mut hw = mase_ir::metadata::HardwareMeta { device_id: 0, external, ..Default::default() };
         match role {
             Role::Implicit | Role::Constant => hw.is_implicit = true,
             Role::Input | Role::Output => {}
+            Role::Hardware if hw.external.is_some() => {
+                let node = graph.node(id);
+                let ext = bind::external_of(&graph, node, None)?.expect("external manifest recorded above");
+                let choice = sel.chosen[&id];
+                hw.toolchain = Some(Toolchain::External);
+                hw.module = Some(ext.manifest.module.clone());
+                hw.verilog_param = ext.params.clone();
+                hw.dependence_files = ext.sources.iter().map(|(f, _)| format!("rtl/{f}")).collect();
+                let lanes = ext.manifest.lanes;
+                for k in 0..node.inputs.len() {
+                    hw.parallelism.insert(format!("data_in_{k}"), vec![lanes, 1]);
+                }
+                hw.parallelism.insert("data_out_0".into(), vec![lanes, 1]);
+                total_mults += choice.multipliers;
+                nodes.insert(
+                    node.name.clone(),
+                    json!({
+                        "component": "external",
+                        "module": ext.manifest.module,
+                        "parallelism": [lanes, lanes],
+                        "cycles_per_inference": choice.cycles,
+                        "multipliers": choice.multipliers,
+                    }),
+                );
+            }
             Role::Hardware => {
                 let node = graph.node(id);
                 let choice = sel.chosen[&id];

@@ -8,6 +8,7 @@
 pub mod bind;
 pub mod config;
 pub mod design;
+pub mod external;
 pub mod flow;
 pub mod golden;
 pub mod hw_pass;
@@ -29,6 +30,12 @@ pub static HARDWARE_PASSES: &[&dyn Pass] = &[&hw_pass::AddHardwareMetadata];
 
 /// The design of a graph whose hardware metadata is recorded (by `add_hardware_metadata`).
 pub fn design_of(graph: &MaseGraph, top: &str) -> Result<Design> {
+    design_in(graph, top, None)
+}
+
+/// As [`design_of`], for a graph kept in an emitted project at `base` (relative EXTERNAL
+/// manifest paths resolve there).
+pub fn design_in(graph: &MaseGraph, top: &str, base: Option<&std::path::Path>) -> Result<Design> {
     let par = design::recorded_parallelism(graph)?;
-    stitch(graph, &par, top)
+    stitch(graph, &par, top, base)
 }

@@ -140,6 +140,20 @@ pub fn select(graph: &MaseGraph, cfg: &HwConfig) -> Result<Selection> {
         if bind::role(graph, node)? != Role::Hardware {
             continue;
         }
+        if let Some(ext) = bind::external_of(graph, node, None)? {
+            let numel: usize = in_shape(graph, node, 0)?.iter().product();
+            let lanes = ext.manifest.lanes;
+            let cycles = cycles_per_inference(&*ext, &ext.params, numel);
+            fixed.insert(
+                id,
+                Choice {
+                    par: Par { p_in: lanes, p_out: lanes },
+                    cycles,
+                    multipliers: ext.manifest.multipliers,
+                },
+            );
+            continue;
+        }
         let cands = candidates(graph, node)?;
         match cfg.nodes.get(&node.name).and_then(|n| n.parallelism.clone()) {
             Some(p) => {

@@ -38,10 +38,10 @@ pub struct Emitted {
     pub report: Report,
 }
 
-/// Library files a design needs, dependencies first, each once.
+/// Library files a design needs, dependencies first, each once (users' modules not included).
 pub fn library_files(d: &Design) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for inst in &d.instances {
+    for inst in d.instances.iter().filter(|i| i.external.is_none()) {
         for f in rtl_file_names(inst.component()) {
             if !out.contains(&f) {
                 out.push(f);
@@ -72,7 +72,7 @@ fn prepare(dir: &Path) -> Result<()> {
                 "exists, is not empty and was not written by `mase emit`; name a new or empty directory",
             ));
         }
-        for sub in ["rtl", "mem", "mase"] {
+        for sub in ["rtl", "mem", "mase", "external"] {
             let p = dir.join(sub);
             if p.exists() {
                 std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
@@ -84,12 +84,30 @@ fn prepare(dir: &Path) -> Result<()> {
 
 /// Writes `d` (built from `graph`) into `dir`.
 pub fn write_project(graph: &MaseGraph, d: &Design, dir: &Path) -> Result<Emitted> {
-    let lib = library_files(d);
+    let mut lib = library_files(d);
     let mut sources = BTreeMap::new();
     for f in &lib {
         let path = rtl_dir().join(f);
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
         sources.insert(f.clone(), text);
+    }
+    // The user's modules (EXTERNAL toolchain) are copied next to the library files.
+    for inst in &d.instances {
+        for (f, text) in inst.external.iter().flat_map(|e| e.sources.iter()) {
+            match sources.get(f) {
+                Some(t) if t == text => {}
+                Some(_) => {
+                    return Err(Error::Config(format!(
+                        "instance {}: source file name {f} is already taken by another file; rename it",
+                        inst.name
+                    )))
+                }
+                None => {
+                    sources.insert(f.clone(), text.clone());
+                    lib.push(f.clone());
+                }
+            }
+        }
     }
     check_against_rtl(d, &sources)?;
     prepare(dir)?;
@@ -129,7 +147,8 @@ pub fn write_project(graph: &MaseGraph, d: &Design, dir: &Path) -> Result<Emitte
     write(dir, "README.md", &readme(d, &rep, &lib), &mut files)?;
     let model = dir.join("mase").join("model");
     std::fs::create_dir_all(dir.join("mase")).map_err(|e| Error::io(dir.join("mase"), e))?;
-    mase_ir::checkpoint::export(graph, &model)?;
+    let graph = with_project_manifests(graph, d, dir, &mut files)?;
+    mase_ir::checkpoint::export(&graph, &model)?;
     files.push(PathBuf::from("mase/model.json"));
     files.push(PathBuf::from("mase/model.safetensors"));
     write(
@@ -140,6 +159,37 @@ pub fn write_project(graph: &MaseGraph, d: &Design, dir: &Path) -> Result<Emitte
     )?;
     files.sort();
     Ok(Emitted { files, report: rep })
+}
+
+/// Copies every EXTERNAL manifest (and its table) into `external/<instance>/`, pointing at the
+/// sources copied into `rtl/`, and returns the graph with those project-relative manifest paths.
+fn with_project_manifests(
+    graph: &MaseGraph,
+    d: &Design,
+    dir: &Path,
+    files: &mut Vec<PathBuf>,
+) -> Result<MaseGraph> {
+    let mut g = graph.clone();
+    for inst in &d.instances {
+        let Some(e) = &inst.external else { continue };
+        let mut m = e.manifest.clone();
+        m.sources = e.sources.iter().map(|(f, _)| format!("../../rtl/{f}")).collect();
+        let rel = format!("external/{}", inst.name);
+        if let Some(file) = &m.model.file {
+            let from = e.path.parent().unwrap_or(Path::new(".")).join(file);
+            let to = dir.join(&rel).join("table.npy");
+            std::fs::create_dir_all(dir.join(&rel)).map_err(|err| Error::io(dir.join(&rel), err))?;
+            std::fs::copy(&from, &to).map_err(|err| Error::io(&from, err))?;
+            files.push(PathBuf::from(format!("{rel}/table.npy")));
+            m.model.file = Some("table.npy".into());
+        }
+        let text =
+            toml::to_string(&m).map_err(|err| Error::Config(format!("manifest of {}: {err}", inst.name)))?;
+        write(dir, &format!("{rel}/manifest.toml"), &text, files)?;
+        let id = g.find(&inst.node).ok_or_else(|| Error::Config(format!("node {} vanished", inst.node)))?;
+        g.node_mut(id).meta.hardware.external = Some(format!("{rel}/manifest.toml"));
+    }
+    Ok(g)
 }
 
 fn core_file(d: &Design, lib: &[String], files: &[PathBuf]) -> String {

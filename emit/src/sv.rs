@@ -65,13 +65,23 @@ pub fn mem_file_name(inst: &Instance, mem: &str) -> String {
 pub fn check_against_rtl(d: &Design, sources: &BTreeMap<String, String>) -> Result<()> {
     for inst in &d.instances {
         let c = inst.component();
-        let module = format!("mase_{}", c.name());
-        let file = format!("{module}.sv");
-        let text = sources.get(&file).ok_or_else(|| {
-            Error::Config(format!("instance {}: library file {file} is missing", inst.name))
+        let module = inst.module();
+        let found = match &inst.external {
+            Some(e) => e.sources.iter().find_map(|(f, t)| module_header(t, &module).map(|h| (f.clone(), h))),
+            None => {
+                let file = format!("{module}.sv");
+                let text = sources.get(&file).ok_or_else(|| {
+                    Error::Config(format!("instance {}: library file {file} is missing", inst.name))
+                })?;
+                module_header(text, &module).map(|h| (file, h))
+            }
+        };
+        let (file, h) = found.ok_or_else(|| {
+            Error::Config(format!(
+                "instance {}: no readable header of module {module} in its sources",
+                inst.name
+            ))
         })?;
-        let h = module_header(text, &module)
-            .ok_or_else(|| Error::Config(format!("{file}: no readable header of module {module}")))?;
         let mut names: Vec<String> = inst.params.keys().cloned().collect();
         names.extend(c.memories(&inst.params).into_iter().map(|m| m.param));
         for p in names {
@@ -113,13 +123,7 @@ pub fn top_sv(d: &Design) -> String {
         writeln!(s, "// `lanes` elements per beat, lane i at [i*W +: W], tensors in row-major order (last");
     let _ = writeln!(s, "// dimension fastest). Instances ({}):", d.instances.len());
     for inst in &d.instances {
-        let _ = writeln!(
-            s,
-            "//   {:<48} mase_{:<15} {}",
-            format!("{}_inst", inst.name),
-            inst.component,
-            inst.node
-        );
+        let _ = writeln!(s, "//   {:<48} {:<20} {}", format!("{}_inst", inst.name), inst.module(), inst.node);
     }
     let _ = writeln!(s, "module {} #(", d.top);
     let _ = writeln!(
@@ -178,7 +182,7 @@ pub fn top_sv(d: &Design) -> String {
         let c = inst.component();
         let _ = writeln!(s);
         let _ = writeln!(s, "  // {} ({:?} for node {})", inst.name, inst.kind, inst.node);
-        let _ = writeln!(s, "  mase_{} #(", c.name());
+        let _ = writeln!(s, "  {} #(", inst.module());
         let mut params: Vec<String> =
             inst.params.iter().map(|(k, v)| format!("      .{k}({})", sv_int(*v))).collect();
         for m in c.memories(&inst.params) {

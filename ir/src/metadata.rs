@@ -198,6 +198,10 @@ pub struct HardwareMeta {
     /// Parallelism per argument/result, innermost dimension first.
     #[serde(default)]
     pub parallelism: IndexMap<String, Vec<usize>>,
+    /// For the EXTERNAL toolchain: path of the manifest describing the user's module (absolute,
+    /// or relative to the emitted project that holds the graph).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<String>,
 }
 
 impl Default for HardwareMeta {
@@ -211,6 +215,7 @@ impl Default for HardwareMeta {
             interface: IndexMap::new(),
             dependence_files: Vec::new(),
             parallelism: IndexMap::new(),
+            external: None,
         }
     }
 }

@@ -57,7 +57,7 @@ pub fn load_project(dir: &Path) -> Result<Project> {
         .to_string();
     let graph =
         mase_ir::checkpoint::load(&dir.join("mase").join("model")).map_err(|e| invalid(e.to_string()))?;
-    let design = mase_emit::design_of(&graph, &top).map_err(|e| invalid(e.to_string()))?;
+    let design = mase_emit::design_in(&graph, &top, Some(dir)).map_err(|e| invalid(e.to_string()))?;
     let top_path = dir.join("top.sv");
     let on_disk = std::fs::read_to_string(&top_path).map_err(SimError::io("reading", &top_path))?;
     if on_disk != mase_emit::sv::top_sv(&design) {

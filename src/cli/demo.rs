@@ -27,6 +27,7 @@ pub fn run(out: &Path) -> anyhow::Result<()> {
         &Default::default(),
         &toml::Table::new(),
         None,
+        None,
         &project,
     )?;
     print!("{}", super::info::table(&f.float_graph));

@@ -16,7 +16,11 @@ use super::quantize::read_toml;
 /// `mase emit PREFIX --config HW.toml -o DIR`.
 pub fn emit(prefix: &Path, config: Option<&Path>, out: &Path) -> anyhow::Result<()> {
     let cfg = match config {
-        Some(c) => HwConfig::from_table(&read_toml(c)?, &c.display().to_string())?,
+        Some(c) => {
+            let mut h = HwConfig::from_table(&read_toml(c)?, &c.display().to_string())?;
+            h.base_dir = c.parent().map(Path::to_path_buf);
+            h
+        }
         None => HwConfig::default(),
     };
     let graph = mase_ir::checkpoint::load(prefix)?;
@@ -51,7 +55,15 @@ pub fn flow(model: &Path, shapes: &[String], config: Option<&Path>, out: &Path) 
         None => toml::Table::new(),
     };
     let shapes = super::args::input_shapes(shapes)?;
-    let f = mase_emit::flow::run_flow(&bytes, &model.display().to_string(), &shapes, &table, None, out)?;
+    let f = mase_emit::flow::run_flow(
+        &bytes,
+        &model.display().to_string(),
+        &shapes,
+        &table,
+        None,
+        config.and_then(Path::parent),
+        out,
+    )?;
     for (step, ms) in &f.times_ms {
         println!("{step:<10} {ms:.1} ms");
     }
