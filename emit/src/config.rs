@@ -4,6 +4,7 @@
 //! ```toml
 //! [hardware]
 //! target_ii = 8192            # cycles per inference the slowest stage may take (optional)
+//! target_ii_per_row = 1024    # or: the same per row of the graph input
 //! multiplier_budget = 64      # or: the most multipliers the design may use (optional)
 //! lanes = 4                   # default elements per beat when neither is given
 //! top = "top"                 # name of the emitted top module
@@ -48,6 +49,10 @@ pub struct HwConfig {
     /// Cycles per inference the slowest stage may take.
     #[serde(default)]
     pub target_ii: Option<u64>,
+    /// The same target given per row of the (first) graph input: `target_ii_per_row × rows`
+    /// cycles per inference (`--target-ii` on the command line).
+    #[serde(default)]
+    pub target_ii_per_row: Option<u64>,
     /// Most multipliers the whole design may use.
     #[serde(default)]
     pub multiplier_budget: Option<u64>,
@@ -91,19 +96,22 @@ impl HwConfig {
         };
         let cfg: HwConfig = hw
             .try_into()
-            .map_err(|e| Error::Config(format!("{origin}: hardware section: {e} (keys: target_ii, multiplier_budget, lanes, top, nodes.<name>.parallelism)")))?;
+            .map_err(|e| Error::Config(format!("{origin}: hardware section: {e} (keys: target_ii, target_ii_per_row, multiplier_budget, lanes, top, nodes.<name>.parallelism, nodes.<name>.external)")))?;
         cfg.check(origin)?;
         Ok(cfg)
     }
 
     fn check(&self, origin: &str) -> Result<()> {
-        if self.target_ii == Some(0) || self.multiplier_budget == Some(0) || self.lanes == Some(0) {
+        let targets = [self.target_ii, self.target_ii_per_row, self.multiplier_budget];
+        if targets.contains(&Some(0)) || self.lanes == Some(0) {
             return Err(Error::Config(format!(
-                "{origin}: target_ii, multiplier_budget and lanes must be positive"
+                "{origin}: target_ii, target_ii_per_row, multiplier_budget and lanes must be positive"
             )));
         }
-        if self.target_ii.is_some() && self.multiplier_budget.is_some() {
-            return Err(Error::Config(format!("{origin}: give target_ii or multiplier_budget, not both")));
+        if targets.iter().filter(|t| t.is_some()).count() > 1 {
+            return Err(Error::Config(format!(
+                "{origin}: give one of target_ii, target_ii_per_row and multiplier_budget"
+            )));
         }
         if let Some(top) = &self.top {
             let ok = top.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
@@ -124,6 +132,12 @@ impl HwConfig {
             }
         }
         Ok(())
+    }
+
+    /// Validates after fields were set in code (command-line overrides).
+    pub fn checked(self, origin: &str) -> Result<HwConfig> {
+        self.check(origin)?;
+        Ok(self)
     }
 
     /// The top module name (`top` by default).

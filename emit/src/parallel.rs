@@ -181,8 +181,16 @@ pub fn select(graph: &MaseGraph, cfg: &HwConfig) -> Result<Selection> {
         }
     }
     let fixed_max = fixed.values().map(|c| c.cycles).max().unwrap_or(0);
+    let rows = graph
+        .input_ids()
+        .first()
+        .and_then(|i| graph.node(*i).out_shape())
+        .map(|s| s.iter().product::<usize>() / s.last().copied().unwrap_or(1).max(1))
+        .unwrap_or(1) as u64;
     let (target, mode) = if let Some(t) = cfg.target_ii {
         (t, "target_ii")
+    } else if let Some(t) = cfg.target_ii_per_row {
+        (t * rows, "target_ii_per_row")
     } else if let Some(budget) = cfg.multiplier_budget {
         let fixed_mults: u64 = fixed.values().map(|c| c.multipliers).sum();
         let total = |t: u64| fixed_mults + free.iter().map(|(_, c)| pick(c, t).multipliers).sum::<u64>();

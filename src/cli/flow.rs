@@ -13,9 +13,36 @@ use mase_sim::{check_project, load_project, Project, RunConfig};
 
 use super::quantize::read_toml;
 
+/// Rate overrides from the command line.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Rate {
+    /// `--target-ii`: cycles per input row.
+    pub target_ii: Option<u64>,
+    /// `--multiplier-budget`.
+    pub multiplier_budget: Option<u64>,
+}
+
+impl Rate {
+    /// Applies the overrides to a hardware table (replacing any rate key it had).
+    fn apply(self, hw: &mut toml::Table) {
+        if self.target_ii.is_none() && self.multiplier_budget.is_none() {
+            return;
+        }
+        for k in ["target_ii", "target_ii_per_row", "multiplier_budget"] {
+            hw.remove(k);
+        }
+        if let Some(t) = self.target_ii {
+            hw.insert("target_ii_per_row".into(), toml::Value::Integer(t as i64));
+        }
+        if let Some(b) = self.multiplier_budget {
+            hw.insert("multiplier_budget".into(), toml::Value::Integer(b as i64));
+        }
+    }
+}
+
 /// `mase emit PREFIX --config HW.toml -o DIR`.
-pub fn emit(prefix: &Path, config: Option<&Path>, out: &Path) -> anyhow::Result<()> {
-    let cfg = match config {
+pub fn emit(prefix: &Path, config: Option<&Path>, rate: Rate, out: &Path) -> anyhow::Result<()> {
+    let mut cfg = match config {
         Some(c) => {
             let mut h = HwConfig::from_table(&read_toml(c)?, &c.display().to_string())?;
             h.base_dir = c.parent().map(Path::to_path_buf);
@@ -23,6 +50,12 @@ pub fn emit(prefix: &Path, config: Option<&Path>, out: &Path) -> anyhow::Result<
         }
         None => HwConfig::default(),
     };
+    if rate.target_ii.is_some() || rate.multiplier_budget.is_some() {
+        cfg.target_ii = None;
+        cfg.target_ii_per_row = rate.target_ii;
+        cfg.multiplier_budget = rate.multiplier_budget;
+        cfg = cfg.checked("command line")?;
+    }
     let graph = mase_ir::checkpoint::load(prefix)?;
     let (graph, info) = mase_emit::add_hardware_metadata(graph, &cfg)?;
     let design = mase_emit::design_of(&graph, cfg.top_name())?;
@@ -48,12 +81,25 @@ fn print_emitted(out: &Path, r: &mase_emit::report::Report, files: usize) {
 }
 
 /// `mase flow MODEL.onnx --config FLOW.toml -o DIR`.
-pub fn flow(model: &Path, shapes: &[String], config: Option<&Path>, out: &Path) -> anyhow::Result<()> {
+pub fn flow(
+    model: &Path,
+    shapes: &[String],
+    config: Option<&Path>,
+    rate: Rate,
+    out: &Path,
+) -> anyhow::Result<()> {
     let bytes = std::fs::read(model).with_context(|| format!("reading {}", model.display()))?;
-    let table = match config {
+    let mut table = match config {
         Some(c) => read_toml(c)?,
         None => toml::Table::new(),
     };
+    if rate.target_ii.is_some() || rate.multiplier_budget.is_some() {
+        let hw = table.entry("hardware").or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        match hw {
+            toml::Value::Table(t) => rate.apply(t),
+            _ => bail!("[hardware] must be a table"),
+        }
+    }
     let shapes = super::args::input_shapes(shapes)?;
     let f = mase_emit::flow::run_flow(
         &bytes,

@@ -139,6 +139,12 @@ enum Command {
         /// Hardware configuration (TOML: target_ii, multiplier_budget, lanes, top, nodes.*).
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Cycles per input row the slowest stage may take (overrides the configuration).
+        #[arg(long, value_name = "CYCLES", conflicts_with = "multiplier_budget")]
+        target_ii: Option<u64>,
+        /// Most multipliers the design may use (overrides the configuration).
+        #[arg(long, value_name = "N")]
+        multiplier_budget: Option<u64>,
         /// Project directory to write (new, empty, or an earlier emit's).
         #[arg(short, long)]
         output: PathBuf,
@@ -179,6 +185,12 @@ enum Command {
         /// [calibration], [hardware]); defaults for everything left out.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Cycles per input row the slowest stage may take (overrides [hardware]).
+        #[arg(long, value_name = "CYCLES", conflicts_with = "multiplier_budget")]
+        target_ii: Option<u64>,
+        /// Most multipliers the design may use (overrides [hardware]).
+        #[arg(long, value_name = "N")]
+        multiplier_budget: Option<u64>,
         /// Project directory to write.
         #[arg(short, long)]
         output: PathBuf,
@@ -256,13 +268,19 @@ pub fn main() -> anyhow::Result<()> {
         Command::Synth { what: SynthWhat::Component { name, params, json } } => {
             hw::synth(&name, &params, json)
         }
-        Command::Emit { prefix, config, output } => flow::emit(&prefix, config.as_deref(), &output),
+        Command::Emit { prefix, config, target_ii, multiplier_budget, output } => {
+            flow::emit(&prefix, config.as_deref(), flow::Rate { target_ii, multiplier_budget }, &output)
+        }
         Command::Sim { dir, input, inferences, stall_prob, seed, vcd, json } => {
             flow::sim(&dir, &flow::SimArgs { inputs: input, inferences, stall_prob, seed, vcd, json })
         }
-        Command::Flow { model, input_shape, config, output } => {
-            flow::flow(&model, &input_shape, config.as_deref(), &output)
-        }
+        Command::Flow { model, input_shape, config, target_ii, multiplier_budget, output } => flow::flow(
+            &model,
+            &input_shape,
+            config.as_deref(),
+            flow::Rate { target_ii, multiplier_budget },
+            &output,
+        ),
         Command::Demo { output } => demo::run(&output),
     }
 }
