@@ -245,13 +245,12 @@ pub fn ident(name: &str) -> String {
     s
 }
 
-struct Builder<'g> {
-    graph: &'g MaseGraph,
+struct Builder {
     d: Design,
     names: BTreeMap<String, usize>,
 }
 
-impl Builder<'_> {
+impl Builder {
     fn unique(&mut self, base: &str) -> String {
         let base = ident(base);
         let n = self.names.entry(base.clone()).or_insert(0);
@@ -419,7 +418,6 @@ pub fn stitch(
     base: Option<&Path>,
 ) -> Result<Design> {
     let mut b = Builder {
-        graph,
         d: Design {
             top: top.to_string(),
             graph: graph.name.clone(),
@@ -631,7 +629,6 @@ pub fn stitch(
             }
         }
     }
-    let _ = b.graph;
     Ok(b.d)
 }
 

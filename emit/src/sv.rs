@@ -168,14 +168,13 @@ pub fn top_sv(d: &Design) -> String {
         let _ = writeln!(s, "  logic {name}_ready;");
     }
     // A graph input that is directly a graph output.
-    for (w, wire) in d.wires.iter().enumerate() {
+    for wire in &d.wires {
         if let (Endpoint::Top(a), Endpoint::Top(b)) = (&wire.from, &wire.to) {
             let (a, b) = (&d.ports[*a].name, &d.ports[*b].name);
             let _ = writeln!(
                 s,
                 "  assign {b} = {a};\n  assign {b}_valid = {a}_valid;\n  assign {a}_ready = {b}_ready;"
             );
-            let _ = w;
         }
     }
     for (i, inst) in d.instances.iter().enumerate() {
