@@ -55,6 +55,27 @@ fn lint(dir: &Path) {
     assert!(out.stderr.is_empty(), "lint warnings:\n{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// Debian's Yosys synthesizes the emitted project as its README says (memories read from
+/// `mem/` through the top's `MEM_DIR`); returns the log with the `stat` figures.
+fn synthesize(dir: &Path, top: &str) -> String {
+    let yosys =
+        mase_sim::tool::which("yosys").expect("this test needs Yosys on PATH (apt-get install yosys)");
+    let files = std::fs::read_to_string(dir.join("files.f"))
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let script = format!("read_verilog -sv {files}; synth_xilinx -top {top}; stat");
+    let out = Command::new(yosys).arg("-p").arg(&script).current_dir(dir).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !text.contains("ERROR"),
+        "yosys failed:\n{}",
+        mase_sim::tool::tail(&text, 30)
+    );
+    text
+}
+
 const EIGHT_BIT: &str = "[passes.auto_precision]\nwidth = 8\nweight_width = 8\nbias_width = 8\n";
 
 #[test]
@@ -68,6 +89,18 @@ fn mlp_gemm_relu_8bit_is_bit_exact() {
         r.latency_cycles, r.ii_cycles, r.model_ii_cycles
     );
     lint(dir.path());
+    let stat = synthesize(dir.path(), "top");
+    let dsps: u64 = stat
+        .lines()
+        .filter(|l| l.trim_start().starts_with("DSP48E1"))
+        .filter_map(|l| l.split_whitespace().last()?.parse().ok())
+        .last()
+        .expect("the linears map onto DSPs");
+    assert!(
+        dsps <= f.emitted.report.multipliers,
+        "{dsps} DSPs for {} multipliers",
+        f.emitted.report.multipliers
+    );
 }
 
 #[test]
