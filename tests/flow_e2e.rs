@@ -310,3 +310,22 @@ fn external_manifest_errors_name_what_is_wrong() {
         assert!(err.contains(needle), "expected `{needle}` in: {err}");
     }
 }
+
+#[test]
+fn every_single_pattern_fixture_flows_to_a_bit_exact_design() {
+    // One raised op per model (gelu erf/tanh forms, layer norm with and without affine, linear
+    // without bias or with a transposed weight, mul/div by a scalar), default flow, with stalls.
+    let mut n = 0;
+    for entry in std::fs::read_dir(fixture("")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("pat_") && name.ends_with(".onnx")) {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let f = flow(&name, "", dir.path());
+        let (cos, _) = verify(dir.path(), &f, 2, 0.3, 13);
+        assert!(cos >= 0.999, "{name}: cosine {cos}");
+        n += 1;
+    }
+    assert!(n >= 10, "only {n} pattern fixtures found");
+}

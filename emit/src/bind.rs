@@ -6,7 +6,7 @@
 //! passes through), or a hardware node bound to one component. Anything else is an error naming
 //! the node and its op and listing what the hardware flow supports.
 
-use mase_hwlib::components::{cast::Cast, transpose};
+use mase_hwlib::components::{cast::Cast, gelu, transpose};
 use mase_hwlib::{lookup, resolve_params, Component, Params};
 use mase_ir::fixed::{decompose_f64, FixedFormat};
 use mase_ir::metadata::TensorMeta;
@@ -17,7 +17,7 @@ use mase_ir::{Error, MaseGraph, Node, NodeId, Op, Result};
 use crate::perm::{classify, PermKind};
 
 /// Ops the hardware flow maps (implicit ones included), for error messages.
-pub const SUPPORTED_OPS: &str = "linear, matmul, relu, gelu (erf form), softmax (last axis), \
+pub const SUPPORTED_OPS: &str = "linear, matmul, relu, gelu (erf and tanh forms), softmax (last axis), \
 layer_norm (last axis), add (same shapes), mul by a scalar, transpose (block reorders such as \
 head split/merge and 2-D transposes), and the implicit reshape, flatten, squeeze, unsqueeze, \
 identity, dropout";
@@ -308,14 +308,17 @@ pub fn overrides(graph: &MaseGraph, node: &Node, par: Par) -> Result<Vec<(String
             in_params(&mut v, "DATA_IN_0", &x, rows_cols(&in_shape(graph, node, 0)?), par.p_in);
         }
         Op::Gelu { approximate } => {
-            if *approximate != GeluApprox::None {
-                return Err(
-                    node.error("gelu with approximate=tanh: the gelu component implements the erf form")
-                );
-            }
             let x = signed_input(node, in_format(node, 0)?, 16)?;
             in_params(&mut v, "DATA_IN_0", &x, rows_cols(&in_shape(graph, node, 0)?), par.p_in);
             out_params(&mut v, &out);
+            // The narrowest table whose 0 / identity tails stay within a quarter output LSB of
+            // the function (the component's recommended range).
+            let (lo, hi) = match approximate {
+                GeluApprox::None => gelu::table_range(&x, out.frac),
+                GeluApprox::Tanh => gelu::table_range_of(&x, out.frac, gelu::gelu_tanh_f64),
+            };
+            v.push(("TABLE_NEG".into(), -lo));
+            v.push(("TABLE_POS".into(), hi));
         }
         Op::Softmax { axis } => {
             let shape = in_shape(graph, node, 0)?;
@@ -446,6 +449,10 @@ fn data_memories(graph: &MaseGraph, node: &Node, p: &Params) -> Result<Vec<(Stri
                 None => vec![0; d],
             };
             vec![("weight".to_string(), gamma), ("bias".to_string(), beta)]
+        }
+        // The tanh form uses the component's table lookup with its own table.
+        Op::Gelu { approximate: GeluApprox::Tanh } => {
+            vec![("table".to_string(), gelu::function_table(p, gelu::gelu_tanh_f64))]
         }
         _ => Vec::new(),
     })

@@ -140,6 +140,25 @@ pub fn gelu_f64(x: f64) -> f64 {
     0.5 * x * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2))
 }
 
+/// GELU, tanh approximation (`torch.nn.GELU(approximate="tanh")`, GPT-2's `gelu_new`):
+/// `0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))`, with `tanh` from [`exp_neg`] so that
+/// the value is the same on every platform.
+pub fn gelu_tanh_f64(x: f64) -> f64 {
+    let z = 0.797_884_560_802_865_4 * (x + 0.044715 * x * x * x);
+    let e = exp_neg(2.0 * z.abs());
+    let t = (1.0 - e) / (1.0 + e);
+    0.5 * x * (1.0 + if z < 0.0 { -t } else { t })
+}
+
+/// Table contents for the instance with another function `f` of the same shape as GELU (tends
+/// to 0 below, to the identity above): `from_f64(f(x · 2^-F), out)` over the effective range,
+/// lowest first. The component's model takes such a table through its `table` memory.
+pub fn function_table(p: &Params, f: impl Fn(f64) -> f64) -> Vec<i64> {
+    let (fi, fo) = (input_format(p), output_format(p, "DATA_OUT_0", true));
+    let (lo, hi) = effective_range(p);
+    (lo..=hi).map(|x| from_f64(f(to_f64(x, &fi)), &fo)).collect()
+}
+
 /// Input format (`DATA_IN_0_PRECISION_0/1`, signed).
 fn input_format(p: &Params) -> FixedFormat {
     FixedFormat::signed(param(p, "DATA_IN_0_PRECISION_0") as u32, param(p, "DATA_IN_0_PRECISION_1") as i32)
@@ -165,13 +184,18 @@ pub fn gelu_table(p: &Params) -> Vec<i64> {
 /// (0 below, `x` above) is within a quarter of an output LSB of GELU. `fi` is the (signed) input
 /// format, `fo_frac` the output fractional bits.
 pub fn table_range(fi: &FixedFormat, fo_frac: i32) -> (i64, i64) {
+    table_range_of(fi, fo_frac, gelu_f64)
+}
+
+/// [`table_range`] for another function `f` of GELU's shape (e.g. [`gelu_tanh_f64`]).
+pub fn table_range_of(fi: &FixedFormat, fo_frac: i32, f: impl Fn(f64) -> f64) -> (i64, i64) {
     let thr = 0.25 * FixedFormat::signed(16, fo_frac).lsb();
     let mut hi = fi.max_code();
-    while hi > 0 && (to_f64(hi, fi) - gelu_f64(to_f64(hi, fi))).abs() <= thr {
+    while hi > 0 && (to_f64(hi, fi) - f(to_f64(hi, fi))).abs() <= thr {
         hi -= 1;
     }
     let mut lo = fi.min_code();
-    while lo < 0 && gelu_f64(to_f64(lo, fi)).abs() <= thr {
+    while lo < 0 && f(to_f64(lo, fi)).abs() <= thr {
         lo += 1;
     }
     (lo, hi)
