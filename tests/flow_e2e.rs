@@ -94,7 +94,7 @@ fn mlp_gemm_relu_8bit_is_bit_exact() {
         .lines()
         .filter(|l| l.trim_start().starts_with("DSP48E1"))
         .filter_map(|l| l.split_whitespace().last()?.parse().ok())
-        .last()
+        .next_back()
         .expect("the linears map onto DSPs");
     assert!(
         dsps <= f.emitted.report.multipliers,
