@@ -329,3 +329,33 @@ fn every_single_pattern_fixture_flows_to_a_bit_exact_design() {
     }
     assert!(n >= 10, "only {n} pattern fixtures found");
 }
+
+#[test]
+fn external_user_module_with_a_rust_model_is_bit_exact() {
+    // A program using the library registers the golden model of its module.
+    mase_emit::external::register_model(
+        "user_relu_model",
+        std::sync::Arc::new(|_ext, stim| {
+            let x = stim.inputs.get("data_in_0").ok_or("no input")?;
+            Ok([("data_out_0".to_string(), x.iter().map(|c| (*c).max(0)).collect())].into_iter().collect())
+        }),
+    );
+    let man_dir = tempfile::tempdir().unwrap();
+    let sv = fixture("external/user_relu.sv").display().to_string();
+    let manifest = format!(
+        "module = \"user_relu\"\nsources = [{sv:?}]\nlanes = 4\noutput_format = \"input\"\n[parameters]\n\
+         DATA_WIDTH = \"data_in_0.width\"\nLANES = \"lanes\"\n[model]\nkind = \"rust\"\nname = \"user_relu_model\"\n"
+    );
+    std::fs::write(man_dir.path().join("m.toml"), manifest).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let f = external_flow(&man_dir.path().join("m.toml"), dir.path()).unwrap();
+    verify(dir.path(), &f, 2, 0.3, 21);
+    // An unregistered name is an error that says how to register one.
+    std::fs::write(
+        man_dir.path().join("m2.toml"),
+        format!("module = \"user_relu\"\nsources = [{sv:?}]\n[model]\nkind = \"rust\"\nname = \"nope\"\n"),
+    )
+    .unwrap();
+    let e = external_flow(&man_dir.path().join("m2.toml"), tempfile::tempdir().unwrap().path()).unwrap_err();
+    assert!(e.to_string().contains("register_model"), "{e}");
+}

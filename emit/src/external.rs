@@ -17,13 +17,17 @@
 //! kind = "float_op"               # the node's own float function rounded into data_out_0
 //! # kind = "table"                # or: output codes for every input code, lowest first,
 //! # file = "table.npy"            #     int64 .npy (element-wise nodes with one input)
+//! # kind = "rust"                 # or: a Rust model registered by a program using the
+//! # name = "my_model"             #     library (register_model), any number of inputs
 //! ```
 //!
 //! The golden model of the instance is the table (one input, element-wise); the emitter copies
 //! the sources into the project, checks the module header declares every parameter and port it
 //! connects, and records `toolchain = EXTERNAL` in the node's hardware metadata.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use indexmap::IndexMap;
 use mase_hwlib::{Component, Cost, Direction, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
@@ -41,11 +45,48 @@ pub const MAX_TABLE_BITS: u32 = 20;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSpec {
-    /// `float_op` or `table`.
+    /// `float_op`, `table` or `rust`.
     pub kind: String,
     /// For `table`: the `.npy` file of output codes, relative to the manifest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// For `rust`: the name the model was registered under ([`register_model`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// A golden model written in Rust for a user's module: the instance (formats, row, parameters)
+/// and its input streams (codes in stream order) → its output streams. Any number of inputs.
+pub type RustModel =
+    Arc<dyn Fn(&External, &Stimulus) -> std::result::Result<StreamValues, String> + Send + Sync>;
+
+fn models() -> &'static Mutex<BTreeMap<String, RustModel>> {
+    static MODELS: OnceLock<Mutex<BTreeMap<String, RustModel>>> = OnceLock::new();
+    MODELS.get_or_init(|| Mutex::new(BTreeMap::new()))
+}
+
+/// Registers a Rust golden model under `name`, for manifests with `[model] kind = "rust"`,
+/// `name = "…"` (library users: call this before running the flow).
+pub fn register_model(name: &str, model: RustModel) {
+    models().lock().unwrap_or_else(|e| e.into_inner()).insert(name.to_string(), model);
+}
+
+/// How an instance's golden model is computed.
+#[derive(Clone)]
+pub enum Golden {
+    /// Output code per input code (lowest input code first).
+    Table(Vec<i64>),
+    /// A registered Rust model.
+    Rust(RustModel),
+}
+
+impl std::fmt::Debug for Golden {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Golden::Table(t) => write!(f, "Table({} entries)", t.len()),
+            Golden::Rust(_) => write!(f, "Rust model"),
+        }
+    }
 }
 
 /// A parameter value in a manifest.
@@ -111,8 +152,8 @@ pub struct External {
     pub output: FixedFormat,
     /// Elements per row (last dimension) of the main input.
     pub row: usize,
-    /// Output code per input code (lowest input code first).
-    pub table: Vec<i64>,
+    /// The golden model.
+    pub golden: Golden,
     /// Resolved SV parameters.
     pub params: Params,
 }
@@ -188,8 +229,20 @@ impl External {
             };
             params.insert(name.clone(), value);
         }
-        let table = table_model(&manifest, dir, path, graph, node, &inputs, &output)?;
-        Ok(External { manifest, path: path.to_path_buf(), sources, inputs, output, row, table, params })
+        let golden = if manifest.model.kind == "rust" {
+            let name = manifest.model.name.as_deref().ok_or_else(|| {
+                cfg_err(path, "[model] kind = \"rust\" needs name = \"…\" (the registered model)")
+            })?;
+            let reg = models().lock().unwrap_or_else(|e| e.into_inner());
+            let m = reg.get(name).cloned().ok_or_else(|| {
+                let known: Vec<&String> = reg.keys().collect();
+                cfg_err(path, format!("no Rust model registered as {name:?} (registered: {known:?}); register it with mase_emit::external::register_model"))
+            })?;
+            Golden::Rust(m)
+        } else {
+            Golden::Table(table_model(&manifest, dir, path, graph, node, &inputs, &output)?)
+        };
+        Ok(External { manifest, path: path.to_path_buf(), sources, inputs, output, row, golden, params })
     }
 }
 
@@ -233,7 +286,7 @@ fn table_model(
 ) -> Result<Vec<i64>> {
     if inputs.len() != 1 {
         return Err(node.error(format!(
-            "external module {}: the manifest models (table, float_op) cover element-wise nodes with one input; this node has {}",
+            "external module {}: table and float_op models cover element-wise nodes with one input (use kind = \"rust\" with a registered model); this node has {}",
             m.module,
             inputs.len()
         )));
@@ -273,7 +326,7 @@ fn table_model(
             y.iter().map(|v| from_f64(f64::from(*v), output)).collect()
         }
         (kind, _) => {
-            return Err(cfg_err(path, format!("[model] kind = {kind:?} (with file only for \"table\"): use kind = \"float_op\", or kind = \"table\" with file = \"codes.npy\"")))
+            return Err(cfg_err(path, format!("[model] kind = {kind:?} (with file only for \"table\"): use kind = \"float_op\", kind = \"table\" with file = \"codes.npy\", or kind = \"rust\" with name = \"…\"")))
         }
     };
     if let Some(bad) = table.iter().find(|c| !output.contains_code(**c)) {
@@ -331,12 +384,16 @@ impl Component for External {
     }
 
     fn model(&self, _p: &Params, stim: &Stimulus) -> std::result::Result<StreamValues, String> {
+        let table = match &self.golden {
+            Golden::Rust(m) => return m(self, stim),
+            Golden::Table(t) => t,
+        };
         let x = stim.inputs.get("data_in_0").ok_or("external model: missing input stream data_in_0")?;
         let lo = self.inputs[0].min_code();
         let y = x
             .iter()
             .map(|c| {
-                self.table
+                table
                     .get((c - lo) as usize)
                     .copied()
                     .ok_or_else(|| format!("input code {c} outside the table"))
