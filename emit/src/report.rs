@@ -13,8 +13,10 @@ use crate::design::{Design, Endpoint, InstKind, TopPort};
 pub struct InstanceReport {
     /// Instance name (`<name>_inst` in the top).
     pub name: String,
-    /// Component.
+    /// Component (`external` for a user's module).
     pub component: String,
+    /// SystemVerilog module instantiated.
+    pub module: String,
     /// Why it exists.
     pub kind: InstKind,
     /// Graph node it implements or serves.
@@ -69,6 +71,7 @@ pub fn report(d: &Design) -> Report {
             InstanceReport {
                 name: i.name.clone(),
                 component: i.component.clone(),
+                module: i.module(),
                 kind: i.kind,
                 node: i.node.clone(),
                 params: i.params.clone(),
