@@ -12,6 +12,7 @@ with the onnxruntime outputs, so the tests need no Python.
 Models:
   mlp_gemm_relu            Gemm / Relu / Gemm (16 -> 32 -> 10, batch 4)
   mlp_matmul_gelu          MatMul+Add, Erf-form GELU, MatMul+Add
+  mlp_two_outputs          Gemm / Relu / Gemm / Reshape with the ReLU features as a second output
   encoder_layer            BERT-tiny-shaped encoder layer (hidden 128, 2 heads, FFN 512, seq 8)
                            in the op sequence PyTorch's exporter emits, LayerNormalization op
                            (opset 17)
@@ -125,6 +126,23 @@ def mlp_gemm_relu():
     m = b.model("mlp_gemm_relu", [vi("x", [4, 16])], [vi("y", [4, 10])], 13)
     save("mlp_gemm_relu", m, {"x": rand_input(101, (4, 16))})
     return y
+
+
+def mlp_two_outputs():
+    """Two graph outputs: the hidden ReLU features (also used inside) and the logits reshaped."""
+    b = Builder(5)
+    w1 = b.weight("fc1.weight", (32, 16), 0.25)
+    b1 = b.weight("fc1.bias", (32,), 0.1)
+    w2 = b.weight("fc2.weight", (10, 32), 0.2)
+    b2 = b.weight("fc2.bias", (10,), 0.1)
+    h = b.node("Gemm", ["x", w1, b1], alpha=1.0, beta=1.0, transB=1)
+    h = b.node("Relu", [h])
+    b.nodes[-1].output[0] = "features"
+    y = b.node("Gemm", ["features", w2, b2], alpha=1.0, beta=1.0, transB=1)
+    b.node("Reshape", [y, b.ints("shape_2x20", [2, 20])])
+    b.nodes[-1].output[0] = "y"
+    m = b.model("mlp_two_outputs", [vi("x", [4, 16])], [vi("features", [4, 32]), vi("y", [2, 20])], 13)
+    save("mlp_two_outputs", m, {"x": rand_input(105, (4, 16))})
 
 
 def gelu_erf(b, x, variant="div"):
@@ -452,6 +470,7 @@ def main():
             os.remove(os.path.join(OUT, f))
     mlp_gemm_relu()
     mlp_matmul_gelu()
+    mlp_two_outputs()
     encoder_layer("encoder_layer", 17, False, SEQ)
     encoder_layer("encoder_layer_decomposed_ln", 13, True, "seq")
     patterns()

@@ -359,3 +359,15 @@ fn external_user_module_with_a_rust_model_is_bit_exact() {
     let e = external_flow(&man_dir.path().join("m2.toml"), tempfile::tempdir().unwrap().path()).unwrap_err();
     assert!(e.to_string().contains("register_model"), "{e}");
 }
+
+#[test]
+fn two_graph_outputs_one_feeding_on_and_a_trailing_reshape() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = flow("mlp_two_outputs.onnx", EIGHT_BIT, dir.path());
+    let outs: Vec<_> =
+        f.design.ports.iter().filter(|p| p.dir == mase_emit::design::PortDir::Output).collect();
+    assert_eq!(outs.len(), 2);
+    assert_eq!(outs[1].shape, [2, 20], "the port carries the graph output's own shape");
+    let (cos, _) = verify(dir.path(), &f, 3, 0.3, 17);
+    assert!(cos >= 0.98, "cosine {cos}");
+}

@@ -431,7 +431,8 @@ pub fn stitch(
     let mut srcs: BTreeMap<NodeId, Src> = BTreeMap::new();
     let mut demands: BTreeMap<NodeId, Vec<Demand>> = BTreeMap::new();
     let mut joins: Vec<(usize, Vec<JoinInput>)> = Vec::new();
-    let mut outputs: Vec<NodeId> = Vec::new();
+    // Graph outputs: (stream source, the output tensor's node, its shape).
+    let mut outputs: Vec<(NodeId, NodeId, Vec<usize>)> = Vec::new();
     let mut n_in = 0;
     for (id, node) in graph.nodes() {
         match bind::role(graph, node)? {
@@ -450,7 +451,12 @@ pub fn stitch(
                 n_in += 1;
                 srcs.insert(id, Src { ep: Endpoint::Top(b.d.ports.len() - 1), fmt, lanes, shape, hold: 0.0 });
             }
-            Role::Output => outputs.extend(bind::stream_sources(graph, id)?),
+            Role::Output => {
+                for (&tensor, src) in node.inputs.iter().zip(bind::stream_sources(graph, id)?) {
+                    let shape = bind::out_shape(graph.node(tensor))?;
+                    outputs.push((src, tensor, shape));
+                }
+            }
             Role::Implicit | Role::Constant => {}
             Role::Hardware => {
                 let ext = bind::external_of(graph, node, base)?;
@@ -552,15 +558,15 @@ pub fn stitch(
     }
     // Top outputs.
     let mut out_demands: Vec<(NodeId, usize)> = Vec::new();
-    for (k, s) in outputs.iter().enumerate() {
+    for (k, (s, tensor, shape)) in outputs.iter().enumerate() {
         let src = srcs.get(s).ok_or_else(|| graph_error("the graph output has no stream"))?.clone();
         b.d.ports.push(TopPort {
             name: format!("data_out_{k}"),
-            tensor: graph.node(*s).name.clone(),
+            tensor: graph.node(*tensor).name.clone(),
             dir: PortDir::Output,
             format: src.fmt,
             lanes: src.lanes,
-            shape: src.shape.clone(),
+            shape: shape.clone(),
         });
         out_demands.push((*s, b.d.ports.len() - 1));
     }
