@@ -462,7 +462,12 @@ pub fn stitch(
                 let ext = bind::external_of(graph, node, base)?;
                 let (cname, p) = match &ext {
                     Some(e) => ("external", e.params.clone()),
-                    None => (bind::component_of(node)?.name(), bind::params(graph, node, par[&id])?),
+                    None => {
+                        let pp = *par.get(&id).ok_or_else(|| {
+                            node.error("has no parallelism; run add_hardware_metadata first")
+                        })?;
+                        (bind::component_of(node)?.name(), bind::params(graph, node, pp)?)
+                    }
                 };
                 let numel: usize = bind::in_shape(graph, node, 0)?.iter().product();
                 let inst = b.add(&node.name, cname, p.clone(), &node.name, InstKind::Node, numel);
