@@ -208,10 +208,10 @@ fn unsupported_ops_are_named_with_their_node() {
 
 #[test]
 fn cli_flow_then_sim() {
+    // The README's walkthrough: the example flow configuration, then `mase sim` on a data file.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("proj");
-    let cfg = dir.path().join("flow.toml");
-    std::fs::write(&cfg, EIGHT_BIT).unwrap();
+    let cfg = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/flow_mlp_int8.toml");
     let mase = env!("CARGO_BIN_EXE_mase");
     let st = Command::new(mase)
         .args([
