@@ -14,7 +14,7 @@ use mase_ir::op::GeluApprox;
 use mase_ir::quant::format_of;
 use mase_ir::{Error, MaseGraph, Node, NodeId, Op, Result};
 
-use crate::perm::{classify, PermKind};
+use crate::perm::{classify, swap_last_two, PermKind};
 
 /// Ops the hardware flow maps (implicit ones included), for error messages.
 pub const SUPPORTED_OPS: &str = "linear, matmul, relu, gelu (erf and tanh forms), softmax (last axis), \
@@ -64,18 +64,20 @@ pub fn role(graph: &MaseGraph, node: &Node) -> Result<Role> {
         | Op::Unsqueeze { .. }
         | Op::Identity
         | Op::Dropout { .. } => Role::Implicit,
-        Op::Transpose { perm } => match classify(&in_shape(graph, node, 0)?, perm) {
-            Some(PermKind::Identity) => Role::Implicit,
-            Some(PermKind::Block(_)) => Role::Hardware,
-            None => {
-                return Err(node.error(format!(
-                    "permutation {perm:?} of a tensor of shape {:?} is not a block reorder \
+        Op::Transpose { perm } => {
+            match classify(&in_shape(graph, node, 0)?, &effective_perm(graph, node, perm)) {
+                Some(PermKind::Identity) => Role::Implicit,
+                Some(PermKind::Block(_)) => Role::Hardware,
+                None => {
+                    return Err(node.error(format!(
+                        "permutation {perm:?} of a tensor of shape {:?} is not a block reorder \
                      [A][B][C] -> [B][A][C] (head split/merge, 2-D transpose), which is what the \
                      transpose component implements",
-                    in_shape(graph, node, 0)?
-                )))
+                        in_shape(graph, node, 0)?
+                    )))
+                }
             }
-        },
+        }
         Op::Linear { .. }
         | Op::Matmul
         | Op::Relu
@@ -91,6 +93,63 @@ pub fn role(graph: &MaseGraph, node: &Node) -> Result<Role> {
             )))
         }
     })
+}
+
+/// Whether transpose `node` feeds nothing but the `B` operand of one matmul, with a permutation
+/// whose last-two-axes swap is a cheaper reorder: then the matmul reads `Bᵀ` instead
+/// (`TRANSPOSE_B = 1`), so `Q·Kᵀ` needs no element-by-element 2-D transpose of `K`, only the
+/// head split, and the matmul's parallelism runs along the head dimension.
+pub fn feeds_transposed_b(graph: &MaseGraph, node: &Node) -> bool {
+    let Op::Transpose { perm } = &node.op else { return false };
+    let Some(id) = graph.find(&node.name) else { return false };
+    let users = graph.users(id);
+    let [u] = users.as_slice() else { return false };
+    let m = graph.node(*u);
+    if !matches!(m.op, Op::Matmul)
+        || m.inputs.len() != 2
+        || m.inputs[1] != id
+        || m.inputs[0] == id
+        || perm.len() < 2
+    {
+        return false;
+    }
+    // Only when reading Bᵀ makes the transpose cheaper: the identity, a block reorder that moves
+    // whole units (several lanes possible) rather than single elements (one lane), or any
+    // mappable reorder instead of none.
+    let cost = |k: Option<PermKind>| match k {
+        Some(PermKind::Identity) => 0,
+        Some(PermKind::Block(t)) if t.c > 1 => 1,
+        Some(PermKind::Block(_)) => 2,
+        None => 3,
+    };
+    in_shape(graph, node, 0)
+        .is_ok_and(|s| cost(classify(&s, &swap_last_two(perm))) < cost(classify(&s, perm)))
+}
+
+/// The permutation a transpose node is built with: its own, or the `Bᵀ` one (see
+/// [`feeds_transposed_b`]).
+pub fn effective_perm(graph: &MaseGraph, node: &Node, perm: &[usize]) -> Vec<usize> {
+    if feeds_transposed_b(graph, node) {
+        swap_last_two(perm)
+    } else {
+        perm.to_vec()
+    }
+}
+
+/// Whether matmul `node` reads its `B` operand transposed (see [`feeds_transposed_b`]).
+pub fn matmul_transposed_b(graph: &MaseGraph, node: &Node) -> bool {
+    node.inputs.get(1).is_some_and(|b| feeds_transposed_b(graph, graph.node(*b)))
+}
+
+/// Shape of the stream a node produces: its result, except for a transpose that feeds a
+/// matmul's `Bᵀ`, whose stream is the result with the last two axes swapped back.
+pub fn stream_shape(graph: &MaseGraph, node: &Node) -> Result<Vec<usize>> {
+    let mut s = out_shape(node)?;
+    if feeds_transposed_b(graph, node) {
+        let n = s.len();
+        s.swap(n - 2, n - 1);
+    }
+    Ok(s)
 }
 
 /// The component that implements a hardware node's op.
@@ -297,7 +356,7 @@ pub fn overrides(graph: &MaseGraph, node: &Node, par: Par) -> Result<Vec<(String
                 m as i64,
                 par.p_in as i64,
                 par.p_out as i64,
-                false,
+                matmul_transposed_b(graph, node),
                 &extra,
             );
             v.extend(p.into_iter().map(|(k, x)| (k.to_string(), x)));
@@ -374,7 +433,7 @@ pub fn overrides(graph: &MaseGraph, node: &Node, par: Par) -> Result<Vec<(String
         }
         Op::Transpose { perm } => {
             let shape = in_shape(graph, node, 0)?;
-            let Some(PermKind::Block(t)) = classify(&shape, perm) else {
+            let Some(PermKind::Block(t)) = classify(&shape, &effective_perm(graph, node, perm)) else {
                 return Err(node.error("transpose is not a block reorder (component_of/role disagree)"));
             };
             let x = in_format(node, 0)?;

@@ -513,7 +513,7 @@ pub fn stitch(
                         port,
                         fmt,
                         lanes: ext.as_ref().map_or_else(|| stream_lanes(&p, &prefix), |e| e.manifest.lanes),
-                        shape: bind::in_shape(graph, node, k)?,
+                        shape: bind::stream_shape(graph, graph.node(node.inputs[k]))?,
                         fifo_depth: 0,
                     });
                 }
@@ -530,7 +530,7 @@ pub fn stitch(
                     ep: Endpoint::Inst(inst, "data_out_0".into()),
                     fmt: produced,
                     lanes: ext.as_ref().map_or_else(|| stream_lanes(&p, "DATA_OUT_0"), |e| e.manifest.lanes),
-                    shape: bind::out_shape(node)?,
+                    shape: bind::stream_shape(graph, node)?,
                     hold: hold_in + hold(&b.d.instances[inst]),
                 };
                 let declared = bind::out_format(node)?;

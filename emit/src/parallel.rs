@@ -53,16 +53,22 @@ fn raw_candidates(graph: &MaseGraph, node: &Node) -> Result<Vec<Par>> {
             }
             v
         }
+        // B streams row-major: along K (p_out = 1) when read as Bᵀ, else along M (p_in = 1).
+        Op::Matmul if bind::matmul_transposed_b(graph, node) => {
+            divisors(cols, 256).into_iter().map(|p| Par { p_in: p, p_out: 1 }).collect()
+        }
         Op::Matmul => {
             let m = *bind::out_shape(node)?.last().unwrap_or(&1);
             divisors(m, 256).into_iter().map(|p| Par { p_in: 1, p_out: p }).collect()
         }
-        Op::Transpose { perm } => match crate::perm::classify(&shape, perm) {
-            Some(crate::perm::PermKind::Block(t)) if t.c > 1 => {
-                divisors(t.c, 256).into_iter().map(|p| Par { p_in: p, p_out: p }).collect()
+        Op::Transpose { perm } => {
+            match crate::perm::classify(&shape, &bind::effective_perm(graph, node, perm)) {
+                Some(crate::perm::PermKind::Block(t)) if t.c > 1 => {
+                    divisors(t.c, 256).into_iter().map(|p| Par { p_in: p, p_out: p }).collect()
+                }
+                _ => vec![Par { p_in: 1, p_out: 1 }],
             }
-            _ => vec![Par { p_in: 1, p_out: 1 }],
-        },
+        }
         _ => divisors(cols, 256).into_iter().map(|p| Par { p_in: p, p_out: p }).collect(),
     })
 }

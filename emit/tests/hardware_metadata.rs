@@ -39,6 +39,11 @@ fn every_node_gets_the_seed_fields() {
             _ => {}
         }
     }
+    // Q·Kᵀ reads the head-split K rows as Bᵀ (no element-wise 2-D transpose of K); A·V reads V.
+    let tb = |name: &str| g.node(g.find(name).unwrap()).meta.hardware.verilog_param["TRANSPOSE_B"];
+    assert_eq!((tb("attention_self_MatMul"), tb("attention_self_MatMul_1")), (1, 0));
+    let k_split = &g.node(g.find("attention_self_Transpose_1").unwrap()).meta.hardware.verilog_param;
+    assert_eq!(k_split["BLOCK_SIZE"], 64, "K is only split into heads");
     // The metadata alone rebuilds the design, identically, after a checkpoint round trip.
     let dir = tempfile::tempdir().unwrap();
     let prefix = dir.path().join("g");
