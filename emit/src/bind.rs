@@ -299,6 +299,25 @@ pub fn eps_code(node: &Node, eps: f32) -> Result<(i64, i64)> {
     Ok((code as i64, frac as i64))
 }
 
+/// The gelu table range for an input format and output fraction, memoized: the parallelism
+/// search asks for it once per candidate, and it scans up to 2^16 function values.
+fn gelu_range(x: &FixedFormat, out_frac: i32, approx: GeluApprox) -> (i64, i64) {
+    type Key = (u32, i32, i32, bool);
+    static MEMO: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<Key, (i64, i64)>>> =
+        std::sync::OnceLock::new();
+    let key = (x.width, x.frac, out_frac, approx == GeluApprox::Tanh);
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(r) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return *r;
+    }
+    let r = match approx {
+        GeluApprox::None => gelu::table_range(x, out_frac),
+        GeluApprox::Tanh => gelu::table_range_of(x, out_frac, gelu::gelu_tanh_f64),
+    };
+    memo.lock().unwrap_or_else(|e| e.into_inner()).insert(key, r);
+    r
+}
+
 /// Component parameter overrides of a hardware node at parallelism `par` (before resolution).
 pub fn overrides(graph: &MaseGraph, node: &Node, par: Par) -> Result<Vec<(String, i64)>> {
     let mut v: Vec<(String, i64)> = Vec::new();
@@ -372,10 +391,7 @@ pub fn overrides(graph: &MaseGraph, node: &Node, par: Par) -> Result<Vec<(String
             out_params(&mut v, &out);
             // The narrowest table whose 0 / identity tails stay within a quarter output LSB of
             // the function (the component's recommended range).
-            let (lo, hi) = match approximate {
-                GeluApprox::None => gelu::table_range(&x, out.frac),
-                GeluApprox::Tanh => gelu::table_range_of(&x, out.frac, gelu::gelu_tanh_f64),
-            };
+            let (lo, hi) = gelu_range(&x, out.frac, *approximate);
             v.push(("TABLE_NEG".into(), -lo));
             v.push(("TABLE_POS".into(), hi));
         }
