@@ -237,6 +237,15 @@ fn cli_flow_then_sim() {
     assert_eq!(v["mismatches"], 0);
     let codes = mase_ir::npy::read_npy(out.join("sim").join("Gemm_1_linear.codes.npy")).unwrap();
     assert_eq!(codes.shape()[1..], [4, 10]);
+    // The golden model alone (no Verilator) writes the same codes.
+    let st = Command::new(mase)
+        .args(["sim", out.to_str().unwrap(), "--golden", "--input"])
+        .arg(format!("x={}", fixture("mlp_gemm_relu.in.x.npy").display()))
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let golden = mase_ir::npy::read_npy(out.join("sim").join("Gemm_1_linear.codes.npy")).unwrap();
+    assert_eq!(golden, codes);
 }
 
 fn external_flow(manifest: &Path, dir: &Path) -> mase_ir::Result<Flow> {

@@ -231,15 +231,9 @@ pub fn simulate_project(p: &Project, inputs: &[Vec<i64>], cfg: &RunConfig) -> Re
     Ok(DesignRun { report, outputs, expected, build: b, run })
 }
 
-/// Runs a project on per-inference float inputs (graph input name → tensor, one map per
-/// inference, streamed back to back): the inputs are quantized into the top's input formats,
-/// the RTL is checked against the golden model, and its outputs are compared with the float
-/// interpreter's.
-pub fn check_project(
-    p: &Project,
-    samples: &[HashMap<String, Tensor>],
-    cfg: &RunConfig,
-) -> Result<(DesignRun, AccuracyReport)> {
+/// Input codes of a project for per-inference float inputs (graph input name → tensor, one map
+/// per inference, back to back), quantized into the top's input formats.
+pub fn quantize_samples(p: &Project, samples: &[HashMap<String, Tensor>]) -> Result<Vec<Vec<i64>>> {
     let ins: Vec<_> = p.design.ports.iter().enumerate().filter(|(_, x)| x.dir == PortDir::Input).collect();
     let mut codes: Vec<Vec<i64>> = vec![Vec::new(); ins.len()];
     for s in samples {
@@ -250,23 +244,47 @@ pub fn check_project(
             codes[k].extend(golden::quantize_input(&p.design, *idx, t).map_err(|e| invalid(e.to_string()))?);
         }
     }
-    let run = simulate_project(p, &codes, cfg)?;
+    Ok(codes)
+}
+
+/// Accuracy of output codes (port order, inferences back to back) against the float
+/// interpreter on the same inputs.
+pub fn accuracy_against_float(
+    p: &Project,
+    samples: &[HashMap<String, Tensor>],
+    outputs: &[Vec<i64>],
+) -> Result<AccuracyReport> {
     let outs: Vec<_> = p.design.ports.iter().filter(|x| x.dir == PortDir::Output).collect();
     let mut float_outs = Vec::new();
-    let mut rtl_outs = Vec::new();
+    let mut hw_outs = Vec::new();
     for (i, s) in samples.iter().enumerate() {
         let f = mase_ir::interp::run_outputs(&p.graph, s).map_err(|e| invalid(e.to_string()))?;
         for (k, port) in outs.iter().enumerate() {
             let m = port.numel();
-            let got = run.outputs[k]
-                .get(i * m..(i + 1) * m)
+            let got = outputs
+                .get(k)
+                .and_then(|o| o.get(i * m..(i + 1) * m))
                 .ok_or_else(|| invalid(format!("output {}: too few elements", port.name)))?;
             let vals: Vec<f32> = got.iter().map(|c| to_f64(*c, &port.format) as f32).collect();
-            rtl_outs.push(Tensor::from_f32(&port.shape, vals).ok_or_else(|| invalid("output shape"))?);
+            hw_outs.push(Tensor::from_f32(&port.shape, vals).ok_or_else(|| invalid("output shape"))?);
             float_outs
                 .push(f.get(k).cloned().ok_or_else(|| invalid(format!("the float run has no output {k}")))?);
         }
     }
-    let acc = mase_ir::quant::accuracy(&float_outs, &rtl_outs, None).map_err(|e| invalid(e.to_string()))?;
+    mase_ir::quant::accuracy(&float_outs, &hw_outs, None).map_err(|e| invalid(e.to_string()))
+}
+
+/// Runs a project on per-inference float inputs (graph input name → tensor, one map per
+/// inference, streamed back to back): the inputs are quantized into the top's input formats,
+/// the RTL is checked against the golden model, and its outputs are compared with the float
+/// interpreter's.
+pub fn check_project(
+    p: &Project,
+    samples: &[HashMap<String, Tensor>],
+    cfg: &RunConfig,
+) -> Result<(DesignRun, AccuracyReport)> {
+    let codes = quantize_samples(p, samples)?;
+    let run = simulate_project(p, &codes, cfg)?;
+    let acc = accuracy_against_float(p, samples, &run.outputs)?;
     Ok((run, acc))
 }

@@ -33,7 +33,10 @@ pub use bench::{
     bench_component, bench_component_with, component_build_spec, component_ports, components,
     simulate_component, synth_component, BenchOptions, BenchReport, ComponentInfo, SynthReport,
 };
-pub use design_sim::{check_project, load_project, simulate_project, DesignReport, DesignRun, Project};
+pub use design_sim::{
+    accuracy_against_float, check_project, load_project, quantize_samples, simulate_project, DesignReport,
+    DesignRun, Project,
+};
 pub use error::{Result, SimError};
 pub use harness::{run_streams, Mismatch, RunConfig, RunResult};
 pub use model::Model;

@@ -132,6 +132,8 @@ pub struct SimArgs {
     pub vcd: Option<std::path::PathBuf>,
     /// JSON output.
     pub json: bool,
+    /// Run the golden model only (no Verilator).
+    pub golden: bool,
 }
 
 /// Per-inference float inputs by graph input name: from files (several inferences may be
@@ -187,22 +189,18 @@ fn sim_inputs(p: &Project, a: &SimArgs) -> anyhow::Result<Vec<HashMap<String, Te
         .collect())
 }
 
-/// `mase sim DIR`.
-pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
-    let p = load_project(dir)?;
-    let samples = sim_inputs(&p, a)?;
-    let vcd = a.vcd.as_ref().map(|v| (v.clone(), 0, u64::MAX));
-    let cfg = RunConfig { seed: a.seed, stall_prob: a.stall_prob, vcd, ..RunConfig::default() };
-    let (run, acc) = check_project(&p, &samples, &cfg)?;
+/// Writes output codes (port order) as `DIR/sim/<tensor>.npy` (values) and `.codes.npy`, with a
+/// leading inference axis; returns the paths.
+fn write_outputs(dir: &Path, p: &Project, outputs: &[Vec<i64>]) -> anyhow::Result<Vec<String>> {
     let out_dir = dir.join("sim");
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let mut written = Vec::new();
     for (k, port) in p.design.ports.iter().filter(|x| x.dir == PortDir::Output).enumerate() {
-        let n = run.outputs[k].len() / port.numel();
+        let n = outputs[k].len() / port.numel();
         let mut shape = vec![n];
         shape.extend(&port.shape);
-        let codes = Tensor::from_i64(&shape, run.outputs[k].clone()).context("output shape")?;
-        let vals: Vec<f32> = run.outputs[k].iter().map(|c| to_f64(*c, &port.format) as f32).collect();
+        let codes = Tensor::from_i64(&shape, outputs[k].clone()).context("output shape")?;
+        let vals: Vec<f32> = outputs[k].iter().map(|c| to_f64(*c, &port.format) as f32).collect();
         let floats = Tensor::from_f32(&shape, vals).context("output shape")?;
         let base = out_dir.join(mase_emit::design::ident(&port.tensor));
         let (fp, cp) = (base.with_extension("npy"), base.with_extension("codes.npy"));
@@ -211,6 +209,44 @@ pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
         written.push(fp.display().to_string());
         written.push(cp.display().to_string());
     }
+    Ok(written)
+}
+
+/// `mase sim DIR`.
+pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
+    let p = load_project(dir)?;
+    let samples = sim_inputs(&p, a)?;
+    if a.golden {
+        let codes = mase_sim::quantize_samples(&p, &samples)?;
+        let outputs = mase_emit::golden::run(&p.design, &codes)?;
+        let acc = mase_sim::accuracy_against_float(&p, &samples, &outputs)?;
+        let written = write_outputs(dir, &p, &outputs)?;
+        if a.json {
+            let v = serde_json::json!({
+                "golden_only": true,
+                "inferences": samples.len(),
+                "cosine_vs_float": acc.cosine,
+                "max_abs_error_vs_float": acc.max_abs_error,
+                "outputs": written,
+            });
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        } else {
+            println!(
+                "golden     {} inferences through the design's component models (no Verilator)",
+                samples.len()
+            );
+            println!(
+                "accuracy   cosine {:.6} against the float model, max abs error {:.3e}",
+                acc.cosine, acc.max_abs_error
+            );
+            println!("wrote      {}", written.join(", "));
+        }
+        return Ok(());
+    }
+    let vcd = a.vcd.as_ref().map(|v| (v.clone(), 0, u64::MAX));
+    let cfg = RunConfig { seed: a.seed, stall_prob: a.stall_prob, vcd, ..RunConfig::default() };
+    let (run, acc) = check_project(&p, &samples, &cfg)?;
+    let written = write_outputs(dir, &p, &run.outputs)?;
     let r = &run.report;
     if a.json {
         let mut v = serde_json::to_value(r)?;

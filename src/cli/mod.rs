@@ -172,6 +172,10 @@ enum Command {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// Run only the golden model (the design's component models, no Verilator) and write
+        /// its outputs.
+        #[arg(long, conflicts_with_all = ["vcd", "stall_prob"])]
+        golden: bool,
     },
     /// ONNX model to verified-ready hardware project in one go: import, passes, quantize,
     /// hardware passes, emit.
@@ -271,8 +275,8 @@ pub fn main() -> anyhow::Result<()> {
         Command::Emit { prefix, config, target_ii, multiplier_budget, output } => {
             flow::emit(&prefix, config.as_deref(), flow::Rate { target_ii, multiplier_budget }, &output)
         }
-        Command::Sim { dir, input, inferences, stall_prob, seed, vcd, json } => {
-            flow::sim(&dir, &flow::SimArgs { inputs: input, inferences, stall_prob, seed, vcd, json })
+        Command::Sim { dir, input, inferences, stall_prob, seed, vcd, json, golden } => {
+            flow::sim(&dir, &flow::SimArgs { inputs: input, inferences, stall_prob, seed, vcd, json, golden })
         }
         Command::Flow { model, input_shape, config, target_ii, multiplier_budget, output } => flow::flow(
             &model,
