@@ -153,20 +153,20 @@ pub fn stream_shape(graph: &MaseGraph, node: &Node) -> Result<Vec<usize>> {
 }
 
 /// The component that implements a hardware node's op.
+/// The component's registry name is the op's MASE name (`mul` is the scalar form only).
 pub fn component_of(node: &Node) -> Result<&'static dyn Component> {
-    let name = match &node.op {
-        Op::Linear { .. } => "linear",
-        Op::Matmul => "matmul",
-        Op::Relu => "relu",
-        Op::Gelu { .. } => "gelu",
-        Op::Softmax { .. } => "softmax",
-        Op::LayerNorm { .. } => "layer_norm",
-        Op::Add => "add",
-        Op::MulScalar { .. } => "mul",
-        Op::Transpose { .. } => "transpose",
-        other => return Err(node.error(format!("`{}` has no component ({SUPPORTED_OPS})", other.mase_op()))),
-    };
-    lookup(name).map_err(|e| node.error(e))
+    match &node.op {
+        Op::Linear { .. }
+        | Op::Matmul
+        | Op::Relu
+        | Op::Gelu { .. }
+        | Op::Softmax { .. }
+        | Op::LayerNorm { .. }
+        | Op::Add
+        | Op::MulScalar { .. }
+        | Op::Transpose { .. } => lookup(node.op.mase_op()).map_err(|e| node.error(e)),
+        other => Err(node.error(format!("`{}` has no component ({SUPPORTED_OPS})", other.mase_op()))),
+    }
 }
 
 /// Shape of data input `k` of `node`.

@@ -181,6 +181,20 @@ struct Src {
 /// One input of a join: its producing node, input index and the data held before it.
 type JoinInput = (NodeId, usize, f64);
 
+impl Src {
+    /// The stream as rows for a component's `TENSOR_SIZE` parameters: rows of the tensor's
+    /// last dimension when the lanes tile it, else rows of one beat.
+    fn rows_cols(&self) -> (usize, usize) {
+        let numel: usize = self.shape.iter().product();
+        let cols = *self.shape.last().unwrap_or(&1);
+        if cols.is_multiple_of(self.lanes) {
+            (numel / cols, cols)
+        } else {
+            (numel / self.lanes, self.lanes)
+        }
+    }
+}
+
 /// A consumer input waiting for its stream.
 #[derive(Debug, Clone)]
 struct Demand {
@@ -355,27 +369,10 @@ impl Builder {
         if same_numbers(&src.fmt, to) {
             return Ok(src);
         }
-        let numel: usize = src.shape.iter().product();
-        let cols = *src.shape.last().unwrap_or(&1);
-        let (rows, cols) = if cols.is_multiple_of(src.lanes) {
-            (numel / cols, cols)
-        } else {
-            (numel / src.lanes, src.lanes)
-        };
+        let (rows, cols) = src.rows_cols();
         let p = bind::cast_params(&src.fmt, to, rows, cols, src.lanes)
             .map_err(|e| graph_error(format!("stitching a cast for node '{node}': {e}")))?;
-        let name = self.unique(&format!("{node}_cast"));
-        self.d.instances.push(Instance {
-            name,
-            component: "cast".into(),
-            params: p,
-            node: node.to_string(),
-            kind: InstKind::Cast,
-            memories: Vec::new(),
-            numel_in: numel,
-            external: None,
-        });
-        let i = self.d.instances.len() - 1;
+        let i = self.add(&format!("{node}_cast"), "cast", p, node, InstKind::Cast, rows * cols);
         let lanes = src.lanes;
         Ok(self.chain(src, i, *to, lanes))
     }
@@ -589,10 +586,8 @@ pub fn stitch(
         for (i, (demand, port)) in legs.into_iter().enumerate() {
             let leg = if i + 1 < n {
                 // Fork: leg i takes data_out_0, the rest continue from data_out_1.
-                let numel: usize = cur.shape.iter().product();
-                let cols = *cur.shape.last().unwrap_or(&1);
-                let (rows, cols) =
-                    if cols % cur.lanes == 0 { (numel / cols, cols) } else { (numel / cur.lanes, cur.lanes) };
+                let (rows, cols) = cur.rows_cols();
+                let numel = rows * cols;
                 let o = vec![
                     ("DATA_IN_0_PRECISION_0".to_string(), cur.fmt.width as i64),
                     ("DATA_IN_0_PRECISION_1".to_string(), cur.fmt.frac as i64),

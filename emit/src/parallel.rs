@@ -107,14 +107,10 @@ fn pick(cands: &[Choice], target: u64) -> Choice {
 
 /// The choice at the default lane count (the largest lanes ≤ `lanes` the node allows;
 /// `lanes × lanes` for a linear).
-fn default_choice(node: &Node, cands: &[Choice], lanes: usize) -> Choice {
-    let fits = |c: &&Choice| match node.op {
-        Op::Linear { .. } => c.par.p_in <= lanes && c.par.p_out <= lanes,
-        _ => c.par.p_in <= lanes && c.par.p_out <= lanes,
-    };
+fn default_choice(cands: &[Choice], lanes: usize) -> Choice {
     *cands
         .iter()
-        .filter(fits)
+        .filter(|c| c.par.p_in <= lanes && c.par.p_out <= lanes)
         .max_by_key(|c| (c.par.p_in * c.par.p_out, std::cmp::Reverse(c.cycles), std::cmp::Reverse(c.par)))
         .unwrap_or(&cands[0])
 }
@@ -225,12 +221,7 @@ pub fn select(graph: &MaseGraph, cfg: &HwConfig) -> Result<Selection> {
         (hi, "multiplier_budget")
     } else {
         let lanes = cfg.lanes.unwrap_or(DEFAULT_LANES);
-        let t = free
-            .iter()
-            .map(|(id, c)| default_choice(graph.node(*id), c, lanes).cycles)
-            .max()
-            .unwrap_or(0)
-            .max(fixed_max);
+        let t = free.iter().map(|(_, c)| default_choice(c, lanes).cycles).max().unwrap_or(0).max(fixed_max);
         (t, "lanes")
     };
     let mut chosen = fixed;

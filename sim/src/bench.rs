@@ -7,7 +7,7 @@ use std::process::Command;
 
 use mase_hwlib::{
     lookup, mem_file_text, module_name, registry, resolve_params, rtl_files, Component, Direction,
-    ParamDefault, Params, Stimulus, StreamValues,
+    ParamDefault, Params, Stimulus, StreamSpec, StreamValues,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -23,11 +23,17 @@ use crate::verilate::{self, build, Build, BuildSpec, ParamValue};
 
 /// The ports of a component instance: `clk`, `rst`, then `<s>`, `<s>_valid`, `<s>_ready` per stream.
 pub fn component_ports(c: &dyn Component, p: &Params) -> Vec<Port> {
+    stream_ports(&c.streams(p))
+}
+
+/// The ports of a module with these streams (a component or an emitted top): `clk`, `rst`, then
+/// `<s>`, `<s>_valid`, `<s>_ready` per stream.
+pub fn stream_ports(streams: &[StreamSpec]) -> Vec<Port> {
     let mut ports = vec![
         Port { name: "clk".into(), width: 1, dir: PortDir::In },
         Port { name: "rst".into(), width: 1, dir: PortDir::In },
     ];
-    for s in c.streams(p) {
+    for s in streams {
         let (fwd, back) = match s.dir {
             Direction::In => (PortDir::In, PortDir::Out),
             Direction::Out => (PortDir::Out, PortDir::In),

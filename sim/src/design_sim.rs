@@ -20,7 +20,6 @@ use serde::Serialize;
 use crate::error::{Result, SimError};
 use crate::harness::{run_streams, Mismatch, RunConfig, RunResult};
 use crate::model::Model;
-use crate::shim::{Port, PortDir as ShimDir};
 use crate::verilate::{build, Build, BuildSpec, ParamValue};
 
 /// An emitted project loaded back: its graph and design.
@@ -91,19 +90,7 @@ pub fn project_build_spec(p: &Project, trace: bool) -> Result<BuildSpec> {
     let list = std::fs::read_to_string(&list_path).map_err(SimError::io("reading", &list_path))?;
     let sources: Vec<PathBuf> =
         list.lines().filter(|l| !l.trim().is_empty()).map(|l| dir.join(l.trim())).collect();
-    let mut ports = vec![
-        Port { name: "clk".into(), width: 1, dir: ShimDir::In },
-        Port { name: "rst".into(), width: 1, dir: ShimDir::In },
-    ];
-    for s in top_streams(&p.design) {
-        let (fwd, back) = match s.dir {
-            Direction::In => (ShimDir::In, ShimDir::Out),
-            Direction::Out => (ShimDir::Out, ShimDir::In),
-        };
-        ports.push(Port { name: s.name.clone(), width: s.port_width(), dir: fwd });
-        ports.push(Port { name: format!("{}_valid", s.name), width: 1, dir: fwd });
-        ports.push(Port { name: format!("{}_ready", s.name), width: 1, dir: back });
-    }
+    let ports = crate::bench::stream_ports(&top_streams(&p.design));
     let mem_dir = format!("{}/", dir.join("mem").to_string_lossy());
     Ok(BuildSpec {
         top: p.design.top.clone(),
