@@ -9,6 +9,9 @@
 //   Latency: 1 cycle. II: 1 beat per cycle.
 //   Paths cut: data and valid (registered outputs); each input's ready depends combinationally on
 //   the other input's valid and on data_out_0_ready (a join).
+`ifndef MASE_ASSERT_SVH
+`include "mase_assert.svh"
+`endif
 module mase_add #(
     /// Width of input 0 lanes (1..64, signed).
     parameter int DATA_IN_0_PRECISION_0 = 8,
@@ -90,72 +93,17 @@ module mase_add #(
 
 `ifndef SYNTHESIS
   initial begin
-    if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 64)
-      $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 64, got %0d", DATA_IN_0_PRECISION_0);
-    if (DATA_IN_0_PRECISION_1 < -16777216 || DATA_IN_0_PRECISION_1 > 16777216)
-      $fatal(1, "DATA_IN_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
-             DATA_IN_0_PRECISION_1);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_0 > 1048576)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_0 must be between 1 and 1048576, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_1 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_1 > 1048576)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_1 must be between 1 and 1048576, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_IN_0_PARALLELISM_DIM_0 < 1 || DATA_IN_0_PARALLELISM_DIM_0 > 1024)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 must be between 1 and 1024, got %0d",
-             DATA_IN_0_PARALLELISM_DIM_0);
-    if (DATA_IN_0_PARALLELISM_DIM_1 < 1 || DATA_IN_0_PARALLELISM_DIM_1 > 1024)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 must be between 1 and 1024, got %0d",
-             DATA_IN_0_PARALLELISM_DIM_1);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 % DATA_IN_0_PARALLELISM_DIM_0 != 0)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_1 % DATA_IN_0_PARALLELISM_DIM_1 != 0)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
-             DATA_IN_0_PARALLELISM_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_IN_1_PRECISION_0 < 1 || DATA_IN_1_PRECISION_0 > 64)
-      $fatal(1, "DATA_IN_1_PRECISION_0 must be between 1 and 64, got %0d", DATA_IN_1_PRECISION_0);
-    if (DATA_IN_1_PRECISION_1 < -16777216 || DATA_IN_1_PRECISION_1 > 16777216)
-      $fatal(1, "DATA_IN_1_PRECISION_1 must be between -16777216 and 16777216, got %0d",
-             DATA_IN_1_PRECISION_1);
+    `MASE_CHECK_FORMAT(DATA_IN_0, 64);
+    `MASE_CHECK_BLOCK_SHAPE(DATA_IN_0);
+    `MASE_CHECK_FORMAT(DATA_IN_1, 64);
     if (DATA_IN_1_PRECISION_1 - DATA_IN_0_PRECISION_1 > 63 ||
         DATA_IN_0_PRECISION_1 - DATA_IN_1_PRECISION_1 > 63)
       $fatal(1, "DATA_IN_1_PRECISION_1 (%0d) must be within 63 of DATA_IN_0_PRECISION_1 (%0d)",
              DATA_IN_1_PRECISION_1, DATA_IN_0_PRECISION_1);
-    if (DATA_IN_1_TENSOR_SIZE_DIM_0 != DATA_IN_0_TENSOR_SIZE_DIM_0)
-      $fatal(1, "DATA_IN_1_TENSOR_SIZE_DIM_0 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             DATA_IN_1_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_1_TENSOR_SIZE_DIM_1 != DATA_IN_0_TENSOR_SIZE_DIM_1)
-      $fatal(1, "DATA_IN_1_TENSOR_SIZE_DIM_1 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
-             DATA_IN_1_TENSOR_SIZE_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_IN_1_PARALLELISM_DIM_0 != DATA_IN_0_PARALLELISM_DIM_0)
-      $fatal(1, "DATA_IN_1_PARALLELISM_DIM_0 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_0 (%0d)",
-             DATA_IN_1_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
-    if (DATA_IN_1_PARALLELISM_DIM_1 != DATA_IN_0_PARALLELISM_DIM_1)
-      $fatal(1, "DATA_IN_1_PARALLELISM_DIM_1 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_1 (%0d)",
-             DATA_IN_1_PARALLELISM_DIM_1, DATA_IN_0_PARALLELISM_DIM_1);
-    if (DATA_OUT_0_PRECISION_0 < 1 || DATA_OUT_0_PRECISION_0 > 64)
-      $fatal(1, "DATA_OUT_0_PRECISION_0 must be between 1 and 64, got %0d",
-             DATA_OUT_0_PRECISION_0);
-    if (DATA_OUT_0_PRECISION_1 < -16777216 || DATA_OUT_0_PRECISION_1 > 16777216)
-      $fatal(1, "DATA_OUT_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
-             DATA_OUT_0_PRECISION_1);
-    if (DATA_OUT_0_TENSOR_SIZE_DIM_0 != DATA_IN_0_TENSOR_SIZE_DIM_0)
-      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_0 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             DATA_OUT_0_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_OUT_0_TENSOR_SIZE_DIM_1 != DATA_IN_0_TENSOR_SIZE_DIM_1)
-      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_1 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
-             DATA_OUT_0_TENSOR_SIZE_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_OUT_0_PARALLELISM_DIM_0 != DATA_IN_0_PARALLELISM_DIM_0)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_0 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_0 (%0d)",
-             DATA_OUT_0_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
-    if (DATA_OUT_0_PARALLELISM_DIM_1 != DATA_IN_0_PARALLELISM_DIM_1)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_1 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_1 (%0d)",
-             DATA_OUT_0_PARALLELISM_DIM_1, DATA_IN_0_PARALLELISM_DIM_1);
-    if (DATA_OUT_0_ROUNDING < 0 || DATA_OUT_0_ROUNDING > 6)
-      $fatal(1, "DATA_OUT_0_ROUNDING must be between 0 and 6, got %0d", DATA_OUT_0_ROUNDING);
-    if (DATA_OUT_0_OVERFLOW < 0 || DATA_OUT_0_OVERFLOW > 3)
-      $fatal(1, "DATA_OUT_0_OVERFLOW must be between 0 and 3, got %0d", DATA_OUT_0_OVERFLOW);
+    `MASE_CHECK_SAME_SHAPE(DATA_IN_1, DATA_IN_0);
+    `MASE_CHECK_FORMAT(DATA_OUT_0, 64);
+    `MASE_CHECK_SAME_SHAPE(DATA_OUT_0, DATA_IN_0);
+    `MASE_CHECK_MODES(DATA_OUT_0);
   end
 `endif
 
@@ -200,20 +148,8 @@ module mase_add #(
     if (fire) data_out_0 <= sum_lanes;
   end
 
-`ifndef SYNTHESIS
-  // Handshake: an offered output beat stays offered and unchanged until taken.
-  a_out_stable :
-  assert property (@(posedge clk) disable iff (rst)
-      data_out_0_valid && !data_out_0_ready |=> data_out_0_valid && $stable(data_out_0))
-  else $error("mase_add: data_out_0 changed or dropped valid while stalled");
-  // Producers must keep offered input beats offered and unchanged until taken.
-  a_in0_stable :
-  assert property (@(posedge clk) disable iff (rst)
-      data_in_0_valid && !data_in_0_ready |=> data_in_0_valid && $stable(data_in_0))
-  else $error("mase_add: data_in_0 changed or dropped valid while stalled");
-  a_in1_stable :
-  assert property (@(posedge clk) disable iff (rst)
-      data_in_1_valid && !data_in_1_ready |=> data_in_1_valid && $stable(data_in_1))
-  else $error("mase_add: data_in_1 changed or dropped valid while stalled");
-`endif
+  // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
+  `MASE_ASSERT_STREAM_STABLE(data_in_0)
+  `MASE_ASSERT_STREAM_STABLE(data_in_1)
+  `MASE_ASSERT_STREAM_STABLE(data_out_0)
 endmodule

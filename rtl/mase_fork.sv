@@ -9,6 +9,9 @@
 //   ready); data_in_0_ready depends combinationally on both consumers' ready.
 // The data word is opaque: LANES = PARALLELISM_DIM_0 x PARALLELISM_DIM_1 lanes of
 // DATA_IN_0_PRECISION_0 bits.
+`ifndef MASE_ASSERT_SVH
+`include "mase_assert.svh"
+`endif
 module mase_fork #(
     /// Lane width in bits (1..64).
     parameter int DATA_IN_0_PRECISION_0 = 8,
@@ -48,29 +51,8 @@ module mase_fork #(
 );
 `ifndef SYNTHESIS
   initial begin
-    if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 64)
-      $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 64, got %0d", DATA_IN_0_PRECISION_0);
-    if (DATA_IN_0_PRECISION_1 < -16777216 || DATA_IN_0_PRECISION_1 > 16777216)
-      $fatal(1, "DATA_IN_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
-             DATA_IN_0_PRECISION_1);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_0 > 1048576)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_0 must be between 1 and 1048576, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_1 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_1 > 1048576)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_1 must be between 1 and 1048576, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_IN_0_PARALLELISM_DIM_0 < 1 || DATA_IN_0_PARALLELISM_DIM_0 > 1024)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 must be between 1 and 1024, got %0d",
-             DATA_IN_0_PARALLELISM_DIM_0);
-    if (DATA_IN_0_PARALLELISM_DIM_1 < 1 || DATA_IN_0_PARALLELISM_DIM_1 > 1024)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 must be between 1 and 1024, got %0d",
-             DATA_IN_0_PARALLELISM_DIM_1);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 % DATA_IN_0_PARALLELISM_DIM_0 != 0)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_1 % DATA_IN_0_PARALLELISM_DIM_1 != 0)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
-             DATA_IN_0_PARALLELISM_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
+    `MASE_CHECK_FORMAT(DATA_IN_0, 64);
+    `MASE_CHECK_BLOCK_SHAPE(DATA_IN_0);
   end
 `endif
 
@@ -91,20 +73,8 @@ module mase_fork #(
     else taken <= taken | ({data_out_1_valid, data_out_0_valid} & {data_out_1_ready, data_out_0_ready});
   end
 
-`ifndef SYNTHESIS
-  // Handshake: an offered output beat stays offered and unchanged until taken.
-  a_out0_stable :
-  assert property (@(posedge clk) disable iff (rst)
-      data_out_0_valid && !data_out_0_ready |=> data_out_0_valid && $stable(data_out_0))
-  else $error("mase_fork: data_out_0 changed or dropped valid while stalled");
-  a_out1_stable :
-  assert property (@(posedge clk) disable iff (rst)
-      data_out_1_valid && !data_out_1_ready |=> data_out_1_valid && $stable(data_out_1))
-  else $error("mase_fork: data_out_1 changed or dropped valid while stalled");
-  // The producer must keep an offered input beat offered and unchanged until consumed.
-  a_in_stable :
-  assert property (@(posedge clk) disable iff (rst)
-      data_in_0_valid && !data_in_0_ready |=> data_in_0_valid && $stable(data_in_0))
-  else $error("mase_fork: data_in_0 changed or dropped valid while stalled");
-`endif
+  // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
+  `MASE_ASSERT_STREAM_STABLE(data_in_0)
+  `MASE_ASSERT_STREAM_STABLE(data_out_0)
+  `MASE_ASSERT_STREAM_STABLE(data_out_1)
 endmodule

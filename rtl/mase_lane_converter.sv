@@ -22,6 +22,9 @@
 // combinationally on data_out_0_ready (put a skid buffer after the converter to cut it).
 // DATA_IN_0_PRECISION_1 and DATA_IN_0_TENSOR_SIZE_DIM_1 are format information: the lanes are
 // opaque words of DATA_IN_0_PRECISION_0 bits and need no row counter.
+`ifndef MASE_ASSERT_SVH
+`include "mase_assert.svh"
+`endif
 module mase_lane_converter #(
     /// Lane width in bits (1..64), the same on both sides.
     parameter int DATA_IN_0_PRECISION_0 = 8,
@@ -56,33 +59,17 @@ module mase_lane_converter #(
 );
 `ifndef SYNTHESIS
   initial begin
-    if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 64)
-      $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 64, got %0d", DATA_IN_0_PRECISION_0);
-    if (DATA_IN_0_PRECISION_1 < -16777216 || DATA_IN_0_PRECISION_1 > 16777216)
-      $fatal(1, "DATA_IN_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
-             DATA_IN_0_PRECISION_1);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_0 > 1048576)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_0 must be between 1 and 1048576, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_1 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_1 > 1048576)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_1 must be between 1 and 1048576, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_IN_0_PARALLELISM_DIM_0 < 1 || DATA_IN_0_PARALLELISM_DIM_0 > 1024)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 must be between 1 and 1024, got %0d",
-             DATA_IN_0_PARALLELISM_DIM_0);
-    if (DATA_OUT_0_PARALLELISM_DIM_0 < 1 || DATA_OUT_0_PARALLELISM_DIM_0 > 1024)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_0 must be between 1 and 1024, got %0d",
-             DATA_OUT_0_PARALLELISM_DIM_0);
+    `MASE_CHECK_FORMAT(DATA_IN_0, 64);
+    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_0, 1, 1048576);
+    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_1, 1, 1048576);
+    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_0, 1, 1024);
+    `MASE_CHECK_RANGE(DATA_OUT_0_PARALLELISM_DIM_0, 1, 1024);
     if (DATA_OUT_0_PARALLELISM_DIM_0 % DATA_IN_0_PARALLELISM_DIM_0 != 0
         && DATA_IN_0_PARALLELISM_DIM_0 % DATA_OUT_0_PARALLELISM_DIM_0 != 0)
       $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) and DATA_OUT_0_PARALLELISM_DIM_0 (%0d) must divide one another (the emitter chains two lane converters through their gcd otherwise)",
              DATA_IN_0_PARALLELISM_DIM_0, DATA_OUT_0_PARALLELISM_DIM_0);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 % DATA_IN_0_PARALLELISM_DIM_0 != 0)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 % DATA_OUT_0_PARALLELISM_DIM_0 != 0)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             DATA_OUT_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    `MASE_CHECK_DIVIDES(DATA_OUT_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
   end
 `endif
 
@@ -183,16 +170,7 @@ module mase_lane_converter #(
     assign cnt              = '0;
   end
 
-`ifndef SYNTHESIS
-  // Handshake: an offered output beat stays offered and unchanged until taken.
-  a_out_stable :
-  assert property (@(posedge clk) disable iff (rst)
-      data_out_0_valid && !data_out_0_ready |=> data_out_0_valid && $stable(data_out_0))
-  else $error("mase_lane_converter: data_out_0 changed or dropped valid while stalled");
-  // The producer must keep an offered input beat offered and unchanged until consumed.
-  a_in_stable :
-  assert property (@(posedge clk) disable iff (rst)
-      data_in_0_valid && !data_in_0_ready |=> data_in_0_valid && $stable(data_in_0))
-  else $error("mase_lane_converter: data_in_0 changed or dropped valid while stalled");
-`endif
+  // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
+  `MASE_ASSERT_STREAM_STABLE(data_in_0)
+  `MASE_ASSERT_STREAM_STABLE(data_out_0)
 endmodule

@@ -26,6 +26,9 @@
 //   Paths cut: data_in_0_ready is a register function (slot flags); the output is the register
 //            of a mase_skid_buffer. Input data goes through the P squarers and the adder trees
 //            into the sum registers within one cycle.
+`ifndef MASE_ASSERT_SVH
+`include "mase_assert.svh"
+`endif
 module mase_layer_norm #(
     /// W: input element bits (1..32, signed).
     parameter int DATA_IN_0_PRECISION_0 = 16,
@@ -165,73 +168,28 @@ module mase_layer_norm #(
 
 `ifndef SYNTHESIS
   initial begin
-    if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 32)
-      $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 32, got %0d", DATA_IN_0_PRECISION_0);
-    if (DATA_IN_0_PRECISION_1 < -32 || DATA_IN_0_PRECISION_1 > 32)
-      $fatal(1, "DATA_IN_0_PRECISION_1 must be between -32 and 32, got %0d", DATA_IN_0_PRECISION_1);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_0 > 4096)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_0 must be between 1 and 4096, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_1 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_1 > 1048576)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_1 must be between 1 and 1048576, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_IN_0_PARALLELISM_DIM_0 < 1 || DATA_IN_0_PARALLELISM_DIM_0 > 256)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 must be between 1 and 256, got %0d",
-             DATA_IN_0_PARALLELISM_DIM_0);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 % DATA_IN_0_PARALLELISM_DIM_0 != 0)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_0_PARALLELISM_DIM_1 < 1 || DATA_IN_0_PARALLELISM_DIM_1 > 1)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 must be between 1 and 1, got %0d",
-             DATA_IN_0_PARALLELISM_DIM_1);
-    if (WEIGHT_PRECISION_0 < 1 || WEIGHT_PRECISION_0 > 32)
-      $fatal(1, "WEIGHT_PRECISION_0 must be between 1 and 32, got %0d", WEIGHT_PRECISION_0);
-    if (WEIGHT_PRECISION_1 < -32 || WEIGHT_PRECISION_1 > 32)
-      $fatal(1, "WEIGHT_PRECISION_1 must be between -32 and 32, got %0d", WEIGHT_PRECISION_1);
-    if (WEIGHT_TENSOR_SIZE_DIM_0 != DATA_IN_0_TENSOR_SIZE_DIM_0)
-      $fatal(1, "WEIGHT_TENSOR_SIZE_DIM_0 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             WEIGHT_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (WEIGHT_PARALLELISM_DIM_0 != DATA_IN_0_PARALLELISM_DIM_0)
-      $fatal(1, "WEIGHT_PARALLELISM_DIM_0 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_0 (%0d)",
-             WEIGHT_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
-    if (BIAS_PRECISION_0 < 1 || BIAS_PRECISION_0 > 32)
-      $fatal(1, "BIAS_PRECISION_0 must be between 1 and 32, got %0d", BIAS_PRECISION_0);
-    if (BIAS_PRECISION_1 < -32 || BIAS_PRECISION_1 > 32)
-      $fatal(1, "BIAS_PRECISION_1 must be between -32 and 32, got %0d", BIAS_PRECISION_1);
-    if (BIAS_TENSOR_SIZE_DIM_0 != DATA_IN_0_TENSOR_SIZE_DIM_0)
-      $fatal(1, "BIAS_TENSOR_SIZE_DIM_0 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             BIAS_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (BIAS_PARALLELISM_DIM_0 != DATA_IN_0_PARALLELISM_DIM_0)
-      $fatal(1, "BIAS_PARALLELISM_DIM_0 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_0 (%0d)",
-             BIAS_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
-    if (DATA_OUT_0_PRECISION_0 < 1 || DATA_OUT_0_PRECISION_0 > 64)
-      $fatal(1, "DATA_OUT_0_PRECISION_0 must be between 1 and 64, got %0d",
-             DATA_OUT_0_PRECISION_0);
-    if (DATA_OUT_0_PRECISION_1 < -16777216 || DATA_OUT_0_PRECISION_1 > 16777216)
-      $fatal(1, "DATA_OUT_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
-             DATA_OUT_0_PRECISION_1);
-    if (DATA_OUT_0_TENSOR_SIZE_DIM_0 != DATA_IN_0_TENSOR_SIZE_DIM_0)
-      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_0 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             DATA_OUT_0_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_OUT_0_TENSOR_SIZE_DIM_1 != DATA_IN_0_TENSOR_SIZE_DIM_1)
-      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_1 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
-             DATA_OUT_0_TENSOR_SIZE_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_OUT_0_PARALLELISM_DIM_0 != DATA_IN_0_PARALLELISM_DIM_0)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_0 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_0 (%0d)",
-             DATA_OUT_0_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
-    if (DATA_OUT_0_PARALLELISM_DIM_1 != DATA_IN_0_PARALLELISM_DIM_1)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_1 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_1 (%0d)",
-             DATA_OUT_0_PARALLELISM_DIM_1, DATA_IN_0_PARALLELISM_DIM_1);
-    if (DATA_OUT_0_ROUNDING < 0 || DATA_OUT_0_ROUNDING > 6)
-      $fatal(1, "DATA_OUT_0_ROUNDING must be between 0 and 6, got %0d", DATA_OUT_0_ROUNDING);
-    if (DATA_OUT_0_OVERFLOW < 0 || DATA_OUT_0_OVERFLOW > 3)
-      $fatal(1, "DATA_OUT_0_OVERFLOW must be between 0 and 3, got %0d", DATA_OUT_0_OVERFLOW);
+    `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_0, 1, 32);
+    `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_1, -32, 32);
+    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_0, 1, 4096);
+    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_1, 1, 1048576);
+    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_0, 1, 256);
+    `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_1, 1, 1);
+    `MASE_CHECK_RANGE(WEIGHT_PRECISION_0, 1, 32);
+    `MASE_CHECK_RANGE(WEIGHT_PRECISION_1, -32, 32);
+    `MASE_CHECK_EQUAL(WEIGHT_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    `MASE_CHECK_EQUAL(WEIGHT_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
+    `MASE_CHECK_RANGE(BIAS_PRECISION_0, 1, 32);
+    `MASE_CHECK_RANGE(BIAS_PRECISION_1, -32, 32);
+    `MASE_CHECK_EQUAL(BIAS_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    `MASE_CHECK_EQUAL(BIAS_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
+    `MASE_CHECK_FORMAT(DATA_OUT_0, 64);
+    `MASE_CHECK_SAME_SHAPE(DATA_OUT_0, DATA_IN_0);
+    `MASE_CHECK_MODES(DATA_OUT_0);
     if (EPS < 1)
       $fatal(1, "EPS must be between 1 and 2147483647, got %0d", EPS);
-    if (EPS_FRAC < 0 || EPS_FRAC > 64)
-      $fatal(1, "EPS_FRAC must be between 0 and 64, got %0d", EPS_FRAC);
-    if (NORM_FRAC < 1 || NORM_FRAC > 32)
-      $fatal(1, "NORM_FRAC must be between 1 and 32, got %0d", NORM_FRAC);
+    `MASE_CHECK_RANGE(EPS_FRAC, 0, 64);
+    `MASE_CHECK_RANGE(NORM_FRAC, 1, 32);
     if (BF - NF - GF > 32 || NF + GF - BF > 32)
       $fatal(1, "BIAS_PRECISION_1 (%0d) must be within 32 of NORM_FRAC + WEIGHT_PRECISION_1 (%0d)",
              BF, NF + GF);
@@ -578,14 +536,7 @@ module mase_layer_norm #(
       .data_out_0_ready(data_out_0_ready)
   );
 
-`ifndef SYNTHESIS
-  a_out_stable :
-  assert property (@(posedge clk) disable iff (rst)
-      data_out_0_valid && !data_out_0_ready |=> data_out_0_valid && $stable(data_out_0))
-  else $error("mase_layer_norm: data_out_0 changed or dropped valid while stalled");
-  a_in_stable :
-  assert property (@(posedge clk) disable iff (rst)
-      data_in_0_valid && !data_in_0_ready |=> data_in_0_valid && $stable(data_in_0))
-  else $error("mase_layer_norm: data_in_0 changed or dropped valid while stalled");
-`endif
+  // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
+  `MASE_ASSERT_STREAM_STABLE(data_in_0)
+  `MASE_ASSERT_STREAM_STABLE(data_out_0)
 endmodule

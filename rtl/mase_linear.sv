@@ -19,7 +19,8 @@
 //
 // Pipeline: issue (ROM / row-memory address) -> S1 memory words -> S2 products -> S3 per-output
 // product sums (bias word read alongside) -> S4 accumulators -> output register of a
-// mase_skid_buffer. Every stage advances together when the skid buffer can take a beat.
+// mase_skid_buffer. Every stage advances together when the skid buffer can take a beat. The row
+// memory is a mase_pingpong_buffer and S2 onwards the mase_dot_product shared with mase_matmul.
 //   Latency: 2*IN/P_IN + 4 cycles from the first input beat to the first output beat.
 //   II:      (OUT/P_OUT) * (IN/P_IN) cycles per row (every multiplier busy every cycle);
 //            the input side takes IN/P_IN cycles per row and overlaps the computation.
@@ -29,6 +30,9 @@
 // by WEIGHT_MEM_FILE and BIAS_MEM_FILE (contents in the read order above, laid out by the Rust
 // side, hwlib/src/components/linear.rs); an empty file name gives an all-zero ROM. The row memory
 // is a 1-write 1-read RAM (distributed RAM on FPGAs).
+`ifndef MASE_ASSERT_SVH
+`include "mase_assert.svh"
+`endif
 module mase_linear #(
     /// Input element width in bits (1..32, signed).
     parameter int DATA_IN_0_PRECISION_0 = 8,
@@ -130,8 +134,6 @@ module mase_linear #(
   /// Product width and fractional bits.
   localparam int PW = IW + WW;
   localparam int PF = DATA_IN_0_PRECISION_1 + WEIGHT_PRECISION_1;
-  /// Width of a sum of P_IN products.
-  localparam int TW = PW + (P_IN > 1 ? $clog2(P_IN) : 0);
   /// Accumulator fractional bits: the finer of products and bias.
   localparam int AF = (HAS_BIAS != 0 && BIAS_PRECISION_1 > PF) ? BIAS_PRECISION_1 : PF;
   /// Left shifts aligning products and bias to AF.
@@ -143,138 +145,48 @@ module mase_linear #(
 
 `ifndef SYNTHESIS
   initial begin
-    if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 32)
-      $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 32, got %0d", DATA_IN_0_PRECISION_0);
-    if (DATA_IN_0_PRECISION_1 < -16777216 || DATA_IN_0_PRECISION_1 > 16777216)
-      $fatal(1, "DATA_IN_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
-             DATA_IN_0_PRECISION_1);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_0 > 65536)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_0 must be between 1 and 65536, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_1 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_1 > 1048576)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_1 must be between 1 and 1048576, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_IN_0_PARALLELISM_DIM_0 < 1 || DATA_IN_0_PARALLELISM_DIM_0 > 1024)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 must be between 1 and 1024, got %0d",
-             DATA_IN_0_PARALLELISM_DIM_0);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 % DATA_IN_0_PARALLELISM_DIM_0 != 0)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_0_PARALLELISM_DIM_1 < 1 || DATA_IN_0_PARALLELISM_DIM_1 > 1)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 must be between 1 and 1, got %0d",
-             DATA_IN_0_PARALLELISM_DIM_1);
-    if (WEIGHT_PRECISION_0 < 1 || WEIGHT_PRECISION_0 > 32)
-      $fatal(1, "WEIGHT_PRECISION_0 must be between 1 and 32, got %0d", WEIGHT_PRECISION_0);
-    if (WEIGHT_PRECISION_1 < -16777216 || WEIGHT_PRECISION_1 > 16777216)
-      $fatal(1, "WEIGHT_PRECISION_1 must be between -16777216 and 16777216, got %0d",
-             WEIGHT_PRECISION_1);
-    if (WEIGHT_TENSOR_SIZE_DIM_0 != DATA_IN_0_TENSOR_SIZE_DIM_0)
-      $fatal(1, "WEIGHT_TENSOR_SIZE_DIM_0 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             WEIGHT_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (WEIGHT_TENSOR_SIZE_DIM_1 < 1 || WEIGHT_TENSOR_SIZE_DIM_1 > 65536)
-      $fatal(1, "WEIGHT_TENSOR_SIZE_DIM_1 must be between 1 and 65536, got %0d",
-             WEIGHT_TENSOR_SIZE_DIM_1);
-    if (WEIGHT_PARALLELISM_DIM_0 != DATA_IN_0_PARALLELISM_DIM_0)
-      $fatal(1, "WEIGHT_PARALLELISM_DIM_0 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_0 (%0d)",
-             WEIGHT_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
-    if (WEIGHT_PARALLELISM_DIM_1 < 1 || WEIGHT_PARALLELISM_DIM_1 > 1024)
-      $fatal(1, "WEIGHT_PARALLELISM_DIM_1 must be between 1 and 1024, got %0d",
-             WEIGHT_PARALLELISM_DIM_1);
-    if (WEIGHT_TENSOR_SIZE_DIM_1 % WEIGHT_PARALLELISM_DIM_1 != 0)
-      $fatal(1, "WEIGHT_PARALLELISM_DIM_1 (%0d) must divide WEIGHT_TENSOR_SIZE_DIM_1 (%0d)",
-             WEIGHT_PARALLELISM_DIM_1, WEIGHT_TENSOR_SIZE_DIM_1);
-    if (P_IN * P_OUT > 4096)
-      $fatal(1, "%s must be between 1 and 4096, got %0d",
-             "DATA_IN_0_PARALLELISM_DIM_0 * WEIGHT_PARALLELISM_DIM_1", P_IN * P_OUT);
-    if (HAS_BIAS < 0 || HAS_BIAS > 1)
-      $fatal(1, "HAS_BIAS must be between 0 and 1, got %0d", HAS_BIAS);
-    if (BIAS_PRECISION_0 < 1 || BIAS_PRECISION_0 > 32)
-      $fatal(1, "BIAS_PRECISION_0 must be between 1 and 32, got %0d", BIAS_PRECISION_0);
-    if (BIAS_PRECISION_1 < -16777216 || BIAS_PRECISION_1 > 16777216)
-      $fatal(1, "BIAS_PRECISION_1 must be between -16777216 and 16777216, got %0d",
-             BIAS_PRECISION_1);
+    `MASE_CHECK_FORMAT(DATA_IN_0, 32);
+    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_0, 1, 65536);
+    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_1, 1, 1048576);
+    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_0, 1, 1024);
+    `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_1, 1, 1);
+    `MASE_CHECK_FORMAT(WEIGHT, 32);
+    `MASE_CHECK_EQUAL(WEIGHT_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    `MASE_CHECK_RANGE(WEIGHT_TENSOR_SIZE_DIM_1, 1, 65536);
+    `MASE_CHECK_EQUAL(WEIGHT_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
+    `MASE_CHECK_RANGE(WEIGHT_PARALLELISM_DIM_1, 1, 1024);
+    `MASE_CHECK_DIVIDES(WEIGHT_PARALLELISM_DIM_1, WEIGHT_TENSOR_SIZE_DIM_1);
+    `MASE_CHECK_RANGE_OF("DATA_IN_0_PARALLELISM_DIM_0 * WEIGHT_PARALLELISM_DIM_1", P_IN * P_OUT, 1,
+                        4096);
+    `MASE_CHECK_RANGE(HAS_BIAS, 0, 1);
+    `MASE_CHECK_FORMAT(BIAS, 32);
     if (HAS_BIAS != 0 && (BIAS_PRECISION_1 - PF > 32 || PF - BIAS_PRECISION_1 > 32))
       $fatal(1, "BIAS_PRECISION_1 (%0d) must be within 32 of %s (%0d)", BIAS_PRECISION_1,
              "DATA_IN_0_PRECISION_1 + WEIGHT_PRECISION_1", PF);
-    if (BIAS_TENSOR_SIZE_DIM_0 != WEIGHT_TENSOR_SIZE_DIM_1)
-      $fatal(1, "BIAS_TENSOR_SIZE_DIM_0 (%0d) must equal WEIGHT_TENSOR_SIZE_DIM_1 (%0d)",
-             BIAS_TENSOR_SIZE_DIM_0, WEIGHT_TENSOR_SIZE_DIM_1);
-    if (BIAS_PARALLELISM_DIM_0 != WEIGHT_PARALLELISM_DIM_1)
-      $fatal(1, "BIAS_PARALLELISM_DIM_0 (%0d) must equal WEIGHT_PARALLELISM_DIM_1 (%0d)",
-             BIAS_PARALLELISM_DIM_0, WEIGHT_PARALLELISM_DIM_1);
-    if (DATA_OUT_0_PRECISION_0 < 1 || DATA_OUT_0_PRECISION_0 > 64)
-      $fatal(1, "DATA_OUT_0_PRECISION_0 must be between 1 and 64, got %0d",
-             DATA_OUT_0_PRECISION_0);
-    if (DATA_OUT_0_PRECISION_1 < -16777216 || DATA_OUT_0_PRECISION_1 > 16777216)
-      $fatal(1, "DATA_OUT_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
-             DATA_OUT_0_PRECISION_1);
-    if (DATA_OUT_0_TENSOR_SIZE_DIM_0 != WEIGHT_TENSOR_SIZE_DIM_1)
-      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_0 (%0d) must equal WEIGHT_TENSOR_SIZE_DIM_1 (%0d)",
-             DATA_OUT_0_TENSOR_SIZE_DIM_0, WEIGHT_TENSOR_SIZE_DIM_1);
-    if (DATA_OUT_0_TENSOR_SIZE_DIM_1 != DATA_IN_0_TENSOR_SIZE_DIM_1)
-      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_1 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
-             DATA_OUT_0_TENSOR_SIZE_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_OUT_0_PARALLELISM_DIM_0 != WEIGHT_PARALLELISM_DIM_1)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_0 (%0d) must equal WEIGHT_PARALLELISM_DIM_1 (%0d)",
-             DATA_OUT_0_PARALLELISM_DIM_0, WEIGHT_PARALLELISM_DIM_1);
-    if (DATA_OUT_0_PARALLELISM_DIM_1 != DATA_IN_0_PARALLELISM_DIM_1)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_1 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_1 (%0d)",
-             DATA_OUT_0_PARALLELISM_DIM_1, DATA_IN_0_PARALLELISM_DIM_1);
-    if (DATA_OUT_0_ROUNDING < 0 || DATA_OUT_0_ROUNDING > 6)
-      $fatal(1, "DATA_OUT_0_ROUNDING must be between 0 and 6, got %0d", DATA_OUT_0_ROUNDING);
-    if (DATA_OUT_0_OVERFLOW < 0 || DATA_OUT_0_OVERFLOW > 3)
-      $fatal(1, "DATA_OUT_0_OVERFLOW must be between 0 and 3, got %0d", DATA_OUT_0_OVERFLOW);
-    if (FUSED_RELU < 0 || FUSED_RELU > 1)
-      $fatal(1, "FUSED_RELU must be between 0 and 1, got %0d", FUSED_RELU);
+    `MASE_CHECK_EQUAL(BIAS_TENSOR_SIZE_DIM_0, WEIGHT_TENSOR_SIZE_DIM_1);
+    `MASE_CHECK_EQUAL(BIAS_PARALLELISM_DIM_0, WEIGHT_PARALLELISM_DIM_1);
+    `MASE_CHECK_FORMAT(DATA_OUT_0, 64);
+    `MASE_CHECK_EQUAL(DATA_OUT_0_TENSOR_SIZE_DIM_0, WEIGHT_TENSOR_SIZE_DIM_1);
+    `MASE_CHECK_EQUAL(DATA_OUT_0_TENSOR_SIZE_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
+    `MASE_CHECK_EQUAL(DATA_OUT_0_PARALLELISM_DIM_0, WEIGHT_PARALLELISM_DIM_1);
+    `MASE_CHECK_EQUAL(DATA_OUT_0_PARALLELISM_DIM_1, DATA_IN_0_PARALLELISM_DIM_1);
+    `MASE_CHECK_MODES(DATA_OUT_0);
+    `MASE_CHECK_RANGE(FUSED_RELU, 0, 1);
   end
 `endif
 
-  /// The whole pipeline advances: the output skid buffer can take a beat.
+  /// The whole pipeline advances: the output register can take a beat.
   logic adv;
 
   // ---------------------------------------------------------------------------------------------
-  // Input side: double-buffered row memory
-  /// Row memory: bank b, chunk c at word {b, c}; P_IN elements per word.
-  logic [P_IN*IW-1:0] row_mem[2**(IBW+1)];
-  /// Bank being written by the input stream.
-  logic wr_bank;
-  /// Next chunk of the row being written.
+  // Input side: double-buffered row memory, bank word = input chunk in arrival order
+  /// Chunk number of the arriving beat (its word in the bank).
   logic [IBW-1:0] wr_chunk;
-  /// Bank b holds a complete row not yet fully read.
-  logic [1:0] bank_full;
-  /// Bank being read by the datapath.
-  logic rd_bank;
-  /// Input beat accepted.
-  logic in_fire;
-  /// Last chunk of a row is being written.
-  logic in_last;
+  /// The read bank holds a complete row.
+  logic row_full;
   /// The datapath reads the last word of the bank this cycle.
   logic rd_done;
-
-  assign data_in_0_ready = !bank_full[wr_bank];
-  assign in_fire = data_in_0_valid && data_in_0_ready;
-  assign in_last = wr_chunk == IBW'(NIB - 1);
-
-  always_ff @(posedge clk) begin
-    if (in_fire) row_mem[{wr_bank, wr_chunk}] <= data_in_0;
-  end
-
-  always_ff @(posedge clk) begin
-    if (rst) begin
-      wr_bank   <= 1'b0;
-      wr_chunk  <= '0;
-      bank_full <= '0;
-    end else begin
-      if (in_fire) begin
-        wr_chunk <= in_last ? '0 : wr_chunk + 1'b1;
-        if (in_last) wr_bank <= !wr_bank;
-      end
-      for (int b = 0; b < 2; b++) begin
-        if (in_fire && in_last && wr_bank == b[0]) bank_full[b] <= 1'b1;
-        else if (rd_done && rd_bank == b[0]) bank_full[b] <= 1'b0;
-      end
-    end
-  end
 
   // ---------------------------------------------------------------------------------------------
   // Issue: weight-block and row-memory addresses
@@ -289,14 +201,13 @@ module mase_linear #(
   /// Last chunk of a block / last block of a row.
   logic chunk_last, block_last;
 
-  assign issue = bank_full[rd_bank] && adv;
+  assign issue = row_full && adv;
   assign chunk_last = rd_chunk == IBW'(NIB - 1);
   assign block_last = rd_block == OBW'(NOB - 1);
   assign rd_done = issue && chunk_last && block_last;
 
   always_ff @(posedge clk) begin
     if (rst) begin
-      rd_bank  <= 1'b0;
       rd_chunk <= '0;
       rd_block <= '0;
       w_addr   <= '0;
@@ -304,12 +215,35 @@ module mase_linear #(
       rd_chunk <= chunk_last ? '0 : rd_chunk + 1'b1;
       w_addr   <= rd_done ? '0 : w_addr + 1'b1;
       if (chunk_last) rd_block <= block_last ? '0 : rd_block + 1'b1;
-      if (rd_done) rd_bank <= !rd_bank;
     end
   end
 
+  /// S1: input chunk (row-memory read register), weight block and their tags.
+  logic [P_IN*IW-1:0] s1_x;
+  logic [P_OUT*P_IN*WW-1:0] s1_w;
+  logic s1_valid, s1_first, s1_last;
+  logic [OBW-1:0] s1_block;
+
+  mase_pingpong_buffer #(
+      .WIDTH(P_IN * IW),
+      .WORDS(NIB)
+  ) u_rows (
+      .clk            (clk),
+      .rst            (rst),
+      .data_in_0      (data_in_0),
+      .data_in_0_valid(data_in_0_valid),
+      .data_in_0_ready(data_in_0_ready),
+      .wr_index       (wr_chunk),
+      .wr_addr        (wr_chunk),
+      .rd_full        (row_full),
+      .rd_addr        (rd_chunk),
+      .rd_en          (adv),
+      .rd_data        (s1_x),
+      .rd_release     (rd_done)
+  );
+
   // ---------------------------------------------------------------------------------------------
-  // Memories (synchronous read, advancing with the pipeline)
+  // Weight ROM (synchronous read, advancing with the pipeline)
   /// Weight ROM: word ob*NIB + ib, lane o*P_IN + i = W[ob*P_OUT + o][ib*P_IN + i].
   (* rom_style = "block" *) logic [P_OUT*P_IN*WW-1:0] w_rom[NOB*NIB];
   if (WEIGHT_MEM_FILE != "") begin : g_w_file
@@ -318,76 +252,32 @@ module mase_linear #(
     initial for (int k = 0; k < NOB * NIB; k++) w_rom[k] = '0;
   end
 
-  /// S1: weight block, input chunk and their tags.
-  logic [P_OUT*P_IN*WW-1:0] s1_w;
-  logic [P_IN*IW-1:0] s1_x;
-  logic s1_valid, s1_first, s1_last;
-  logic [OBW-1:0] s1_block;
-
   always_ff @(posedge clk) begin
     if (adv) begin
       s1_w     <= w_rom[w_addr];
-      s1_x     <= row_mem[{rd_bank, rd_chunk}];
       s1_first <= rd_chunk == '0;
       s1_last  <= chunk_last;
       s1_block <= rd_block;
     end
   end
 
+  always_ff @(posedge clk) begin
+    if (rst) s1_valid <= 1'b0;
+    else if (adv) s1_valid <= row_full;
+  end
+
   // ---------------------------------------------------------------------------------------------
-  // S2: products
-  /// Product of input lane i and weight lane o*P_IN + i at [(o*P_IN+i)*PW +: PW].
-  logic [P_OUT*P_IN*PW-1:0] s2_prod;
-  logic s2_valid, s2_first, s2_last;
+  // Bias: the accumulators of a block start from its aligned bias word (read in S2, due in S3)
+  /// Block index of the chunk in S2.
   logic [OBW-1:0] s2_block;
-
-  for (genvar o = 0; o < P_OUT; o++) begin : g_mul_o
-    for (genvar i = 0; i < P_IN; i++) begin : g_mul_i
-      always_ff @(posedge clk) begin
-        if (adv)
-          s2_prod[(o*P_IN+i)*PW+:PW] <= $signed(s1_x[i*IW+:IW]) * $signed(s1_w[(o*P_IN+i)*WW+:WW]);
-      end
-    end
-  end
-
-  always_ff @(posedge clk) begin
-    if (adv) begin
-      s2_first <= s1_first;
-      s2_last  <= s1_last;
-      s2_block <= s1_block;
-    end
-  end
-
-  // ---------------------------------------------------------------------------------------------
-  // S3: sum of the P_IN products of each output; bias word of the block
-  /// Sum for output lane o at [o*TW +: TW].
-  logic [P_OUT*TW-1:0] s3_sum;
-  /// Combinational sums feeding s3_sum.
-  logic [P_OUT*TW-1:0] sum_d;
-  logic s3_valid, s3_first, s3_last;
-  /// Bias word of the block in S3 (lane o = b[ob*P_OUT + o]).
-  logic [P_OUT*BW-1:0] s3_bias;
-
-  always_comb begin
-    for (int o = 0; o < P_OUT; o++) begin
-      sum_d[o*TW+:TW] = '0;
-      for (int i = 0; i < P_IN; i++) begin
-        sum_d[o*TW+:TW] = sum_d[o*TW+:TW] + TW'($signed(s2_prod[(o*P_IN+i)*PW+:PW]));
-      end
-    end
-  end
-
-  always_ff @(posedge clk) begin
-    if (adv) begin
-      s3_sum   <= sum_d;
-      s3_first <= s2_first;
-      s3_last  <= s2_last;
-    end
-  end
+  /// Aligned bias of output lane o at [o*AW +: AW].
+  logic [P_OUT*AW-1:0] bias_al;
 
   if (HAS_BIAS != 0) begin : g_bias
     /// Bias ROM: word ob, lane o = b[ob*P_OUT + o].
     logic [P_OUT*BW-1:0] b_rom[NOB];
+    /// Bias word of the block in S3 (lane o = b[ob*P_OUT + o]).
+    logic [P_OUT*BW-1:0] s3_bias;
     if (BIAS_MEM_FILE != "") begin : g_b_file
       initial $readmemh(BIAS_MEM_FILE, b_rom);
     end else begin : g_b_zero
@@ -396,96 +286,50 @@ module mase_linear #(
     always_ff @(posedge clk) begin
       if (adv) s3_bias <= b_rom[s2_block];
     end
+    for (genvar o = 0; o < P_OUT; o++) begin : g_al
+      assign bias_al[o*AW+:AW] = AW'($signed(s3_bias[o*BW+:BW])) << SB;
+    end
   end else begin : g_no_bias
-    assign s3_bias = '0;
-    /// Without bias the block index and the (zero) bias word are not needed.
+    assign bias_al = '0;
+    /// Without bias the block index is not needed.
     logic unused_no_bias;
-    assign unused_no_bias = ^{s2_block, s3_bias};
+    assign unused_no_bias = ^s2_block;
   end
 
   // ---------------------------------------------------------------------------------------------
-  // S4: exact accumulation (starting from the aligned bias)
-  /// Accumulator of output lane o at [o*AW +: AW].
-  logic [P_OUT*AW-1:0] acc;
-  /// S4 holds the finished sums of a block.
-  logic s4_valid;
-
-  for (genvar o = 0; o < P_OUT; o++) begin : g_acc
-    /// Aligned bias and aligned product sum.
-    logic [AW-1:0] bias_al, sum_al;
-    if (HAS_BIAS != 0) begin : g_b
-      assign bias_al = AW'($signed(s3_bias[o*BW+:BW])) << SB;
-    end else begin : g_nb
-      assign bias_al = '0;
-    end
-    assign sum_al = AW'($signed(s3_sum[o*TW+:TW])) << SP;
-    always_ff @(posedge clk) begin
-      if (adv && s3_valid) acc[o*AW+:AW] <= (s3_first ? bias_al : acc[o*AW+:AW]) + sum_al;
-    end
-  end
-
-  always_ff @(posedge clk) begin
-    if (rst) begin
-      s1_valid <= 1'b0;
-      s2_valid <= 1'b0;
-      s3_valid <= 1'b0;
-      s4_valid <= 1'b0;
-    end else if (adv) begin
-      s1_valid <= bank_full[rd_bank];
-      s2_valid <= s1_valid;
-      s3_valid <= s2_valid;
-      s4_valid <= s3_valid && s3_last;
-    end
-  end
-
-  // ---------------------------------------------------------------------------------------------
-  // Output: ReLU, cast, skid buffer
-  /// Cast outputs of the block in S4.
-  logic [P_OUT*OW-1:0] y;
-
-  for (genvar o = 0; o < P_OUT; o++) begin : g_out
-    /// Sum after the optional ReLU.
-    logic [AW-1:0] pre;
-    assign pre = (FUSED_RELU != 0 && acc[o*AW+AW-1]) ? '0 : acc[o*AW+:AW];
-    mase_cast_core #(
-        .IN_WIDTH  (AW),
-        .IN_FRAC   (AF),
-        .IN_SIGNED (1),
-        .OUT_WIDTH (OW),
-        .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
-        .OUT_SIGNED(1),
-        .ROUNDING  (DATA_OUT_0_ROUNDING),
-        .OVERFLOW  (DATA_OUT_0_OVERFLOW)
-    ) u_cast (
-        .data_in (pre),
-        .data_out(y[o*OW+:OW])
-    );
-  end
-
-  mase_skid_buffer #(
-      .DATA_WIDTH(OW),
-      .LANES     (P_OUT)
-  ) u_out (
+  // S2..S4 and output: products, sums, exact accumulation, ReLU, cast, output register
+  mase_dot_product #(
+      .X_WIDTH   (IW),
+      .W_WIDTH   (WW),
+      .LANES_IN  (P_IN),
+      .LANES_OUT (P_OUT),
+      .ACC_WIDTH (AW),
+      .ACC_FRAC  (AF),
+      .SHIFT     (SP),
+      .TAG_WIDTH (OBW),
+      .FUSED_RELU(FUSED_RELU),
+      .OUT_WIDTH (OW),
+      .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
+      .ROUNDING  (DATA_OUT_0_ROUNDING),
+      .OVERFLOW  (DATA_OUT_0_OVERFLOW)
+  ) u_dot (
       .clk             (clk),
       .rst             (rst),
-      .data_in_0       (y),
-      .data_in_0_valid (s4_valid),
-      .data_in_0_ready (adv),
+      .adv             (adv),
+      .in_valid        (s1_valid),
+      .in_first        (s1_first),
+      .in_last         (s1_last),
+      .in_tag          (s1_block),
+      .x               (s1_x),
+      .w               (s1_w),
+      .mid_tag         (s2_block),
+      .init            (bias_al),
       .data_out_0      (data_out_0),
       .data_out_0_valid(data_out_0_valid),
       .data_out_0_ready(data_out_0_ready)
   );
 
-`ifndef SYNTHESIS
-  // Handshake: an offered output beat stays offered and unchanged until taken.
-  a_out_stable :
-  assert property (@(posedge clk) disable iff (rst)
-      data_out_0_valid && !data_out_0_ready |=> data_out_0_valid && $stable(data_out_0))
-  else $error("mase_linear: data_out_0 changed or dropped valid while stalled");
-  // The producer must keep an offered input beat offered and unchanged until taken.
-  a_in_stable :
-  assert property (@(posedge clk) disable iff (rst)
-      data_in_0_valid && !data_in_0_ready |=> data_in_0_valid && $stable(data_in_0))
-  else $error("mase_linear: data_in_0 changed or dropped valid while stalled");
-`endif
+  // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
+  `MASE_ASSERT_STREAM_STABLE(data_in_0)
+  `MASE_ASSERT_STREAM_STABLE(data_out_0)
 endmodule

@@ -15,6 +15,9 @@
 // mase_skid_buffer.
 //   Latency: 2 cycles. II: 1 beat per cycle; TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
 //   Paths cut: data, valid and ready (input ready is a function of registers only).
+`ifndef MASE_ASSERT_SVH
+`include "mase_assert.svh"
+`endif
 module mase_mul #(
     /// Input lane width in bits (1..32), two's complement.
     parameter int DATA_IN_0_PRECISION_0 = 8,
@@ -104,58 +107,16 @@ module mase_mul #(
   /// Largest constant code.
   localparam logic signed [63:0] CMAX = (64'sd1 <<< (CW - 1)) - 1;
   initial begin
-    if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 32)
-      $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 32, got %0d", DATA_IN_0_PRECISION_0);
-    if (DATA_IN_0_PRECISION_1 < -16777216 || DATA_IN_0_PRECISION_1 > 16777216)
-      $fatal(1, "DATA_IN_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
-             DATA_IN_0_PRECISION_1);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_0 > 1048576)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_0 must be between 1 and 1048576, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_1 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_1 > 1048576)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_1 must be between 1 and 1048576, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_IN_0_PARALLELISM_DIM_0 < 1 || DATA_IN_0_PARALLELISM_DIM_0 > 1024)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 must be between 1 and 1024, got %0d",
-             DATA_IN_0_PARALLELISM_DIM_0);
-    if (DATA_IN_0_PARALLELISM_DIM_1 < 1 || DATA_IN_0_PARALLELISM_DIM_1 > 1024)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 must be between 1 and 1024, got %0d",
-             DATA_IN_0_PARALLELISM_DIM_1);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 % DATA_IN_0_PARALLELISM_DIM_0 != 0)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_1 % DATA_IN_0_PARALLELISM_DIM_1 != 0)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
-             DATA_IN_0_PARALLELISM_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (CONST_PRECISION_0 < 1 || CONST_PRECISION_0 > 32)
-      $fatal(1, "CONST_PRECISION_0 must be between 1 and 32, got %0d", CONST_PRECISION_0);
-    if (CONST_PRECISION_1 < -16777216 || CONST_PRECISION_1 > 16777216)
-      $fatal(1, "CONST_PRECISION_1 must be between -16777216 and 16777216, got %0d", CONST_PRECISION_1);
-    if (CONST_PER_CHANNEL < 0 || CONST_PER_CHANNEL > 1)
-      $fatal(1, "CONST_PER_CHANNEL must be between 0 and 1, got %0d", CONST_PER_CHANNEL);
+    `MASE_CHECK_FORMAT(DATA_IN_0, 32);
+    `MASE_CHECK_BLOCK_SHAPE(DATA_IN_0);
+    `MASE_CHECK_RANGE(CONST_PRECISION_0, 1, 32);
+    `MASE_CHECK_RANGE(CONST_PRECISION_1, -16777216, 16777216);
+    `MASE_CHECK_RANGE(CONST_PER_CHANNEL, 0, 1);
     if (CV < CMIN || CV > CMAX)
       $fatal(1, "CONST_VALUE must be between %0d and %0d, got %0d", CMIN, CMAX, CONST_VALUE);
-    if (DATA_OUT_0_PRECISION_0 < 1 || DATA_OUT_0_PRECISION_0 > 64)
-      $fatal(1, "DATA_OUT_0_PRECISION_0 must be between 1 and 64, got %0d", DATA_OUT_0_PRECISION_0);
-    if (DATA_OUT_0_PRECISION_1 < -16777216 || DATA_OUT_0_PRECISION_1 > 16777216)
-      $fatal(1, "DATA_OUT_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
-             DATA_OUT_0_PRECISION_1);
-    if (DATA_OUT_0_TENSOR_SIZE_DIM_0 != DATA_IN_0_TENSOR_SIZE_DIM_0)
-      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_0 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             DATA_OUT_0_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_OUT_0_TENSOR_SIZE_DIM_1 != DATA_IN_0_TENSOR_SIZE_DIM_1)
-      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_1 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
-             DATA_OUT_0_TENSOR_SIZE_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_OUT_0_PARALLELISM_DIM_0 != DATA_IN_0_PARALLELISM_DIM_0)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_0 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_0 (%0d)",
-             DATA_OUT_0_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
-    if (DATA_OUT_0_PARALLELISM_DIM_1 != DATA_IN_0_PARALLELISM_DIM_1)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_1 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_1 (%0d)",
-             DATA_OUT_0_PARALLELISM_DIM_1, DATA_IN_0_PARALLELISM_DIM_1);
-    if (DATA_OUT_0_ROUNDING < 0 || DATA_OUT_0_ROUNDING > 6)
-      $fatal(1, "DATA_OUT_0_ROUNDING must be between 0 and 6, got %0d", DATA_OUT_0_ROUNDING);
-    if (DATA_OUT_0_OVERFLOW < 0 || DATA_OUT_0_OVERFLOW > 3)
-      $fatal(1, "DATA_OUT_0_OVERFLOW must be between 0 and 3, got %0d", DATA_OUT_0_OVERFLOW);
+    `MASE_CHECK_FORMAT(DATA_OUT_0, 64);
+    `MASE_CHECK_SAME_SHAPE(DATA_OUT_0, DATA_IN_0);
+    `MASE_CHECK_MODES(DATA_OUT_0);
   end
 `endif
 
@@ -260,4 +221,7 @@ module mase_mul #(
       .data_out_0_valid(data_out_0_valid),
       .data_out_0_ready(data_out_0_ready)
   );
+  // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
+  `MASE_ASSERT_STREAM_STABLE(data_in_0)
+  `MASE_ASSERT_STREAM_STABLE(data_out_0)
 endmodule

@@ -6,6 +6,9 @@
 //   II:      1 beat per cycle with no back-pressure; DATA_IN_0_TENSOR_SIZE_DIM_0 /
 //            DATA_IN_0_PARALLELISM_DIM_0 beats per block row.
 //   Paths cut: data, valid, ready (through mase_skid_buffer).
+`ifndef MASE_ASSERT_SVH
+`include "mase_assert.svh"
+`endif
 module mase_relu #(
     /// Total bits of an input element (1..64).
     parameter int DATA_IN_0_PRECISION_0 = 8,
@@ -56,34 +59,13 @@ module mase_relu #(
 
 `ifndef SYNTHESIS
   initial begin
-    if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 64)
-      $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 64, got %0d", DATA_IN_0_PRECISION_0);
-    if (DATA_IN_0_PARALLELISM_DIM_0 <= 0 || DATA_IN_0_TENSOR_SIZE_DIM_0 % DATA_IN_0_PARALLELISM_DIM_0 != 0)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_0_PARALLELISM_DIM_1 <= 0 || DATA_IN_0_TENSOR_SIZE_DIM_1 % DATA_IN_0_PARALLELISM_DIM_1 != 0)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
-             DATA_IN_0_PARALLELISM_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (N > 1024)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 must be between 1 and 1024, got %0d", N);
-    if (DATA_OUT_0_PRECISION_0 != DATA_IN_0_PRECISION_0)
-      $fatal(1, "DATA_OUT_0_PRECISION_0 (%0d) must equal DATA_IN_0_PRECISION_0 (%0d)",
-             DATA_OUT_0_PRECISION_0, DATA_IN_0_PRECISION_0);
-    if (DATA_OUT_0_PRECISION_1 != DATA_IN_0_PRECISION_1)
-      $fatal(1, "DATA_OUT_0_PRECISION_1 (%0d) must equal DATA_IN_0_PRECISION_1 (%0d)",
-             DATA_OUT_0_PRECISION_1, DATA_IN_0_PRECISION_1);
-    if (DATA_OUT_0_TENSOR_SIZE_DIM_0 != DATA_IN_0_TENSOR_SIZE_DIM_0)
-      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_0 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             DATA_OUT_0_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_OUT_0_TENSOR_SIZE_DIM_1 != DATA_IN_0_TENSOR_SIZE_DIM_1)
-      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_1 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
-             DATA_OUT_0_TENSOR_SIZE_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_OUT_0_PARALLELISM_DIM_0 != DATA_IN_0_PARALLELISM_DIM_0)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_0 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_0 (%0d)",
-             DATA_OUT_0_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
-    if (DATA_OUT_0_PARALLELISM_DIM_1 != DATA_IN_0_PARALLELISM_DIM_1)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_1 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_1 (%0d)",
-             DATA_OUT_0_PARALLELISM_DIM_1, DATA_IN_0_PARALLELISM_DIM_1);
+    `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_0, 1, 64);
+    `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
+    `MASE_CHECK_RANGE_OF("DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1", N, 1, 1024);
+    `MASE_CHECK_EQUAL(DATA_OUT_0_PRECISION_0, DATA_IN_0_PRECISION_0);
+    `MASE_CHECK_EQUAL(DATA_OUT_0_PRECISION_1, DATA_IN_0_PRECISION_1);
+    `MASE_CHECK_SAME_SHAPE(DATA_OUT_0, DATA_IN_0);
   end
 `endif
 
@@ -109,4 +91,7 @@ module mase_relu #(
       .data_out_0_valid(data_out_0_valid),
       .data_out_0_ready(data_out_0_ready)
   );
+  // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
+  `MASE_ASSERT_STREAM_STABLE(data_in_0)
+  `MASE_ASSERT_STREAM_STABLE(data_out_0)
 endmodule

@@ -7,6 +7,9 @@
 //   II:      1 beat per cycle with no back-pressure.
 //   Paths cut: data, valid, ready.
 // The data word is opaque: LANES lanes of DATA_WIDTH bits, lane i at [i*DATA_WIDTH +: DATA_WIDTH].
+`ifndef MASE_ASSERT_SVH
+`include "mase_assert.svh"
+`endif
 module mase_skid_buffer #(
     /// Bits per lane (1..64).
     parameter int DATA_WIDTH = 8,
@@ -32,9 +35,8 @@ module mase_skid_buffer #(
 );
 `ifndef SYNTHESIS
   initial begin
-    if (DATA_WIDTH < 1 || DATA_WIDTH > 64)
-      $fatal(1, "DATA_WIDTH must be between 1 and 64, got %0d", DATA_WIDTH);
-    if (LANES < 1 || LANES > 1024) $fatal(1, "LANES must be between 1 and 1024, got %0d", LANES);
+    `MASE_CHECK_RANGE(DATA_WIDTH, 1, 64);
+    `MASE_CHECK_RANGE(LANES, 1, 1024);
   end
 `endif
 
@@ -73,13 +75,7 @@ module mase_skid_buffer #(
     end
   end
 
-`ifndef SYNTHESIS
-  // Handshake: an offered output beat stays offered and unchanged until taken.
-  property p_out_stable;
-    @(posedge clk) disable iff (rst) data_out_0_valid && !data_out_0_ready |=>
-      data_out_0_valid && $stable(data_out_0);
-  endproperty
-  a_out_stable : assert property (p_out_stable)
-  else $error("mase_skid_buffer: data_out_0 changed or dropped valid while stalled");
-`endif
+  // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
+  `MASE_ASSERT_STREAM_STABLE(data_in_0)
+  `MASE_ASSERT_STREAM_STABLE(data_out_0)
 endmodule

@@ -28,9 +28,12 @@
 //   Paths cut: data, valid and ready at both ports (input ready from FIFO registers, output from
 //   the skid buffer).
 //   Resources: 3P multipliers (d*K, table product, e*R), 2P table ROMs of 2^H x (EF+1) bits
-//   (each lane has its own pair, one read port each), four mase_fifo buffers (X and E split into
-//   lock-step groups of lanes with words of at most 1024 bits), a max tree and an adder tree of
-//   depth ceil(log2 P), and a CL+RB+1 stage divider of (EF+CL+1)-bit subtractors.
+//   (each lane has its own pair, one read port each), four FIFOs (X and E as mase_wide_fifo:
+//   lock-step mase_fifo groups of lanes with words of at most 1024 bits), a max tree and an adder
+//   tree of depth ceil(log2 P), and a CL+RB+1 stage divider of (EF+CL+1)-bit subtractors.
+`ifndef MASE_ASSERT_SVH
+`include "mase_assert.svh"
+`endif
 module mase_softmax #(
     /// Input lane width in bits (1..16), two's complement.
     parameter int DATA_IN_0_PRECISION_0 = 8,
@@ -136,65 +139,23 @@ module mase_softmax #(
   localparam int DR = QB + 8;
   /// Credit counter width (0..DR).
   localparam int RCW = $clog2(DR + 1);
-  /// Lanes per X FIFO group (words of at most 1024 bits).
-  localparam int XG = W >= 1024 ? 1 : 1024 / W;
-  /// Number of X FIFO groups.
-  localparam int NXG = (P + XG - 1) / XG;
-  /// Lanes per E FIFO group.
-  localparam int EG = 1024 / EW;
-  /// Number of E FIFO groups.
-  localparam int NEG = (P + EG - 1) / EG;
 
 `ifndef SYNTHESIS
   initial begin
-    if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 16)
-      $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 16, got %0d", DATA_IN_0_PRECISION_0);
-    if (DATA_IN_0_PRECISION_1 < 0 || DATA_IN_0_PRECISION_1 > 24)
-      $fatal(1, "DATA_IN_0_PRECISION_1 must be between 0 and 24, got %0d", DATA_IN_0_PRECISION_1);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_0 > 4096)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_0 must be between 1 and 4096, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_1 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_1 > 1048576)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_1 must be between 1 and 1048576, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_IN_0_PARALLELISM_DIM_0 < 1 || DATA_IN_0_PARALLELISM_DIM_0 > 1024)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 must be between 1 and 1024, got %0d",
-             DATA_IN_0_PARALLELISM_DIM_0);
-    if (DATA_IN_0_PARALLELISM_DIM_1 < 1 || DATA_IN_0_PARALLELISM_DIM_1 > 1)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 must be between 1 and 1, got %0d",
-             DATA_IN_0_PARALLELISM_DIM_1);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 % DATA_IN_0_PARALLELISM_DIM_0 != 0)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_OUT_0_PRECISION_0 < 1 || DATA_OUT_0_PRECISION_0 > 32)
-      $fatal(1, "DATA_OUT_0_PRECISION_0 must be between 1 and 32, got %0d", DATA_OUT_0_PRECISION_0);
-    if (DATA_OUT_0_PRECISION_1 < -16777216 || DATA_OUT_0_PRECISION_1 > 16777216)
-      $fatal(1, "DATA_OUT_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
-             DATA_OUT_0_PRECISION_1);
-    if (DATA_OUT_0_SIGNED < 0 || DATA_OUT_0_SIGNED > 1)
-      $fatal(1, "DATA_OUT_0_SIGNED must be between 0 and 1, got %0d", DATA_OUT_0_SIGNED);
-    if (DATA_OUT_0_TENSOR_SIZE_DIM_0 != DATA_IN_0_TENSOR_SIZE_DIM_0)
-      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_0 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             DATA_OUT_0_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_OUT_0_TENSOR_SIZE_DIM_1 != DATA_IN_0_TENSOR_SIZE_DIM_1)
-      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_1 (%0d) must equal DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
-             DATA_OUT_0_TENSOR_SIZE_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_OUT_0_PARALLELISM_DIM_0 != DATA_IN_0_PARALLELISM_DIM_0)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_0 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_0 (%0d)",
-             DATA_OUT_0_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
-    if (DATA_OUT_0_PARALLELISM_DIM_1 != DATA_IN_0_PARALLELISM_DIM_1)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_1 (%0d) must equal DATA_IN_0_PARALLELISM_DIM_1 (%0d)",
-             DATA_OUT_0_PARALLELISM_DIM_1, DATA_IN_0_PARALLELISM_DIM_1);
-    if (DATA_OUT_0_ROUNDING < 0 || DATA_OUT_0_ROUNDING > 6)
-      $fatal(1, "DATA_OUT_0_ROUNDING must be between 0 and 6, got %0d", DATA_OUT_0_ROUNDING);
-    if (DATA_OUT_0_OVERFLOW < 0 || DATA_OUT_0_OVERFLOW > 3)
-      $fatal(1, "DATA_OUT_0_OVERFLOW must be between 0 and 3, got %0d", DATA_OUT_0_OVERFLOW);
-    if (EXP_FRAC < 4 || EXP_FRAC > 28)
-      $fatal(1, "EXP_FRAC must be between 4 and 28, got %0d", EXP_FRAC);
-    if (EXP_TABLE_BITS < 1 || EXP_TABLE_BITS > 12)
-      $fatal(1, "EXP_TABLE_BITS must be between 1 and 12, got %0d", EXP_TABLE_BITS);
-    if (RECIP_BITS < 4 || RECIP_BITS > 28)
-      $fatal(1, "RECIP_BITS must be between 4 and 28, got %0d", RECIP_BITS);
+    `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_0, 1, 16);
+    `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_1, 0, 24);
+    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_0, 1, 4096);
+    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_1, 1, 1048576);
+    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_0, 1, 1024);
+    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_1, 1, 1);
+    `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    `MASE_CHECK_FORMAT(DATA_OUT_0, 32);
+    `MASE_CHECK_RANGE(DATA_OUT_0_SIGNED, 0, 1);
+    `MASE_CHECK_SAME_SHAPE(DATA_OUT_0, DATA_IN_0);
+    `MASE_CHECK_MODES(DATA_OUT_0);
+    `MASE_CHECK_RANGE(EXP_FRAC, 4, 28);
+    `MASE_CHECK_RANGE(EXP_TABLE_BITS, 1, 12);
+    `MASE_CHECK_RANGE(RECIP_BITS, 4, 28);
   end
 `endif
 
@@ -257,32 +218,21 @@ module mase_softmax #(
     if (a_take) a_max <= row_max;
   end
 
-  // X is split into groups of at most 1024 bits per word (identical FIFOs moved in lockstep),
-  // because the C++ that Verilator 5.006 emits for wider memory words does not compile.
-  /// Per-group input ready of X (all equal: the groups move in lockstep).
-  logic [NXG-1:0] x_in_ready_g;
-  /// Per-group head valid of X (all equal).
-  logic [NXG-1:0] x_out_valid_g;
-  for (genvar g = 0; g < NXG; g++) begin : g_xf
-    /// Lanes of this group.
-    localparam int GL = (P - g * XG < XG) ? P - g * XG : XG;
-    mase_fifo #(
-        .DATA_WIDTH(W),
-        .LANES(GL),
-        .DEPTH(DX)
-    ) u_x (
-        .clk(clk),
-        .rst(rst),
-        .data_in_0(data_in_0[g*XG*W+:GL*W]),
-        .data_in_0_valid(a_take),
-        .data_in_0_ready(x_in_ready_g[g]),
-        .data_out_0(x_out[g*XG*W+:GL*W]),
-        .data_out_0_valid(x_out_valid_g[g]),
-        .data_out_0_ready(x_out_ready)
-    );
-  end
-  assign x_in_ready  = &x_in_ready_g;
-  assign x_out_valid = &x_out_valid_g;
+  // X (P*W bits per word, possibly more than 1024) is a mase_wide_fifo.
+  mase_wide_fifo #(
+      .DATA_WIDTH(W),
+      .LANES(P),
+      .DEPTH(DX)
+  ) u_x (
+      .clk(clk),
+      .rst(rst),
+      .data_in_0(data_in_0),
+      .data_in_0_valid(a_take),
+      .data_in_0_ready(x_in_ready),
+      .data_out_0(x_out),
+      .data_out_0_valid(x_out_valid),
+      .data_out_0_ready(x_out_ready)
+  );
 
   mase_fifo #(
       .DATA_WIDTH(W),
@@ -447,31 +397,21 @@ module mase_softmax #(
     else if (b_push) acc <= lb4 ? '0 : acc + beat_sum;
   end
 
-  // E is split into groups of at most 1024 bits per word, as X.
-  /// Per-group input ready of E (all equal).
-  logic [NEG-1:0] e_in_ready_g;
-  /// Per-group head valid of E (all equal).
-  logic [NEG-1:0] e_out_valid_g;
-  for (genvar g = 0; g < NEG; g++) begin : g_ef
-    /// Lanes of this group.
-    localparam int GL = (P - g * EG < EG) ? P - g * EG : EG;
-    mase_fifo #(
-        .DATA_WIDTH(EW),
-        .LANES(GL),
-        .DEPTH(DE)
-    ) u_e (
-        .clk(clk),
-        .rst(rst),
-        .data_in_0(b_e[g*EG*EW+:GL*EW]),
-        .data_in_0_valid(e_in_valid),
-        .data_in_0_ready(e_in_ready_g[g]),
-        .data_out_0(e_out[g*EG*EW+:GL*EW]),
-        .data_out_0_valid(e_out_valid_g[g]),
-        .data_out_0_ready(e_out_ready)
-    );
-  end
-  assign e_in_ready  = &e_in_ready_g;
-  assign e_out_valid = &e_out_valid_g;
+  // E (P*EW bits per word) is a mase_wide_fifo, as X.
+  mase_wide_fifo #(
+      .DATA_WIDTH(EW),
+      .LANES(P),
+      .DEPTH(DE)
+  ) u_e (
+      .clk(clk),
+      .rst(rst),
+      .data_in_0(b_e),
+      .data_in_0_valid(e_in_valid),
+      .data_in_0_ready(e_in_ready),
+      .data_out_0(e_out),
+      .data_out_0_valid(e_out_valid),
+      .data_out_0_ready(e_out_ready)
+  );
 
   // Divider: R = floor(2^Z / S), restoring, one quotient bit per stage; starts from the partial
   // remainder 2^(EF-1) (the bits of 2^Z above the quotient's range), which is below S.
@@ -644,4 +584,7 @@ module mase_softmax #(
   a_rq_room : assert property (p_rq_room)
   else $error("mase_softmax: reciprocal FIFO overflow (credit rule violated)");
 `endif
+  // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
+  `MASE_ASSERT_STREAM_STABLE(data_in_0)
+  `MASE_ASSERT_STREAM_STABLE(data_out_0)
 endmodule

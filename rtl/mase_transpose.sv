@@ -22,7 +22,10 @@
 //   II:      NW cycles per tensor (one beat per cycle in and out).
 //   Paths cut: data_in_0_ready is a register function (bank-full flags); the output is the
 //            register of a mase_skid_buffer (data, valid and ready all cut).
-// Memory: 2 * 2^ceil(log2(NW)) words of P0*P1*W bits, synchronous read (BRAM/LUTRAM inferable).
+// Memory: a mase_pingpong_buffer, 2 * 2^ceil(log2(NW)) words of P0*P1*W bits, synchronous read.
+`ifndef MASE_ASSERT_SVH
+`include "mase_assert.svh"
+`endif
 module mase_transpose #(
     /// W: element width in bits (1..64; the element is moved, never interpreted).
     parameter int DATA_IN_0_PRECISION_0 = 8,
@@ -93,65 +96,36 @@ module mase_transpose #(
 
 `ifndef SYNTHESIS
   initial begin
-    if (DATA_IN_0_PRECISION_0 < 1 || DATA_IN_0_PRECISION_0 > 64)
-      $fatal(1, "DATA_IN_0_PRECISION_0 must be between 1 and 64, got %0d", DATA_IN_0_PRECISION_0);
-    if (DATA_IN_0_PRECISION_1 < -16777216 || DATA_IN_0_PRECISION_1 > 16777216)
-      $fatal(1, "DATA_IN_0_PRECISION_1 must be between -16777216 and 16777216, got %0d",
-             DATA_IN_0_PRECISION_1);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_0 > 65536)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_0 must be between 1 and 65536, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_1 < 1 || DATA_IN_0_TENSOR_SIZE_DIM_1 > 65536)
-      $fatal(1, "DATA_IN_0_TENSOR_SIZE_DIM_1 must be between 1 and 65536, got %0d",
-             DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (DATA_IN_0_PARALLELISM_DIM_0 < 1 || DATA_IN_0_PARALLELISM_DIM_0 > 1024)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 must be between 1 and 1024, got %0d",
-             DATA_IN_0_PARALLELISM_DIM_0);
-    if (DATA_IN_0_PARALLELISM_DIM_1 < 1 || DATA_IN_0_PARALLELISM_DIM_1 > 1024)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 must be between 1 and 1024, got %0d",
-             DATA_IN_0_PARALLELISM_DIM_1);
-    if (P0 * P1 > 1024)
-      $fatal(1, "%s must be between 1 and 1024, got %0d",
-             "DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1", P0 * P1);
-    if (BLOCK_SIZE < 1 || BLOCK_SIZE > 65536)
-      $fatal(1, "BLOCK_SIZE must be between 1 and 65536, got %0d", BLOCK_SIZE);
-    if (DATA_IN_0_TENSOR_SIZE_DIM_0 % BLOCK_SIZE != 0)
-      $fatal(1, "BLOCK_SIZE (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)", BLOCK_SIZE,
-             DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (BLOCK_SIZE == 1 && DATA_IN_0_TENSOR_SIZE_DIM_0 % P0 != 0)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_0 (%0d)",
-             P0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    if (BLOCK_SIZE == 1 && DATA_IN_0_TENSOR_SIZE_DIM_1 % P1 != 0)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 (%0d) must divide DATA_IN_0_TENSOR_SIZE_DIM_1 (%0d)",
-             P1, DATA_IN_0_TENSOR_SIZE_DIM_1);
-    if (BLOCK_SIZE > 1 && BLOCK_SIZE % P0 != 0)
-      $fatal(1, "DATA_IN_0_PARALLELISM_DIM_0 (%0d) must divide BLOCK_SIZE (%0d)", P0, BLOCK_SIZE);
+    `MASE_CHECK_FORMAT(DATA_IN_0, 64);
+    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_0, 1, 65536);
+    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_1, 1, 65536);
+    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_0, 1, 1024);
+    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_1, 1, 1024);
+    `MASE_CHECK_RANGE_OF("DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1", P0 * P1, 1,
+                        1024);
+    `MASE_CHECK_RANGE(BLOCK_SIZE, 1, 65536);
+    `MASE_CHECK_DIVIDES(BLOCK_SIZE, DATA_IN_0_TENSOR_SIZE_DIM_0);
+    if (BLOCK_SIZE == 1) begin
+      `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
+      `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
+    end else begin
+      `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_0, BLOCK_SIZE);
+    end
     if (BLOCK_SIZE > 1 && P1 != 1)
       $fatal(1, "DATA_IN_0_PARALLELISM_DIM_1 must be 1 when BLOCK_SIZE > 1, got %0d", P1);
-    if (NW > 1048576)
-      $fatal(1, "beats per tensor must be between 1 and 1048576, got %0d", NW);
-    if (DATA_OUT_0_PRECISION_0 != DATA_IN_0_PRECISION_0)
-      $fatal(1, "DATA_OUT_0_PRECISION_0 (%0d) must equal DATA_IN_0_PRECISION_0 (%0d)",
-             DATA_OUT_0_PRECISION_0, DATA_IN_0_PRECISION_0);
-    if (DATA_OUT_0_PRECISION_1 != DATA_IN_0_PRECISION_1)
-      $fatal(1, "DATA_OUT_0_PRECISION_1 (%0d) must equal DATA_IN_0_PRECISION_1 (%0d)",
-             DATA_OUT_0_PRECISION_1, DATA_IN_0_PRECISION_1);
-    if (DATA_OUT_0_TENSOR_SIZE_DIM_0 != OUT_D0)
-      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_0 (%0d) must equal %s (%0d)",
-             DATA_OUT_0_TENSOR_SIZE_DIM_0, "DATA_IN_0_TENSOR_SIZE_DIM_1 * BLOCK_SIZE", OUT_D0);
-    if (DATA_OUT_0_TENSOR_SIZE_DIM_1 != OUT_D1)
-      $fatal(1, "DATA_OUT_0_TENSOR_SIZE_DIM_1 (%0d) must equal %s (%0d)",
-             DATA_OUT_0_TENSOR_SIZE_DIM_1, "DATA_IN_0_TENSOR_SIZE_DIM_0 / BLOCK_SIZE", OUT_D1);
-    if (DATA_OUT_0_PARALLELISM_DIM_0 != OUT_P0)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_0 (%0d) must equal %s (%0d)",
-             DATA_OUT_0_PARALLELISM_DIM_0,
-             "DATA_IN_0_PARALLELISM_DIM_1 if BLOCK_SIZE = 1, else DATA_IN_0_PARALLELISM_DIM_0",
-             OUT_P0);
-    if (DATA_OUT_0_PARALLELISM_DIM_1 != OUT_P1)
-      $fatal(1, "DATA_OUT_0_PARALLELISM_DIM_1 (%0d) must equal %s (%0d)",
-             DATA_OUT_0_PARALLELISM_DIM_1,
-             "DATA_IN_0_PARALLELISM_DIM_0 if BLOCK_SIZE = 1, else DATA_IN_0_PARALLELISM_DIM_1",
-             OUT_P1);
+    `MASE_CHECK_RANGE_OF("beats per tensor", NW, 1, 1048576);
+    `MASE_CHECK_EQUAL(DATA_OUT_0_PRECISION_0, DATA_IN_0_PRECISION_0);
+    `MASE_CHECK_EQUAL(DATA_OUT_0_PRECISION_1, DATA_IN_0_PRECISION_1);
+    `MASE_CHECK_EQUAL_TO(DATA_OUT_0_TENSOR_SIZE_DIM_0, "DATA_IN_0_TENSOR_SIZE_DIM_1 * BLOCK_SIZE",
+                        OUT_D0);
+    `MASE_CHECK_EQUAL_TO(DATA_OUT_0_TENSOR_SIZE_DIM_1, "DATA_IN_0_TENSOR_SIZE_DIM_0 / BLOCK_SIZE",
+                        OUT_D1);
+    `MASE_CHECK_EQUAL_TO(
+        DATA_OUT_0_PARALLELISM_DIM_0,
+        "DATA_IN_0_PARALLELISM_DIM_1 if BLOCK_SIZE = 1, else DATA_IN_0_PARALLELISM_DIM_0", OUT_P0);
+    `MASE_CHECK_EQUAL_TO(
+        DATA_OUT_0_PARALLELISM_DIM_1,
+        "DATA_IN_0_PARALLELISM_DIM_0 if BLOCK_SIZE = 1, else DATA_IN_0_PARALLELISM_DIM_1", OUT_P1);
   end
 `endif
 
@@ -159,56 +133,16 @@ module mase_transpose #(
   logic adv;
 
   // ---------------------------------------------------------------------------------------------
-  // Write side
-  /// Two banks of 2^AW words, bank b word w at {b, w}.
-  logic [L*W-1:0] mem[2**(AW+1)];
-  /// Bank being written, next word in it.
-  logic wr_bank;
-  logic [AW-1:0] wr_addr;
-  /// Bank b holds a complete tensor not yet fully read.
-  logic [1:0] bank_full;
-  /// Bank being read.
-  logic rd_bank;
-  /// Input beat accepted; it is the last beat of a tensor.
-  logic in_fire, in_last;
-  /// The last word of the read bank is issued this cycle.
-  logic rd_done;
-
-  assign data_in_0_ready = !bank_full[wr_bank];
-  assign in_fire = data_in_0_valid && data_in_0_ready;
-  assign in_last = wr_addr == AW'(NW - 1);
-
-  always_ff @(posedge clk) begin
-    if (in_fire) mem[{wr_bank, wr_addr}] <= data_in_0;
-  end
-
-  always_ff @(posedge clk) begin
-    if (rst) begin
-      wr_bank   <= 1'b0;
-      wr_addr   <= '0;
-      bank_full <= '0;
-    end else begin
-      if (in_fire) begin
-        wr_addr <= in_last ? '0 : wr_addr + 1'b1;
-        if (in_last) wr_bank <= !wr_bank;
-      end
-      for (int b = 0; b < 2; b++) begin
-        if (in_fire && in_last && wr_bank == b[0]) bank_full[b] <= 1'b1;
-        else if (rd_done && rd_bank == b[0]) bank_full[b] <= 1'b0;
-      end
-    end
-  end
-
-  // ---------------------------------------------------------------------------------------------
   // Read side: address = a*NB*U + b*U + k, walked with b outer, a middle, k inner
   /// Counters of the word being issued.
   logic [AW-1:0] rd_k, rd_a, rd_b;
   /// Its address and the address of unit (a = 0, b) word 0.
   logic [AW-1:0] rd_addr, rd_base;
-  /// A word is issued this cycle; counters at their last value.
-  logic issue, k_last, a_last, b_last;
+  /// The read bank holds a complete tensor; a word is issued this cycle; counters at their last
+  /// value; the last word of the bank is issued.
+  logic rd_full, issue, k_last, a_last, b_last, rd_done;
 
-  assign issue = bank_full[rd_bank] && adv;
+  assign issue = rd_full && adv;
   assign k_last = rd_k == AW'(U - 1);
   assign a_last = rd_a == AW'(NA - 1);
   assign b_last = rd_b == AW'(NB - 1);
@@ -216,7 +150,6 @@ module mase_transpose #(
 
   always_ff @(posedge clk) begin
     if (rst) begin
-      rd_bank <= 1'b0;
       rd_k    <= '0;
       rd_a    <= '0;
       rd_b    <= '0;
@@ -241,24 +174,41 @@ module mase_transpose #(
             rd_b    <= '0;
             rd_base <= '0;
             rd_addr <= '0;
-            rd_bank <= !rd_bank;
           end
         end
       end
     end
   end
 
+  // ---------------------------------------------------------------------------------------------
+  // Two banks of one tensor each, written in arrival order
+  /// Number of the arriving beat within its tensor (its word in the bank).
+  logic [AW-1:0] wr_addr;
   /// S1: the word read (synchronous read, held while the pipeline waits).
   logic [L*W-1:0] s1_word;
   logic s1_valid;
 
-  always_ff @(posedge clk) begin
-    if (adv) s1_word <= mem[{rd_bank, rd_addr}];
-  end
+  mase_pingpong_buffer #(
+      .WIDTH(L * W),
+      .WORDS(NW)
+  ) u_banks (
+      .clk            (clk),
+      .rst            (rst),
+      .data_in_0      (data_in_0),
+      .data_in_0_valid(data_in_0_valid),
+      .data_in_0_ready(data_in_0_ready),
+      .wr_index       (wr_addr),
+      .wr_addr        (wr_addr),
+      .rd_full        (rd_full),
+      .rd_addr        (rd_addr),
+      .rd_en          (adv),
+      .rd_data        (s1_word),
+      .rd_release     (rd_done)
+  );
 
   always_ff @(posedge clk) begin
     if (rst) s1_valid <= 1'b0;
-    else if (adv) s1_valid <= bank_full[rd_bank];
+    else if (adv) s1_valid <= rd_full;
   end
 
   /// S1 word with the block transposed: output lane i*P1 + j = input lane j*P0 + i.
@@ -283,16 +233,7 @@ module mase_transpose #(
       .data_out_0_ready(data_out_0_ready)
   );
 
-`ifndef SYNTHESIS
-  // Handshake: an offered output beat stays offered and unchanged until taken.
-  a_out_stable :
-  assert property (@(posedge clk) disable iff (rst)
-      data_out_0_valid && !data_out_0_ready |=> data_out_0_valid && $stable(data_out_0))
-  else $error("mase_transpose: data_out_0 changed or dropped valid while stalled");
-  // The producer must keep an offered input beat offered and unchanged until taken.
-  a_in_stable :
-  assert property (@(posedge clk) disable iff (rst)
-      data_in_0_valid && !data_in_0_ready |=> data_in_0_valid && $stable(data_in_0))
-  else $error("mase_transpose: data_in_0 changed or dropped valid while stalled");
-`endif
+  // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
+  `MASE_ASSERT_STREAM_STABLE(data_in_0)
+  `MASE_ASSERT_STREAM_STABLE(data_out_0)
 endmodule

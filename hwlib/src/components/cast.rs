@@ -168,7 +168,7 @@ impl Component for Cast {
     }
 
     fn dependencies(&self) -> &'static [&'static str] {
-        &["mase_cast_core.sv"]
+        &["mase_assert.svh", "mase_cast_core.sv"]
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {

@@ -20,6 +20,10 @@ impl Component for Fifo {
         "fifo"
     }
 
+    fn dependencies(&self) -> &'static [&'static str] {
+        &["mase_assert.svh"]
+    }
+
     fn description(&self) -> &'static str {
         "first-word-fall-through FIFO on an inferred sync-read RAM; cuts data, valid and ready paths"
     }

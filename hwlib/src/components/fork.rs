@@ -28,6 +28,10 @@ impl Component for Fork {
         "fork"
     }
 
+    fn dependencies(&self) -> &'static [&'static str] {
+        &["mase_assert.svh"]
+    }
+
     fn description(&self) -> &'static str {
         "one stream to two consumers, each with its own ready; zero latency, full throughput"
     }

@@ -41,6 +41,10 @@ impl Component for LaneConverter {
         "lane_converter"
     }
 
+    fn dependencies(&self) -> &'static [&'static str] {
+        &["mase_assert.svh"]
+    }
+
     fn description(&self) -> &'static str {
         "changes the lanes per beat of a row-major stream (gather or split); full rate, order kept"
     }

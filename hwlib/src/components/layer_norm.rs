@@ -415,7 +415,7 @@ impl Component for LayerNorm {
     }
 
     fn dependencies(&self) -> &'static [&'static str] {
-        &["mase_layer_norm_rsqrt_lut.sv", "mase_cast_core.sv", "mase_skid_buffer.sv"]
+        &["mase_assert.svh", "mase_layer_norm_rsqrt_lut.sv", "mase_cast_core.sv", "mase_skid_buffer.sv"]
     }
 
     /// Uniform data (full input range) for gamma, beta and three rows in four; the fourth row

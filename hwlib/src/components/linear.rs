@@ -332,7 +332,13 @@ impl Component for Linear {
     }
 
     fn dependencies(&self) -> &'static [&'static str] {
-        &["mase_cast_core.sv", "mase_skid_buffer.sv"]
+        &[
+            "mase_assert.svh",
+            "mase_cast_core.sv",
+            "mase_skid_buffer.sv",
+            "mase_pingpong_buffer.sv",
+            "mase_dot_product.sv",
+        ]
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {

@@ -226,7 +226,7 @@ impl Component for Mul {
     }
 
     fn dependencies(&self) -> &'static [&'static str] {
-        &["mase_cast_core.sv", "mase_skid_buffer.sv"]
+        &["mase_assert.svh", "mase_cast_core.sv", "mase_skid_buffer.sv"]
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {

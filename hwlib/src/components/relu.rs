@@ -106,7 +106,7 @@ impl Component for Relu {
     }
 
     fn dependencies(&self) -> &'static [&'static str] {
-        &["mase_skid_buffer.sv"]
+        &["mase_assert.svh", "mase_skid_buffer.sv"]
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {

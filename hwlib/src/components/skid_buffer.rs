@@ -51,6 +51,10 @@ impl Component for SkidBuffer {
         "skid_buffer"
     }
 
+    fn dependencies(&self) -> &'static [&'static str] {
+        &["mase_assert.svh"]
+    }
+
     fn description(&self) -> &'static str {
         "two-entry register slice cutting data, valid and ready paths at full throughput"
     }

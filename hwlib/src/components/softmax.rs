@@ -328,7 +328,7 @@ impl Component for Softmax {
     }
 
     fn dependencies(&self) -> &'static [&'static str] {
-        &["mase_fifo.sv", "mase_cast_core.sv", "mase_skid_buffer.sv"]
+        &["mase_assert.svh", "mase_fifo.sv", "mase_wide_fifo.sv", "mase_cast_core.sv", "mase_skid_buffer.sv"]
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {

@@ -266,7 +266,7 @@ impl Component for Transpose {
     }
 
     fn dependencies(&self) -> &'static [&'static str] {
-        &["mase_skid_buffer.sv"]
+        &["mase_assert.svh", "mase_skid_buffer.sv", "mase_pingpong_buffer.sv"]
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {

@@ -1,0 +1,198 @@
+// mase_dot_product: the multiply-accumulate datapath of mase_linear and mase_matmul.
+//
+// Each cycle the caller's stage S1 offers one chunk x of LANES_IN inputs and one weight block w of
+// LANES_OUT x LANES_IN weights (lane o*LANES_IN + i = W[o][i]). The datapath multiplies all pairs,
+// sums each output's LANES_IN products and accumulates the sums over the chunks of a block
+// (in_first marks a block's first chunk, in_last its last). The accumulator starts from `init`
+// (the caller's aligned bias, or zero) and is exact when the caller sizes ACC_WIDTH so: products
+// are shifted left by SHIFT bits into the accumulator's ACC_FRAC fractional bits. After a block's
+// last chunk the optional ReLU (on the exact sum) and the output cast (mase_cast_core: OUT format,
+// ROUNDING / OVERFLOW modes) give the block's LANES_OUT outputs, registered by a mase_skid_buffer.
+//
+// Pipeline: caller's S1 (memory words and tags) -> S2 products -> S3 per-output product sums ->
+// S4 accumulators -> output register. Every stage, the caller's S1 and its issue stage included,
+// advances together when `adv` is high (the output register can take a beat); the caller holds
+// S1 while adv is low.
+//   Latency: 3 cycles from S1 to the output register (4 from the caller's issue).
+//   Paths cut: data, valid and ready of the output (skid buffer).
+`ifndef MASE_ASSERT_SVH
+`include "mase_assert.svh"
+`endif
+module mase_dot_product #(
+    /// Input element width (signed).
+    parameter int X_WIDTH = 8,
+    /// Weight element width (signed).
+    parameter int W_WIDTH = 8,
+    /// Inputs per chunk.
+    parameter int LANES_IN = 4,
+    /// Outputs per block.
+    parameter int LANES_OUT = 4,
+    /// Accumulator width: enough integer bits that no sum of a block overflows.
+    parameter int ACC_WIDTH = 24,
+    /// Fractional bits of the accumulator.
+    parameter int ACC_FRAC = 8,
+    /// Left shift aligning a product sum to ACC_FRAC (0..32).
+    parameter int SHIFT = 0,
+    /// Width of the caller's tag carried from S1 to S2 (mid_tag).
+    parameter int TAG_WIDTH = 1,
+    /// 1: max(0, .) on the exact sum before the cast.
+    parameter int FUSED_RELU = 0,
+    /// Output element width (signed).
+    parameter int OUT_WIDTH = 8,
+    /// Output fractional bits.
+    parameter int OUT_FRAC = 4,
+    /// Output rounding (mase_cast_core's codes).
+    parameter int ROUNDING = 0,
+    /// Output overflow (mase_cast_core's codes).
+    parameter int OVERFLOW = 1
+) (
+    /// Clock.
+    input  logic                               clk,
+    /// Synchronous active-high reset: empties the pipeline.
+    input  logic                               rst,
+    /// The pipeline advances this cycle; the caller's issue stage and S1 advance with it.
+    output logic                               adv,
+    /// S1 holds a chunk.
+    input  logic                               in_valid,
+    /// The chunk in S1 is the first of its block.
+    input  logic                               in_first,
+    /// The chunk in S1 is the last of its block.
+    input  logic                               in_last,
+    /// Caller's tag of the chunk in S1 (e.g. the block index).
+    input  logic [               TAG_WIDTH-1:0] in_tag,
+    /// S1 input chunk, lane i at [i*X_WIDTH +: X_WIDTH].
+    input  logic [      LANES_IN*X_WIDTH-1:0] x,
+    /// S1 weight block, lane o*LANES_IN + i at [(o*LANES_IN+i)*W_WIDTH +: W_WIDTH].
+    input  logic [LANES_OUT*LANES_IN*W_WIDTH-1:0] w,
+    /// Tag of the chunk in S2 (to address a memory whose registered word is due in S3).
+    output logic [               TAG_WIDTH-1:0] mid_tag,
+    /// Start value of the accumulators, due in S3 (used with the block's first chunk), lane o
+    /// at [o*ACC_WIDTH +: ACC_WIDTH].
+    input  logic [    LANES_OUT*ACC_WIDTH-1:0] init,
+    /// Output beat: the LANES_OUT outputs of a block, lane o at [o*OUT_WIDTH +: OUT_WIDTH].
+    output logic [    LANES_OUT*OUT_WIDTH-1:0] data_out_0,
+    /// Output beat valid (registered).
+    output logic                               data_out_0_valid,
+    /// Consumer accepts the output beat.
+    input  logic                               data_out_0_ready
+);
+  /// Product width; width of a sum of LANES_IN products.
+  localparam int PW = X_WIDTH + W_WIDTH;
+  localparam int TW = PW + (LANES_IN > 1 ? $clog2(LANES_IN) : 0);
+  /// Lanes.
+  localparam int PI = LANES_IN;
+  localparam int PO = LANES_OUT;
+  localparam int AW = ACC_WIDTH;
+
+  // S2: products
+  /// Product of input lane i and weight lane o*PI + i at [(o*PI+i)*PW +: PW].
+  logic [PO*PI*PW-1:0] s2_prod;
+  logic s2_valid, s2_first, s2_last;
+
+  for (genvar o = 0; o < PO; o++) begin : g_mul_o
+    for (genvar i = 0; i < PI; i++) begin : g_mul_i
+      always_ff @(posedge clk) begin
+        if (adv)
+          s2_prod[(o*PI+i)*PW+:PW] <= $signed(x[i*X_WIDTH+:X_WIDTH]) *
+              $signed(w[(o*PI+i)*W_WIDTH+:W_WIDTH]);
+      end
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (adv) begin
+      s2_first <= in_first;
+      s2_last  <= in_last;
+      mid_tag  <= in_tag;
+    end
+  end
+
+  // S3: sum of the PI products of each output
+  /// Sum for output lane o at [o*TW +: TW], and the combinational sums feeding it.
+  logic [PO*TW-1:0] s3_sum, sum_d;
+  logic s3_valid, s3_first, s3_last;
+
+  always_comb begin
+    for (int o = 0; o < PO; o++) begin
+      sum_d[o*TW+:TW] = '0;
+      for (int i = 0; i < PI; i++) begin
+        sum_d[o*TW+:TW] = sum_d[o*TW+:TW] + TW'($signed(s2_prod[(o*PI+i)*PW+:PW]));
+      end
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (adv) begin
+      s3_sum   <= sum_d;
+      s3_first <= s2_first;
+      s3_last  <= s2_last;
+    end
+  end
+
+  // S4: exact accumulation, starting from init
+  /// Accumulator of output lane o at [o*AW +: AW].
+  logic [PO*AW-1:0] acc;
+  /// S4 holds the finished sums of a block.
+  logic s4_valid;
+
+  for (genvar o = 0; o < PO; o++) begin : g_acc
+    /// Aligned product sum.
+    logic [AW-1:0] sum_al;
+    assign sum_al = AW'($signed(s3_sum[o*TW+:TW])) << SHIFT;
+    always_ff @(posedge clk) begin
+      if (adv && s3_valid)
+        acc[o*AW+:AW] <= (s3_first ? init[o*AW+:AW] : acc[o*AW+:AW]) + sum_al;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      s2_valid <= 1'b0;
+      s3_valid <= 1'b0;
+      s4_valid <= 1'b0;
+    end else if (adv) begin
+      s2_valid <= in_valid;
+      s3_valid <= s2_valid;
+      s4_valid <= s3_valid && s3_last;
+    end
+  end
+
+  // Output: ReLU, cast, skid buffer
+  /// Cast outputs of the block in S4.
+  logic [PO*OUT_WIDTH-1:0] y;
+
+  for (genvar o = 0; o < PO; o++) begin : g_out
+    /// Sum after the optional ReLU.
+    logic [AW-1:0] pre;
+    assign pre = (FUSED_RELU != 0 && acc[o*AW+AW-1]) ? '0 : acc[o*AW+:AW];
+    mase_cast_core #(
+        .IN_WIDTH  (AW),
+        .IN_FRAC   (ACC_FRAC),
+        .IN_SIGNED (1),
+        .OUT_WIDTH (OUT_WIDTH),
+        .OUT_FRAC  (OUT_FRAC),
+        .OUT_SIGNED(1),
+        .ROUNDING  (ROUNDING),
+        .OVERFLOW  (OVERFLOW)
+    ) u_cast (
+        .data_in (pre),
+        .data_out(y[o*OUT_WIDTH+:OUT_WIDTH])
+    );
+  end
+
+  mase_skid_buffer #(
+      .DATA_WIDTH(OUT_WIDTH),
+      .LANES     (PO)
+  ) u_out (
+      .clk             (clk),
+      .rst             (rst),
+      .data_in_0       (y),
+      .data_in_0_valid (s4_valid),
+      .data_in_0_ready (adv),
+      .data_out_0      (data_out_0),
+      .data_out_0_valid(data_out_0_valid),
+      .data_out_0_ready(data_out_0_ready)
+  );
+
+  `MASE_ASSERT_STREAM_STABLE(data_out_0)
+endmodule

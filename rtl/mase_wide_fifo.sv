@@ -1,0 +1,70 @@
+// mase_wide_fifo: a mase_fifo whose word may be wider than 1024 bits.
+//
+// The word is split into groups of at most 1024 bits (whole lanes; one lane per group when a lane
+// is wider), each group kept in its own mase_fifo; the groups move in lockstep, so they behave as
+// one FIFO of the whole word: the input is taken when every group has room, the head is offered
+// when every group holds it. The split exists because the C++ that Verilator 5.006 emits for
+// memory words wider than 1024 bits does not compile. Capacity, latency and cut paths are those
+// of mase_fifo.
+`ifndef MASE_ASSERT_SVH
+`include "mase_assert.svh"
+`endif
+module mase_wide_fifo #(
+    /// Bits per lane (the parent checks its parameters; this wrapper has no checks of its own).
+    parameter int DATA_WIDTH = 8,
+    /// Lanes per beat; the data ports are LANES*DATA_WIDTH bits wide.
+    parameter int LANES = 1,
+    /// Memory depth in beats of every group.
+    parameter int DEPTH = 16
+) (
+    /// Clock.
+    input  logic                        clk,
+    /// Synchronous active-high reset: empties the FIFO.
+    input  logic                        rst,
+    /// Input beat (flat packed lanes).
+    input  logic [LANES*DATA_WIDTH-1:0] data_in_0,
+    /// Input beat valid.
+    input  logic                        data_in_0_valid,
+    /// Every group can accept the beat (registered in each group).
+    output logic                        data_in_0_ready,
+    /// Output beat (the groups' read registers).
+    output logic [LANES*DATA_WIDTH-1:0] data_out_0,
+    /// Output beat valid: every group holds it.
+    output logic                        data_out_0_valid,
+    /// Consumer accepts the output beat.
+    input  logic                        data_out_0_ready
+);
+  /// Lanes per group (words of at most 1024 bits).
+  localparam int G = DATA_WIDTH >= 1024 ? 1 : 1024 / DATA_WIDTH;
+  /// Number of groups.
+  localparam int NG = (LANES + G - 1) / G;
+
+  /// Per-group input ready and head valid (all equal: the groups move in lockstep).
+  logic [NG-1:0] in_ready_g, out_valid_g;
+
+  for (genvar g = 0; g < NG; g++) begin : g_group
+    /// Lanes of this group.
+    localparam int GL = (LANES - g * G < G) ? LANES - g * G : G;
+    mase_fifo #(
+        .DATA_WIDTH(DATA_WIDTH),
+        .LANES     (GL),
+        .DEPTH     (DEPTH)
+    ) u_fifo (
+        .clk             (clk),
+        .rst             (rst),
+        .data_in_0       (data_in_0[g*G*DATA_WIDTH+:GL*DATA_WIDTH]),
+        .data_in_0_valid (data_in_0_valid),
+        .data_in_0_ready (in_ready_g[g]),
+        .data_out_0      (data_out_0[g*G*DATA_WIDTH+:GL*DATA_WIDTH]),
+        .data_out_0_valid(out_valid_g[g]),
+        .data_out_0_ready(data_out_0_ready)
+    );
+  end
+
+  assign data_in_0_ready  = &in_ready_g;
+  assign data_out_0_valid = &out_valid_g;
+
+  // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
+  `MASE_ASSERT_STREAM_STABLE(data_in_0)
+  `MASE_ASSERT_STREAM_STABLE(data_out_0)
+endmodule
