@@ -318,6 +318,10 @@ module mase_matmul #(
   // S2..S4 and output: products, sums, exact accumulation from zero, cast, output register
   /// Unused tag of the shared datapath.
   logic unused_tag;
+  /// The accumulators start from zero (no bias). A named signal, not '0 in the port map: Yosys
+  /// 0.23 then loses the top's name after `chparam`.
+  logic [P_OUT*AW-1:0] acc_init;
+  assign acc_init = '0;
 
   mase_dot_product #(
       .X_WIDTH   (IW),
@@ -344,7 +348,7 @@ module mase_matmul #(
       .x               (s1_x),
       .w               (s1_w),
       .mid_tag         (unused_tag),
-      .init            ('0),
+      .init            (acc_init),
       .data_out_0      (data_out_0),
       .data_out_0_valid(data_out_0_valid),
       .data_out_0_ready(data_out_0_ready)

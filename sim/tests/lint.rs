@@ -1,13 +1,18 @@
 //! RTL hygiene: every `rtl/*.sv` (found by glob) passes `verilator --lint-only -Wall` with no
 //! warning, declares the module its file name promises, and is read by Yosys (`read_verilog -sv`,
 //! `hierarchy`, `proc`); every registered component also lints clean at each of its test
-//! parameter sets, and synthesizes with `synth_xilinx` at its defaults. Fails loudly when
-//! Verilator or Yosys is missing.
+//! parameter sets, and synthesizes with `synth_xilinx` at its defaults; every file that uses the
+//! shared macros of `rtl/mase_assert.svh` includes it, every component's file list starts with
+//! it, and every component asserts stream stability on each of its stream ports. Fails loudly
+//! when Verilator or Yosys is missing.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use mase_hwlib::{registry, resolve_params, rtl_dir};
+use mase_hwlib::{registry, resolve_params, rtl_dir, rtl_file_names};
+
+/// The shared header of parameter-check and stream-assertion macros.
+const ASSERT_HEADER: &str = "mase_assert.svh";
 
 fn rtl_files() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(rtl_dir())
@@ -136,6 +141,54 @@ fn every_component_synthesizes_with_synth_xilinx() {
                 failures.push(format!("DEPTH 32 FIFO did not infer LUT RAM: {:?}", r.cells))
             }
             Ok(_) => {}
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A file that uses a `MASE_*` macro includes the header (behind its guard, so a tool handed the
+/// header as the first source needs no include path), and each component that uses one lists the
+/// header first, so every build, synthesis script and emitted file list reads it before the
+/// modules (and a change to it changes the simulation cache key).
+#[test]
+fn macro_users_include_the_assertion_header_and_list_it_first() {
+    let include = format!("`ifndef MASE_ASSERT_SVH\n`include \"{ASSERT_HEADER}\"\n`endif\n");
+    let mut failures = Vec::new();
+    for f in rtl_files() {
+        let text = std::fs::read_to_string(&f).unwrap();
+        if text.contains("`MASE_") && !text.contains(&include) {
+            failures.push(format!(
+                "{}: uses `MASE_ macros without the guarded include of {ASSERT_HEADER}",
+                f.display()
+            ));
+        }
+    }
+    assert!(rtl_dir().join(ASSERT_HEADER).is_file(), "rtl/{ASSERT_HEADER} is missing");
+    for c in registry() {
+        let files = rtl_file_names(*c);
+        let uses = files.iter().any(|f| {
+            f.ends_with(".sv")
+                && std::fs::read_to_string(rtl_dir().join(f)).unwrap_or_default().contains("`MASE_")
+        });
+        if uses && files.first().map(String::as_str) != Some(ASSERT_HEADER) {
+            failures.push(format!("{}: file list {files:?} does not start with {ASSERT_HEADER}", c.name()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every component states the shared stream-stability assertion for each of its stream ports.
+#[test]
+fn every_component_asserts_stream_stability_on_every_port() {
+    let mut failures = Vec::new();
+    for c in registry() {
+        let file = rtl_dir().join(format!("mase_{}.sv", c.name()));
+        let text = std::fs::read_to_string(&file).unwrap();
+        let p = resolve_params(*c, &[] as &[(&str, i64)]).unwrap_or_else(|e| panic!("{}: {e}", c.name()));
+        for s in c.streams(&p) {
+            if !text.contains(&format!("`MASE_ASSERT_STREAM_STABLE({})", s.name)) {
+                failures.push(format!("{}: no `MASE_ASSERT_STREAM_STABLE({})", file.display(), s.name));
+            }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
