@@ -253,30 +253,20 @@ module mase_matmul #(
     // B^T blocks arrive ob-major, ib fastest: sequential words.
     assign b_addr = b_index;
   end else begin : g_b_perm
-    // B blocks arrive ib-major, ob fastest: word ob*NIB + ib.
-    /// ob and ib of the arriving block; its word.
-    logic [OBW-1:0] bw_ob;
-    logic [IBW-1:0] bw_ib;
+    // B blocks arrive ib-major, ob fastest: word ob*NIB + ib. From word w the next block is
+    // w + NIB (next ob) until ob = NOB-1, i.e. w >= (NOB-1)*NIB; then ob wraps and ib steps:
+    // w - (NOB-1)*NIB + 1, or 0 after the last word of B.
+    /// First word of the last output block.
+    localparam int LAST_OB = (NOB - 1) * NIB;
+    /// Word of the arriving block.
     logic [WAW-1:0] bw_addr;
     assign b_addr = bw_addr;
     always_ff @(posedge clk) begin
-      if (rst) begin
-        bw_ob   <= '0;
-        bw_ib   <= '0;
-        bw_addr <= '0;
-      end else if (data_in_1_valid && data_in_1_ready) begin
-        if (bw_ob != OBW'(NOB - 1)) begin
-          bw_ob   <= bw_ob + 1'b1;
-          bw_addr <= bw_addr + WAW'(NIB);
-        end else if (bw_ib != IBW'(NIB - 1)) begin
-          bw_ob   <= '0;
-          bw_ib   <= bw_ib + 1'b1;
-          bw_addr <= WAW'(bw_ib) + 1'b1;
-        end else begin
-          bw_ob   <= '0;
-          bw_ib   <= '0;
-          bw_addr <= '0;
-        end
+      if (rst) bw_addr <= '0;
+      else if (data_in_1_valid && data_in_1_ready) begin
+        if (bw_addr < WAW'(LAST_OB)) bw_addr <= bw_addr + WAW'(NIB);
+        else if (bw_addr == WAW'(NOB * NIB - 1)) bw_addr <= '0;
+        else bw_addr <= bw_addr - WAW'(LAST_OB) + 1'b1;
       end
     end
     /// The beat number only matters for sequential writes.
