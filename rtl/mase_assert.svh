@@ -21,11 +21,15 @@
 //   `MASE_CHECK_MODES(PORT);                 `check_modes`: PORT_ROUNDING in 0..6, PORT_OVERFLOW
 //                                            in 0..3
 //
+// A single-rule macro expands to an `if` without `else`: under a condition of its own, put it in a
+// begin/end block (an `else` after it would bind to the macro's `if`).
+//
 // Stream handshake. `MASE_ASSERT_STREAM_STABLE(PORT) (no `;` after it) is a concurrent assertion
-// (module scope, needs `clk` and `rst` in scope): once PORT_valid is high while PORT_ready is low, the next cycle
-// still offers a beat and PORT is unchanged. Every component states it for each of its stream
-// ports (inputs: a check on the producer; outputs: on the component itself). Empty under
-// SYNTHESIS.
+// (module scope, needs `clk` and `rst` in scope): once PORT_valid is high while PORT_ready is
+// low, the next cycle still offers a beat and PORT is unchanged. Every component states it for
+// each of its stream ports (inputs: a check on the producer; outputs: on the component itself);
+// sim/tests/lint.rs checks that. Empty under SYNTHESIS, so Yosys 0.23 (which defines SYNTHESIS)
+// only stores the definitions.
 //
 // Files include this header through an outer guard, so a tool that was handed the header as the
 // first source (the file lists the library writes: component dependencies list it first) never

@@ -13,7 +13,8 @@
 // S4 accumulators -> output register. Every stage, the caller's S1 and its issue stage included,
 // advances together when `adv` is high (the output register can take a beat); the caller holds
 // S1 while adv is low.
-//   Latency: 3 cycles from S1 to the output register (4 from the caller's issue).
+//   Latency: 4 cycles from the last chunk of a block in S1 to the block's beat in the output
+//            register (S2, S3, S4, output).
 //   Paths cut: data, valid and ready of the output (skid buffer).
 `ifndef MASE_ASSERT_SVH
 `include "mase_assert.svh"
