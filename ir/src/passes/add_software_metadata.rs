@@ -353,7 +353,7 @@ impl Pass for AddSoftwareMetadataPass {
         for s in 0..n {
             let mut sample = HashMap::new();
             for (name, files) in &lists {
-                sample.insert(name.clone(), crate::npy::read_npy(Path::new(&files[s]))?);
+                sample.insert(name.clone(), crate::npy::read_npy_input(Path::new(&files[s]))?);
             }
             samples.push(sample);
         }
