@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use mase_ir::onnx::{import_bytes, ImportOptions};
-use mase_ir::pass::PassInfo;
+use mase_ir::pass::{run_step, PassInfo};
 use mase_ir::passes::add_software_metadata::{software_stats, StatsOptions};
 use mase_ir::passes::auto_precision::{auto_precision, parse_args};
 use mase_ir::{Error, MaseGraph, Result, Tensor};
@@ -99,11 +99,11 @@ pub fn quantized_graph(
     times.push(("import", t.elapsed().as_secs_f64() * 1e3));
     let t = Instant::now();
     let chain = ["init_metadata", "add_common_metadata", "remove_dropout", "validate"];
-    let (graph, mut info) = mase_ir::pass::run_passes(graph, &chain, &toml::Table::new())?;
+    let (graph, mut info) = crate::pass_manager().run(graph, &chain, &toml::Table::new())?;
     times.push(("passes", t.elapsed().as_secs_f64() * 1e3));
     let t = Instant::now();
     let qgraph = if let Some(q) = table(config, &["passes", "quantize"])? {
-        let (g, i) = mase_ir::passes::quantize::quantize(graph.clone(), q)?;
+        let (g, i) = run_step("quantize", graph.clone(), |g| mase_ir::passes::quantize::quantize(g, q))?;
         info.insert("quantize".into(), i.into());
         g
     } else {
@@ -126,8 +126,9 @@ pub fn quantized_graph(
                 (0..n).map(|s| seeded_inputs(&graph, 10 + s)).collect::<Result<_>>()?
             }
         };
-        let stats = software_stats(graph.clone(), &samples, &StatsOptions::default())?;
-        let (g, i) = auto_precision(stats, &auto)?;
+        let (g, i) = run_step("auto_precision", graph.clone(), |g| {
+            auto_precision(software_stats(g, &samples, &StatsOptions::default())?, &auto)
+        })?;
         info.insert("auto_precision".into(), i.into());
         g
     };
@@ -154,8 +155,7 @@ pub fn run_flow(
     let (float_graph, qgraph, mut info, mut times) =
         quantized_graph(onnx, origin, input_shapes, config, calibration)?;
     let t = Instant::now();
-    let (graph, hinfo) = crate::add_hardware_metadata(qgraph, &hw)?;
-    graph.validate()?;
+    let (graph, hinfo) = run_step("add_hardware_metadata", qgraph, |g| crate::add_hardware_metadata(g, &hw))?;
     info.insert("add_hardware_metadata".into(), hinfo.into());
     let design = crate::design_of(&graph, hw.top_name())?;
     times.push(("hardware", t.elapsed().as_secs_f64() * 1e3));
