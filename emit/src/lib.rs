@@ -6,6 +6,7 @@
 //! executed by the graph-level golden model ([`golden`]) that Verilator runs are checked against.
 
 pub mod bind;
+pub mod calibration;
 pub mod config;
 pub mod design;
 pub mod external;
@@ -18,7 +19,7 @@ pub mod project;
 pub mod report;
 pub mod sv;
 
-pub use config::HwConfig;
+pub use config::{FlowConfig, HwConfig};
 pub use design::{stitch, Design};
 pub use hw_pass::add_hardware_metadata;
 
