@@ -133,22 +133,15 @@ fn sim_inputs(p: &Project, a: &SimArgs) -> anyhow::Result<Vec<HashMap<String, Te
             .collect();
     }
     let given = super::args::npy_inputs(&a.inputs)?;
-    let mut per_port: Vec<(String, Vec<f32>, Vec<usize>)> = Vec::new();
+    let mut per_port: Vec<(String, Vec<Tensor>)> = Vec::new();
     for port in &ports {
         let t = given
             .get(&port.tensor)
             .or_else(|| given.get(&port.name))
             .with_context(|| format!("no --input for graph input `{}` (port {})", port.tensor, port.name))?;
-        let data: Vec<f32> = t.to_f32().iter().copied().collect();
-        if data.is_empty() || !data.len().is_multiple_of(port.numel()) {
-            bail!(
-                "--input {}: {} elements is not a whole number of inferences of shape {:?}",
-                port.tensor,
-                data.len(),
-                port.shape
-            );
-        }
-        per_port.push((port.tensor.clone(), data, port.shape.clone()));
+        let split =
+            mase_emit::calibration::split_inferences(&format!("--input {}", port.tensor), t, &port.shape)?;
+        per_port.push((port.tensor.clone(), split));
     }
     for k in given.keys() {
         if !ports.iter().any(|p| &p.tensor == k || &p.name == k) {
@@ -156,24 +149,11 @@ fn sim_inputs(p: &Project, a: &SimArgs) -> anyhow::Result<Vec<HashMap<String, Te
             bail!("--input {k}: the design has no such input (inputs: {})", names.join(", "));
         }
     }
-    let n = per_port[0].1.len() / per_port[0].2.iter().product::<usize>();
-    if per_port.iter().any(|(_, d, s)| d.len() / s.iter().product::<usize>() != n) {
+    let n = per_port[0].1.len();
+    if per_port.iter().any(|(_, t)| t.len() != n) {
         bail!("the --input files hold different numbers of inferences");
     }
-    Ok((0..n)
-        .map(|i| {
-            per_port
-                .iter()
-                .map(|(name, d, s)| {
-                    let m: usize = s.iter().product();
-                    (
-                        name.clone(),
-                        Tensor::from_f32(s, d[i * m..(i + 1) * m].to_vec()).expect("sizes checked"),
-                    )
-                })
-                .collect()
-        })
-        .collect())
+    Ok((0..n).map(|i| per_port.iter().map(|(name, t)| (name.clone(), t[i].clone())).collect()).collect())
 }
 
 /// Writes output codes (port order) as `DIR/sim/<tensor>.npy` (values) and `.codes.npy`, with a
