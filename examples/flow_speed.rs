@@ -20,10 +20,10 @@ use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
-use mase_emit::flow::{run_flow, seeded_inputs};
+use mase_emit::flow::{run_flow, seeded_inputs, FlowOptions};
 use mase_ir::onnx::{import_bytes, ImportOptions};
 use mase_ir::passes::add_software_metadata::{software_stats, StatsOptions};
-use mase_ir::passes::auto_precision::{auto_precision, parse_args};
+use mase_ir::passes::auto_precision::auto_precision;
 
 /// How many times the whole flow runs.
 const RUNS: usize = 3;
@@ -64,7 +64,7 @@ fn main() -> Result<()> {
     for run in 1..=RUNS {
         let dir = fresh_dir(run)?;
         let t = Instant::now();
-        let result = run_flow(&bytes, &path, &BTreeMap::new(), &toml::Table::new(), None, None, &dir);
+        let result = run_flow(&bytes, &FlowOptions::new(path.clone(), &dir));
         let total = ms(t);
         let removed = if dir.exists() { std::fs::remove_dir_all(&dir) } else { Ok(()) };
         let flow = result.with_context(|| format!("flow on {path}"))?;
@@ -102,11 +102,7 @@ fn main() -> Result<()> {
     let graph = import_bytes(&bytes, &path, &opts)?;
     let chain = ["init_metadata", "add_common_metadata", "remove_dropout", "validate"];
     let (graph, _) = mase_ir::pass::run_passes(graph, &chain, &toml::Table::new())?;
-    let mut args = toml::Table::new();
-    args.insert("width".into(), toml::Value::Integer(16));
-    args.insert("weight_width".into(), toml::Value::Integer(8));
-    args.insert("bias_width".into(), toml::Value::Integer(8));
-    let auto = parse_args(&args)?;
+    let auto = mase_emit::config::AutoPrecision::default().options()?;
     for run in 1..=RUNS {
         let t = Instant::now();
         let samples: Vec<HashMap<_, _>> = (0..CALIBRATION_SAMPLES)

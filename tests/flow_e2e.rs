@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mase_emit::flow::{run_flow, seeded_inputs, Flow};
+use mase_emit::flow::{run_flow, seeded_inputs, Flow, FlowOptions};
+use mase_emit::FlowConfig;
 use mase_ir::Tensor;
 use mase_sim::{check_project, load_project, RunConfig};
 
@@ -18,8 +19,9 @@ fn fixture(name: &str) -> PathBuf {
 fn flow(model: &str, config: &str, dir: &Path) -> Flow {
     let bytes = std::fs::read(fixture(model)).unwrap();
     let table: toml::Table = config.parse().unwrap();
-    run_flow(&bytes, model, &BTreeMap::new(), &table, None, None, dir)
-        .unwrap_or_else(|e| panic!("{model}: {e}"))
+    let mut opts = FlowOptions::new(model, dir);
+    opts.config = FlowConfig::from_table(&table, model, None).unwrap();
+    run_flow(&bytes, &opts).unwrap_or_else(|e| panic!("{model}: {e}"))
 }
 
 fn samples(f: &Flow, n: u64) -> Vec<HashMap<String, Tensor>> {
@@ -178,8 +180,7 @@ fn emit_refuses_a_foreign_directory_and_sim_detects_an_edited_top() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
     let bytes = std::fs::read(fixture("mlp_gemm_relu.onnx")).unwrap();
-    let err =
-        run_flow(&bytes, "mlp", &BTreeMap::new(), &toml::Table::new(), None, None, dir.path()).unwrap_err();
+    let err = run_flow(&bytes, &FlowOptions::new("mlp", dir.path())).unwrap_err();
     assert!(err.to_string().contains("not written by `mase emit`"), "{err}");
     assert_eq!(std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(), "mine");
 
@@ -196,9 +197,7 @@ fn emit_refuses_a_foreign_directory_and_sim_detects_an_edited_top() {
 fn unsupported_ops_are_named_with_their_node() {
     let dir = tempfile::tempdir().unwrap();
     let bytes = std::fs::read(fixture("neg_mul_tensor.onnx")).unwrap();
-    let err =
-        run_flow(&bytes, "neg_mul_tensor", &BTreeMap::new(), &toml::Table::new(), None, None, dir.path())
-            .unwrap_err();
+    let err = run_flow(&bytes, &FlowOptions::new("neg_mul_tensor", dir.path())).unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("node '") && msg.contains("no hardware component implements"), "{msg}");
     assert!(msg.contains("linear, matmul"), "the message lists what is supported: {msg}");
@@ -252,7 +251,9 @@ fn external_flow(manifest: &Path, dir: &Path) -> mase_ir::Result<Flow> {
     let bytes = std::fs::read(fixture("mlp_gemm_relu.onnx")).unwrap();
     let cfg = format!("{EIGHT_BIT}[hardware.nodes.Relu]\nexternal = {:?}\n", manifest.display().to_string());
     let table: toml::Table = cfg.parse().unwrap();
-    run_flow(&bytes, "mlp_gemm_relu.onnx", &BTreeMap::new(), &table, None, None, dir)
+    let mut opts = FlowOptions::new("mlp_gemm_relu.onnx", dir);
+    opts.config = FlowConfig::from_table(&table, "mlp_gemm_relu.onnx", None)?;
+    run_flow(&bytes, &opts)
 }
 
 #[test]

@@ -21,7 +21,7 @@ fn component_table_matches_the_registry() {
 #[test]
 fn readme_names_every_pass_and_both_commands() {
     let text = readme();
-    for p in mase_ir::passes::REGISTRY.iter().chain(mase_emit::HARDWARE_PASSES) {
+    for p in mase_emit::pass_manager().passes() {
         assert!(text.contains(p.name()), "README does not mention pass {}", p.name());
     }
     assert!(text.contains("cargo run --release -- demo") && text.contains("cargo test"));

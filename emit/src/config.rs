@@ -1,5 +1,20 @@
-//! The hardware section of a flow configuration (`[hardware]` in FLOW.toml, or the whole of a
-//! HW.toml given to `mase emit --config`).
+//! The flow configuration (FLOW.toml of `mase flow --config`, [`FlowConfig`]) and its hardware
+//! section ([`HwConfig`]: `[hardware]` in FLOW.toml, or the whole of a HW.toml given to
+//! `mase emit --config`), as typed structs: an unknown key is an error naming the file, the
+//! table and the valid keys ([`mase_ir::pass::typed`]); defaults are the structs' defaults.
+//!
+//! ```toml
+//! [passes.quantize]           # a MASE-style quantize config (mase_ir::quant::config); or:
+//! [passes.auto_precision]     # formats from calibration statistics (defaults shown)
+//! width = 16                  # activations
+//! weight_width = 8
+//! bias_width = 8
+//! range = "min_max"           # or "quantile", "n_sigma"
+//! [calibration]
+//! inputs = { x = ["x.npy"] }  # data per graph input (relative to the file; several
+//!                             # inferences may be stacked along the batch axis)
+//! samples = 4                 # seeded random inputs when no data is given
+//! ```
 //!
 //! ```toml
 //! [hardware]
@@ -21,10 +36,121 @@
 //! every other node shrinks to the parallelism that keeps up with it.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use mase_ir::pass::typed;
+use mase_ir::quant::auto::AutoOptions;
 use mase_ir::{Error, Result};
+
+/// A flow configuration: every section optional.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    /// `[passes.quantize]` / `[passes.auto_precision]`.
+    #[serde(default)]
+    pub passes: FlowPasses,
+    /// `[calibration]`.
+    #[serde(default)]
+    pub calibration: Calibration,
+    /// `[hardware]`.
+    #[serde(default)]
+    pub hardware: HwConfig,
+}
+
+/// The `[passes]` section: how the flow quantizes.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowPasses {
+    /// A MASE-style quantize config (checked by the `quantize` pass's parser, which lists the
+    /// valid fields of its tables); when given, `auto_precision` does not run.
+    #[serde(default)]
+    pub quantize: Option<toml::Table>,
+    /// Arguments of `auto_precision` (used when there is no `quantize`).
+    #[serde(default)]
+    pub auto_precision: AutoPrecision,
+}
+
+/// `[passes.auto_precision]`: the `auto_precision` pass's arguments with the flow's defaults
+/// (16-bit activations, 8-bit weights and biases, min/max range).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AutoPrecision {
+    /// Total width of activations.
+    pub width: u32,
+    /// Width of weights and constants.
+    pub weight_width: u32,
+    /// Width of biases.
+    pub bias_width: u32,
+    /// `min_max`, `quantile` or `n_sigma`.
+    pub range: String,
+}
+
+impl Default for AutoPrecision {
+    fn default() -> Self {
+        AutoPrecision { width: 16, weight_width: 8, bias_width: 8, range: "min_max".into() }
+    }
+}
+
+impl AutoPrecision {
+    /// The pass's options, checked by the pass's own argument parser (one place for its rules).
+    pub fn options(&self) -> Result<AutoOptions> {
+        let table = toml::Table::try_from(self)
+            .map_err(|e| Error::Config(format!("[passes.auto_precision]: {e}")))?;
+        mase_ir::passes::auto_precision::parse_args(&table)
+    }
+}
+
+/// `[calibration]`: the data the statistics of `auto_precision` come from.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Calibration {
+    /// `.npy` files per graph input name; each holds one or more inferences stacked along the
+    /// batch axis, and the files of an input are taken in order. Relative paths in a file start
+    /// from the file's directory ([`FlowConfig::from_table`] resolves them).
+    pub inputs: BTreeMap<String, Vec<PathBuf>>,
+    /// Seeded pseudo-random inputs to calibrate on when `inputs` is empty.
+    pub samples: u64,
+}
+
+impl Default for Calibration {
+    fn default() -> Self {
+        Calibration { inputs: BTreeMap::new(), samples: 4 }
+    }
+}
+
+impl FlowConfig {
+    /// Reads a flow configuration file; relative paths in it (calibration data, EXTERNAL
+    /// manifests) start from its directory.
+    pub fn from_file(path: &Path) -> Result<FlowConfig> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let origin = path.display().to_string();
+        let table: toml::Table = text.parse().map_err(|e| Error::Config(format!("{origin}: {e}")))?;
+        Self::from_table(&table, &origin, path.parent())
+    }
+
+    /// A flow configuration from a parsed table; `base_dir` is where relative paths start
+    /// (the current directory when `None`).
+    pub fn from_table(table: &toml::Table, origin: &str, base_dir: Option<&Path>) -> Result<FlowConfig> {
+        let mut cfg: FlowConfig = typed(table, origin)?;
+        if cfg.calibration.samples == 0 {
+            return Err(Error::Config(format!("{origin}: [calibration] samples must be at least 1")));
+        }
+        cfg.hardware = cfg.hardware.checked(&format!("{origin}: [hardware]"))?;
+        if let Some(base) = base_dir.filter(|b| !b.as_os_str().is_empty()) {
+            cfg.hardware.base_dir = Some(base.to_path_buf());
+            for files in cfg.calibration.inputs.values_mut() {
+                for f in files.iter_mut() {
+                    if f.is_relative() {
+                        *f = base.join(&*f);
+                    }
+                }
+            }
+        }
+        Ok(cfg)
+    }
+}
 
 /// Default elements per beat.
 pub const DEFAULT_LANES: usize = 4;
@@ -91,12 +217,11 @@ impl HwConfig {
             None => {
                 let mut t = table.clone();
                 t.remove("passes");
+                t.remove("calibration");
                 t
             }
         };
-        let cfg: HwConfig = hw
-            .try_into()
-            .map_err(|e| Error::Config(format!("{origin}: hardware section: {e} (keys: target_ii, target_ii_per_row, multiplier_budget, lanes, top, nodes.<name>.parallelism, nodes.<name>.external)")))?;
+        let cfg: HwConfig = typed(&hw, &format!("{origin}: hardware section"))?;
         cfg.check(origin)?;
         Ok(cfg)
     }

@@ -1,27 +1,28 @@
 //! The whole flow in one call: ONNX import → analysis passes → quantization → hardware passes →
 //! stitching → project files. `mase flow` and `mase demo` use it.
 //!
-//! The flow configuration (FLOW.toml) has three optional parts:
-//! - `[passes.quantize]`: a quantize configuration (the `quantize` pass's MASE shape). When it is
-//!   absent, `auto_precision` chooses formats from calibration statistics instead, with the
-//!   arguments in `[passes.auto_precision]` (defaults: 16-bit activations, 8-bit weights and
-//!   biases, min/max range);
-//! - `[calibration]`: `samples` (default 4) seeded pseudo-random inputs (sums of uniforms,
-//!   roughly unit variance) feed the statistics when no calibration files are given;
-//! - `[hardware]`: see [`crate::config`].
+//! [`run_flow`] takes the model's bytes and one [`FlowOptions`]; the flow configuration is a
+//! typed [`FlowConfig`] (see [`crate::config`] for its sections and defaults). Formats come from
+//! `[passes.quantize]`, or from `auto_precision` on statistics over calibration data: samples
+//! in memory ([`FlowOptions::calibration`]), else the `[calibration] inputs` files, else
+//! `[calibration] samples` seeded pseudo-random inputs (sums of uniforms, roughly unit
+//! variance), in which case the flow warns ([`Flow::warnings`]) that real activations may not
+//! fit and says how to give data.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use mase_ir::onnx::{import_bytes, ImportOptions};
-use mase_ir::pass::PassInfo;
+use mase_ir::pass::{run_step, PassInfo};
 use mase_ir::passes::add_software_metadata::{software_stats, StatsOptions};
-use mase_ir::passes::auto_precision::{auto_precision, parse_args};
+use mase_ir::passes::auto_precision::auto_precision;
 use mase_ir::{Error, MaseGraph, Result, Tensor};
 use rand::{Rng, SeedableRng};
+use serde_json::json;
 
-use crate::config::HwConfig;
+use crate::calibration::{load_samples, Sample};
+use crate::config::FlowConfig;
 use crate::design::Design;
 use crate::project::{write_project, Emitted};
 
@@ -40,6 +41,9 @@ pub struct Flow {
     pub info: PassInfo,
     /// Milliseconds per step: import, passes, quantize, hardware, emit.
     pub times_ms: Vec<(&'static str, f64)>,
+    /// What the user should know (e.g. calibration on seeded random inputs); the CLI prints
+    /// them.
+    pub warnings: Vec<String>,
 }
 
 /// Seeded inputs for every graph input: sums of four uniforms scaled to about unit variance.
@@ -58,76 +62,95 @@ pub fn seeded_inputs(graph: &MaseGraph, seed: u64) -> Result<HashMap<String, Ten
     Ok(inputs)
 }
 
-fn table<'a>(t: &'a toml::Table, path: &[&str]) -> Result<Option<&'a toml::Table>> {
-    let mut cur = t;
-    for (i, k) in path.iter().enumerate() {
-        match cur.get(*k) {
-            None => return Ok(None),
-            Some(toml::Value::Table(x)) => cur = x,
-            Some(other) => {
-                return Err(Error::Config(format!(
-                    "[{}] must be a table, got {}",
-                    path[..=i].join("."),
-                    other.type_str()
-                )))
-            }
-        }
-    }
-    Ok(Some(cur))
-}
-
 /// The float graph, the quantized graph, the pass info maps and the step times (ms).
 pub type Quantized = (MaseGraph, MaseGraph, PassInfo, Vec<(&'static str, f64)>);
 
-/// Imports, analyses and quantizes a model as the flow configuration says (no hardware yet).
-pub fn quantized_graph(
-    onnx: &[u8],
-    origin: &str,
-    input_shapes: &BTreeMap<String, Vec<usize>>,
-    config: &toml::Table,
-    calibration: Option<&[HashMap<String, Tensor>]>,
-) -> Result<Quantized> {
-    for k in config.keys() {
-        if !["passes", "calibration", "hardware"].contains(&k.as_str()) {
-            return Err(Error::Config(format!("{origin}: unknown section [{k}]; expected [passes.quantize], [passes.auto_precision], [calibration], [hardware]")));
+/// Everything the flow needs besides the model's bytes.
+#[derive(Debug, Clone)]
+pub struct FlowOptions {
+    /// The model's name in messages (its path).
+    pub origin: String,
+    /// Shapes of inputs with dynamic dimensions (`--input-shape`).
+    pub input_shapes: BTreeMap<String, Vec<usize>>,
+    /// The flow configuration (FLOW.toml).
+    pub config: FlowConfig,
+    /// Calibration samples given in memory; they take the place of `[calibration]`.
+    pub calibration: Option<Vec<Sample>>,
+    /// The project directory to write.
+    pub out_dir: PathBuf,
+}
+
+impl FlowOptions {
+    /// Default options (default configuration, no calibration data) for a model and a
+    /// project directory.
+    pub fn new(origin: impl Into<String>, out_dir: impl Into<PathBuf>) -> FlowOptions {
+        FlowOptions {
+            origin: origin.into(),
+            input_shapes: BTreeMap::new(),
+            config: FlowConfig::default(),
+            calibration: None,
+            out_dir: out_dir.into(),
         }
     }
+}
+
+/// The warning of a flow calibrated on seeded random inputs.
+fn random_calibration_warning(n: u64) -> String {
+    format!(
+        "warning: auto_precision calibrated on {n} seeded random inputs (no calibration data given); \
+         real activations may not fit the chosen formats. Give data with `mase flow --calibrate NAME=FILE.npy` \
+         or `[calibration] inputs = {{ NAME = [\"a.npy\"] }}` in the flow config"
+    )
+}
+
+/// Imports, analyses and quantizes a model as the options say (no hardware yet). The info map
+/// has a `calibration` entry (`source` = `data` or `seeded`, `samples`, and a `warning` when
+/// the statistics come from seeded random inputs).
+pub fn quantized_graph(onnx: &[u8], opts: &FlowOptions) -> Result<Quantized> {
+    let origin = opts.origin.as_str();
+    let config = &opts.config;
     let mut times = Vec::new();
     let t = Instant::now();
-    let opts = ImportOptions { input_shapes: input_shapes.clone(), raise: true };
-    let graph = import_bytes(onnx, origin, &opts)?;
+    let import = ImportOptions { input_shapes: opts.input_shapes.clone(), raise: true };
+    let graph = import_bytes(onnx, origin, &import)?;
     times.push(("import", t.elapsed().as_secs_f64() * 1e3));
     let t = Instant::now();
     let chain = ["init_metadata", "add_common_metadata", "remove_dropout", "validate"];
-    let (graph, mut info) = mase_ir::pass::run_passes(graph, &chain, &toml::Table::new())?;
+    let (graph, mut info) = crate::pass_manager().run(graph, &chain, &toml::Table::new())?;
     times.push(("passes", t.elapsed().as_secs_f64() * 1e3));
     let t = Instant::now();
-    let qgraph = if let Some(q) = table(config, &["passes", "quantize"])? {
-        let (g, i) = mase_ir::passes::quantize::quantize(graph.clone(), q)?;
+    let data_given = opts.calibration.is_some() || !config.calibration.inputs.is_empty();
+    let qgraph = if let Some(q) = &config.passes.quantize {
+        if data_given {
+            return Err(Error::Config(format!(
+                "{origin}: calibration data is given but [passes.quantize] fixes every format; \
+                 remove one of them (calibration feeds [passes.auto_precision])"
+            )));
+        }
+        let (g, i) = run_step("quantize", graph.clone(), |g| mase_ir::passes::quantize::quantize(g, q))?;
         info.insert("quantize".into(), i.into());
         g
     } else {
-        let empty = toml::Table::new();
-        let args = table(config, &["passes", "auto_precision"])?.unwrap_or(&empty);
-        let mut args = args.clone();
-        args.entry("width").or_insert(toml::Value::Integer(16));
-        args.entry("weight_width").or_insert(toml::Value::Integer(8));
-        args.entry("bias_width").or_insert(toml::Value::Integer(8));
-        let auto = parse_args(&args)?;
-        let samples = match calibration {
-            Some(s) => s.to_vec(),
-            None => {
-                let n = match table(config, &["calibration"])?.and_then(|c| c.get("samples")) {
-                    Some(v) => v.as_integer().filter(|n| *n > 0).ok_or_else(|| {
-                        Error::Config(format!("{origin}: [calibration] samples must be a positive integer"))
-                    })? as u64,
-                    None => 4,
-                };
-                (0..n).map(|s| seeded_inputs(&graph, 10 + s)).collect::<Result<_>>()?
+        let auto = config.passes.auto_precision.options()?;
+        let (samples, calib) = match (&opts.calibration, config.calibration.inputs.is_empty()) {
+            (Some(s), _) => (s.clone(), json!({"source": "data", "samples": s.len()})),
+            (None, false) => {
+                let s = load_samples(&graph, &config.calibration.inputs)?;
+                (
+                    s.clone(),
+                    json!({"source": "data", "samples": s.len(), "inputs": config.calibration.inputs}),
+                )
+            }
+            (None, true) => {
+                let n = config.calibration.samples;
+                let s = (0..n).map(|k| seeded_inputs(&graph, 10 + k)).collect::<Result<Vec<_>>>()?;
+                (s, json!({"source": "seeded", "samples": n, "warning": random_calibration_warning(n)}))
             }
         };
-        let stats = software_stats(graph.clone(), &samples, &StatsOptions::default())?;
-        let (g, i) = auto_precision(stats, &auto)?;
+        info.insert("calibration".into(), calib);
+        let (g, i) = run_step("auto_precision", graph.clone(), |g| {
+            auto_precision(software_stats(g, &samples, &StatsOptions::default())?, &auto)
+        })?;
         info.insert("auto_precision".into(), i.into());
         g
     };
@@ -135,32 +158,24 @@ pub fn quantized_graph(
     Ok((graph, qgraph, info, times))
 }
 
-/// Runs the whole flow and writes the project into `dir`. Relative paths in the configuration
-/// (EXTERNAL manifests) start from `config_dir`.
-pub fn run_flow(
-    onnx: &[u8],
-    origin: &str,
-    input_shapes: &BTreeMap<String, Vec<usize>>,
-    config: &toml::Table,
-    calibration: Option<&[HashMap<String, Tensor>]>,
-    config_dir: Option<&Path>,
-    dir: &Path,
-) -> Result<Flow> {
-    let mut hw = HwConfig::from_table(
-        &table(config, &["hardware"])?.cloned().unwrap_or_default(),
-        &format!("{origin} [hardware]"),
-    )?;
-    hw.base_dir = config_dir.map(Path::to_path_buf);
-    let (float_graph, qgraph, mut info, mut times) =
-        quantized_graph(onnx, origin, input_shapes, config, calibration)?;
+/// Runs the whole flow and writes the project into `opts.out_dir`.
+pub fn run_flow(onnx: &[u8], opts: &FlowOptions) -> Result<Flow> {
+    let hw = &opts.config.hardware;
+    let (float_graph, qgraph, mut info, mut times) = quantized_graph(onnx, opts)?;
     let t = Instant::now();
-    let (graph, hinfo) = crate::add_hardware_metadata(qgraph, &hw)?;
-    graph.validate()?;
+    let (graph, hinfo) = run_step("add_hardware_metadata", qgraph, |g| crate::add_hardware_metadata(g, hw))?;
     info.insert("add_hardware_metadata".into(), hinfo.into());
     let design = crate::design_of(&graph, hw.top_name())?;
     times.push(("hardware", t.elapsed().as_secs_f64() * 1e3));
     let t = Instant::now();
-    let emitted = write_project(&graph, &design, dir)?;
+    let emitted = write_project(&graph, &design, &opts.out_dir)?;
     times.push(("emit", t.elapsed().as_secs_f64() * 1e3));
-    Ok(Flow { float_graph, graph, design, emitted, info, times_ms: times })
+    let warnings = info
+        .get("calibration")
+        .and_then(|c| c.get("warning"))
+        .and_then(|w| w.as_str())
+        .map(str::to_string)
+        .into_iter()
+        .collect();
+    Ok(Flow { float_graph, graph, design, emitted, info, times_ms: times, warnings })
 }

@@ -6,6 +6,7 @@
 //! executed by the graph-level golden model ([`golden`]) that Verilator runs are checked against.
 
 pub mod bind;
+pub mod calibration;
 pub mod config;
 pub mod design;
 pub mod external;
@@ -18,15 +19,24 @@ pub mod project;
 pub mod report;
 pub mod sv;
 
-pub use config::HwConfig;
+pub use config::{FlowConfig, HwConfig};
 pub use design::{stitch, Design};
 pub use hw_pass::add_hardware_metadata;
 
-use mase_ir::pass::Pass;
+use mase_ir::pass::{Pass, PassManager};
 use mase_ir::{MaseGraph, Result};
 
-/// The hardware passes, by name (the CLI and flow configurations chain them with the IR's).
+/// The hardware passes, by name. Adding one: its file in this crate and one line here;
+/// [`pass_manager`] registers them after the IR's.
 pub static HARDWARE_PASSES: &[&dyn Pass] = &[&hw_pass::AddHardwareMetadata];
+
+/// Every pass, software and hardware: the IR's registry extended with [`HARDWARE_PASSES`]. The
+/// CLI (`mase passes`) and the flow run passes through it.
+pub fn pass_manager() -> PassManager {
+    PassManager::software()
+        .with(HARDWARE_PASSES)
+        .expect("hardware pass names differ from the IR's (checked by a test of this crate)")
+}
 
 /// The design of a graph whose hardware metadata is recorded (by `add_hardware_metadata`).
 pub fn design_of(graph: &MaseGraph, top: &str) -> Result<Design> {
@@ -38,4 +48,14 @@ pub fn design_of(graph: &MaseGraph, top: &str) -> Result<Design> {
 pub fn design_in(graph: &MaseGraph, top: &str, base: Option<&std::path::Path>) -> Result<Design> {
     let par = design::recorded_parallelism(graph)?;
     stitch(graph, &par, top, base)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hardware_passes_register_after_the_software_ones_under_their_own_names() {
+        let names: Vec<&str> = super::pass_manager().passes().map(|p| p.name()).collect();
+        assert_eq!(names.len(), mase_ir::passes::REGISTRY.len() + super::HARDWARE_PASSES.len());
+        assert!(names.contains(&"add_hardware_metadata") && names.contains(&"auto_precision"));
+    }
 }

@@ -1,8 +1,6 @@
 //! `add_hardware_metadata` records the seeds' hardware fields on every node of the encoder-layer
 //! fixture, and the recorded parallelism rebuilds the same design.
 
-use std::collections::BTreeMap;
-
 use mase_emit::flow::quantized_graph;
 use mase_emit::{add_hardware_metadata, design_of, HwConfig};
 use mase_ir::metadata::Toolchain;
@@ -11,7 +9,7 @@ use mase_ir::metadata::Toolchain;
 fn every_node_gets_the_seed_fields() {
     let bytes =
         std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/encoder_layer.onnx")).unwrap();
-    let q = quantized_graph(&bytes, "encoder", &BTreeMap::new(), &toml::Table::new(), None).unwrap().1;
+    let q = quantized_graph(&bytes, &mase_emit::flow::FlowOptions::new("encoder", "")).unwrap().1;
     let (g, info) = add_hardware_metadata(q, &HwConfig::default()).unwrap();
     assert_eq!(info["mode"], "lanes");
     for (_, n) in g.nodes() {

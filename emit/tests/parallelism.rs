@@ -2,8 +2,6 @@
 //! budgets are respected, the default lets the slowest stage set the pace, bad settings are
 //! errors that say what is valid.
 
-use std::collections::BTreeMap;
-
 use mase_emit::design::InstKind;
 use mase_emit::flow::quantized_graph;
 use mase_emit::{add_hardware_metadata, design_of, HwConfig};
@@ -12,7 +10,7 @@ use mase_ir::MaseGraph;
 fn encoder() -> MaseGraph {
     let bytes =
         std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/encoder_layer.onnx")).unwrap();
-    quantized_graph(&bytes, "encoder_layer.onnx", &BTreeMap::new(), &toml::Table::new(), None).unwrap().1
+    quantized_graph(&bytes, &mase_emit::flow::FlowOptions::new("encoder_layer.onnx", "")).unwrap().1
 }
 
 fn cfg(text: &str) -> HwConfig {

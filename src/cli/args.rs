@@ -1,8 +1,8 @@
 //! Parsing of the small value syntaxes the commands share: `NAME=1x8x128` shapes and
-//! `NAME=FILE.npy` inputs.
+//! `NAME=FILE.npy` inputs and calibration files.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use mase_ir::Tensor;
@@ -27,6 +27,19 @@ pub fn input_shapes(specs: &[String]) -> anyhow::Result<BTreeMap<String, Vec<usi
         if out.insert(name.to_string(), dims).is_some() {
             bail!("--input-shape gives '{name}' twice");
         }
+    }
+    Ok(out)
+}
+
+/// Parses `--calibrate NAME=FILE.npy` values: files per graph input name, in the order given
+/// (a name may repeat; each file may stack several inferences).
+pub fn calibration_files(specs: &[String]) -> anyhow::Result<BTreeMap<String, Vec<PathBuf>>> {
+    let mut out: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for s in specs {
+        let Some((name, file)) = s.split_once('=') else {
+            bail!("--calibrate '{s}': expected NAME=FILE.npy (NAME a graph input)");
+        };
+        out.entry(name.to_string()).or_default().push(PathBuf::from(file));
     }
     Ok(out)
 }

@@ -22,24 +22,6 @@ pub struct Rate {
     pub multiplier_budget: Option<u64>,
 }
 
-impl Rate {
-    /// Applies the overrides to a hardware table (replacing any rate key it had).
-    fn apply(self, hw: &mut toml::Table) {
-        if self.target_ii.is_none() && self.multiplier_budget.is_none() {
-            return;
-        }
-        for k in ["target_ii", "target_ii_per_row", "multiplier_budget"] {
-            hw.remove(k);
-        }
-        if let Some(t) = self.target_ii {
-            hw.insert("target_ii_per_row".into(), toml::Value::Integer(t as i64));
-        }
-        if let Some(b) = self.multiplier_budget {
-            hw.insert("multiplier_budget".into(), toml::Value::Integer(b as i64));
-        }
-    }
-}
-
 /// `mase emit PREFIX --config HW.toml -o DIR`.
 pub fn emit(prefix: &Path, config: Option<&Path>, rate: Rate, out: &Path) -> anyhow::Result<()> {
     let mut cfg = match config {
@@ -80,36 +62,41 @@ fn print_emitted(out: &Path, r: &mase_emit::report::Report, files: usize) {
     );
 }
 
-/// `mase flow MODEL.onnx --config FLOW.toml -o DIR`.
-pub fn flow(
-    model: &Path,
-    shapes: &[String],
-    config: Option<&Path>,
-    rate: Rate,
-    out: &Path,
-) -> anyhow::Result<()> {
+/// Options of `mase flow`.
+pub struct FlowArgs {
+    /// `--input-shape NAME=DIMS` values.
+    pub shapes: Vec<String>,
+    /// `--config FLOW.toml`.
+    pub config: Option<std::path::PathBuf>,
+    /// `--calibrate NAME=FILE.npy` values (replace `[calibration] inputs`).
+    pub calibrate: Vec<String>,
+    /// `--target-ii` / `--multiplier-budget`.
+    pub rate: Rate,
+}
+
+/// `mase flow MODEL.onnx --config FLOW.toml [--calibrate NAME=FILE.npy …] -o DIR`.
+pub fn flow(model: &Path, a: &FlowArgs, out: &Path) -> anyhow::Result<()> {
     let bytes = std::fs::read(model).with_context(|| format!("reading {}", model.display()))?;
-    let mut table = match config {
-        Some(c) => read_toml(c)?,
-        None => toml::Table::new(),
-    };
-    if rate.target_ii.is_some() || rate.multiplier_budget.is_some() {
-        let hw = table.entry("hardware").or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        match hw {
-            toml::Value::Table(t) => rate.apply(t),
-            _ => bail!("[hardware] must be a table"),
-        }
+    let mut opts = mase_emit::flow::FlowOptions::new(model.display().to_string(), out);
+    if let Some(c) = &a.config {
+        opts.config = mase_emit::FlowConfig::from_file(c)?;
     }
-    let shapes = super::args::input_shapes(shapes)?;
-    let f = mase_emit::flow::run_flow(
-        &bytes,
-        &model.display().to_string(),
-        &shapes,
-        &table,
-        None,
-        config.and_then(Path::parent),
-        out,
-    )?;
+    if !a.calibrate.is_empty() {
+        opts.config.calibration.inputs = super::args::calibration_files(&a.calibrate)?;
+    }
+    let rate = a.rate;
+    if rate.target_ii.is_some() || rate.multiplier_budget.is_some() {
+        let hw = &mut opts.config.hardware;
+        hw.target_ii = None;
+        hw.target_ii_per_row = rate.target_ii;
+        hw.multiplier_budget = rate.multiplier_budget;
+    }
+    opts.config.hardware = opts.config.hardware.checked("command line")?;
+    opts.input_shapes = super::args::input_shapes(&a.shapes)?;
+    let f = mase_emit::flow::run_flow(&bytes, &opts)?;
+    for w in &f.warnings {
+        eprintln!("{w}");
+    }
     for (step, ms) in &f.times_ms {
         println!("{step:<10} {ms:.1} ms");
     }
@@ -146,22 +133,15 @@ fn sim_inputs(p: &Project, a: &SimArgs) -> anyhow::Result<Vec<HashMap<String, Te
             .collect();
     }
     let given = super::args::npy_inputs(&a.inputs)?;
-    let mut per_port: Vec<(String, Vec<f32>, Vec<usize>)> = Vec::new();
+    let mut per_port: Vec<(String, Vec<Tensor>)> = Vec::new();
     for port in &ports {
         let t = given
             .get(&port.tensor)
             .or_else(|| given.get(&port.name))
             .with_context(|| format!("no --input for graph input `{}` (port {})", port.tensor, port.name))?;
-        let data: Vec<f32> = t.to_f32().iter().copied().collect();
-        if data.is_empty() || !data.len().is_multiple_of(port.numel()) {
-            bail!(
-                "--input {}: {} elements is not a whole number of inferences of shape {:?}",
-                port.tensor,
-                data.len(),
-                port.shape
-            );
-        }
-        per_port.push((port.tensor.clone(), data, port.shape.clone()));
+        let split =
+            mase_emit::calibration::split_inferences(&format!("--input {}", port.tensor), t, &port.shape)?;
+        per_port.push((port.tensor.clone(), split));
     }
     for k in given.keys() {
         if !ports.iter().any(|p| &p.tensor == k || &p.name == k) {
@@ -169,24 +149,11 @@ fn sim_inputs(p: &Project, a: &SimArgs) -> anyhow::Result<Vec<HashMap<String, Te
             bail!("--input {k}: the design has no such input (inputs: {})", names.join(", "));
         }
     }
-    let n = per_port[0].1.len() / per_port[0].2.iter().product::<usize>();
-    if per_port.iter().any(|(_, d, s)| d.len() / s.iter().product::<usize>() != n) {
+    let n = per_port[0].1.len();
+    if per_port.iter().any(|(_, t)| t.len() != n) {
         bail!("the --input files hold different numbers of inferences");
     }
-    Ok((0..n)
-        .map(|i| {
-            per_port
-                .iter()
-                .map(|(name, d, s)| {
-                    let m: usize = s.iter().product();
-                    (
-                        name.clone(),
-                        Tensor::from_f32(s, d[i * m..(i + 1) * m].to_vec()).expect("sizes checked"),
-                    )
-                })
-                .collect()
-        })
-        .collect())
+    Ok((0..n).map(|i| per_port.iter().map(|(name, t)| (name.clone(), t[i].clone())).collect()).collect())
 }
 
 /// Writes output codes (port order) as `DIR/sim/<tensor>.npy` (values) and `.codes.npy`, with a

@@ -186,9 +186,13 @@ enum Command {
         #[arg(long = "input-shape", value_name = "NAME=DIMS")]
         input_shape: Vec<String>,
         /// Flow configuration (TOML: [passes.quantize] or [passes.auto_precision],
-        /// [calibration], [hardware]); defaults for everything left out.
+        /// [calibration] inputs/samples, [hardware]); defaults for everything left out.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Calibration data of a graph input, NAME=FILE.npy (repeatable; a file may stack
+        /// several inferences along the batch axis); replaces [calibration] inputs.
+        #[arg(long, value_name = "NAME=FILE")]
+        calibrate: Vec<String>,
         /// Cycles per input row the slowest stage may take (overrides [hardware]).
         #[arg(long, value_name = "CYCLES", conflicts_with = "multiplier_budget")]
         target_ii: Option<u64>,
@@ -278,13 +282,10 @@ pub fn main() -> anyhow::Result<()> {
         Command::Sim { dir, input, inferences, stall_prob, seed, vcd, json, golden } => {
             flow::sim(&dir, &flow::SimArgs { inputs: input, inferences, stall_prob, seed, vcd, json, golden })
         }
-        Command::Flow { model, input_shape, config, target_ii, multiplier_budget, output } => flow::flow(
-            &model,
-            &input_shape,
-            config.as_deref(),
-            flow::Rate { target_ii, multiplier_budget },
-            &output,
-        ),
+        Command::Flow { model, input_shape, config, calibrate, target_ii, multiplier_budget, output } => {
+            let rate = flow::Rate { target_ii, multiplier_budget };
+            flow::flow(&model, &flow::FlowArgs { shapes: input_shape, config, calibrate, rate }, &output)
+        }
         Command::Demo { output } => demo::run(&output),
     }
 }

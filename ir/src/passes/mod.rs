@@ -19,7 +19,8 @@ use crate::pass::Pass;
 
 pub use validate::ValidatePass;
 
-/// Every pass, by name. Adding a pass: one file in this folder and one line here.
+/// Every IR pass, by name ([`crate::pass::PassManager::software`]). Adding a pass: one file in
+/// this folder and one line here (hardware passes: `mase_emit::HARDWARE_PASSES`).
 pub static REGISTRY: &[&dyn Pass] = &[
     &ValidatePass,
     &init_metadata::InitMetadataPass,

@@ -40,9 +40,12 @@
 //! - In an `integer` table, `data_in_*` is required for nodes with float data inputs,
 //!   `weight_*` / `bias_*` for nodes that own those tensors, and `data_out_*` defaults to the
 //!   `data_in` width and fraction (required for a node without data inputs). Width 0 or > 64
-//!   (> 63 unsigned), an unknown field, an unknown mode name: errors naming the table and field.
+//!   (> 63 unsigned), an unknown field, an unknown mode name: errors naming the table and field
+//!   (a table's fields are a serde struct denying unknown fields, so the error lists them).
 
 use std::collections::BTreeMap;
+
+use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::fixed::{FixedFormat, Overflow, Rounding};
@@ -85,8 +88,9 @@ pub const MASE_OPS: &[&str] = &[
     "shape",
 ];
 
-/// How table keys select nodes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How table keys select nodes (`by = "type" | "name" | "regex_name"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum MatchBy {
     /// Key = mase op.
     Type,
@@ -169,10 +173,85 @@ pub fn quantize_table_from_flow(flow: &toml::Table) -> Result<toml::Table> {
         .ok_or_else(|| Error::Config("the flow config has no [passes.quantize] table".into()))
 }
 
-fn int_field(key: &str, field: &str, v: &toml::Value) -> Result<i64> {
-    v.as_integer().ok_or_else(|| {
-        Error::Config(format!("[{key}.config] {field} must be an integer, got {}", v.type_str()))
-    })
+/// `name` of a table: fixed point or left in float.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+enum Repr {
+    /// Fixed point.
+    #[serde(rename = "integer")]
+    Integer,
+    /// Leave in float.
+    #[serde(rename = "NA")]
+    Na,
+}
+
+/// The fields of one `[<key>.config]` table as written; unknown fields are errors listing
+/// these.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EntryFields {
+    name: Repr,
+    #[serde(default, deserialize_with = "mode")]
+    rounding: Option<Rounding>,
+    #[serde(default, deserialize_with = "mode")]
+    overflow: Option<Overflow>,
+    data_in_width: Option<i64>,
+    data_in_frac_width: Option<i64>,
+    #[serde(default, deserialize_with = "mode")]
+    data_in_rounding: Option<Rounding>,
+    #[serde(default, deserialize_with = "mode")]
+    data_in_overflow: Option<Overflow>,
+    weight_width: Option<i64>,
+    weight_frac_width: Option<i64>,
+    #[serde(default, deserialize_with = "mode")]
+    weight_rounding: Option<Rounding>,
+    #[serde(default, deserialize_with = "mode")]
+    weight_overflow: Option<Overflow>,
+    bias_width: Option<i64>,
+    bias_frac_width: Option<i64>,
+    #[serde(default, deserialize_with = "mode")]
+    bias_rounding: Option<Rounding>,
+    #[serde(default, deserialize_with = "mode")]
+    bias_overflow: Option<Overflow>,
+    data_out_width: Option<i64>,
+    data_out_frac_width: Option<i64>,
+    #[serde(default, deserialize_with = "mode")]
+    data_out_rounding: Option<Rounding>,
+    #[serde(default, deserialize_with = "mode")]
+    data_out_overflow: Option<Overflow>,
+}
+
+/// A rounding or overflow mode name as [`std::str::FromStr`] reads it (case-insensitive,
+/// optional `AP_` prefix; the error lists the modes).
+fn mode<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: std::str::FromStr<Err = String>,
+{
+    Option::<String>::deserialize(d)?.map(|s| s.parse().map_err(serde::de::Error::custom)).transpose()
+}
+
+/// One kind's fields as written: width, fraction, rounding, overflow.
+type KindFields = (Option<i64>, Option<i64>, Option<Rounding>, Option<Overflow>);
+
+impl EntryFields {
+    /// The fields of a kind of [`KINDS`].
+    fn kind(&self, kind: &str) -> KindFields {
+        match kind {
+            "data_in" => {
+                (self.data_in_width, self.data_in_frac_width, self.data_in_rounding, self.data_in_overflow)
+            }
+            "weight" => {
+                (self.weight_width, self.weight_frac_width, self.weight_rounding, self.weight_overflow)
+            }
+            "bias" => (self.bias_width, self.bias_frac_width, self.bias_rounding, self.bias_overflow),
+            _ => (
+                self.data_out_width,
+                self.data_out_frac_width,
+                self.data_out_rounding,
+                self.data_out_overflow,
+            ),
+        }
+    }
 }
 
 fn parse_entry(key: &str, table: &toml::Value) -> Result<EntryConfig> {
@@ -186,82 +265,36 @@ fn parse_entry(key: &str, table: &toml::Value) -> Result<EntryConfig> {
         .get("config")
         .and_then(|c| c.as_table())
         .ok_or_else(|| Error::Config(format!("'{key}' has no [{key}.config] table")))?;
-    let integer = match cfg.get("name").and_then(|v| v.as_str()) {
-        Some("integer") => true,
-        Some("NA") => false,
-        Some(other) => {
-            return Err(Error::Config(format!(
-                "[{key}.config] name = \"{other}\": supported are \"integer\" (fixed point) and \"NA\" (leave in float)"
-            )))
-        }
-        None => return Err(Error::Config(format!("[{key}.config] needs name = \"integer\" or name = \"NA\""))),
-    };
-    let mut known: Vec<String> = vec!["name".into(), "rounding".into(), "overflow".into()];
-    for k in KINDS {
-        for s in ["width", "frac_width", "rounding", "overflow"] {
-            known.push(format!("{k}_{s}"));
-        }
-    }
-    if let Some(bad) = cfg.keys().find(|k| !known.contains(k)) {
-        return Err(Error::Config(format!(
-            "[{key}.config] has unknown field '{bad}'; fields are: {}",
-            known.join(", ")
-        )));
-    }
-    let mode_str = |field: &str| -> Result<Option<String>> {
-        match cfg.get(field) {
-            None => Ok(None),
-            Some(v) => v
-                .as_str()
-                .map(|s| Some(s.to_string()))
-                .ok_or_else(|| Error::Config(format!("[{key}.config] {field} must be a string"))),
-        }
-    };
-    let global_r = mode_str("rounding")?;
-    let global_o = mode_str("overflow")?;
+    let fields: EntryFields = crate::pass::typed(cfg, &format!("[{key}.config]"))?;
     let mut kinds = [KindConfig::default(); 4];
     for (i, kind) in KINDS.iter().enumerate() {
         let kc = &mut kinds[i];
-        let rname = format!("{kind}_rounding");
-        let oname = format!("{kind}_overflow");
-        let r = mode_str(&rname)?
-            .map(|s| (rname.clone(), s))
-            .or(global_r.clone().map(|s| ("rounding".into(), s)));
-        kc.rounding = match r {
-            Some((field, s)) => {
-                s.parse().map_err(|e| Error::Config(format!("[{key}.config] {field}: {e}")))?
-            }
-            None if matches!(*kind, "weight" | "bias") => Rounding::RndConv,
-            None => Rounding::Trn,
-        };
-        let o = mode_str(&oname)?
-            .map(|s| (oname.clone(), s))
-            .or(global_o.clone().map(|s| ("overflow".into(), s)));
-        kc.overflow = match o {
-            Some((field, s)) => {
-                s.parse().map_err(|e| Error::Config(format!("[{key}.config] {field}: {e}")))?
-            }
-            None => Overflow::Sat,
-        };
-        let wf = format!("{kind}_width");
-        let ff = format!("{kind}_frac_width");
-        if let Some(v) = cfg.get(&wf) {
-            let w = int_field(key, &wf, v)?;
+        let (width, frac, rounding, overflow) = fields.kind(kind);
+        kc.rounding = rounding.or(fields.rounding).unwrap_or(if matches!(*kind, "weight" | "bias") {
+            Rounding::RndConv
+        } else {
+            Rounding::Trn
+        });
+        kc.overflow = overflow.or(fields.overflow).unwrap_or(Overflow::Sat);
+        if let Some(w) = width {
             if !(1..=64).contains(&w) {
-                return Err(Error::Config(format!("[{key}.config] {wf} = {w}: widths must be 1..=64")));
+                return Err(Error::Config(format!(
+                    "[{key}.config] {kind}_width = {w}: widths must be 1..=64"
+                )));
             }
             kc.width = Some(w as u32);
         }
-        if let Some(v) = cfg.get(&ff) {
-            let f = int_field(key, &ff, v)?;
+        if let Some(f) = frac {
             let lim = crate::fixed::MAX_FRAC_MAGNITUDE as i64;
             if !(-lim..=lim).contains(&f) {
-                return Err(Error::Config(format!("[{key}.config] {ff} = {f}: must be within ±{lim}")));
+                return Err(Error::Config(format!(
+                    "[{key}.config] {kind}_frac_width = {f}: must be within ±{lim}"
+                )));
             }
             kc.frac = Some(f as i32);
         }
     }
-    let e = EntryConfig { key: key.to_string(), integer, kinds };
+    let e = EntryConfig { key: key.to_string(), integer: fields.name == Repr::Integer, kinds };
     for k in KINDS {
         if let Some(f) = e.format(k)? {
             f.validate().map_err(|m| Error::Config(format!("[{key}.config] {k}: {m}")))?;
@@ -274,16 +307,9 @@ fn parse_entry(key: &str, table: &toml::Value) -> Result<EntryConfig> {
 pub fn parse(table: &toml::Table) -> Result<QuantConfig> {
     let by = match table.get("by") {
         None => MatchBy::Type,
-        Some(v) => match v.as_str() {
-            Some("type") => MatchBy::Type,
-            Some("name") => MatchBy::Name,
-            Some("regex_name") => MatchBy::RegexName,
-            _ => {
-                return Err(Error::Config(format!(
-                    "by = {v}: supported are \"type\" (mase op), \"name\" (node name), \"regex_name\""
-                )))
-            }
-        },
+        Some(v) => v.clone().try_into().map_err(|e: toml::de::Error| {
+            Error::Config(format!("by = {v}: {} (\"type\": mase op, \"name\": node name, \"regex_name\": regex over node names)", e.to_string().trim_end()))
+        })?,
     };
     let mut entries = Vec::new();
     let mut default = None;

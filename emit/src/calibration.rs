@@ -1,0 +1,68 @@
+//! Calibration data for the flow's statistics: `.npy` files per graph input, each holding one
+//! or more inferences stacked along the batch axis (as `mase sim --input` reads them), split
+//! into per-inference samples.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use mase_ir::{Error, MaseGraph, Result, Tensor};
+
+/// One inference's inputs by graph input name.
+pub type Sample = HashMap<String, Tensor>;
+
+/// Splits `data` (any shape whose element count is a whole number of inferences of `shape`)
+/// into one tensor of `shape` per inference; `what` names the data in errors.
+pub fn split_inferences(what: &str, data: &Tensor, shape: &[usize]) -> Result<Vec<Tensor>> {
+    let per: usize = shape.iter().product();
+    let flat: Vec<f32> = data.to_f32().iter().copied().collect();
+    if per == 0 || flat.is_empty() || !flat.len().is_multiple_of(per) {
+        return Err(Error::Config(format!(
+            "{what}: {} elements (shape {:?}) is not a whole number of inferences of shape {shape:?}",
+            flat.len(),
+            data.shape()
+        )));
+    }
+    Ok(flat
+        .chunks(per)
+        .map(|c| Tensor::from_f32(shape, c.to_vec()).expect("chunk length is the shape's size"))
+        .collect())
+}
+
+/// Reads the files of every graph input and returns the samples in order. Every graph input
+/// needs files, every name must be a graph input, and all inputs must hold the same number of
+/// inferences; errors name the file or input and list the graph's inputs.
+pub fn load_samples(graph: &MaseGraph, inputs: &BTreeMap<String, Vec<PathBuf>>) -> Result<Vec<Sample>> {
+    let names: Vec<String> = graph.input_ids().into_iter().map(|i| graph.node(i).name.clone()).collect();
+    let listed = names.join(", ");
+    if let Some(k) = inputs.keys().find(|k| !names.contains(k)) {
+        return Err(Error::Config(format!(
+            "calibration data for '{k}', which is not a graph input (inputs: {listed})"
+        )));
+    }
+    let mut per_input: Vec<(String, Vec<Tensor>)> = Vec::new();
+    for id in graph.input_ids() {
+        let node = graph.node(id);
+        let files = inputs.get(&node.name).filter(|f| !f.is_empty()).ok_or_else(|| {
+            Error::Config(format!(
+                "no calibration data for graph input '{}' (give every input: {listed})",
+                node.name
+            ))
+        })?;
+        let shape = node.out_shape().ok_or_else(|| node.error("graph input has no shape"))?;
+        let mut all = Vec::new();
+        for f in files {
+            let t = mase_ir::npy::read_npy(f)?;
+            all.extend(split_inferences(&format!("calibration data {}", f.display()), &t, shape)?);
+        }
+        per_input.push((node.name.clone(), all));
+    }
+    let n = per_input.first().map_or(0, |p| p.1.len());
+    if let Some((name, t)) = per_input.iter().find(|p| p.1.len() != n) {
+        return Err(Error::Config(format!(
+            "calibration data: graph input '{name}' has {} inferences but '{}' has {n}",
+            t.len(),
+            per_input[0].0
+        )));
+    }
+    Ok((0..n).map(|k| per_input.iter().map(|(name, t)| (name.clone(), t[k].clone())).collect()).collect())
+}
