@@ -51,7 +51,7 @@ pub fn load_samples(graph: &MaseGraph, inputs: &BTreeMap<String, Vec<PathBuf>>) 
         let shape = node.out_shape().ok_or_else(|| node.error("graph input has no shape"))?;
         let mut all = Vec::new();
         for f in files {
-            let t = mase_ir::npy::read_npy(f)?;
+            let t = mase_ir::npy::read_npy_input(f)?;
             all.extend(split_inferences(&format!("calibration data {}", f.display()), &t, shape)?);
         }
         per_input.push((node.name.clone(), all));
