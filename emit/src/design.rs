@@ -20,7 +20,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use mase_hwlib::{lookup, param, resolve_params, Component, Params};
+use mase_hwlib::components::{cast, fifo, fork, lane_converter};
+use mase_hwlib::{lookup, param, Component, Params};
 use mase_ir::fixed::FixedFormat;
 use mase_ir::{MaseGraph, NodeId, Op, Result};
 use serde::Serialize;
@@ -206,11 +207,6 @@ struct Demand {
     fifo_depth: usize,
 }
 
-/// Components that take a whole unit (row, sequence, tensor) before their first output.
-fn buffers_whole_unit(component: &str) -> bool {
-    matches!(component, "linear" | "matmul" | "transpose" | "softmax" | "layer_norm")
-}
-
 /// Data an instance holds before its first output, as a fraction of one inference of its
 /// input: the unit it must take whole (buffering components) or what enters during its
 /// pipeline latency, whichever is larger.
@@ -224,24 +220,22 @@ pub fn hold(inst: &Instance) -> f64 {
         .map(|s| s.beats_per_row * s.lanes)
         .unwrap_or(lanes);
     let pipeline = c.cost(&inst.params).latency_cycles as usize * lanes;
-    let held = if buffers_whole_unit(&inst.component) { unit.max(pipeline) } else { pipeline };
+    let held = if c.buffers_whole_unit() { unit.max(pipeline) } else { pipeline };
     held as f64 / inst.numel_in.max(1) as f64
 }
 
 /// The format an instance's `data_out_0` carries, given the format of what it receives.
 fn produced_format(inst: &Instance, input: &FixedFormat) -> FixedFormat {
     let p = &inst.params;
-    match inst.component.as_str() {
-        "relu" | "fork" | "fifo" | "lane_converter" | "transpose" => *input,
-        _ => {
-            let signed = p.get("DATA_OUT_0_SIGNED").is_none_or(|s| *s != 0);
-            FixedFormat {
-                signed,
-                width: param(p, "DATA_OUT_0_PRECISION_0") as u32,
-                frac: param(p, "DATA_OUT_0_PRECISION_1") as i32,
-                ..*input
-            }
-        }
+    if inst.component().keeps_input_format() {
+        return *input;
+    }
+    let signed = p.get("DATA_OUT_0_SIGNED").is_none_or(|s| *s != 0);
+    FixedFormat {
+        signed,
+        width: param(p, "DATA_OUT_0_PRECISION_0") as u32,
+        frac: param(p, "DATA_OUT_0_PRECISION_1") as i32,
+        ..*input
     }
 }
 
@@ -308,13 +302,11 @@ impl Builder {
         node: &str,
         what: &str,
         component: &str,
-        overrides: Vec<(String, i64)>,
+        params: std::result::Result<Params, String>,
         kind: InstKind,
         numel: usize,
     ) -> Result<usize> {
-        let c = lookup(component).map_err(graph_error)?;
-        let p = resolve_params(c, &overrides)
-            .map_err(|e| graph_error(format!("stitching {what} for node '{node}': {e}")))?;
+        let p = params.map_err(|e| graph_error(format!("stitching {what} for node '{node}': {e}")))?;
         Ok(self.add(&format!("{node}_{what}"), component, p, node, kind, numel))
     }
 
@@ -350,14 +342,7 @@ impl Builder {
         for step in steps {
             let numel: usize = s.shape.iter().product();
             let r = self.row_len(node, &s.shape, s.lanes, step)?;
-            let o = vec![
-                ("DATA_IN_0_PRECISION_0".to_string(), s.fmt.width as i64),
-                ("DATA_IN_0_PRECISION_1".to_string(), s.fmt.frac as i64),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0".to_string(), r as i64),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_1".to_string(), (numel / r) as i64),
-                ("DATA_IN_0_PARALLELISM_DIM_0".to_string(), s.lanes as i64),
-                ("DATA_OUT_0_PARALLELISM_DIM_0".to_string(), step as i64),
-            ];
+            let o = lane_converter::instance(&s.fmt, r, numel, s.lanes, step);
             let i = self.glue(node, "lanes", "lane_converter", o, InstKind::LaneConverter, numel)?;
             let fmt = s.fmt;
             s = self.chain(s, i, fmt, step);
@@ -370,7 +355,7 @@ impl Builder {
             return Ok(src);
         }
         let (rows, cols) = src.rows_cols();
-        let p = bind::cast_params(&src.fmt, to, rows, cols, src.lanes)
+        let p = cast::instance(&src.fmt, to, rows, cols, src.lanes)
             .map_err(|e| graph_error(format!("stitching a cast for node '{node}': {e}")))?;
         let i = self.add(&format!("{node}_cast"), "cast", p, node, InstKind::Cast, rows * cols);
         let lanes = src.lanes;
@@ -588,13 +573,7 @@ pub fn stitch(
                 // Fork: leg i takes data_out_0, the rest continue from data_out_1.
                 let (rows, cols) = cur.rows_cols();
                 let numel = rows * cols;
-                let o = vec![
-                    ("DATA_IN_0_PRECISION_0".to_string(), cur.fmt.width as i64),
-                    ("DATA_IN_0_PRECISION_1".to_string(), cur.fmt.frac as i64),
-                    ("DATA_IN_0_TENSOR_SIZE_DIM_0".to_string(), cols as i64),
-                    ("DATA_IN_0_TENSOR_SIZE_DIM_1".to_string(), rows as i64),
-                    ("DATA_IN_0_PARALLELISM_DIM_0".to_string(), cur.lanes as i64),
-                ];
+                let o = fork::instance(&cur.fmt, rows, cols, cur.lanes);
                 let f = b.glue(&name, "fork", "fork", o, InstKind::Fork, numel)?;
                 b.wire(cur.ep.clone(), Endpoint::Inst(f, "data_in_0".into()), cur.lanes, cur.fmt.width);
                 let leg = Src { ep: Endpoint::Inst(f, "data_out_0".into()), ..cur.clone() };
@@ -608,11 +587,7 @@ pub fn stitch(
                     let consumer = b.d.instances[d.inst].name.clone();
                     let mut s = leg;
                     if d.fifo_depth > 0 {
-                        let o = vec![
-                            ("DATA_WIDTH".to_string(), s.fmt.width as i64),
-                            ("LANES".to_string(), s.lanes as i64),
-                            ("DEPTH".to_string(), d.fifo_depth.clamp(2, 65536) as i64),
-                        ];
+                        let o = fifo::instance(s.fmt.width, s.lanes, d.fifo_depth);
                         let numel: usize = s.shape.iter().product();
                         let f = b.glue(
                             &format!("{consumer}_{}", d.port),
