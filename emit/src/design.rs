@@ -409,7 +409,32 @@ pub fn stitch(
         },
         names: BTreeMap::new(),
     };
-    // Pass 1: ports and node instances; record what each consumer needs.
+    let mut placed = place(&mut b, graph, par, base)?;
+    size_fifos(&mut placed);
+    connect(&mut b, graph, placed)?;
+    Ok(b.d)
+}
+
+/// What placing the nodes leaves to the later phases of [`stitch`].
+struct Placement {
+    /// The stream each graph input and hardware node produces (after its output cast).
+    srcs: BTreeMap<NodeId, Src>,
+    /// What each consumer of a stream needs (format, lanes, shape, FIFO depth), per producer.
+    demands: BTreeMap<NodeId, Vec<Demand>>,
+    /// Instances joining several streams, with when each input's data arrives.
+    joins: Vec<(usize, Vec<JoinInput>)>,
+    /// Graph outputs: (stream source, the output tensor's node, its shape).
+    outputs: Vec<(NodeId, NodeId, Vec<usize>)>,
+}
+
+/// Phase 1 (place): the top's input ports and one instance per hardware node (with its output
+/// cast); records what each consumer needs of its streams.
+fn place(
+    b: &mut Builder,
+    graph: &MaseGraph,
+    par: &BTreeMap<NodeId, Par>,
+    base: Option<&Path>,
+) -> Result<Placement> {
     let mut srcs: BTreeMap<NodeId, Src> = BTreeMap::new();
     let mut demands: BTreeMap<NodeId, Vec<Demand>> = BTreeMap::new();
     let mut joins: Vec<(usize, Vec<JoinInput>)> = Vec::new();
@@ -525,8 +550,14 @@ pub fn stitch(
             }
         }
     }
-    // FIFO depths on join inputs: the earlier paths must hold the difference.
-    for (inst, join) in &joins {
+    Ok(Placement { srcs, demands, joins, outputs })
+}
+
+/// Phase 2 (size FIFOs): on each join, the inputs whose data arrives earlier get a FIFO deep
+/// enough to hold the difference.
+fn size_fifos(p: &mut Placement) {
+    let Placement { srcs, demands, joins, .. } = p;
+    for (inst, join) in joins.iter() {
         let start = join.iter().map(|j| j.2).fold(0f64, f64::max);
         for (s, k, h) in join {
             let slack = start - h;
@@ -543,6 +574,12 @@ pub fn stitch(
             }
         }
     }
+}
+
+/// Phase 3 (connect): the top's output ports, then every stream wired to its consumers through
+/// forks, FIFOs, casts and lane converters.
+fn connect(b: &mut Builder, graph: &MaseGraph, p: Placement) -> Result<()> {
+    let Placement { srcs, mut demands, outputs, .. } = p;
     // Top outputs.
     let mut out_demands: Vec<(NodeId, usize)> = Vec::new();
     for (k, (s, tensor, shape)) in outputs.iter().enumerate() {
@@ -610,7 +647,7 @@ pub fn stitch(
             }
         }
     }
-    Ok(b.d)
+    Ok(())
 }
 
 /// Elements per beat of a graph input: what its first consumer takes, if that divides the
