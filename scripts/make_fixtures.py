@@ -316,6 +316,8 @@ def patterns():
            lambda b, x: b.node("Mul", [b.scalar("k", 0.125), x]))
     single("pat_div_scalar", [2, 16], 13,
            lambda b, x: b.node("Div", [x, b.init("k", np.array([8.0], dtype=np.float32))]))
+    # Sub of two streams (x forks into the relu and the sub's first operand): the sub component.
+    single("pat_sub", [2, 16], 13, lambda b, x: b.node("Sub", [x, b.node("Relu", [x])]))
 
     def ln_op(b, x):
         g = b.weight("g", (16,), 1.0)

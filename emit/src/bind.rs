@@ -6,7 +6,7 @@
 //! passes through), or a hardware node bound to one component. Anything else is an error naming
 //! the node and its op and listing what the hardware flow supports.
 
-use mase_hwlib::components::{cast::Cast, gelu, transpose};
+use mase_hwlib::components::{gelu, transpose};
 use mase_hwlib::{lookup, resolve_params, Component, Params};
 use mase_ir::fixed::{decompose_f64, FixedFormat};
 use mase_ir::metadata::TensorMeta;
@@ -18,7 +18,7 @@ use crate::perm::{classify, swap_last_two, PermKind};
 
 /// Ops the hardware flow maps (implicit ones included), for error messages.
 pub const SUPPORTED_OPS: &str = "linear, matmul, relu, gelu (erf and tanh forms), softmax (last axis), \
-layer_norm (last axis), add (same shapes), mul by a scalar, transpose (block reorders such as \
+layer_norm (last axis), add and sub (same shapes), mul by a scalar, transpose (block reorders such as \
 head split/merge and 2-D transposes), and the implicit reshape, flatten, squeeze, unsqueeze, \
 identity, dropout";
 
@@ -85,11 +85,23 @@ pub fn role(graph: &MaseGraph, node: &Node) -> Result<Role> {
         | Op::Softmax { .. }
         | Op::LayerNorm { .. }
         | Op::Add
+        | Op::Sub
         | Op::MulScalar { .. } => Role::Hardware,
-        other => {
+        Op::Mul
+        | Op::Div
+        | Op::Pow
+        | Op::Sqrt
+        | Op::Erf
+        | Op::Tanh
+        | Op::ReduceMean { .. }
+        | Op::Concat { .. }
+        | Op::Slice { .. }
+        | Op::Gather { .. }
+        | Op::Cast { .. }
+        | Op::Shape { .. } => {
             return Err(node.error(format!(
                 "no hardware component implements `{}`; the hardware flow supports {SUPPORTED_OPS}",
-                other.mase_op()
+                node.op.mase_op()
             )))
         }
     })
@@ -163,9 +175,32 @@ pub fn component_of(node: &Node) -> Result<&'static dyn Component> {
         | Op::Softmax { .. }
         | Op::LayerNorm { .. }
         | Op::Add
+        | Op::Sub
         | Op::MulScalar { .. }
         | Op::Transpose { .. } => lookup(node.op.mase_op()).map_err(|e| node.error(e)),
-        other => Err(node.error(format!("`{}` has no component ({SUPPORTED_OPS})", other.mase_op()))),
+        Op::Placeholder
+        | Op::Output
+        | Op::Constant { .. }
+        | Op::Reshape { .. }
+        | Op::Flatten { .. }
+        | Op::Squeeze { .. }
+        | Op::Unsqueeze { .. }
+        | Op::Identity
+        | Op::Dropout { .. }
+        | Op::Mul
+        | Op::Div
+        | Op::Pow
+        | Op::Sqrt
+        | Op::Erf
+        | Op::Tanh
+        | Op::ReduceMean { .. }
+        | Op::Concat { .. }
+        | Op::Slice { .. }
+        | Op::Gather { .. }
+        | Op::Cast { .. }
+        | Op::Shape { .. } => {
+            Err(node.error(format!("`{}` has no component ({SUPPORTED_OPS})", node.op.mase_op())))
+        }
     }
 }
 
@@ -425,10 +460,13 @@ pub fn overrides(graph: &MaseGraph, node: &Node, par: Par) -> Result<Vec<(String
             v.push(("EPS_FRAC".into(), eps_frac));
             out_params(&mut v, &out);
         }
-        Op::Add => {
+        Op::Add | Op::Sub => {
             let (a, b) = (in_shape(graph, node, 0)?, in_shape(graph, node, 1)?);
             if a != b {
-                return Err(node.error(format!("operands of shapes {a:?} and {b:?}: the add component takes equal shapes (no broadcasting)")));
+                return Err(node.error(format!(
+                    "operands of shapes {a:?} and {b:?}: the {} component takes equal shapes (no broadcasting)",
+                    node.op.mase_op()
+                )));
             }
             let fa = signed_input(node, in_format(node, 0)?, 64)?;
             let fb = signed_input(node, in_format(node, 1)?, 64)?;
@@ -464,8 +502,28 @@ pub fn overrides(graph: &MaseGraph, node: &Node, par: Par) -> Result<Vec<(String
             v.extend(p.into_iter().map(|(k, x)| (k.to_string(), x)));
             v.push(("DATA_IN_0_PRECISION_1".into(), x.frac as i64));
         }
-        other => {
-            return Err(node.error(format!("`{}` is not a hardware op ({SUPPORTED_OPS})", other.mase_op())))
+        Op::Placeholder
+        | Op::Output
+        | Op::Constant { .. }
+        | Op::Reshape { .. }
+        | Op::Flatten { .. }
+        | Op::Squeeze { .. }
+        | Op::Unsqueeze { .. }
+        | Op::Identity
+        | Op::Dropout { .. }
+        | Op::Mul
+        | Op::Div
+        | Op::Pow
+        | Op::Sqrt
+        | Op::Erf
+        | Op::Tanh
+        | Op::ReduceMean { .. }
+        | Op::Concat { .. }
+        | Op::Slice { .. }
+        | Op::Gather { .. }
+        | Op::Cast { .. }
+        | Op::Shape { .. } => {
+            return Err(node.error(format!("`{}` is not a hardware op ({SUPPORTED_OPS})", node.op.mase_op())))
         }
     }
     Ok(v)
@@ -529,25 +587,37 @@ fn data_memories(graph: &MaseGraph, node: &Node, p: &Params) -> Result<Vec<(Stri
         Op::Gelu { approximate: GeluApprox::Tanh } => {
             vec![("table".to_string(), gelu::function_table(p, gelu::gelu_tanh_f64))]
         }
-        _ => Vec::new(),
+        // The other components' memories are generated from their parameters, if any.
+        Op::Gelu { approximate: GeluApprox::None }
+        | Op::Matmul
+        | Op::Relu
+        | Op::Softmax { .. }
+        | Op::Add
+        | Op::Sub
+        | Op::MulScalar { .. }
+        | Op::Transpose { .. }
+        | Op::Placeholder
+        | Op::Output
+        | Op::Constant { .. }
+        | Op::Reshape { .. }
+        | Op::Flatten { .. }
+        | Op::Squeeze { .. }
+        | Op::Unsqueeze { .. }
+        | Op::Identity
+        | Op::Dropout { .. }
+        | Op::Mul
+        | Op::Div
+        | Op::Pow
+        | Op::Sqrt
+        | Op::Erf
+        | Op::Tanh
+        | Op::ReduceMean { .. }
+        | Op::Concat { .. }
+        | Op::Slice { .. }
+        | Op::Gather { .. }
+        | Op::Cast { .. }
+        | Op::Shape { .. } => Vec::new(),
     })
-}
-
-/// The cast component's parameters converting `from` into `to` (`to`'s rounding and overflow),
-/// over rows of `cols` elements in beats of `lanes`.
-pub fn cast_params(
-    from: &FixedFormat,
-    to: &FixedFormat,
-    rows: usize,
-    cols: usize,
-    lanes: usize,
-) -> std::result::Result<Params, String> {
-    let mut v: Vec<(String, i64)> = Vec::new();
-    in_params(&mut v, "DATA_IN_0", from, (rows, cols), lanes);
-    v.push(("DATA_IN_0_SIGNED".into(), from.signed as i64));
-    out_params(&mut v, to);
-    v.push(("DATA_OUT_0_SIGNED".into(), to.signed as i64));
-    resolve_params(&Cast, &v)
 }
 
 /// The user's module bound to `node`, when its hardware metadata names a manifest (relative

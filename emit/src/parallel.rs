@@ -69,7 +69,36 @@ fn raw_candidates(graph: &MaseGraph, node: &Node) -> Result<Vec<Par>> {
                 _ => vec![Par { p_in: 1, p_out: 1 }],
             }
         }
-        _ => divisors(cols, 256).into_iter().map(|p| Par { p_in: p, p_out: p }).collect(),
+        // Element-wise and row ops stream lanes of the last axis in and out; so does any other
+        // op bound to a user's module (`hardware.external`).
+        Op::Relu
+        | Op::Gelu { .. }
+        | Op::Softmax { .. }
+        | Op::LayerNorm { .. }
+        | Op::Add
+        | Op::Sub
+        | Op::MulScalar { .. }
+        | Op::Placeholder
+        | Op::Output
+        | Op::Constant { .. }
+        | Op::Mul
+        | Op::Div
+        | Op::Pow
+        | Op::Sqrt
+        | Op::Erf
+        | Op::Tanh
+        | Op::ReduceMean { .. }
+        | Op::Reshape { .. }
+        | Op::Flatten { .. }
+        | Op::Dropout { .. }
+        | Op::Identity
+        | Op::Unsqueeze { .. }
+        | Op::Squeeze { .. }
+        | Op::Concat { .. }
+        | Op::Slice { .. }
+        | Op::Gather { .. }
+        | Op::Cast { .. }
+        | Op::Shape { .. } => divisors(cols, 256).into_iter().map(|p| Par { p_in: p, p_out: p }).collect(),
     })
 }
 

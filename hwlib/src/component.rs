@@ -205,6 +205,21 @@ pub trait Component: Sync {
         &[]
     }
 
+    /// Whether the component takes a whole unit (row, sequence, tensor) of its input before its
+    /// first output beat; the stitcher sizes the FIFOs of parallel branches from it. Default:
+    /// false (output follows input after the pipeline latency).
+    fn buffers_whole_unit(&self) -> bool {
+        false
+    }
+
+    /// Whether `data_out_0` carries the elements of `data_in_0` in their own format (the
+    /// component moves or filters values but never re-quantizes them, so it has no
+    /// `DATA_OUT_0_PRECISION_*` parameters). Default: false (the output format is
+    /// `DATA_OUT_0_PRECISION_0/1`, signed unless `DATA_OUT_0_SIGNED = 0`).
+    fn keeps_input_format(&self) -> bool {
+        false
+    }
+
     /// The number of rows a stimulus must be a multiple of (e.g. `TENSOR_SIZE_DIM_1` for a
     /// component that works on whole tensors). Default 1.
     fn row_multiple(&self, _p: &Params) -> usize {

@@ -51,9 +51,10 @@
 //! ## Adding a component (three places)
 //!
 //! 1. `rtl/mase_<name>.sv` following the conventions above.
-//! 2. `hwlib/src/components/<name>.rs`: a unit struct implementing [`Component`], plus
-//!    `pub mod <name>;` in `components/mod.rs`.
-//! 3. One line `&components::<name>::<Type>,` in [`registry`](crate::registry()).
+//! 2. `hwlib/src/components/<name>.rs`: a unit struct implementing [`Component`].
+//! 3. One line `<name>::<Type>,` in the `registry!` list of [`components`] (it declares the
+//!    module and registers the component), then regenerate the README's component table
+//!    (`cargo run -- components --markdown`).
 //!
 //! The shared test (`sim/tests/components.rs`) then simulates every entry of
 //! [`Component::test_params`] with random stalls, bit-exact against [`Component::model`]; the lint

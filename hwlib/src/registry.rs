@@ -1,27 +1,9 @@
-//! The component registry: one line per component. It also yields the RTL file list
-//! ([`crate::rtl_files`]), the `mase components` listing and the set the shared tests iterate.
+//! The component registry: look-up over the one list in [`crate::components`] (one line per
+//! component). It also yields the RTL file list ([`crate::rtl_files`]), the `mase components`
+//! listing and the set the shared tests iterate.
 
 use crate::component::Component;
-use crate::components;
-
-/// Every registered component, in listing order. Add one line per new component.
-static REGISTRY: &[&dyn Component] = &[
-    &components::fifo::Fifo,
-    &components::skid_buffer::SkidBuffer,
-    &components::relu::Relu,
-    &components::cast::Cast,
-    &components::linear::Linear,
-    &components::fork::Fork,
-    &components::lane_converter::LaneConverter,
-    &components::add::Add,
-    &components::mul::Mul,
-    &components::gelu::Gelu,
-    &components::softmax::Softmax,
-    &components::transpose::Transpose,
-    &components::matmul::Matmul,
-    &components::layer_norm::LayerNorm,
-];
-
+use crate::components::REGISTRY;
 /// All registered components.
 pub fn registry() -> &'static [&'static dyn Component] {
     REGISTRY

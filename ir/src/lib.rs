@@ -29,5 +29,5 @@ pub mod tensor;
 pub use error::{Error, Result};
 pub use graph::{MaseGraph, Node, NodeId, NodeKind};
 pub use metadata::{MaseType, NodeMeta};
-pub use op::Op;
+pub use op::{Op, OpKind};
 pub use tensor::Tensor;

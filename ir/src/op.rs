@@ -24,225 +24,312 @@ pub enum GeluApprox {
     Tanh,
 }
 
-/// One operation with its typed attributes. Serialized with the mase op name as tag `op`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub enum Op {
-    /// A graph input; its shape is in the node's `common.results` metadata.
-    Placeholder,
-    /// The graph output; its inputs are the values the graph returns.
-    Output,
-    /// Reads the named entry of the graph's weights (a torch.fx `get_attr`).
-    Constant {
-        /// Key in [`crate::MaseGraph::weights`].
-        tensor: String,
-    },
-    /// y = x · Wᵀ + b over the innermost dimension; W is `[out, in]`, b is `[out]`.
-    Linear {
-        /// Key of the `[out, in]` weight.
-        weight: String,
-        /// Key of the `[out]` bias, if any.
-        bias: Option<String>,
-    },
-    /// Matrix product of two activations with numpy broadcasting of batch dimensions.
-    Matmul,
-    /// max(x, 0).
-    Relu,
-    /// Gaussian error linear unit.
-    Gelu {
-        /// The formula.
-        approximate: GeluApprox,
-    },
-    /// Softmax along one axis.
-    Softmax {
-        /// The axis.
-        axis: i64,
-    },
-    /// Layer normalization over the dimensions from `axis` to the last.
-    LayerNorm {
-        /// First normalized axis.
-        axis: i64,
-        /// Added to the variance before the square root.
-        epsilon: f32,
-        /// Key of the scale (gamma), if any.
-        weight: Option<String>,
-        /// Key of the shift (beta), if any.
-        bias: Option<String>,
-    },
-    /// Element-wise sum with broadcasting.
-    Add,
-    /// Element-wise difference with broadcasting.
-    Sub,
-    /// Element-wise product of two tensors with broadcasting.
-    Mul,
-    /// Element-wise quotient with broadcasting.
-    Div,
-    /// Element-wise power with broadcasting.
-    Pow,
-    /// Multiplication by a scalar constant (raised from Mul/Div by a constant).
-    MulScalar {
-        /// The factor.
-        scalar: f32,
-    },
-    /// Element-wise square root.
-    Sqrt,
-    /// Element-wise error function.
-    Erf,
-    /// Element-wise hyperbolic tangent.
-    Tanh,
-    /// Mean over the given axes.
-    ReduceMean {
-        /// Reduced axes (empty = all).
-        axes: Vec<i64>,
-        /// Keep reduced axes as size 1.
-        keepdims: bool,
-    },
-    /// Reshape with ONNX semantics (0 copies a dimension unless `allowzero`, -1 is inferred).
-    Reshape {
-        /// The target shape.
-        shape: Vec<i64>,
-    },
-    /// Permutes dimensions.
-    Transpose {
-        /// The permutation.
-        perm: Vec<usize>,
-    },
-    /// Flattens to 2-D at `axis`.
-    Flatten {
-        /// Dimensions before `axis` form the first output dimension.
-        axis: i64,
-    },
-    /// Identity at inference (kept until `remove_dropout` removes it).
-    Dropout {
-        /// Training-time drop probability.
-        ratio: f32,
-    },
-    /// Passes its input through.
-    Identity,
-    /// Inserts size-1 dimensions.
-    Unsqueeze {
-        /// Positions in the output.
-        axes: Vec<i64>,
-    },
-    /// Removes size-1 dimensions.
-    Squeeze {
-        /// Axes to remove (empty = all of size 1).
-        axes: Vec<i64>,
-    },
-    /// Concatenates its inputs along an axis.
-    Concat {
-        /// The axis.
-        axis: i64,
-    },
-    /// Takes a strided slice.
-    Slice {
-        /// Start per sliced axis.
-        starts: Vec<i64>,
-        /// End (exclusive) per sliced axis.
-        ends: Vec<i64>,
-        /// The sliced axes.
-        axes: Vec<i64>,
-        /// Step per sliced axis.
-        steps: Vec<i64>,
-    },
-    /// Gathers along `axis` at constant indices.
-    Gather {
-        /// The axis.
-        axis: i64,
-        /// Key of the i64 index tensor.
-        indices: String,
-    },
-    /// Converts the element type.
-    Cast {
-        /// Target element type.
-        to: DType,
-    },
-    /// The shape of the input as a 1-D i64 tensor (dimensions `start..end`).
-    Shape {
-        /// First dimension.
-        start: i64,
-        /// One past the last dimension (`None` = rank).
-        end: Option<i64>,
-    },
+/// Defines [`Op`] as written and, from the same variant list, [`OpKind`] (the variant without its
+/// attributes), [`OpKind::ALL`] and [`Op::kind`]: lists of ops elsewhere (e.g. the mase op names a
+/// quantization config may use) derive from here instead of being kept by hand.
+macro_rules! op_enum {
+    (
+        $(#[$em:meta])*
+        pub enum Op {
+            $(
+                $(#[$vm:meta])*
+                $v:ident $({ $($fields:tt)* })?
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$em])*
+        pub enum Op {
+            $( $(#[$vm])* $v $({ $($fields)* })? ),*
+        }
+
+        /// The variant of an [`Op`] without its attributes.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum OpKind {
+            $( #[doc = concat!("[`Op::", stringify!($v), "`].")] $v ),*
+        }
+
+        impl OpKind {
+            /// Every variant of [`Op`], in declaration order.
+            pub const ALL: &'static [OpKind] = &[$(OpKind::$v),*];
+        }
+
+        impl Op {
+            /// The variant of this op.
+            pub fn kind(&self) -> OpKind {
+                match self {
+                    $( Op::$v { .. } => OpKind::$v ),*
+                }
+            }
+        }
+    };
+}
+
+op_enum! {
+    /// One operation with its typed attributes. Serialized with the mase op name as tag `op`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(tag = "op", rename_all = "snake_case")]
+    pub enum Op {
+        /// A graph input; its shape is in the node's `common.results` metadata.
+        Placeholder,
+        /// The graph output; its inputs are the values the graph returns.
+        Output,
+        /// Reads the named entry of the graph's weights (a torch.fx `get_attr`).
+        Constant {
+            /// Key in [`crate::MaseGraph::weights`].
+            tensor: String,
+        },
+        /// y = x · Wᵀ + b over the innermost dimension; W is `[out, in]`, b is `[out]`.
+        Linear {
+            /// Key of the `[out, in]` weight.
+            weight: String,
+            /// Key of the `[out]` bias, if any.
+            bias: Option<String>,
+        },
+        /// Matrix product of two activations with numpy broadcasting of batch dimensions.
+        Matmul,
+        /// max(x, 0).
+        Relu,
+        /// Gaussian error linear unit.
+        Gelu {
+            /// The formula.
+            approximate: GeluApprox,
+        },
+        /// Softmax along one axis.
+        Softmax {
+            /// The axis.
+            axis: i64,
+        },
+        /// Layer normalization over the dimensions from `axis` to the last.
+        LayerNorm {
+            /// First normalized axis.
+            axis: i64,
+            /// Added to the variance before the square root.
+            epsilon: f32,
+            /// Key of the scale (gamma), if any.
+            weight: Option<String>,
+            /// Key of the shift (beta), if any.
+            bias: Option<String>,
+        },
+        /// Element-wise sum with broadcasting.
+        Add,
+        /// Element-wise difference with broadcasting.
+        Sub,
+        /// Element-wise product of two tensors with broadcasting.
+        Mul,
+        /// Element-wise quotient with broadcasting.
+        Div,
+        /// Element-wise power with broadcasting.
+        Pow,
+        /// Multiplication by a scalar constant (raised from Mul/Div by a constant).
+        MulScalar {
+            /// The factor.
+            scalar: f32,
+        },
+        /// Element-wise square root.
+        Sqrt,
+        /// Element-wise error function.
+        Erf,
+        /// Element-wise hyperbolic tangent.
+        Tanh,
+        /// Mean over the given axes.
+        ReduceMean {
+            /// Reduced axes (empty = all).
+            axes: Vec<i64>,
+            /// Keep reduced axes as size 1.
+            keepdims: bool,
+        },
+        /// Reshape with ONNX semantics (0 copies a dimension unless `allowzero`, -1 is inferred).
+        Reshape {
+            /// The target shape.
+            shape: Vec<i64>,
+        },
+        /// Permutes dimensions.
+        Transpose {
+            /// The permutation.
+            perm: Vec<usize>,
+        },
+        /// Flattens to 2-D at `axis`.
+        Flatten {
+            /// Dimensions before `axis` form the first output dimension.
+            axis: i64,
+        },
+        /// Identity at inference (kept until `remove_dropout` removes it).
+        Dropout {
+            /// Training-time drop probability.
+            ratio: f32,
+        },
+        /// Passes its input through.
+        Identity,
+        /// Inserts size-1 dimensions.
+        Unsqueeze {
+            /// Positions in the output.
+            axes: Vec<i64>,
+        },
+        /// Removes size-1 dimensions.
+        Squeeze {
+            /// Axes to remove (empty = all of size 1).
+            axes: Vec<i64>,
+        },
+        /// Concatenates its inputs along an axis.
+        Concat {
+            /// The axis.
+            axis: i64,
+        },
+        /// Takes a strided slice.
+        Slice {
+            /// Start per sliced axis.
+            starts: Vec<i64>,
+            /// End (exclusive) per sliced axis.
+            ends: Vec<i64>,
+            /// The sliced axes.
+            axes: Vec<i64>,
+            /// Step per sliced axis.
+            steps: Vec<i64>,
+        },
+        /// Gathers along `axis` at constant indices.
+        Gather {
+            /// The axis.
+            axis: i64,
+            /// Key of the i64 index tensor.
+            indices: String,
+        },
+        /// Converts the element type.
+        Cast {
+            /// Target element type.
+            to: DType,
+        },
+        /// The shape of the input as a 1-D i64 tensor (dimensions `start..end`).
+        Shape {
+            /// First dimension.
+            start: i64,
+            /// One past the last dimension (`None` = rank).
+            end: Option<i64>,
+        },
+    }
+}
+
+impl OpKind {
+    /// The MASE op name (`common.mase_op`), e.g. `linear`, `layer_norm`.
+    pub fn mase_op(self) -> &'static str {
+        match self {
+            OpKind::Placeholder => "placeholder",
+            OpKind::Output => "output",
+            OpKind::Constant => "constant",
+            OpKind::Linear => "linear",
+            OpKind::Matmul => "matmul",
+            OpKind::Relu => "relu",
+            OpKind::Gelu => "gelu",
+            OpKind::Softmax => "softmax",
+            OpKind::LayerNorm => "layer_norm",
+            OpKind::Add => "add",
+            OpKind::Sub => "sub",
+            OpKind::Mul | OpKind::MulScalar => "mul",
+            OpKind::Div => "div",
+            OpKind::Pow => "pow",
+            OpKind::Sqrt => "sqrt",
+            OpKind::Erf => "erf",
+            OpKind::Tanh => "tanh",
+            OpKind::ReduceMean => "mean",
+            OpKind::Reshape => "reshape",
+            OpKind::Transpose => "transpose",
+            OpKind::Flatten => "flatten",
+            OpKind::Dropout => "dropout",
+            OpKind::Identity => "identity",
+            OpKind::Unsqueeze => "unsqueeze",
+            OpKind::Squeeze => "squeeze",
+            OpKind::Concat => "cat",
+            OpKind::Slice => "slice",
+            OpKind::Gather => "gather",
+            OpKind::Cast => "cast",
+            OpKind::Shape => "shape",
+        }
+    }
+
+    /// Every distinct MASE op name, in [`Op`] declaration order (`mul` once: it names both
+    /// [`Op::Mul`] and [`Op::MulScalar`]).
+    pub fn mase_ops() -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = Vec::new();
+        for k in OpKind::ALL {
+            if !v.contains(&k.mase_op()) {
+                v.push(k.mase_op());
+            }
+        }
+        v
+    }
 }
 
 impl Op {
     /// The MASE op name (`common.mase_op`), e.g. `linear`, `layer_norm`.
     pub fn mase_op(&self) -> &'static str {
-        match self {
-            Op::Placeholder => "placeholder",
-            Op::Output => "output",
-            Op::Constant { .. } => "constant",
-            Op::Linear { .. } => "linear",
-            Op::Matmul => "matmul",
-            Op::Relu => "relu",
-            Op::Gelu { .. } => "gelu",
-            Op::Softmax { .. } => "softmax",
-            Op::LayerNorm { .. } => "layer_norm",
-            Op::Add => "add",
-            Op::Sub => "sub",
-            Op::Mul | Op::MulScalar { .. } => "mul",
-            Op::Div => "div",
-            Op::Pow => "pow",
-            Op::Sqrt => "sqrt",
-            Op::Erf => "erf",
-            Op::Tanh => "tanh",
-            Op::ReduceMean { .. } => "mean",
-            Op::Reshape { .. } => "reshape",
-            Op::Transpose { .. } => "transpose",
-            Op::Flatten { .. } => "flatten",
-            Op::Dropout { .. } => "dropout",
-            Op::Identity => "identity",
-            Op::Unsqueeze { .. } => "unsqueeze",
-            Op::Squeeze { .. } => "squeeze",
-            Op::Concat { .. } => "cat",
-            Op::Slice { .. } => "slice",
-            Op::Gather { .. } => "gather",
-            Op::Cast { .. } => "cast",
-            Op::Shape { .. } => "shape",
-        }
+        self.kind().mase_op()
     }
 
     /// The torch.fx node kind a node with this op has.
     pub fn node_kind(&self) -> NodeKind {
-        match self {
-            Op::Placeholder => NodeKind::Placeholder,
-            Op::Output => NodeKind::Output,
-            Op::Constant { .. } => NodeKind::GetAttr,
-            Op::Linear { .. } | Op::LayerNorm { .. } => NodeKind::CallModule,
-            Op::Reshape { .. }
-            | Op::Transpose { .. }
-            | Op::Flatten { .. }
-            | Op::Unsqueeze { .. }
-            | Op::Squeeze { .. }
-            | Op::Cast { .. }
-            | Op::Shape { .. } => NodeKind::CallMethod,
-            _ => NodeKind::CallFunction,
+        match self.kind() {
+            OpKind::Placeholder => NodeKind::Placeholder,
+            OpKind::Output => NodeKind::Output,
+            OpKind::Constant => NodeKind::GetAttr,
+            OpKind::Linear | OpKind::LayerNorm => NodeKind::CallModule,
+            OpKind::Reshape
+            | OpKind::Transpose
+            | OpKind::Flatten
+            | OpKind::Unsqueeze
+            | OpKind::Squeeze
+            | OpKind::Cast
+            | OpKind::Shape => NodeKind::CallMethod,
+            OpKind::Matmul
+            | OpKind::Relu
+            | OpKind::Gelu
+            | OpKind::Softmax
+            | OpKind::Add
+            | OpKind::Sub
+            | OpKind::Mul
+            | OpKind::Div
+            | OpKind::Pow
+            | OpKind::MulScalar
+            | OpKind::Sqrt
+            | OpKind::Erf
+            | OpKind::Tanh
+            | OpKind::ReduceMean
+            | OpKind::Dropout
+            | OpKind::Identity
+            | OpKind::Concat
+            | OpKind::Slice
+            | OpKind::Gather => NodeKind::CallFunction,
         }
     }
 
     /// The MASE type (`common.mase_type`) of a node with this op.
     pub fn mase_type(&self) -> MaseType {
-        match self {
-            Op::Placeholder => MaseType::Placeholder,
-            Op::Output => MaseType::Output,
-            Op::Constant { .. } => MaseType::GetAttr,
-            Op::Linear { .. } | Op::LayerNorm { .. } => MaseType::Module,
-            Op::Relu | Op::Gelu { .. } | Op::Softmax { .. } | Op::Dropout { .. } => {
-                MaseType::ModuleRelatedFunc
-            }
-            Op::Reshape { .. }
-            | Op::Transpose { .. }
-            | Op::Flatten { .. }
-            | Op::Identity
-            | Op::Unsqueeze { .. }
-            | Op::Squeeze { .. }
-            | Op::Concat { .. }
-            | Op::Slice { .. }
-            | Op::Gather { .. }
-            | Op::Cast { .. }
-            | Op::Shape { .. } => MaseType::ImplicitFunc,
-            _ => MaseType::BuiltinFunc,
+        match self.kind() {
+            OpKind::Placeholder => MaseType::Placeholder,
+            OpKind::Output => MaseType::Output,
+            OpKind::Constant => MaseType::GetAttr,
+            OpKind::Linear | OpKind::LayerNorm => MaseType::Module,
+            OpKind::Relu | OpKind::Gelu | OpKind::Softmax | OpKind::Dropout => MaseType::ModuleRelatedFunc,
+            OpKind::Reshape
+            | OpKind::Transpose
+            | OpKind::Flatten
+            | OpKind::Identity
+            | OpKind::Unsqueeze
+            | OpKind::Squeeze
+            | OpKind::Concat
+            | OpKind::Slice
+            | OpKind::Gather
+            | OpKind::Cast
+            | OpKind::Shape => MaseType::ImplicitFunc,
+            OpKind::Matmul
+            | OpKind::Add
+            | OpKind::Sub
+            | OpKind::Mul
+            | OpKind::Div
+            | OpKind::Pow
+            | OpKind::MulScalar
+            | OpKind::Sqrt
+            | OpKind::Erf
+            | OpKind::Tanh
+            | OpKind::ReduceMean => MaseType::BuiltinFunc,
         }
     }
 
@@ -260,7 +347,34 @@ impl Op {
             }
             Op::LayerNorm { weight: None, bias: Some(b), .. } => vec![("bias", b.as_str())],
             Op::Gather { indices, .. } => vec![("indices", indices.as_str())],
-            _ => vec![],
+            Op::LayerNorm { weight: None, bias: None, .. }
+            | Op::Placeholder
+            | Op::Output
+            | Op::Matmul
+            | Op::Relu
+            | Op::Gelu { .. }
+            | Op::Softmax { .. }
+            | Op::Add
+            | Op::Sub
+            | Op::Mul
+            | Op::Div
+            | Op::Pow
+            | Op::MulScalar { .. }
+            | Op::Sqrt
+            | Op::Erf
+            | Op::Tanh
+            | Op::ReduceMean { .. }
+            | Op::Reshape { .. }
+            | Op::Transpose { .. }
+            | Op::Flatten { .. }
+            | Op::Dropout { .. }
+            | Op::Identity
+            | Op::Unsqueeze { .. }
+            | Op::Squeeze { .. }
+            | Op::Concat { .. }
+            | Op::Slice { .. }
+            | Op::Cast { .. }
+            | Op::Shape { .. } => vec![],
         }
     }
 }

@@ -106,6 +106,34 @@ fn lanes(p: &Params) -> usize {
     (param(p, "DATA_IN_0_PARALLELISM_DIM_0") * param(p, "DATA_IN_0_PARALLELISM_DIM_1")) as usize
 }
 
+/// Resolved parameters of a cast from `from` into `to` (with `to`'s rounding and overflow) over
+/// rows of `cols` elements in beats of `lanes`: the typed instance builder the stitcher uses.
+pub fn instance(
+    from: &FixedFormat,
+    to: &FixedFormat,
+    rows: usize,
+    cols: usize,
+    lanes: usize,
+) -> Result<Params, String> {
+    crate::resolve_params(
+        &Cast,
+        &[
+            ("DATA_IN_0_PRECISION_0", from.width as i64),
+            ("DATA_IN_0_PRECISION_1", from.frac as i64),
+            ("DATA_IN_0_TENSOR_SIZE_DIM_0", cols as i64),
+            ("DATA_IN_0_TENSOR_SIZE_DIM_1", rows as i64),
+            ("DATA_IN_0_PARALLELISM_DIM_0", lanes as i64),
+            ("DATA_IN_0_PARALLELISM_DIM_1", 1),
+            ("DATA_IN_0_SIGNED", from.signed as i64),
+            ("DATA_OUT_0_PRECISION_0", to.width as i64),
+            ("DATA_OUT_0_PRECISION_1", to.frac as i64),
+            ("DATA_OUT_0_ROUNDING", rounding_code(to.rounding)),
+            ("DATA_OUT_0_OVERFLOW", overflow_code(to.overflow)),
+            ("DATA_OUT_0_SIGNED", to.signed as i64),
+        ],
+    )
+}
+
 impl Component for Cast {
     fn name(&self) -> &'static str {
         "cast"

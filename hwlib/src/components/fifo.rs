@@ -15,6 +15,15 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::value("DEPTH", 16, "memory depth in beats (2..65536); capacity is DEPTH + 1"),
 ];
 
+/// Resolved parameters of a FIFO of `depth` beats (clamped to the component's 2..65536) of
+/// `lanes` lanes of `width` bits: the typed instance builder the stitcher uses.
+pub fn instance(width: u32, lanes: usize, depth: usize) -> Result<Params, String> {
+    crate::resolve_params(
+        &Fifo,
+        &[("DATA_WIDTH", width as i64), ("LANES", lanes as i64), ("DEPTH", depth.clamp(2, 65536) as i64)],
+    )
+}
+
 impl Component for Fifo {
     fn name(&self) -> &'static str {
         "fifo"
@@ -26,6 +35,10 @@ impl Component for Fifo {
 
     fn description(&self) -> &'static str {
         "first-word-fall-through FIFO on an inferred sync-read RAM; cuts data, valid and ready paths"
+    }
+
+    fn keeps_input_format(&self) -> bool {
+        true
     }
 
     fn params(&self) -> &'static [ParamSpec] {

@@ -3,6 +3,8 @@
 //! are ready. Fan-out to N > 2 consumers is a tree of N − 1 forks (the SV port list cannot vary
 //! with a parameter, and every port of an instance must be a real stream of the graph).
 
+use mase_ir::fixed::FixedFormat;
+
 use crate::component::{Component, Cost, Direction, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
 use crate::{check_block_shape, check_range, param};
 
@@ -23,6 +25,21 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_1", 1, "rows per beat"),
 ];
 
+/// Resolved parameters of a fork of a stream of `rows` × `cols` elements in `format`, `lanes`
+/// per beat: the typed instance builder the stitcher uses.
+pub fn instance(format: &FixedFormat, rows: usize, cols: usize, lanes: usize) -> Result<Params, String> {
+    crate::resolve_params(
+        &Fork,
+        &[
+            ("DATA_IN_0_PRECISION_0", format.width as i64),
+            ("DATA_IN_0_PRECISION_1", format.frac as i64),
+            ("DATA_IN_0_TENSOR_SIZE_DIM_0", cols as i64),
+            ("DATA_IN_0_TENSOR_SIZE_DIM_1", rows as i64),
+            ("DATA_IN_0_PARALLELISM_DIM_0", lanes as i64),
+        ],
+    )
+}
+
 impl Component for Fork {
     fn name(&self) -> &'static str {
         "fork"
@@ -34,6 +51,10 @@ impl Component for Fork {
 
     fn description(&self) -> &'static str {
         "one stream to two consumers, each with its own ready; zero latency, full throughput"
+    }
+
+    fn keeps_input_format(&self) -> bool {
+        true
     }
 
     fn params(&self) -> &'static [ParamSpec] {

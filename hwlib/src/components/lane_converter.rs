@@ -10,6 +10,8 @@
 //! cycles of latency; splitting (and `P_IN = P_OUT`, a register slice) costs 1. Both run at full
 //! rate: `row / min(P_IN, P_OUT)` cycles per row.
 
+use mase_ir::fixed::FixedFormat;
+
 use crate::component::{Component, Cost, Direction, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
 use crate::{check_divides, check_range, param};
 
@@ -36,6 +38,29 @@ fn lanes(p: &Params) -> (i64, i64) {
     (param(p, "DATA_IN_0_PARALLELISM_DIM_0"), param(p, "DATA_OUT_0_PARALLELISM_DIM_0"))
 }
 
+/// Resolved parameters of a converter from `lanes_in` to `lanes_out` elements per beat of a
+/// stream of `numel` elements in `format`, counted in rows of `row_len` elements (a multiple of
+/// both lane counts): the typed instance builder the stitcher uses.
+pub fn instance(
+    format: &FixedFormat,
+    row_len: usize,
+    numel: usize,
+    lanes_in: usize,
+    lanes_out: usize,
+) -> Result<Params, String> {
+    crate::resolve_params(
+        &LaneConverter,
+        &[
+            ("DATA_IN_0_PRECISION_0", format.width as i64),
+            ("DATA_IN_0_PRECISION_1", format.frac as i64),
+            ("DATA_IN_0_TENSOR_SIZE_DIM_0", row_len as i64),
+            ("DATA_IN_0_TENSOR_SIZE_DIM_1", (numel / row_len.max(1)) as i64),
+            ("DATA_IN_0_PARALLELISM_DIM_0", lanes_in as i64),
+            ("DATA_OUT_0_PARALLELISM_DIM_0", lanes_out as i64),
+        ],
+    )
+}
+
 impl Component for LaneConverter {
     fn name(&self) -> &'static str {
         "lane_converter"
@@ -47,6 +72,10 @@ impl Component for LaneConverter {
 
     fn description(&self) -> &'static str {
         "changes the lanes per beat of a row-major stream (gather or split); full rate, order kept"
+    }
+
+    fn keeps_input_format(&self) -> bool {
+        true
     }
 
     fn params(&self) -> &'static [ParamSpec] {

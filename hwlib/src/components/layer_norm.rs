@@ -273,6 +273,10 @@ impl Component for LayerNorm {
         "LayerNorm over dim 0: exact sums, table + Newton 1/sqrt, gamma/beta ROMs, output cast, full rate"
     }
 
+    fn buffers_whole_unit(&self) -> bool {
+        true
+    }
+
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }

@@ -133,6 +133,10 @@ impl Component for Linear {
         "fully connected layer y = x·Wᵀ + b, P_IN×P_OUT multipliers, ROM weights, exact sum, output cast, optional ReLU"
     }
 
+    fn buffers_whole_unit(&self) -> bool {
+        true
+    }
+
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }

@@ -153,6 +153,10 @@ impl Component for Matmul {
         "C = A·B of two streams (B or Bᵀ double-buffered per sequence), P_IN×P_OUT multipliers, exact sum, output cast"
     }
 
+    fn buffers_whole_unit(&self) -> bool {
+        true
+    }
+
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }

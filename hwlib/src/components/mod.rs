@@ -1,17 +1,32 @@
-//! The component implementations, one file per component (`<name>.rs` next to `rtl/mase_<name>.sv`).
-//! Add `pub mod <name>;` here and one line in [`crate::registry`].
+//! The component implementations, one file per component (`<name>.rs` next to `rtl/mase_<name>.sv`)
+//! and the registry: the one list below declares each module and registers its component, in
+//! listing order (`mase components`, the README table, the shared component test). Adding a
+//! component is one line `<name>::<Type>,` here.
 
-pub mod add;
-pub mod cast;
-pub mod fifo;
-pub mod fork;
-pub mod gelu;
-pub mod lane_converter;
-pub mod layer_norm;
-pub mod linear;
-pub mod matmul;
-pub mod mul;
-pub mod relu;
-pub mod skid_buffer;
-pub mod softmax;
-pub mod transpose;
+/// Declares `pub mod <module>;` for each entry and the registry array of their components.
+macro_rules! registry {
+    ($($module:ident :: $ty:ident),* $(,)?) => {
+        $( pub mod $module; )*
+
+        /// Every registered component, in listing order.
+        pub(crate) static REGISTRY: &[&dyn crate::component::Component] = &[$(&$module::$ty),*];
+    };
+}
+
+registry! {
+    fifo::Fifo,
+    skid_buffer::SkidBuffer,
+    relu::Relu,
+    cast::Cast,
+    linear::Linear,
+    fork::Fork,
+    lane_converter::LaneConverter,
+    add::Add,
+    sub::Sub,
+    mul::Mul,
+    gelu::Gelu,
+    softmax::Softmax,
+    transpose::Transpose,
+    matmul::Matmul,
+    layer_norm::LayerNorm,
+}

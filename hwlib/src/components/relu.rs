@@ -51,6 +51,10 @@ impl Component for Relu {
         "element-wise ReLU max(x, 0) on signed fixed-point blocks; output registered"
     }
 
+    fn keeps_input_format(&self) -> bool {
+        true
+    }
+
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }

@@ -202,6 +202,10 @@ impl Component for Softmax {
         "softmax over dim 0: max subtraction, exp by two tables and a shift, exact sum, pipelined exact reciprocal, multiply and cast"
     }
 
+    fn buffers_whole_unit(&self) -> bool {
+        true
+    }
+
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }

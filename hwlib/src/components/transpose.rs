@@ -149,6 +149,14 @@ impl Component for Transpose {
         "double-buffered reorder [A][B][C] -> [B][A][C]: 2-D transpose (C = 1), head split / merge (C = d)"
     }
 
+    fn buffers_whole_unit(&self) -> bool {
+        true
+    }
+
+    fn keeps_input_format(&self) -> bool {
+        true
+    }
+
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }

@@ -54,40 +54,6 @@ use crate::metadata::{MaseType, ValueType};
 
 use super::plan::{has_float_result, NodeFormats, Plan};
 
-/// Every mase op name (see [`crate::Op::mase_op`]), for checking `by = "type"` keys.
-pub const MASE_OPS: &[&str] = &[
-    "placeholder",
-    "output",
-    "constant",
-    "linear",
-    "matmul",
-    "relu",
-    "gelu",
-    "softmax",
-    "layer_norm",
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "pow",
-    "sqrt",
-    "erf",
-    "tanh",
-    "mean",
-    "reshape",
-    "transpose",
-    "flatten",
-    "dropout",
-    "identity",
-    "unsqueeze",
-    "squeeze",
-    "cat",
-    "slice",
-    "gather",
-    "cast",
-    "shape",
-];
-
 /// How table keys select nodes (`by = "type" | "name" | "regex_name"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -359,12 +325,13 @@ fn match_nodes(
     match cfg.by {
         MatchBy::Type => {
             for (i, e) in cfg.entries.iter().enumerate() {
-                if !MASE_OPS.contains(&e.key.as_str()) {
+                let mase_ops = crate::op::OpKind::mase_ops();
+                if !mase_ops.contains(&e.key.as_str()) {
                     return Err(Error::Config(format!(
                         "[{}.config]: '{}' is not a mase op (by = \"type\"); mase ops are: {}",
                         e.key,
                         e.key,
-                        MASE_OPS.join(", ")
+                        mase_ops.join(", ")
                     )));
                 }
                 let hits: Vec<NodeId> =

@@ -250,7 +250,16 @@ fn exact(node: &Node, ins: &[QValue], graph: &MaseGraph) -> Option<std::result::
             }
             Some(Ok(Wide { codes: x.mapv(|c| c as i128 * m), frac: f.frac + e }))
         }
-        op if super::plan::is_carrier(op) => {
+        op @ (Op::Reshape { .. }
+        | Op::Transpose { .. }
+        | Op::Flatten { .. }
+        | Op::Squeeze { .. }
+        | Op::Unsqueeze { .. }
+        | Op::Slice { .. }
+        | Op::Gather { .. }
+        | Op::Identity
+        | Op::Dropout { .. }
+        | Op::Concat { .. }) => {
             let first = fixed_in(ins.first()?)?.1;
             let mut ts = Vec::with_capacity(ins.len());
             for v in ins {
@@ -266,7 +275,20 @@ fn exact(node: &Node, ins: &[QValue], graph: &MaseGraph) -> Option<std::result::
                 Tensor::F32(_) => Err("element-moving op returned floats from integer codes".into()),
             }))
         }
-        _ => None,
+        // Emulated in floating point (their result is re-quantized to the declared format).
+        Op::Placeholder
+        | Op::Output
+        | Op::Gelu { .. }
+        | Op::Softmax { .. }
+        | Op::LayerNorm { .. }
+        | Op::Div
+        | Op::Pow
+        | Op::Sqrt
+        | Op::Erf
+        | Op::Tanh
+        | Op::ReduceMean { .. }
+        | Op::Cast { .. }
+        | Op::Shape { .. } => None,
     }
 }
 

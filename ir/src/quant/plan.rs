@@ -106,6 +106,7 @@ pub fn require_common_metadata(graph: &MaseGraph, pass: &str) -> Result<()> {
 
 /// True for ops that only move or select elements (no arithmetic): they carry their
 /// producer's format.
+/// Keep equal to the carrier arm of `exec::exact` (which lists them for exhaustiveness).
 pub fn is_carrier(op: &Op) -> bool {
     matches!(
         op,
@@ -179,10 +180,10 @@ fn apply_node(graph: &mut MaseGraph, id: NodeId, f: &NodeFormats, report: &mut A
     }
     let roles = node.op.weight_names();
     for (role, key) in roles {
-        let fmt = match (role, &node.op) {
-            ("value", _) => f.data_out,
-            ("weight", _) => f.weight,
-            ("bias", _) => f.bias,
+        let fmt = match role {
+            "value" => f.data_out,
+            "weight" => f.weight,
+            "bias" => f.bias,
             _ => None,
         };
         let Some(fmt) = fmt else { continue };
