@@ -87,7 +87,7 @@ pub fn check_against_rtl(d: &Design, sources: &BTreeMap<String, String>) -> Resu
         };
         let (path, h) = find_module(&files, &module)?.ok_or_else(|| {
             Error::Config(format!(
-                "instance {}: module {module} is not declared in its sources ({})",
+                "instance {}: no readable header of module {module} in its sources ({})",
                 inst.name,
                 files.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>().join(", ")
             ))
