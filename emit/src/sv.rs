@@ -4,10 +4,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
+use std::path::{Path, PathBuf};
 
 use mase_ir::{Error, Result};
 
 use crate::design::{Design, Endpoint, Instance, PortDir};
+
+mod header;
+
+pub use header::{find_module, include_dirs, parse_file, HeaderDir, HeaderParam, HeaderPort, ParsedHeader};
 
 /// Parameters and ports a module declares in its header.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -18,26 +23,22 @@ pub struct ModuleHeader {
     pub ports: BTreeSet<String>,
 }
 
-/// Reads the header of module `module` from SystemVerilog `text` (a `module NAME #(…) (…);`
-/// header with one declaration per parameter and port, as the library writes them).
+impl From<&ParsedHeader> for ModuleHeader {
+    fn from(h: &ParsedHeader) -> Self {
+        ModuleHeader {
+            params: h.params.iter().map(|p| p.name.clone()).collect(),
+            ports: h.ports.iter().map(|p| p.name.clone()).collect(),
+        }
+    }
+}
+
+/// Reads the header of module `module` from SystemVerilog `text` (parsed as if it were a file in
+/// `rtl/`, so `include of library headers resolves); `None` when the text does not parse or does
+/// not declare the module. Use [`find_module`] for the reason.
 pub fn module_header(text: &str, module: &str) -> Option<ModuleHeader> {
-    let code: String =
-        text.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
-    let start_re = regex::Regex::new(&format!(r"\bmodule\s+{}\b", regex::escape(module))).ok()?;
-    let start = start_re.find(&code)?.start();
-    let rest = &code[start..];
-    let end = rest.find(");")?;
-    let h = &rest[..end];
-    let param_re =
-        regex::Regex::new(r"\bparameter\s+(?:int\s+)?(?:unsigned\s+)?([A-Za-z_][A-Za-z0-9_]*)").ok()?;
-    let port_re = regex::Regex::new(
-        r"\b(?:input|output)\s+(?:wire\s+|logic\s+)?(?:signed\s+)?(?:\[[^\]]*\]\s*)?([A-Za-z_][A-Za-z0-9_]*)",
-    )
-    .ok()?;
-    Some(ModuleHeader {
-        params: param_re.captures_iter(h).map(|c| c[1].to_string()).collect(),
-        ports: port_re.captures_iter(h).map(|c| c[1].to_string()).collect(),
-    })
+    let path = mase_hwlib::rtl_dir().join(format!("{module}.sv"));
+    let (_, h) = find_module(&[(path, text.to_string())], module).ok()??;
+    Some(ModuleHeader::from(&h))
 }
 
 /// The name of the signal carried by wire `w` in the top: the top port when one end is a port,
@@ -66,22 +67,33 @@ pub fn check_against_rtl(d: &Design, sources: &BTreeMap<String, String>) -> Resu
     for inst in &d.instances {
         let c = inst.component();
         let module = inst.module();
-        let found = match &inst.external {
-            Some(e) => e.sources.iter().find_map(|(f, t)| module_header(t, &module).map(|h| (f.clone(), h))),
+        let files: Vec<(PathBuf, String)> = match &inst.external {
+            Some(e) => {
+                let dir = e.path.parent().unwrap_or(Path::new("."));
+                e.manifest
+                    .sources
+                    .iter()
+                    .map(|s| dir.join(s))
+                    .zip(e.sources.iter().map(|(_, t)| t.clone()))
+                    .collect()
+            }
             None => {
                 let file = format!("{module}.sv");
                 let text = sources.get(&file).ok_or_else(|| {
                     Error::Config(format!("instance {}: library file {file} is missing", inst.name))
                 })?;
-                module_header(text, &module).map(|h| (file, h))
+                vec![(mase_hwlib::rtl_dir().join(&file), text.clone())]
             }
         };
-        let (file, h) = found.ok_or_else(|| {
+        let (path, h) = find_module(&files, &module)?.ok_or_else(|| {
             Error::Config(format!(
-                "instance {}: no readable header of module {module} in its sources",
-                inst.name
+                "instance {}: no readable header of module {module} in its sources ({})",
+                inst.name,
+                files.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>().join(", ")
             ))
         })?;
+        let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let h = ModuleHeader::from(&h);
         let mut names: Vec<String> = inst.params.keys().cloned().collect();
         names.extend(c.memories(&inst.params).into_iter().map(|m| m.param));
         for p in names {
