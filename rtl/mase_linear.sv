@@ -335,7 +335,7 @@ module mase_linear #(
 
   if (SHW > 0) begin : g_shift
     /// Shift ROM: word ob, lane o = s[ob*P_OUT + o] (unsigned).
-    (* rom_style = "distributed" *) logic [P_OUT*SHW-1:0] s_rom[NOB];
+    logic [P_OUT*SHW-1:0] s_rom[NOB];
     if (WEIGHT_SHIFT_MEM_FILE != "") begin : g_s_file
       initial $readmemh(WEIGHT_SHIFT_MEM_FILE, s_rom);
     end else begin : g_s_zero
