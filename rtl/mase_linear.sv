@@ -27,9 +27,9 @@
 // constant over a block and the shifted addend of the exact accumulator merges into the adder's
 // LUTs. A barrel shifter on the final sum, or a multi-cycle shifter behind the accumulator, needs
 // a second AW-bit register or mux per lane; a variable-fraction output cast would shift the bias
-// too. Measured (Yosys synth_xilinx, 64x64 P4x4 int8): per-tensor 417 LUT / 264 FF; per-channel
-// with WEIGHT_SHIFT_WIDTH = 2 (spread up to 3 bits) 427 LUT / 284 FF (+2.4 % LUT), 3: 528 LUT,
-// 4: 777 LUT. The shift ROM is read like the bias ROM (its registered word is due in S3), so
+// too. Measured (Yosys synth_xilinx, 64x64 P4x4 int8, random ROM contents): per-tensor 417 LUT /
+// 264 FF; per-channel WEIGHT_SHIFT_WIDTH = 1 (spread 1 bit) 423 LUT / 272 FF (+1.4 % LUT), 2
+// (spread 3 bits) 490 LUT / 284 FF (+17.5 %), 3 (spread 7 bits) 553 LUT / 304 FF. The shift ROM is read like the bias ROM (its registered word is due in S3), so
 // latency and II do not change. WEIGHT_PER_CHANNEL = 0 builds no shift ROM and no shifter: the
 // per-tensor datapath.
 //
