@@ -5,7 +5,13 @@
 // sums each output's LANES_IN products and accumulates the sums over the chunks of a block
 // (in_first marks a block's first chunk, in_last its last). The accumulator starts from `init`
 // (the caller's aligned bias, or zero) and is exact when the caller sizes ACC_WIDTH so: products
-// are shifted left by SHIFT bits into the accumulator's ACC_FRAC fractional bits. After a block's
+// are shifted left by SHIFT bits into the accumulator's ACC_FRAC fractional bits. With
+// LANE_SHIFT_WIDTH > 0 output lane o's product sums are shifted left by lane_shift[o] more bits
+// (per-output-channel weight scales: the caller's shift code of the block's channel, constant over
+// the block; ACC_WIDTH must include the 2^LANE_SHIFT_WIDTH - 1 bits of growth). The shift sits on
+// the accumulator's addend, where a 1-bit code merges into the adder's LUTs (Yosys synth_xilinx,
+// linear 64x64 P4x4 int8: +6 LUT at 1 bit, +73 at 2); with LANE_SHIFT_WIDTH = 0 the logic is as
+// without it. After a block's
 // last chunk the optional ReLU (on the exact sum) and the output cast (mase_cast_core: OUT format,
 // ROUNDING / OVERFLOW modes) give the block's LANES_OUT outputs, registered by a mase_skid_buffer.
 //
@@ -45,7 +51,9 @@ module mase_dot_product #(
     /// Output rounding (mase_cast_core's codes).
     parameter int ROUNDING = 0,
     /// Output overflow (mase_cast_core's codes).
-    parameter int OVERFLOW = 1
+    parameter int OVERFLOW = 1,
+    /// Bits of each output lane's extra left shift of its product sums (0: none, lane_shift unused).
+    parameter int LANE_SHIFT_WIDTH = 0
 ) (
     /// Clock.
     input  logic                               clk,
@@ -70,6 +78,9 @@ module mase_dot_product #(
     /// Start value of the accumulators, due in S3 (used with the block's first chunk), lane o
     /// at [o*ACC_WIDTH +: ACC_WIDTH].
     input  logic [    LANES_OUT*ACC_WIDTH-1:0] init,
+    /// Extra left shift of output lane o's product sums at [o*LSW +: LSW] (LSW =
+    /// max(LANE_SHIFT_WIDTH, 1), unsigned), due in S3 with every chunk of the block.
+    input  logic [LANES_OUT*(LANE_SHIFT_WIDTH > 0 ? LANE_SHIFT_WIDTH : 1)-1:0] lane_shift,
     /// Output beat: the LANES_OUT outputs of a block, lane o at [o*OUT_WIDTH +: OUT_WIDTH].
     output logic [    LANES_OUT*OUT_WIDTH-1:0] data_out_0,
     /// Output beat valid (registered).
@@ -84,6 +95,8 @@ module mase_dot_product #(
   localparam int PI = LANES_IN;
   localparam int PO = LANES_OUT;
   localparam int AW = ACC_WIDTH;
+  /// Width of a lane's shift code in lane_shift.
+  localparam int LSW = LANE_SHIFT_WIDTH > 0 ? LANE_SHIFT_WIDTH : 1;
 
   // S2: products
   /// Product of input lane i and weight lane o*PI + i at [(o*PI+i)*PW +: PW].
@@ -139,7 +152,14 @@ module mase_dot_product #(
   for (genvar o = 0; o < PO; o++) begin : g_acc
     /// Aligned product sum.
     logic [AW-1:0] sum_al;
-    assign sum_al = AW'($signed(s3_sum[o*TW+:TW])) << SHIFT;
+    if (LANE_SHIFT_WIDTH > 0) begin : g_lane_shift
+      assign sum_al = (AW'($signed(s3_sum[o*TW+:TW])) << SHIFT) << lane_shift[o*LSW+:LSW];
+    end else begin : g_no_lane_shift
+      assign sum_al = AW'($signed(s3_sum[o*TW+:TW])) << SHIFT;
+      /// Without lane shifts the port is not read.
+      logic unused_shift;
+      assign unused_shift = ^lane_shift[o*LSW+:LSW];
+    end
     always_ff @(posedge clk) begin
       if (adv && s3_valid)
         acc[o*AW+:AW] <= (s3_first ? init[o*AW+:AW] : acc[o*AW+:AW]) + sum_al;

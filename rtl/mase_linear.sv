@@ -17,6 +17,22 @@
 // exact sum) and the output cast (mase_cast_core: DATA_OUT_0 format, ROUNDING / OVERFLOW modes,
 // default TRN + SAT) give the P_OUT outputs of the block.
 //
+// Per-channel weight precision (WEIGHT_PER_CHANNEL = 1). Output channel o has its own weight
+// fraction width f_o = WEIGHT_PRECISION_1 - s_o, with s_o in 0..2^WEIGHT_SHIFT_WIDTH-1 read from a
+// third ROM (WEIGHT_SHIFT_MEM_FILE, word ob = s[ob*P_OUT +: P_OUT], WEIGHT_SHIFT_WIDTH-bit unsigned
+// lanes), so WEIGHT_PRECISION_1 is the finest channel's fraction width. Channel o's product sums
+// (fraction DATA_IN_0_PRECISION_1 + f_o) are shifted left by s_o more bits on their way into the
+// accumulator, so every channel's exact sum has the same AF fractional bits as the (per-tensor)
+// bias and the one output cast, rounding once, is the per-tensor one. Why there: the shift code is
+// constant over a block and the shifted addend of the exact accumulator merges into the adder's
+// LUTs. A barrel shifter on the final sum, or a multi-cycle shifter behind the accumulator, needs
+// a second AW-bit register or mux per lane; a variable-fraction output cast would shift the bias
+// too. Measured (Yosys synth_xilinx, 64x64 P4x4 int8, random ROM contents): per-tensor 417 LUT /
+// 264 FF; per-channel WEIGHT_SHIFT_WIDTH = 1 (spread 1 bit) 423 LUT / 272 FF (+1.4 % LUT), 2
+// (spread 3 bits) 490 LUT / 284 FF (+17.5 %), 3 (spread 7 bits) 553 LUT / 304 FF. The shift ROM is read like the bias ROM (its registered word is due in S3), so
+// latency and II do not change. WEIGHT_PER_CHANNEL = 0 builds no shift ROM and no shifter: the
+// per-tensor datapath.
+//
 // Pipeline: issue (ROM / row-memory address) -> S1 memory words -> S2 products -> S3 per-output
 // product sums (bias word read alongside) -> S4 accumulators -> output register of a
 // mase_skid_buffer. Every stage advances together when the skid buffer can take a beat. The row
@@ -26,8 +42,8 @@
 //            the input side takes IN/P_IN cycles per row and overlaps the computation.
 //   Paths cut: data, valid and ready of the output (skid buffer); data_in_0_ready is a register.
 //
-// Memories: weights and bias are synchronous-read ROMs loaded by $readmemh from the files named
-// by WEIGHT_MEM_FILE and BIAS_MEM_FILE (contents in the read order above, laid out by the Rust
+// Memories: weights, bias and channel shifts are synchronous-read ROMs loaded by $readmemh from the
+// files named by WEIGHT_MEM_FILE, BIAS_MEM_FILE and WEIGHT_SHIFT_MEM_FILE (contents in the read order above, laid out by the Rust
 // side, hwlib/src/components/linear.rs); an empty file name gives an all-zero ROM. The row memory
 // is a 1-write 1-read RAM (distributed RAM on FPGAs).
 `ifndef MASE_ASSERT_SVH
@@ -86,10 +102,18 @@ module mase_linear #(
     parameter int DATA_OUT_0_OVERFLOW = 1,
     /// 1: fused ReLU, max(0, .) applied to the exact sum before the output cast.
     parameter int FUSED_RELU = 0,
+    /// 1: per-output-channel weight fraction widths WEIGHT_PRECISION_1 - s_o (shift ROM), 0: one
+    /// weight format.
+    parameter int WEIGHT_PER_CHANNEL = 0,
+    /// Bits of each channel's shift code s_o (1..4; spread of the channels' fraction widths up to
+    /// 2^WEIGHT_SHIFT_WIDTH - 1 bits). Unused when WEIGHT_PER_CHANNEL = 0.
+    parameter int WEIGHT_SHIFT_WIDTH = 2,
     /// Path of the weight .mem file ($readmemh; "" = all-zero weights).
     parameter WEIGHT_MEM_FILE = "",
     /// Path of the bias .mem file ($readmemh; "" = all-zero bias).
-    parameter BIAS_MEM_FILE = ""
+    parameter BIAS_MEM_FILE = "",
+    /// Path of the channel shift .mem file ($readmemh; "" = every s_o = 0); WEIGHT_PER_CHANNEL = 1.
+    parameter WEIGHT_SHIFT_MEM_FILE = ""
 ) (
     /// Clock.
     input  logic                                                           clk,
@@ -139,8 +163,11 @@ module mase_linear #(
   /// Left shifts aligning products and bias to AF.
   localparam int SP = AF - PF;
   localparam int SB = AF - BIAS_PRECISION_1;
+  /// Bits of a channel shift code (0: per-tensor weights) and the largest channel shift.
+  localparam int SHW = WEIGHT_PER_CHANNEL != 0 ? WEIGHT_SHIFT_WIDTH : 0;
+  localparam int SMAX = SHW > 0 ? (1 << SHW) - 1 : 0;
   /// Width of a sum of IN aligned products, and of the accumulator (one extra bit for the bias).
-  localparam int SUMW = PW + (IN > 1 ? $clog2(IN) : 0) + SP;
+  localparam int SUMW = PW + (IN > 1 ? $clog2(IN) : 0) + SP + SMAX;
   localparam int AW = (HAS_BIAS != 0 && BW + SB > SUMW) ? BW + SB + 1 : SUMW + 1;
 
 `ifndef SYNTHESIS
@@ -173,6 +200,8 @@ module mase_linear #(
     `MASE_CHECK_EQUAL(DATA_OUT_0_PARALLELISM_DIM_1, DATA_IN_0_PARALLELISM_DIM_1);
     `MASE_CHECK_MODES(DATA_OUT_0);
     `MASE_CHECK_RANGE(FUSED_RELU, 0, 1);
+    `MASE_CHECK_RANGE(WEIGHT_PER_CHANNEL, 0, 1);
+    `MASE_CHECK_RANGE(WEIGHT_SHIFT_WIDTH, 1, 4);
   end
 `endif
 
@@ -291,9 +320,32 @@ module mase_linear #(
     end
   end else begin : g_no_bias
     assign bias_al = '0;
-    /// Without bias the block index is not needed.
+    /// Without bias (and without channel shifts) the block index is not needed.
     logic unused_no_bias;
     assign unused_no_bias = ^s2_block;
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Channel shifts: the product sums of a block's channels are shifted by the block's shift word
+  // (read in S2 like the bias, due in S3 with every chunk of the block)
+  /// Width of a lane of the shift word (1 when there is none).
+  localparam int SHP = SHW > 0 ? SHW : 1;
+  /// Shift code of output lane o at [o*SHP +: SHP].
+  logic [P_OUT*SHP-1:0] s3_shift;
+
+  if (SHW > 0) begin : g_shift
+    /// Shift ROM: word ob, lane o = s[ob*P_OUT + o] (unsigned).
+    logic [P_OUT*SHW-1:0] s_rom[NOB];
+    if (WEIGHT_SHIFT_MEM_FILE != "") begin : g_s_file
+      initial $readmemh(WEIGHT_SHIFT_MEM_FILE, s_rom);
+    end else begin : g_s_zero
+      initial for (int k = 0; k < NOB; k++) s_rom[k] = '0;
+    end
+    always_ff @(posedge clk) begin
+      if (adv) s3_shift <= s_rom[s2_block];
+    end
+  end else begin : g_no_shift
+    assign s3_shift = '0;
   end
 
   // ---------------------------------------------------------------------------------------------
@@ -311,7 +363,8 @@ module mase_linear #(
       .OUT_WIDTH (OW),
       .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
       .ROUNDING  (DATA_OUT_0_ROUNDING),
-      .OVERFLOW  (DATA_OUT_0_OVERFLOW)
+      .OVERFLOW  (DATA_OUT_0_OVERFLOW),
+      .LANE_SHIFT_WIDTH(SHW)
   ) u_dot (
       .clk             (clk),
       .rst             (rst),
@@ -324,6 +377,7 @@ module mase_linear #(
       .w               (s1_w),
       .mid_tag         (s2_block),
       .init            (bias_al),
+      .lane_shift      (s3_shift),
       .data_out_0      (data_out_0),
       .data_out_0_valid(data_out_0_valid),
       .data_out_0_ready(data_out_0_ready)

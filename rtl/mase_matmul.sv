@@ -312,6 +312,9 @@ module mase_matmul #(
   /// 0.23 then loses the top's name after `chparam`.
   logic [P_OUT*AW-1:0] acc_init;
   assign acc_init = '0;
+  /// No per-lane shift (one scale for all of B's columns).
+  logic [P_OUT-1:0] no_lane_shift;
+  assign no_lane_shift = '0;
 
   mase_dot_product #(
       .X_WIDTH   (IW),
@@ -339,6 +342,7 @@ module mase_matmul #(
       .w               (s1_w),
       .mid_tag         (unused_tag),
       .init            (acc_init),
+      .lane_shift      (no_lane_shift),
       .data_out_0      (data_out_0),
       .data_out_0_valid(data_out_0_valid),
       .data_out_0_ready(data_out_0_ready)

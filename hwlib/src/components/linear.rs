@@ -10,6 +10,13 @@
 //! each output. The input row is double-buffered, so every multiplier is busy every cycle:
 //! II = `(OUT/P_OUT)·(IN/P_IN)` cycles per row, first output `2·IN/P_IN + 4` cycles after the
 //! first input beat.
+//!
+//! Per-channel weight precision (`WEIGHT_PER_CHANNEL = 1`): output channel `o` has weight fraction
+//! width `f_o = WEIGHT_PRECISION_1 − s_o` with the shift code `s_o ∈ 0..2^WEIGHT_SHIFT_WIDTH`
+//! in memory `weight_shift` (logical `[out]`, word `ob` holds `s[ob·P_OUT + o]` in lane `o`). The
+//! RTL shifts channel `o`'s product sums left by `s_o` into the accumulator, so every channel's
+//! exact sum (and the per-tensor bias) has the fraction `max(frac_x + WEIGHT_PRECISION_1, frac_b)`
+//! and the single output cast is the per-tensor one. Latency and II do not change.
 
 use mase_ir::fixed::{accumulate, cast_code};
 
@@ -25,6 +32,10 @@ pub struct Linear;
 /// Largest allowed distance between the bias fractional bits and the product fractional bits
 /// (keeps the exact accumulator within 128 bits).
 pub const MAX_BIAS_ALIGN: i64 = 32;
+
+/// Largest `WEIGHT_SHIFT_WIDTH`: channel fraction widths may then spread over 15 bits, and the
+/// exact accumulator still fits in 128 bits (RTL and model).
+pub const MAX_WEIGHT_SHIFT_WIDTH: i64 = 4;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::value("DATA_IN_0_PRECISION_0", 8, "input element bits (1..32, signed)"),
@@ -81,6 +92,16 @@ const PARAMS: &[ParamSpec] = &[
     ),
     ParamSpec::value("DATA_OUT_0_OVERFLOW", 1, "output overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM"),
     ParamSpec::value("FUSED_RELU", 0, "1: max(0, ·) on the exact sum before the output cast"),
+    ParamSpec::value(
+        "WEIGHT_PER_CHANNEL",
+        0,
+        "1: output channel o has weight frac WEIGHT_PRECISION_1 − s_o (memory weight_shift), 0: one weight format",
+    ),
+    ParamSpec::value(
+        "WEIGHT_SHIFT_WIDTH",
+        2,
+        "bits of each channel shift code s_o (1..4, spread up to 2^W − 1 bits; per-channel only)",
+    ),
 ];
 
 /// Derived sizes of an instance.
@@ -90,6 +111,8 @@ struct Dims {
     p_in: usize,
     p_out: usize,
     has_bias: bool,
+    /// Bits of a channel shift code, `None` for per-tensor weights.
+    shift_width: Option<u32>,
 }
 
 impl Dims {
@@ -100,6 +123,7 @@ impl Dims {
             p_in: param(p, "DATA_IN_0_PARALLELISM_DIM_0") as usize,
             p_out: param(p, "WEIGHT_PARALLELISM_DIM_1") as usize,
             has_bias: param(p, "HAS_BIAS") == 1,
+            shift_width: (param(p, "WEIGHT_PER_CHANNEL") == 1).then(|| param(p, "WEIGHT_SHIFT_WIDTH") as u32),
         }
     }
 
@@ -122,6 +146,26 @@ fn product_frac(p: &Params) -> i64 {
 /// `ceil(log2(n))` for `n ≥ 1` (SV `$clog2`).
 fn clog2(n: usize) -> u32 {
     n.next_power_of_two().trailing_zeros()
+}
+
+/// Checks the logical contents of memory `weight_shift`: `OUT` codes in `0..2^WEIGHT_SHIFT_WIDTH`.
+fn check_shifts(d: &Dims, values: &[i64]) -> Result<(), String> {
+    let sw = d.shift_width.unwrap_or(0);
+    if values.len() != d.out {
+        return Err(format!(
+            "linear: weight_shift memory needs {} values (OUT), got {}",
+            d.out,
+            values.len()
+        ));
+    }
+    let max = (1i64 << sw) - 1;
+    match values.iter().position(|&v| !(0..=max).contains(&v)) {
+        Some(o) => Err(format!(
+            "linear: weight_shift[{o}] = {} is outside 0..={max} (WEIGHT_SHIFT_WIDTH {sw})",
+            values[o]
+        )),
+        None => Ok(()),
+    }
 }
 
 impl Component for Linear {
@@ -180,7 +224,9 @@ impl Component for Linear {
         check_equal(p, "DATA_OUT_0_PARALLELISM_DIM_0", "WEIGHT_PARALLELISM_DIM_1")?;
         check_equal(p, "DATA_OUT_0_PARALLELISM_DIM_1", "DATA_IN_0_PARALLELISM_DIM_1")?;
         check_modes(p, "DATA_OUT_0")?;
-        check_range(p, "FUSED_RELU", 0, 1)
+        check_range(p, "FUSED_RELU", 0, 1)?;
+        check_range(p, "WEIGHT_PER_CHANNEL", 0, 1)?;
+        check_range(p, "WEIGHT_SHIFT_WIDTH", 1, MAX_WEIGHT_SHIFT_WIDTH)
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
@@ -227,10 +273,22 @@ impl Component for Linear {
                 signed: true,
             });
         }
+        if let Some(sw) = d.shift_width {
+            m.push(MemorySpec {
+                name: "weight_shift".into(),
+                param: "WEIGHT_SHIFT_MEM_FILE".into(),
+                values: d.out,
+                depth: d.nob(),
+                lanes: d.p_out,
+                lane_width: sw,
+                signed: false,
+            });
+        }
         m
     }
 
-    /// `weight`: logical `[out][in]` row-major (as `torch.nn.Linear.weight`); `bias`: `[out]`.
+    /// `weight`: logical `[out][in]` row-major (as `torch.nn.Linear.weight`); `bias`: `[out]`;
+    /// `weight_shift` (per-channel weights): `[out]`, `s_o = WEIGHT_PRECISION_1 − f_o`.
     fn layout_memory(&self, p: &Params, mem: &str, values: &[i64]) -> Result<Vec<Vec<i64>>, String> {
         let d = Dims::of(p);
         match mem {
@@ -268,9 +326,14 @@ impl Component for Linear {
                 }
                 Ok(values.chunks(d.p_out).map(<[i64]>::to_vec).collect())
             }
+            "weight_shift" if d.shift_width.is_some() => {
+                check_shifts(&d, values)?;
+                Ok(values.chunks(d.p_out).map(<[i64]>::to_vec).collect())
+            }
             _ => Err(format!(
-                "component `linear` has no memory `{mem}` (memories: weight{})",
-                if d.has_bias { ", bias" } else { "" }
+                "component `linear` has no memory `{mem}` (memories: weight{}{})",
+                if d.has_bias { ", bias" } else { "" },
+                if d.shift_width.is_some() { ", weight_shift" } else { "" }
             )),
         }
     }
@@ -299,6 +362,15 @@ impl Component for Linear {
         let pf = xf + wf;
         let af = if d.has_bias { pf.max(bf) } else { pf };
         let relu = param(p, "FUSED_RELU") == 1;
+        let shifts = match d.shift_width {
+            Some(_) => {
+                let s =
+                    stim.memories.get("weight_shift").ok_or("linear model: missing memory `weight_shift`")?;
+                check_shifts(&d, s).map_err(|e| format!("linear model: {e}"))?;
+                Some(s)
+            }
+            None => None,
+        };
         let to = output_format(p, "DATA_OUT_0", true);
         let mut y = Vec::with_capacity(x.len() / d.inp * d.out);
         for row in x.chunks(d.inp) {
@@ -306,8 +378,11 @@ impl Component for Linear {
                 let wrow = &w[o * d.inp..(o + 1) * d.inp];
                 let (sum, sum_frac) = accumulate(row.iter().copied().zip(wrow.iter().copied()), xf, wf)
                     .ok_or("linear model: dot product exceeds 128 bits")?;
-                // Exact alignment to `af` (|af - frac| ≤ 32 by validation, so it fits in i128).
-                let mut acc = sum << (af - sum_frac);
+                // Channel o's weights have `s_o` fewer fractional bits than WEIGHT_PRECISION_1.
+                let s_o = shifts.map_or(0, |s| s[o] as i32);
+                // Exact alignment to `af` (|af - frac| ≤ 32 and s_o ≤ 15 by validation: the RTL's
+                // accumulator width, within i128).
+                let mut acc = sum << (af - sum_frac + s_o);
                 if let Some(b) = bias {
                     acc += (b[o] as i128) << (af - bf);
                 }
@@ -322,6 +397,8 @@ impl Component for Linear {
         Ok(out)
     }
 
+    /// Memory bits include the channel shift ROM (`OUT × WEIGHT_SHIFT_WIDTH` bits) when
+    /// per-channel; the shift adds no stage, so latency and II are the per-tensor ones.
     fn cost(&self, p: &Params) -> Cost {
         let d = Dims::of(p);
         let ibw = clog2(d.nib()).max(1);
@@ -413,6 +490,66 @@ impl Component for Linear {
                 ("DATA_OUT_0_ROUNDING", 1),
                 ("DATA_OUT_0_OVERFLOW", 2),
             ],
+            // Per-channel weights at the performance point (spread up to 3 bits), wide output.
+            vec![("DATA_OUT_0_PRECISION_0", 20), ("DATA_OUT_0_PRECISION_1", 2), ("WEIGHT_PER_CHANNEL", 1)],
+            // Per-channel, P = 1, odd sizes, 3..6-bit formats, spread up to 7 bits, bias coarser
+            // than the products, fused ReLU.
+            vec![
+                ("DATA_IN_0_PRECISION_0", 3),
+                ("DATA_IN_0_PRECISION_1", 1),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 7),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
+                ("WEIGHT_PRECISION_0", 4),
+                ("WEIGHT_PRECISION_1", 3),
+                ("WEIGHT_TENSOR_SIZE_DIM_1", 5),
+                ("WEIGHT_PARALLELISM_DIM_1", 1),
+                ("BIAS_PRECISION_0", 5),
+                ("BIAS_PRECISION_1", 2),
+                ("DATA_OUT_0_PRECISION_0", 6),
+                ("DATA_OUT_0_PRECISION_1", 1),
+                ("FUSED_RELU", 1),
+                ("WEIGHT_PER_CHANNEL", 1),
+                ("WEIGHT_SHIFT_WIDTH", 3),
+            ],
+            // Per-channel, non-square, odd, the widest spread (15 bits), bias finer than the
+            // products, RND_CONV + SAT_SYM.
+            vec![
+                ("DATA_IN_0_PRECISION_0", 13),
+                ("DATA_IN_0_PRECISION_1", 6),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 9),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 3),
+                ("WEIGHT_PRECISION_0", 7),
+                ("WEIGHT_PRECISION_1", 5),
+                ("WEIGHT_TENSOR_SIZE_DIM_1", 6),
+                ("WEIGHT_PARALLELISM_DIM_1", 2),
+                ("BIAS_PRECISION_0", 16),
+                ("BIAS_PRECISION_1", 14),
+                ("DATA_OUT_0_PRECISION_0", 30),
+                ("DATA_OUT_0_PRECISION_1", 3),
+                ("DATA_OUT_0_ROUNDING", 6),
+                ("DATA_OUT_0_OVERFLOW", 3),
+                ("WEIGHT_PER_CHANNEL", 1),
+                ("WEIGHT_SHIFT_WIDTH", 4),
+            ],
+            // Per-channel, no bias, one chunk per block (the shift changes every cycle), 16-bit
+            // operands, 1-bit codes, RND + WRAP.
+            vec![
+                ("DATA_IN_0_PRECISION_0", 16),
+                ("DATA_IN_0_PRECISION_1", 8),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 4),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 4),
+                ("WEIGHT_PRECISION_0", 16),
+                ("WEIGHT_PRECISION_1", 12),
+                ("WEIGHT_TENSOR_SIZE_DIM_1", 6),
+                ("WEIGHT_PARALLELISM_DIM_1", 3),
+                ("HAS_BIAS", 0),
+                ("DATA_OUT_0_PRECISION_0", 16),
+                ("DATA_OUT_0_PRECISION_1", 0),
+                ("DATA_OUT_0_ROUNDING", 2),
+                ("DATA_OUT_0_OVERFLOW", 0),
+                ("WEIGHT_PER_CHANNEL", 1),
+                ("WEIGHT_SHIFT_WIDTH", 1),
+            ],
         ]
     }
 
@@ -424,6 +561,9 @@ impl Component for Linear {
             vec![("BIAS_PRECISION_1", 60)],
             vec![("DATA_OUT_0_TENSOR_SIZE_DIM_0", 32)],
             vec![("FUSED_RELU", 2)],
+            vec![("WEIGHT_PER_CHANNEL", 2)],
+            vec![("WEIGHT_PER_CHANNEL", 1), ("WEIGHT_SHIFT_WIDTH", 0)],
+            vec![("WEIGHT_PER_CHANNEL", 1), ("WEIGHT_SHIFT_WIDTH", 5)],
         ]
     }
 }
@@ -467,6 +607,63 @@ mod tests {
         assert!(c.latency_cycles <= 300);
         // 64×64×8 weight bits + 64×8 bias bits + 2 banks × 16 words × 32 bits of row buffer
         assert_eq!(c.memory_bits, 64 * 64 * 8 + 64 * 8 + 2 * 16 * 32);
+    }
+
+    /// A per-channel instance computes what a per-tensor one computes with each channel's weights
+    /// scaled up to the common fraction width (`w << s_o`, in a format `2^W − 1` bits wider).
+    #[test]
+    fn per_channel_equals_per_tensor_with_aligned_weights() {
+        use rand::SeedableRng;
+        let base: &[(&str, i64)] = &[
+            ("DATA_IN_0_TENSOR_SIZE_DIM_0", 6),
+            ("DATA_IN_0_PARALLELISM_DIM_0", 2),
+            ("WEIGHT_TENSOR_SIZE_DIM_1", 4),
+            ("WEIGHT_PARALLELISM_DIM_1", 2),
+            ("BIAS_PRECISION_1", 9),
+            ("DATA_OUT_0_PRECISION_0", 12),
+            ("DATA_OUT_0_PRECISION_1", 3),
+            ("DATA_OUT_0_ROUNDING", 6),
+        ];
+        let pc = resolve_params(
+            &Linear,
+            &[base, &[("WEIGHT_PER_CHANNEL", 1), ("WEIGHT_SHIFT_WIDTH", 2)]].concat(),
+        )
+        .unwrap();
+        let pt = resolve_params(&Linear, &[base, &[("WEIGHT_PRECISION_0", 11)]].concat()).unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..20 {
+            let stim = Linear.random_stimulus(&pc, 3, &mut rng);
+            let (w, s) = (&stim.memories["weight"], &stim.memories["weight_shift"]);
+            assert!(s.iter().all(|&v| (0..=3).contains(&v)));
+            let mut scaled = stim.clone();
+            scaled.memories.shift_remove("weight_shift");
+            let aligned: Vec<i64> = w.iter().enumerate().map(|(k, &v)| v << s[k / 6]).collect();
+            scaled.memories.insert("weight".into(), aligned);
+            assert_eq!(Linear.model(&pc, &stim).unwrap(), Linear.model(&pt, &scaled).unwrap());
+        }
+        // Shift codes out of range are an error naming the channel.
+        let mut stim = Linear.random_stimulus(&pc, 1, &mut rng);
+        stim.memories.insert("weight_shift".into(), vec![0, 4, 1, 2]);
+        assert!(Linear.model(&pc, &stim).unwrap_err().contains("weight_shift[1] = 4"));
+    }
+
+    #[test]
+    fn per_channel_memories_and_cost() {
+        let p = resolve_params(&Linear, &[("WEIGHT_PER_CHANNEL", 1), ("WEIGHT_SHIFT_WIDTH", 3)]).unwrap();
+        let m = Linear.memories(&p);
+        let s = m.iter().find(|m| m.name == "weight_shift").unwrap();
+        assert_eq!((s.depth, s.lanes, s.lane_width, s.signed), (16, 4, 3, false));
+        let words =
+            Linear.layout_memory(&p, "weight_shift", &(0..64).map(|o| o % 8).collect::<Vec<_>>()).unwrap();
+        assert_eq!(words[1], vec![4, 5, 6, 7]);
+        let pt = resolve_params(&Linear, &[] as &[(&str, i64)]).unwrap();
+        let (c, ct) = (Linear.cost(&p), Linear.cost(&pt));
+        assert_eq!(
+            (c.latency_cycles, c.ii_cycles, c.multipliers),
+            (ct.latency_cycles, ct.ii_cycles, ct.multipliers)
+        );
+        assert_eq!(c.memory_bits, ct.memory_bits + 64 * 3);
+        assert!(Linear.layout_memory(&pt, "weight_shift", &[0; 64]).is_err());
     }
 
     #[test]
