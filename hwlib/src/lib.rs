@@ -28,7 +28,7 @@
 //! Numerics: component models use `mase_ir::fixed` (integer codes, ap_fixed modes). Stream and
 //! memory values are integer codes (`i64`), sign-interpreted for signed streams.
 //!
-//! ## RTL conventions (DESIGN.md §4)
+//! ## RTL conventions (`docs/ARCHITECTURE.md` §5)
 //!
 //! - Ports: `clk`, `rst` (synchronous, active high), then per stream `<name>`, `<name>_valid`,
 //!   `<name>_ready` in [`Component::streams`] order. Data ports are flat packed vectors, lane `i`
