@@ -151,8 +151,12 @@ impl SaturationCounter {
                 } else {
                     (s.clipped + s.wrapped, "clipped")
                 };
+                let at = match k.split_once("/data_in_") {
+                    Some((node, i)) => format!("node '{node}' (input {i})"),
+                    None => format!("node '{k}'"),
+                };
                 format!(
-                    "warning: node '{k}' {what} {n} of {} elements ({:.3} %) casting into {}: widen its \
+                    "warning: {at} {what} {n} of {} elements ({:.3} %) casting into {}: widen its \
                      integer part or calibrate on data that covers its range",
                     s.total,
                     100.0 * s.fraction(),
