@@ -31,10 +31,10 @@ fn ok(out: &Output) -> (String, String) {
 
 /// The fixture's input times `scale`, written to `dir/name`.
 fn scaled_input(dir: &Path, name: &str, scale: f32) -> Vec<f32> {
-    let t = mase_ir::npy::read_npy(&root().join("tests/fixtures/mlp_gemm_relu.in.x.npy")).unwrap();
+    let t = mase_ir::npy::read_npy(root().join("tests/fixtures/mlp_gemm_relu.in.x.npy")).unwrap();
     let a = t.as_f32().unwrap().mapv(|v| v * scale);
     let data: Vec<f32> = a.iter().copied().collect();
-    mase_ir::npy::write_npy(&dir.join(name), &Tensor::F32(a)).unwrap();
+    mase_ir::npy::write_npy(dir.join(name), &Tensor::F32(a)).unwrap();
     data
 }
 
