@@ -29,6 +29,15 @@ Option --minilm OUT.onnx writes only a MiniLM-sized encoder layer (hidden 384, 1
 FFN 1536, seq 16; same structure and opset 17 export style as encoder_layer, seeded weights) to
 OUT.onnx, for the flow speed benchmark (cargo run --release --example flow_speed), and leaves
 tests/fixtures alone.
+
+Option --minilm-real DIR writes the same layer at seq 7 with real-model activation statistics
+(a few hidden channels ~10x the others, inputs reaching ±6, carried through by the LayerNorm
+gammas and the residual-writing projections) as DIR/minilm_real.onnx, with calibration inputs
+DIR/minilm_real.calib.hidden_states.npy (8 inferences stacked on the batch axis), evaluation
+inputs DIR/minilm_real.eval.hidden_states.npy (4 more, another seed) and onnxruntime's outputs
+for them, DIR/minilm_real.eval.out.npy; tests/fixtures is left alone. Then e.g.
+  cargo run --release -- flow DIR/minilm_real.onnx --calibrate hidden_states=DIR/minilm_real.calib.hidden_states.npy -o PROJ
+  cargo run --release -- sim PROJ --golden --input hidden_states=DIR/minilm_real.eval.hidden_states.npy --json
 """
 
 import argparse
@@ -457,11 +466,95 @@ def bad_files():
     write("bad_domain", m)
 
 
+# ---------------------------------------------------------------- MiniLM-sized layer, real statistics
+
+# The --minilm-real layer: MiniLM's sizes at a sentence's length, 3 outlier channels.
+MINILM_REAL = dict(MINILM, seq=7)
+OUTLIERS = 3
+CALIB_INFERENCES, EVAL_INFERENCES = 8, 4
+
+
+def hidden_states(rng, n, channels, signs, seq, hidden):
+    """n inferences [n, seq, hidden] with the statistics of a pretrained encoder's residual
+    stream: ordinary channels N(0, 0.4²) (|x| ≲ 1.7), and the outlier channels an order of
+    magnitude larger with a fixed sign per channel (as such channels have), reaching ±6."""
+    x = rng.normal(0.0, 0.4, (n, seq, hidden))
+    mag = np.clip(rng.normal(4.5, 0.8, (n, seq, len(channels))), 2.5, 6.2)
+    x[:, :, channels] = signs * mag
+    return x.astype(np.float32)
+
+
+def minilm_real(out_dir):
+    """--minilm-real: the MiniLM-sized layer of --minilm at seq 7 (encoder_layer's structure and
+    seeded weights), with real-model activation statistics: OUTLIERS hidden channels are about
+    10x the others in the input hidden states, and the weights carry them through as pretrained
+    layers do: the residual-writing projections (attention.output.dense, output.dense) write
+    into them, and the LayerNorm gammas and betas keep the normalised outliers near ±6, so they
+    survive each residual add and normalisation. Writes minilm_real.onnx, the calibration inputs
+    (CALIB_INFERENCES inferences stacked on the batch axis), separate evaluation inputs
+    (EVAL_INFERENCES, another seed) and onnxruntime's outputs for them."""
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "minilm_real.onnx")
+    encoder_layer("minilm_real", 17, False, MINILM_REAL["seq"], out_path=path, **MINILM_REAL)
+    m = onnx.load(path)
+    hidden, seq = MINILM_REAL["hidden"], MINILM_REAL["seq"]
+    rng = np.random.default_rng(11)
+    channels = np.sort(rng.choice(hidden, OUTLIERS, replace=False))
+    signs = rng.choice([-1.0, 1.0], OUTLIERS)
+    inits = {t.name: t for t in m.graph.initializer}
+
+    def outlier_channels(name, scale, shift):
+        """Scales the tensor's outlier channels (its last axis: gamma, beta, bias, and the output
+        columns of a [in, out] weight) and shifts them along each channel's sign."""
+        a = numpy_helper.to_array(inits[name]).copy()
+        a[..., channels] = a[..., channels] * scale + shift * signs
+        inits[name].CopyFrom(numpy_helper.from_array(a.astype(np.float32), name))
+
+    for ln in ["attention.output.LayerNorm", "output.LayerNorm"]:
+        # A normalised outlier is already ~8 sigma (it dominates the variance): gamma ~0.7 and a
+        # shift along the channel's sign keep it near ±6 while the others stay within ~±4.
+        outlier_channels(f"{ln}.weight", 0.7, 0.0)
+        outlier_channels(f"{ln}.bias", 1.0, 0.5)
+    for dense_name in ["attention.output.dense", "output.dense"]:
+        # The outlier channels' weight columns (output channels) ten times as large and a bias
+        # along the channel's sign: each residual branch writes into them, and these columns set
+        # a per-tensor weight scale that is coarse for every other output channel.
+        outlier_channels(f"{dense_name}.weight_t", 10.0, 0.0)
+        outlier_channels(f"{dense_name}.bias", 1.0, 1.0)
+    onnx.checker.check_model(m, full_check=True)
+    onnx.save(m, path)
+
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    written = [path]
+    for split, n, seed in [("calib", CALIB_INFERENCES, 12), ("eval", EVAL_INFERENCES, 13)]:
+        x = hidden_states(np.random.default_rng(seed), n, channels, signs, seq, hidden)
+        xp = os.path.join(out_dir, f"minilm_real.{split}.hidden_states.npy")
+        np.save(xp, x)
+        written.append(xp)
+        if split == "eval":
+            y = np.concatenate([sess.run(None, {"hidden_states": x[i:i + 1]})[0] for i in range(n)])
+            yp = os.path.join(out_dir, "minilm_real.eval.out.npy")
+            np.save(yp, y.astype(np.float32))
+            written.append(yp)
+            rest = np.delete(np.arange(hidden), channels)
+            print(f"outlier channels {channels.tolist()}: |input| max {np.abs(x[..., channels]).max():.2f} "
+                  f"(others {np.abs(x[..., rest]).max():.2f}); |output| max {np.abs(y[..., channels]).max():.2f} "
+                  f"(others {np.abs(y[..., rest]).max():.2f})")
+    for w in written:
+        print(f"wrote {w}, {os.path.getsize(w)} bytes")
+
+
 def main():
     ap = argparse.ArgumentParser(description="Writes the ONNX test fixtures into tests/fixtures/.")
     ap.add_argument("--minilm", metavar="OUT.onnx",
                     help="write only a MiniLM-sized encoder layer to OUT.onnx and exit")
+    ap.add_argument("--minilm-real", metavar="DIR",
+                    help="write only the MiniLM-sized layer with real-model activation statistics "
+                         "(outlier channels) and its calibration / evaluation inputs to DIR and exit")
     args = ap.parse_args()
+    if args.minilm_real:
+        minilm_real(args.minilm_real)
+        return
     if args.minilm:
         encoder_layer("encoder_layer_minilm", 17, False, MINILM["seq"], out_path=args.minilm, **MINILM)
         print(f"wrote {args.minilm}, {os.path.getsize(args.minilm)} bytes")

@@ -261,6 +261,21 @@ pub fn accuracy_against_float(
     mase_ir::quant::accuracy(&float_outs, &hw_outs, None).map_err(|e| invalid(e.to_string()))
 }
 
+/// How many elements the design's casts at node boundaries clip or wrap on these inputs (one
+/// map per inference), counted by quantized execution of the project's graph
+/// ([`mase_ir::quant::run_quantized_counted`]): exact for the integer-exact ops, through the
+/// emulation for the others (see [`mase_ir::quant::exec`]).
+pub fn saturation_report(
+    p: &Project,
+    samples: &[HashMap<String, Tensor>],
+) -> Result<mase_ir::quant::SaturationReport> {
+    let mut sat = mase_ir::quant::SaturationCounter::new();
+    for s in samples {
+        mase_ir::quant::run_quantized_counted(&p.graph, s, &mut sat).map_err(|e| invalid(e.to_string()))?;
+    }
+    Ok(sat.report())
+}
+
 /// Runs a project on per-inference float inputs (graph input name → tensor, one map per
 /// inference, streamed back to back): the inputs are quantized into the top's input formats,
 /// the RTL is checked against the golden model, and its outputs are compared with the float

@@ -179,10 +179,23 @@ fn write_outputs(dir: &Path, p: &Project, outputs: &[Vec<i64>]) -> anyhow::Resul
     Ok(written)
 }
 
-/// `mase sim DIR`.
+/// The saturation lines of `mase sim` (warnings go to stderr before the run).
+fn print_saturation(sat: &mase_ir::quant::SaturationReport) {
+    for line in sat.lines() {
+        println!("saturation {line}");
+    }
+}
+
+/// `mase sim DIR`. The saturation report counts the casts at node boundaries on the same
+/// inputs by quantized execution of the project's graph
+/// ([`mase_sim::design_sim::saturation_report`]).
 pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
     let p = load_project(dir)?;
     let samples = sim_inputs(&p, a)?;
+    let sat = mase_sim::design_sim::saturation_report(&p, &samples)?;
+    for w in &sat.warnings {
+        eprintln!("{w}");
+    }
     if a.golden {
         let codes = mase_sim::quantize_samples(&p, &samples)?;
         let outputs = mase_emit::golden::run(&p.design, &codes)?;
@@ -195,6 +208,8 @@ pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
                 "cosine_vs_float": acc.cosine,
                 "max_abs_error_vs_float": acc.max_abs_error,
                 "outputs": written,
+                "saturation": sat.saturation,
+                "warnings": sat.warnings,
             });
             println!("{}", serde_json::to_string_pretty(&v)?);
         } else {
@@ -206,6 +221,7 @@ pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
                 "accuracy   cosine {:.6} against the float model, max abs error {:.3e}",
                 acc.cosine, acc.max_abs_error
             );
+            print_saturation(&sat);
             println!("wrote      {}", written.join(", "));
         }
         return Ok(());
@@ -220,6 +236,8 @@ pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
         v["cosine_vs_float"] = acc.cosine.into();
         v["max_abs_error_vs_float"] = acc.max_abs_error.into();
         v["outputs"] = written.clone().into();
+        v["saturation"] = serde_json::to_value(&sat.saturation)?;
+        v["warnings"] = serde_json::to_value(&sat.warnings)?;
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         println!(
@@ -249,6 +267,7 @@ pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
             r.build_s,
             if r.cache_hit { " (cached)" } else { "" }
         );
+        print_saturation(&sat);
         println!("wrote      {}", written.join(", "));
     }
     if !r.bit_exact {

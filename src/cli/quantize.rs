@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::Context;
-use mase_ir::quant::{accuracy, run_quantized};
+use mase_ir::quant::{accuracy, run_quantized_counted, SaturationCounter};
 
 /// Reads a TOML file into a table.
 pub fn read_toml(path: &Path) -> anyhow::Result<toml::Table> {
@@ -31,7 +31,8 @@ pub fn quantize(prefix: &Path, config: &Path, output: &Path) -> anyhow::Result<(
     Ok(())
 }
 
-/// Runs float and quantized on the same inputs and prints the comparison.
+/// Runs float and quantized on the same inputs and prints the comparison and the saturation
+/// report (JSON: the [`mase_ir::quant::AccuracyReport`] keys plus `saturation` and `warnings`).
 pub fn accuracy_cmd(
     prefix: &Path,
     inputs: &[String],
@@ -41,11 +42,19 @@ pub fn accuracy_cmd(
     let graph = mase_ir::checkpoint::load(prefix)?;
     let inputs = super::args::npy_inputs(inputs)?;
     let float = mase_ir::interp::run_outputs(&graph, &inputs)?;
-    let quant = run_quantized(&graph, &inputs)?;
+    let mut sat = SaturationCounter::new();
+    let quant = run_quantized_counted(&graph, &inputs, &mut sat)?;
     let labels = labels.map(mase_ir::npy::read_npy).transpose()?;
     let r = accuracy(&float, &quant, labels.as_ref())?;
+    let sat = sat.report();
     if json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
+        for w in &sat.warnings {
+            eprintln!("{w}");
+        }
+        let mut v = serde_json::to_value(&r)?;
+        v["saturation"] = serde_json::to_value(&sat.saturation)?;
+        v["warnings"] = serde_json::to_value(&sat.warnings)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         println!("max_abs_error      {:.6e}", r.max_abs_error);
         println!("mean_abs_error     {:.6e}", r.mean_abs_error);
@@ -55,6 +64,7 @@ pub fn accuracy_cmd(
             println!("float_accuracy     {f:.4}");
             println!("quantized_accuracy {q:.4}");
         }
+        super::run::print_saturation(&sat);
     }
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! `mase run`: execute a checkpoint on .npy inputs with the float interpreter.
+//! `mase run`: execute a checkpoint on .npy inputs with the float interpreter (or quantized,
+//! with a saturation report).
 
 use std::path::{Path, PathBuf};
 
@@ -6,8 +7,9 @@ use std::path::{Path, PathBuf};
 pub fn run(prefix: &Path, inputs: &[String], output: &Path, quantized: bool) -> anyhow::Result<()> {
     let graph = mase_ir::checkpoint::load(prefix)?;
     let inputs = super::args::npy_inputs(inputs)?;
+    let mut sat = mase_ir::quant::SaturationCounter::new();
     let outs = if quantized {
-        mase_ir::quant::run_quantized(&graph, &inputs)?
+        mase_ir::quant::run_quantized_counted(&graph, &inputs, &mut sat)?
     } else {
         mase_ir::interp::run_outputs(&graph, &inputs)?
     };
@@ -16,7 +18,21 @@ pub fn run(prefix: &Path, inputs: &[String], output: &Path, quantized: bool) -> 
         mase_ir::npy::write_npy(&path, t)?;
         println!("output {k}: shape {:?} -> {}", t.shape(), path.display());
     }
+    if quantized {
+        print_saturation(&sat.report());
+    }
     Ok(())
+}
+
+/// Prints a saturation report: one `saturation` line per cast site that clipped or wrapped
+/// (or one saying none did) on stdout, the warnings on stderr.
+pub fn print_saturation(r: &mase_ir::quant::SaturationReport) {
+    for line in r.lines() {
+        println!("saturation {line}");
+    }
+    for w in &r.warnings {
+        eprintln!("{w}");
+    }
 }
 
 /// `OUT.npy` for a single output; `OUT.<k>.npy` when there are several.

@@ -33,6 +33,7 @@ use crate::interp::{check_input_names, eval_op, placeholder_value};
 use crate::op::Op;
 use crate::tensor::Tensor;
 
+use super::saturation::SaturationCounter;
 use super::{dequantize, format_of};
 
 /// A value during quantized execution.
@@ -292,6 +293,18 @@ fn exact(node: &Node, ins: &[QValue], graph: &MaseGraph) -> Option<std::result::
     }
 }
 
+/// The format the exact result of a constant or an element-moving node already has (its cast
+/// into `data_out_0` is then no cast and is not counted).
+fn moved_format(node: &Node, ins: &[QValue], graph: &MaseGraph) -> Option<FixedFormat> {
+    if let Op::Constant { tensor } = &node.op {
+        return graph.qweights.get(tensor).map(|t| t.format);
+    }
+    if super::plan::is_carrier(&node.op) {
+        return fixed_in(ins.first()?).map(|(_, f)| *f);
+    }
+    None
+}
+
 /// Weights for float evaluation: the float tensors, with the quantized ones dequantized when
 /// `quantized` is set.
 fn eval_weights(node: &Node, graph: &MaseGraph, quantized: bool) -> BTreeMap<String, Tensor> {
@@ -312,6 +325,30 @@ fn eval_weights(node: &Node, graph: &MaseGraph, quantized: bool) -> BTreeMap<Str
 /// Runs the graph quantized and returns the value of every node (see the module
 /// documentation). `inputs` maps graph input names to float tensors.
 pub fn run_quantized_values(graph: &MaseGraph, inputs: &HashMap<String, Tensor>) -> Result<Vec<QValue>> {
+    run_values(graph, inputs, None)
+}
+
+/// `value` cast into `fmt`, counted under `site` when a counter is given.
+fn cast_counted(
+    sat: &mut Option<&mut SaturationCounter>,
+    site: &str,
+    value: &QValue,
+    fmt: &FixedFormat,
+) -> ArrayD<i64> {
+    let codes = value.cast_to(fmt);
+    if let Some(s) = sat.as_deref_mut() {
+        s.record_value(site, value, fmt, &codes);
+    }
+    codes
+}
+
+/// The value of every node; every cast is counted in `sat` when given (see
+/// [`super::saturation`]).
+fn run_values(
+    graph: &MaseGraph,
+    inputs: &HashMap<String, Tensor>,
+    mut sat: Option<&mut SaturationCounter>,
+) -> Result<Vec<QValue>> {
     let expected = check_input_names(graph, inputs)?;
     let mut values: Vec<QValue> = Vec::with_capacity(graph.len());
     for (_, node) in graph.nodes() {
@@ -324,7 +361,10 @@ pub fn run_quantized_values(graph: &MaseGraph, inputs: &HashMap<String, Tensor>)
                     let v = &values[i.0];
                     let fmt = node.meta.common.args.get(&format!("data_in_{k}")).and_then(format_of);
                     ins.push(match fmt {
-                        Some(f) => QValue::Fixed { codes: v.cast_to(&f), format: f },
+                        Some(f) => QValue::Fixed {
+                            codes: cast_counted(&mut sat, &format!("{}/data_in_{k}", node.name), v, &f),
+                            format: f,
+                        },
                         None => v.clone(),
                     });
                 }
@@ -334,7 +374,12 @@ pub fn run_quantized_values(graph: &MaseGraph, inputs: &HashMap<String, Tensor>)
                     match out_fmt.and_then(|_| exact(node, &ins, graph)) {
                         Some(Ok(w)) => {
                             let f = out_fmt.expect("checked");
-                            QValue::Fixed { codes: w.codes.mapv(|c| cast_code(c, w.frac, &f)), format: f }
+                            let codes = w.codes.mapv(|c| cast_code(c, w.frac, &f));
+                            let moved = moved_format(node, &ins, graph) == Some(f);
+                            if let (Some(s), false) = (sat.as_deref_mut(), moved) {
+                                s.record_wide(&node.name, &w.codes, w.frac, &f, &codes);
+                            }
+                            QValue::Fixed { codes, format: f }
                         }
                         Some(Err(m)) => return Err(node.error(m)),
                         None => {
@@ -348,12 +393,10 @@ pub fn run_quantized_values(graph: &MaseGraph, inputs: &HashMap<String, Tensor>)
             }
         };
         let v = match (out_fmt, raw) {
-            (Some(f), QValue::Float(t)) if t.dtype() == crate::tensor::DType::F32 => {
-                QValue::Fixed { codes: QValue::Float(t).cast_to(&f), format: f }
-            }
-            (Some(f), QValue::Fixed { codes, format }) if format != f => {
-                QValue::Fixed { codes: codes.mapv(|c| cast_code(c as i128, format.frac, &f)), format: f }
-            }
+            (Some(f), v @ QValue::Float(Tensor::F32(_))) | (Some(f), v @ QValue::Fixed { .. }) => match &v {
+                QValue::Fixed { format, .. } if *format == f => v,
+                _ => QValue::Fixed { codes: cast_counted(&mut sat, &node.name, &v, &f), format: f },
+            },
             (_, v) => v,
         };
         values.push(v);
@@ -363,10 +406,29 @@ pub fn run_quantized_values(graph: &MaseGraph, inputs: &HashMap<String, Tensor>)
 
 /// Runs the graph quantized and returns what its output node returns, dequantized to f32.
 pub fn run_quantized(graph: &MaseGraph, inputs: &HashMap<String, Tensor>) -> Result<Vec<Tensor>> {
+    run_outputs(graph, inputs, None)
+}
+
+/// [`run_quantized`], also counting in `sat` how many elements every cast clipped or wrapped
+/// (see [`super::saturation`]); call it once per inference with the same counter to sum them.
+pub fn run_quantized_counted(
+    graph: &MaseGraph,
+    inputs: &HashMap<String, Tensor>,
+    sat: &mut SaturationCounter,
+) -> Result<Vec<Tensor>> {
+    run_outputs(graph, inputs, Some(sat))
+}
+
+fn run_outputs(
+    graph: &MaseGraph,
+    inputs: &HashMap<String, Tensor>,
+    sat: Option<&mut SaturationCounter>,
+) -> Result<Vec<Tensor>> {
     let out = graph
         .output_id()
         .ok_or_else(|| Error::Invalid(format!("graph '{}' has no output node", graph.name)))?;
-    let values = run_quantized_values(graph, inputs)?;
+    // The output node's input casts were counted by run_values; these repeat them.
+    let values = run_values(graph, inputs, sat)?;
     let node = graph.node(out);
     let mut outs = Vec::new();
     for (k, i) in node.inputs.iter().enumerate() {

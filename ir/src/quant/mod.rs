@@ -1,7 +1,7 @@
 //! Fixed-point quantization of a MaseGraph: per-node format plans ([`plan`]), the MASE-style
 //! TOML configuration of the `quantize` pass ([`config`]), precision choice from calibration
-//! statistics ([`auto`], used by `auto_precision`), quantized execution ([`exec`]) and accuracy
-//! metrics ([`accuracy`]).
+//! statistics ([`auto`], used by `auto_precision`), quantized execution ([`exec`]), accuracy
+//! metrics ([`accuracy`]) and counts of the elements casts clipped or wrapped ([`saturation`]).
 //!
 //! A node's fixed-point formats live in its `common` metadata: `args["data_in_k"]`,
 //! `args["weight"]`, `args["bias"]` and `results["data_out_0"]` get `type = "fixed"`,
@@ -18,10 +18,12 @@ pub mod auto;
 pub mod config;
 pub mod exec;
 pub mod plan;
+pub mod saturation;
 
 pub use accuracy::{accuracy, AccuracyReport};
-pub use exec::{run_quantized, run_quantized_values, QValue};
+pub use exec::{run_quantized, run_quantized_counted, run_quantized_values, QValue};
 pub use plan::{apply_plan, NodeFormats, Plan};
+pub use saturation::{SaturationCounter, SaturationReport};
 
 use ndarray::ArrayD;
 
