@@ -283,7 +283,7 @@ fn external_user_module_with_table_model_is_bit_exact() {
     let quant = tempfile::tempdir().unwrap();
     let probe = external_flow(&fixture("external/user_relu.toml"), quant.path()).unwrap();
     let relu = probe.graph.node(probe.graph.find("Relu").unwrap());
-    let fmt = mase_emit::bind::in_format(relu, 0).unwrap();
+    let fmt = mase_hwlib::NodeView::new(&probe.graph, relu).in_format(0).unwrap();
     let codes: Vec<i64> = (fmt.min_code()..=fmt.max_code()).map(|c| c.max(0)).collect();
     let man_dir = tempfile::tempdir().unwrap();
     let n = codes.len();

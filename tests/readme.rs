@@ -54,7 +54,12 @@ fn add_a_component_places_match_the_code() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let list = std::fs::read_to_string(root.join("hwlib/src/components/mod.rs")).unwrap();
     let arch = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
-    for place in ["rtl/mase_<name>.sv", "hwlib/src/components/<name>.rs", "hwlib/src/components/mod.rs"] {
+    for place in [
+        "rtl/mase_<name>.sv",
+        "hwlib/src/components/<name>.rs",
+        "hwlib/src/components/mod.rs",
+        "hwlib/src/binding/ops.rs",
+    ] {
         assert!(arch.contains(place) && readme().contains(place), "docs do not name {place}");
     }
     for c in mase_hwlib::registry() {

@@ -17,16 +17,17 @@
 //! whose result was given another format) gets a `cast` right after it.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Arc;
 
+use mase_hwlib::binding::layout::stream_shape;
+use mase_hwlib::binding::result_shape;
 use mase_hwlib::components::{cast, fifo, fork, lane_converter};
 use mase_hwlib::{lookup, param, Component, Params};
 use mase_ir::fixed::FixedFormat;
-use mase_ir::{MaseGraph, NodeId, Op, Result};
+use mase_ir::{NodeId, Result};
 use serde::Serialize;
 
-use crate::bind::{self, graph_error, Par, Role};
+use crate::bind::{fmt_name, graph_error, Bindings, Implementation, Par, Role};
 use crate::external::External;
 use crate::parallel::{cycles_per_inference, stream_lanes};
 
@@ -140,7 +141,7 @@ impl TopPort {
 }
 
 fn ser_format<S: serde::Serializer>(f: &FixedFormat, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(&bind::fmt_name(f))
+    s.serialize_str(&fmt_name(f))
 }
 
 /// A stream between two endpoints.
@@ -376,12 +377,10 @@ fn gcd(a: usize, b: usize) -> usize {
 
 /// Parallelism of every hardware node, read back from `hardware.parallelism` (as
 /// `add_hardware_metadata` records it).
-pub fn recorded_parallelism(graph: &MaseGraph) -> Result<BTreeMap<NodeId, Par>> {
+pub fn recorded_parallelism(bound: &Bindings) -> Result<BTreeMap<NodeId, Par>> {
     let mut out = BTreeMap::new();
-    for (id, n) in graph.nodes() {
-        if bind::role(graph, n)? != Role::Hardware {
-            continue;
-        }
+    for (id, _) in bound.hardware() {
+        let n = bound.graph.node(id);
         let get = |k: &str| n.meta.hardware.parallelism.get(k).and_then(|v| v.first().copied());
         match (get("data_in_0"), get("data_out_0")) {
             (Some(p_in), Some(p_out)) => {

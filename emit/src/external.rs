@@ -36,7 +36,8 @@ use mase_ir::tensor::Tensor;
 use mase_ir::{Error, MaseGraph, Node, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::bind;
+use mase_hwlib::binding::fmt_name;
+use mase_hwlib::NodeView;
 
 /// Widest input format a table model covers (2^20 entries).
 pub const MAX_TABLE_BITS: u32 = 20;
@@ -199,10 +200,11 @@ impl External {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             sources.push((name, t));
         }
+        let view = NodeView::new(graph, node);
         let inputs: Vec<FixedFormat> =
-            (0..node.inputs.len()).map(|k| bind::in_format(node, k)).collect::<Result<_>>()?;
+            (0..node.inputs.len()).map(|k| view.in_format(k)).collect::<Result<_>>()?;
         let output = match manifest.output_format.as_deref() {
-            None | Some("declared") => bind::out_format(node)?,
+            None | Some("declared") => view.out_format()?,
             Some("input") => *inputs.first().ok_or_else(|| node.error("has no input"))?,
             Some(other) => {
                 return Err(cfg_err(
@@ -211,7 +213,7 @@ impl External {
                 ))
             }
         };
-        let shape = bind::in_shape(graph, node, 0)?;
+        let shape = view.in_shape(0)?;
         let row = *shape.last().unwrap_or(&1);
         if row % manifest.lanes != 0 {
             return Err(node.error(format!(
@@ -296,7 +298,7 @@ fn table_model(
         return Err(node.error(format!(
             "external module {}: a table model covers inputs of up to {MAX_TABLE_BITS} bits, the input is {}",
             m.module,
-            bind::fmt_name(&fi)
+            fmt_name(&fi)
         )));
     }
     let n = 1usize << fi.width;
@@ -309,7 +311,7 @@ fn table_model(
                 Tensor::F32(_) => return Err(cfg_err(&p, "a table model holds int64 output codes")),
             };
             if v.len() != n {
-                return Err(cfg_err(&p, format!("holds {} codes; the input format {} needs {n} (one per input code, lowest first)", v.len(), bind::fmt_name(&fi))));
+                return Err(cfg_err(&p, format!("holds {} codes; the input format {} needs {n} (one per input code, lowest first)", v.len(), fmt_name(&fi))));
             }
             v
         }
@@ -333,7 +335,7 @@ fn table_model(
         return Err(node.error(format!(
             "external module {}: table code {bad} does not fit the output format {}",
             m.module,
-            bind::fmt_name(output)
+            fmt_name(output)
         )));
     }
     Ok(table)

@@ -10,7 +10,7 @@ use mase_ir::pass::{Pass, PassArgs, PassInfo};
 use mase_ir::{MaseGraph, Result};
 use serde_json::json;
 
-use crate::bind::{self, Role};
+use crate::bind::{bind_graph, Implementation, Role};
 use crate::config::HwConfig;
 use crate::parallel::{select, stream_lanes};
 
@@ -41,19 +41,19 @@ pub fn add_hardware_metadata(mut graph: MaseGraph, cfg: &HwConfig) -> Result<(Ma
         graph.node_mut(*id).meta.hardware.external =
             ext.map(|p| crate::external::resolve(cfg.base_dir.as_deref(), p).to_string_lossy().into_owned());
     }
-    let sel = select(&graph, cfg)?;
+    let bound = bind_graph(&graph, None)?;
+    let sel = select(&bound, cfg)?;
     let mut nodes = serde_json::Map::new();
     let mut total_mults = 0u64;
-    for id in ids {
-        let role = bind::role(&graph, graph.node(id))?;
-        let external = graph.node(id).meta.hardware.external.clone();
+    let mut metas = Vec::new();
+    for (id, binding) in bound.iter() {
+        let node = graph.node(id);
+        let external = node.meta.hardware.external.clone();
         let mut hw = mase_ir::metadata::HardwareMeta { device_id: 0, external, ..Default::default() };
-        match role {
-            Role::Implicit | Role::Constant => hw.is_implicit = true,
-            Role::Input | Role::Output => {}
-            Role::Hardware if hw.external.is_some() => {
-                let node = graph.node(id);
-                let ext = bind::external_of(&graph, node, None)?.expect("external manifest recorded above");
+        match (binding.role, &binding.implementation) {
+            (Role::Implicit | Role::Constant, _) => hw.is_implicit = true,
+            (Role::Input | Role::Output, _) | (Role::Hardware, None) => {}
+            (Role::Hardware, Some(Implementation::External(ext))) => {
                 let choice = sel.chosen[&id];
                 hw.toolchain = Some(Toolchain::External);
                 hw.module = Some(ext.manifest.module.clone());
@@ -76,11 +76,9 @@ pub fn add_hardware_metadata(mut graph: MaseGraph, cfg: &HwConfig) -> Result<(Ma
                     }),
                 );
             }
-            Role::Hardware => {
-                let node = graph.node(id);
+            (Role::Hardware, Some(Implementation::Library(c))) => {
                 let choice = sel.chosen[&id];
-                let p = bind::params(&graph, node, choice.par)?;
-                let c = bind::component_of(node)?;
+                let p = bound.params(id, choice.par)?;
                 hw.toolchain = Some(Toolchain::Internal);
                 hw.module = Some(format!("mase_{}", c.name()));
                 hw.verilog_param = p.clone();
@@ -89,7 +87,7 @@ pub fn add_hardware_metadata(mut graph: MaseGraph, cfg: &HwConfig) -> Result<(Ma
                     .into_iter()
                     .map(|m| (m.name, Interface { storage: "BRAM".into(), transpose: false }))
                     .collect();
-                hw.dependence_files = rtl_file_names(c).into_iter().map(|f| format!("rtl/{f}")).collect();
+                hw.dependence_files = rtl_file_names(*c).into_iter().map(|f| format!("rtl/{f}")).collect();
                 let mut par: IndexMap<String, Vec<usize>> = IndexMap::new();
                 for s in c.streams(&p) {
                     let prefix = s.name.to_uppercase();
@@ -111,6 +109,10 @@ pub fn add_hardware_metadata(mut graph: MaseGraph, cfg: &HwConfig) -> Result<(Ma
                 );
             }
         }
+        metas.push((id, hw));
+    }
+    drop(bound);
+    for (id, hw) in metas {
         graph.node_mut(id).meta.hardware = hw;
     }
     let mut info = PassInfo::new();

@@ -14,7 +14,6 @@ pub mod flow;
 pub mod golden;
 pub mod hw_pass;
 pub mod parallel;
-pub mod perm;
 pub mod project;
 pub mod report;
 pub mod sv;
@@ -46,8 +45,9 @@ pub fn design_of(graph: &MaseGraph, top: &str) -> Result<Design> {
 /// As [`design_of`], for a graph kept in an emitted project at `base` (relative EXTERNAL
 /// manifest paths resolve there).
 pub fn design_in(graph: &MaseGraph, top: &str, base: Option<&std::path::Path>) -> Result<Design> {
-    let par = design::recorded_parallelism(graph)?;
-    stitch(graph, &par, top, base)
+    let bound = bind::bind_graph(graph, base)?;
+    let par = design::recorded_parallelism(&bound)?;
+    stitch(&bound, &par, top)
 }
 
 #[cfg(test)]

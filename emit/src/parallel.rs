@@ -8,9 +8,9 @@
 use std::collections::BTreeMap;
 
 use mase_hwlib::{param, Component, Params};
-use mase_ir::{MaseGraph, Node, NodeId, Op, Result};
+use mase_ir::{NodeId, Result};
 
-use crate::bind::{self, in_shape, Par, Role};
+use crate::bind::{graph_error, Bindings, Implementation, Par};
 use crate::config::{HwConfig, DEFAULT_LANES};
 
 /// One feasible parallelism of a node with its cost.
@@ -32,84 +32,15 @@ pub fn cycles_per_inference(c: &dyn Component, p: &Params, numel: usize) -> u64 
     c.cost(p).ii_cycles * numel.div_ceil(unit) as u64
 }
 
-fn divisors(n: usize, max: usize) -> Vec<usize> {
-    (1..=n.min(max)).filter(|d| n.is_multiple_of(*d)).collect()
-}
-
-/// Parallelisms worth considering for `node` (before validation by the component).
-fn raw_candidates(graph: &MaseGraph, node: &Node) -> Result<Vec<Par>> {
-    let shape = in_shape(graph, node, 0)?;
-    let cols = *shape.last().unwrap_or(&1);
-    Ok(match &node.op {
-        Op::Linear { .. } => {
-            let out = *bind::out_shape(node)?.last().unwrap_or(&1);
-            let mut v = Vec::new();
-            for p_in in divisors(cols, 256) {
-                for p_out in divisors(out, 256) {
-                    if p_in * p_out <= 4096 {
-                        v.push(Par { p_in, p_out });
-                    }
-                }
-            }
-            v
-        }
-        // B streams row-major: along K (p_out = 1) when read as Bᵀ, else along M (p_in = 1).
-        Op::Matmul if bind::matmul_transposed_b(graph, node) => {
-            divisors(cols, 256).into_iter().map(|p| Par { p_in: p, p_out: 1 }).collect()
-        }
-        Op::Matmul => {
-            let m = *bind::out_shape(node)?.last().unwrap_or(&1);
-            divisors(m, 256).into_iter().map(|p| Par { p_in: 1, p_out: p }).collect()
-        }
-        Op::Transpose { perm } => {
-            match crate::perm::classify(&shape, &bind::effective_perm(graph, node, perm)) {
-                Some(crate::perm::PermKind::Block(t)) if t.c > 1 => {
-                    divisors(t.c, 256).into_iter().map(|p| Par { p_in: p, p_out: p }).collect()
-                }
-                _ => vec![Par { p_in: 1, p_out: 1 }],
-            }
-        }
-        // Element-wise and row ops stream lanes of the last axis in and out; so does any other
-        // op bound to a user's module (`hardware.external`).
-        Op::Relu
-        | Op::Gelu { .. }
-        | Op::Softmax { .. }
-        | Op::LayerNorm { .. }
-        | Op::Add
-        | Op::Sub
-        | Op::MulScalar { .. }
-        | Op::Placeholder
-        | Op::Output
-        | Op::Constant { .. }
-        | Op::Mul
-        | Op::Div
-        | Op::Pow
-        | Op::Sqrt
-        | Op::Erf
-        | Op::Tanh
-        | Op::ReduceMean { .. }
-        | Op::Reshape { .. }
-        | Op::Flatten { .. }
-        | Op::Dropout { .. }
-        | Op::Identity
-        | Op::Unsqueeze { .. }
-        | Op::Squeeze { .. }
-        | Op::Concat { .. }
-        | Op::Slice { .. }
-        | Op::Gather { .. }
-        | Op::Cast { .. }
-        | Op::Shape { .. } => divisors(cols, 256).into_iter().map(|p| Par { p_in: p, p_out: p }).collect(),
-    })
-}
-
-/// The feasible parallelisms of a hardware node, cheapest first (multipliers, then lanes).
-pub fn candidates(graph: &MaseGraph, node: &Node) -> Result<Vec<Choice>> {
-    let c = bind::component_of(node)?;
-    let numel: usize = in_shape(graph, node, 0)?.iter().product();
+/// The feasible parallelisms of library node `id`, cheapest first (multipliers, then lanes).
+pub fn candidates(b: &Bindings, id: NodeId) -> Result<Vec<Choice>> {
+    let c = b.library(id)?;
+    let v = b.view(id);
+    let numel: usize = v.in_shape(0)?.iter().product();
     let mut out = Vec::new();
     let mut first_err = None;
-    for par in raw_candidates(graph, node)? {
-        match bind::params(graph, node, par) {
+    for par in c.candidates(&v)? {
+        match b.params(id, par) {
             Ok(p) => out.push(Choice {
                 par,
                 cycles: cycles_per_inference(c, &p, numel),
@@ -121,7 +52,7 @@ pub fn candidates(graph: &MaseGraph, node: &Node) -> Result<Vec<Choice>> {
         }
     }
     if out.is_empty() {
-        return Err(first_err.unwrap_or_else(|| node.error("no parallelism is valid for this node")));
+        return Err(first_err.unwrap_or_else(|| v.error("no parallelism is valid for this node")));
     }
     out.sort_by_key(|c| (c.multipliers, c.par.p_in.max(c.par.p_out), c.par.p_in * c.par.p_out, c.par));
     Ok(out)
@@ -155,46 +86,38 @@ pub struct Selection {
     pub mode: &'static str,
 }
 
-/// Chooses the parallelism of every hardware node of `graph` under `cfg`.
-pub fn select(graph: &MaseGraph, cfg: &HwConfig) -> Result<Selection> {
+/// Chooses the parallelism of every hardware node of the bound graph under `cfg`.
+pub fn select(b: &Bindings, cfg: &HwConfig) -> Result<Selection> {
+    let graph = b.graph;
     let mut fixed: BTreeMap<NodeId, Choice> = BTreeMap::new();
     let mut free: Vec<(NodeId, Vec<Choice>)> = Vec::new();
     for name in cfg.nodes.keys() {
         if graph.find(name).is_none() {
-            return Err(bind::graph_error(format!(
+            return Err(graph_error(format!(
                 "hardware.nodes.{name}: no node of that name in graph '{}'",
                 graph.name
             )));
         }
     }
-    for (id, node) in graph.nodes() {
-        if bind::role(graph, node)? != Role::Hardware {
-            continue;
-        }
-        if let Some(ext) = bind::external_of(graph, node, None)? {
-            let numel: usize = in_shape(graph, node, 0)?.iter().product();
-            let lanes = ext.manifest.lanes;
-            let cycles = cycles_per_inference(&*ext, &ext.params, numel);
-            fixed.insert(
-                id,
-                Choice {
-                    par: Par { p_in: lanes, p_out: lanes },
-                    cycles,
-                    multipliers: ext.manifest.multipliers,
-                },
-            );
-            continue;
-        }
-        let cands = candidates(graph, node)?;
+    for (id, imp) in b.hardware() {
+        let node = graph.node(id);
+        let lib = match imp {
+            Implementation::External(ext) => {
+                let numel: usize = b.view(id).in_shape(0)?.iter().product();
+                let lanes = ext.manifest.lanes;
+                let cycles = cycles_per_inference(&**ext, &ext.params, numel);
+                let choice = Choice { par: Par::lanes(lanes), cycles, multipliers: ext.manifest.multipliers };
+                fixed.insert(id, choice);
+                continue;
+            }
+            Implementation::Library(lib) => *lib,
+        };
+        let cands = candidates(b, id)?;
         match cfg.nodes.get(&node.name).and_then(|n| n.parallelism.clone()) {
             Some(p) => {
-                let par = match (p.as_slice(), &node.op) {
-                    ([a, b], _) => Par { p_in: *a, p_out: *b },
-                    ([a], Op::Matmul) => Par { p_in: 1, p_out: *a },
-                    ([a], Op::Transpose { .. }) if cands.iter().all(|c| c.par.p_in == 1) => {
-                        Par { p_in: 1, p_out: 1 }
-                    }
-                    ([a], _) => Par { p_in: *a, p_out: *a },
+                let par = match p.as_slice() {
+                    [i, o] => Par { p_in: *i, p_out: *o },
+                    [a] => lib.par_of_one(*a),
                     _ => unreachable!("checked by HwConfig"),
                 };
                 let c = cands.iter().find(|c| c.par == par).copied().ok_or_else(|| {
@@ -233,7 +156,7 @@ pub fn select(graph: &MaseGraph, cfg: &HwConfig) -> Result<Selection> {
             .max(fixed_max)
             .max(1);
         if total(hi) > budget {
-            return Err(bind::graph_error(format!(
+            return Err(graph_error(format!(
                 "multiplier_budget = {budget} is below the {} multipliers of the slowest possible design",
                 total(hi)
             )));

@@ -61,12 +61,14 @@
 //! test picks up the file by glob; the validate-vs-RTL test elaborates every
 //! [`Component::invalid_params`] entry and expects the same rejection.
 
+pub mod binding;
 pub mod component;
 pub mod components;
 pub mod registry;
 
 use std::path::PathBuf;
 
+pub use binding::{op_role, Binding, NodeView, OpRole, Par};
 pub use component::{
     uniform_stimulus, value_range, Component, Cost, Direction, MemorySpec, ParamDefault, ParamSpec, Params,
     Stimulus, StreamSpec, StreamValues,

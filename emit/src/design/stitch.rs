@@ -4,28 +4,21 @@
 
 use super::*;
 
-/// Builds the design of `graph` with the given parallelism per hardware node.
-/// Relative manifest paths of EXTERNAL nodes resolve against `base` (the project directory
-/// holding the graph), absolute ones as they are.
-pub fn stitch(
-    graph: &MaseGraph,
-    par: &BTreeMap<NodeId, Par>,
-    top: &str,
-    base: Option<&Path>,
-) -> Result<Design> {
+/// Builds the design of a bound graph with the given parallelism per hardware node.
+pub fn stitch(bound: &Bindings, par: &BTreeMap<NodeId, Par>, top: &str) -> Result<Design> {
     let mut b = Builder {
         d: Design {
             top: top.to_string(),
-            graph: graph.name.clone(),
+            graph: bound.graph.name.clone(),
             ports: Vec::new(),
             instances: Vec::new(),
             wires: Vec::new(),
         },
         names: BTreeMap::new(),
     };
-    let mut placed = place(&mut b, graph, par, base)?;
+    let mut placed = place(&mut b, bound, par)?;
     size_fifos(&mut placed);
-    connect(&mut b, graph, placed)?;
+    connect(&mut b, bound, placed)?;
     Ok(b.d)
 }
 
@@ -43,24 +36,22 @@ struct Placement {
 
 /// Phase 1 (place): the top's input ports and one instance per hardware node (with its output
 /// cast); records what each consumer needs of its streams.
-fn place(
-    b: &mut Builder,
-    graph: &MaseGraph,
-    par: &BTreeMap<NodeId, Par>,
-    base: Option<&Path>,
-) -> Result<Placement> {
+fn place(b: &mut Builder, bound: &Bindings, par: &BTreeMap<NodeId, Par>) -> Result<Placement> {
+    let graph = bound.graph;
     let mut srcs: BTreeMap<NodeId, Src> = BTreeMap::new();
     let mut demands: BTreeMap<NodeId, Vec<Demand>> = BTreeMap::new();
     let mut joins: Vec<(usize, Vec<JoinInput>)> = Vec::new();
     // Graph outputs: (stream source, the output tensor's node, its shape).
     let mut outputs: Vec<(NodeId, NodeId, Vec<usize>)> = Vec::new();
     let mut n_in = 0;
-    for (id, node) in graph.nodes() {
-        match bind::role(graph, node)? {
-            Role::Input => {
-                let fmt = bind::out_format(node)?;
-                let shape = bind::out_shape(node)?;
-                let lanes = input_lanes(graph, id, par, &shape)?;
+    for (id, nb) in bound.iter() {
+        let node = graph.node(id);
+        let v = bound.view(id);
+        let implementation = match (nb.role, &nb.implementation) {
+            (Role::Input, _) => {
+                let fmt = v.out_format()?;
+                let shape = v.out_shape()?;
+                let lanes = input_lanes(bound, id, par, &shape)?;
                 b.d.ports.push(TopPort {
                     name: format!("data_in_{n_in}"),
                     tensor: node.name.clone(),
@@ -71,100 +62,89 @@ fn place(
                 });
                 n_in += 1;
                 srcs.insert(id, Src { ep: Endpoint::Top(b.d.ports.len() - 1), fmt, lanes, shape, hold: 0.0 });
+                continue;
             }
-            Role::Output => {
-                for (&tensor, src) in node.inputs.iter().zip(bind::stream_sources(graph, id)?) {
-                    let shape = bind::out_shape(graph.node(tensor))?;
-                    outputs.push((src, tensor, shape));
+            (Role::Output, _) => {
+                for (&tensor, src) in node.inputs.iter().zip(&nb.sources) {
+                    outputs.push((*src, tensor, result_shape(graph.node(tensor))?));
                 }
+                continue;
             }
-            Role::Implicit | Role::Constant => {}
-            Role::Hardware => {
-                let ext = bind::external_of(graph, node, base)?;
-                let (cname, p) = match &ext {
-                    Some(e) => ("external", e.params.clone()),
-                    None => {
-                        let pp = *par.get(&id).ok_or_else(|| {
-                            node.error("has no parallelism; run add_hardware_metadata first")
-                        })?;
-                        (bind::component_of(node)?.name(), bind::params(graph, node, pp)?)
-                    }
-                };
-                let numel: usize = bind::in_shape(graph, node, 0)?.iter().product();
-                let inst = b.add(&node.name, cname, p.clone(), &node.name, InstKind::Node, numel);
-                if ext.is_none() {
-                    b.d.instances[inst].memories = bind::memories(graph, node, &p)?;
-                }
-                b.d.instances[inst].external = ext.clone();
-                let sources = bind::stream_sources(graph, id)?;
-                let mut hold_in = 0f64;
-                let mut join = Vec::new();
-                let mut in_fmt0 = None;
-                for (k, s) in sources.iter().enumerate() {
-                    let port = format!("data_in_{k}");
-                    let prefix = port.to_uppercase();
-                    let declared = bind::in_format(node, k)?;
-                    // The component's input format (signed view of the declared one).
-                    let fmt = match p.get(&format!("{prefix}_PRECISION_0")) {
-                        _ if ext.is_some() => declared,
-                        Some(w) if cname != "transpose" => FixedFormat {
-                            signed: true,
-                            width: *w as u32,
-                            frac: param(&p, &format!("{prefix}_PRECISION_1")) as i32,
-                            ..declared
-                        },
-                        _ => declared,
-                    };
-                    in_fmt0.get_or_insert(fmt);
-                    let src = srcs
-                        .get(s)
-                        .ok_or_else(|| node.error(format!("input {k} has no stream (producer not bound)")))?;
-                    hold_in = hold_in.max(src.hold);
-                    // A matmul consumes one B sequence before its first A row.
-                    let offset = if cname == "matmul" && k == 1 {
-                        let a = bind::in_shape(graph, node, 0)?;
-                        let seqs: usize = a[..a.len() - 2].iter().product();
-                        1.0 / seqs.max(1) as f64
-                    } else {
-                        0.0
-                    };
-                    join.push((*s, k, src.hold + offset));
-                    demands.entry(*s).or_default().push(Demand {
-                        inst,
-                        port,
-                        fmt,
-                        lanes: ext.as_ref().map_or_else(|| stream_lanes(&p, &prefix), |e| e.manifest.lanes),
-                        shape: bind::stream_shape(graph, graph.node(node.inputs[k]))?,
-                        fifo_depth: 0,
-                    });
-                }
-                if join.len() > 1 {
-                    joins.push((inst, join));
-                }
-                let produced = match &ext {
-                    Some(e) => e.output,
-                    None => {
-                        produced_format(&b.d.instances[inst], &in_fmt0.unwrap_or(bind::out_format(node)?))
-                    }
-                };
-                let src = Src {
-                    ep: Endpoint::Inst(inst, "data_out_0".into()),
-                    fmt: produced,
-                    lanes: ext.as_ref().map_or_else(|| stream_lanes(&p, "DATA_OUT_0"), |e| e.manifest.lanes),
-                    shape: bind::stream_shape(graph, node)?,
-                    hold: hold_in + hold(&b.d.instances[inst]),
-                };
-                let declared = bind::out_format(node)?;
-                let src = if matches!(node.op, Op::Transpose { .. }) {
-                    src
-                } else {
-                    b.cast(&node.name, src, &declared)?
-                };
-                srcs.insert(id, src);
+            (Role::Implicit | Role::Constant, _) | (Role::Hardware, None) => continue,
+            (Role::Hardware, Some(i)) => i,
+        };
+        let (cname, p, ext, lib) = match implementation {
+            Implementation::External(e) => ("external", e.params.clone(), Some(e.clone()), None),
+            Implementation::Library(c) => {
+                let pp = *par
+                    .get(&id)
+                    .ok_or_else(|| node.error("has no parallelism; run add_hardware_metadata first"))?;
+                (c.name(), bound.params(id, pp)?, None, Some(*c))
             }
+        };
+        let numel: usize = v.in_shape(0)?.iter().product();
+        let inst = b.add(&node.name, cname, p.clone(), &node.name, InstKind::Node, numel);
+        if lib.is_some() {
+            b.d.instances[inst].memories = bound.memories(id, &p)?;
         }
+        b.d.instances[inst].external = ext.clone();
+        let mut hold_in = 0f64;
+        let mut join = Vec::new();
+        let mut in_fmt0 = None;
+        for (k, s) in nb.sources.iter().enumerate() {
+            let port = format!("data_in_{k}");
+            let prefix = port.to_uppercase();
+            let declared = v.in_format(k)?;
+            let fmt = if ext.is_some() { declared } else { component_input(&p, &prefix, &declared) };
+            in_fmt0.get_or_insert(fmt);
+            let src = srcs
+                .get(s)
+                .ok_or_else(|| node.error(format!("input {k} has no stream (producer not bound)")))?;
+            hold_in = hold_in.max(src.hold);
+            let lead = match lib {
+                Some(c) => c.input_lead(&v, k)?,
+                None => 0.0,
+            };
+            join.push((*s, k, src.hold + lead));
+            demands.entry(*s).or_default().push(Demand {
+                inst,
+                port,
+                fmt,
+                lanes: ext.as_ref().map_or_else(|| stream_lanes(&p, &prefix), |e| e.manifest.lanes),
+                shape: stream_shape(graph, graph.node(node.inputs[k]))?,
+                fifo_depth: 0,
+            });
+        }
+        if join.len() > 1 {
+            joins.push((inst, join));
+        }
+        let produced = match &ext {
+            Some(e) => e.output,
+            None => produced_format(&b.d.instances[inst], &in_fmt0.map_or_else(|| v.out_format(), Ok)?),
+        };
+        let src = Src {
+            ep: Endpoint::Inst(inst, "data_out_0".into()),
+            fmt: produced,
+            lanes: ext.as_ref().map_or_else(|| stream_lanes(&p, "DATA_OUT_0"), |e| e.manifest.lanes),
+            shape: stream_shape(graph, node)?,
+            hold: hold_in + hold(&b.d.instances[inst]),
+        };
+        let src = b.cast(&node.name, src, &v.out_format()?)?;
+        srcs.insert(id, src);
     }
     Ok(Placement { srcs, demands, joins, outputs })
+}
+
+/// The format a library instance takes on input `prefix` for a declared format: the declared
+/// one when the instance's `<prefix>_PRECISION_*` say so (a component that only moves elements
+/// takes either signedness), otherwise the signed view the binding chose (one bit wider).
+fn component_input(p: &Params, prefix: &str, declared: &FixedFormat) -> FixedFormat {
+    match (p.get(&format!("{prefix}_PRECISION_0")), p.get(&format!("{prefix}_PRECISION_1"))) {
+        (Some(&w), Some(&f)) if w != declared.width as i64 || f != declared.frac as i64 => {
+            FixedFormat { signed: true, width: w as u32, frac: f as i32, ..*declared }
+        }
+        _ => *declared,
+    }
 }
 
 /// Phase 2 (size FIFOs): on each join, the inputs whose data arrives earlier get a FIFO deep
@@ -192,7 +172,8 @@ fn size_fifos(p: &mut Placement) {
 
 /// Phase 3 (connect): the top's output ports, then every stream wired to its consumers through
 /// forks, FIFOs, casts and lane converters.
-fn connect(b: &mut Builder, graph: &MaseGraph, p: Placement) -> Result<()> {
+fn connect(b: &mut Builder, bound: &Bindings, p: Placement) -> Result<()> {
+    let graph = bound.graph;
     let Placement { srcs, mut demands, outputs, .. } = p;
     // Top outputs.
     let mut out_demands: Vec<(NodeId, usize)> = Vec::new();
@@ -266,12 +247,13 @@ fn connect(b: &mut Builder, graph: &MaseGraph, p: Placement) -> Result<()> {
 
 /// Elements per beat of a graph input: what its first consumer takes, if that divides the
 /// input's rows; otherwise the largest divisor of the row length not above it.
-fn input_lanes(graph: &MaseGraph, id: NodeId, par: &BTreeMap<NodeId, Par>, shape: &[usize]) -> Result<usize> {
+fn input_lanes(bound: &Bindings, id: NodeId, par: &BTreeMap<NodeId, Par>, shape: &[usize]) -> Result<usize> {
     let cols = *shape.last().unwrap_or(&1);
-    let want = graph
-        .ids()
-        .filter(|u| par.contains_key(u))
-        .find(|u| bind::stream_sources(graph, *u).map(|s| s.contains(&id)).unwrap_or(false))
+    let want = bound
+        .iter()
+        .filter(|(u, _)| par.contains_key(u))
+        .find(|(_, u)| u.sources.contains(&id))
+        .map(|(u, _)| u)
         .map(|u| par[&u].p_in)
         .unwrap_or(1);
     Ok((1..=want.min(cols)).rev().find(|d| cols.is_multiple_of(*d)).unwrap_or(1))

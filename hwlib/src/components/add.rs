@@ -232,6 +232,31 @@ impl Component for Add {
     }
 }
 
+impl crate::binding::Binding for Add {
+    fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
+        super::add::join_overrides(v, par)
+    }
+}
+
+/// Overrides of a join node (add, sub): operands of equal shapes, each in its own format.
+pub(crate) fn join_overrides(
+    v: &crate::binding::NodeView,
+    par: crate::binding::Par,
+) -> mase_ir::Result<Vec<(String, i64)>> {
+    let (a, b) = (v.in_shape(0)?, v.in_shape(1)?);
+    if a != b {
+        return Err(v.error(format!(
+            "operands of shapes {a:?} and {b:?}: the {} component takes equal shapes (no broadcasting)",
+            v.node.op.mase_op()
+        )));
+    }
+    crate::binding::Overrides::default()
+        .tensor("DATA_IN_0", &v.signed_input(0, 64)?, &a, par.p_in)
+        .format("DATA_IN_1", &v.signed_input(1, 64)?)
+        .output(&v.out_format()?)
+        .done()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

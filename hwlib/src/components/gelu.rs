@@ -405,6 +405,55 @@ impl Component for Gelu {
     }
 }
 
+impl crate::binding::Binding for Gelu {
+    fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
+        let x = v.signed_input(0, 16)?;
+        let out = v.out_format()?;
+        // The narrowest table whose 0 / identity tails stay within a quarter output LSB of the
+        // function (the component's recommended range).
+        let (lo, hi) = node_table_range(&x, out.frac, approximation(v));
+        crate::binding::Overrides::default()
+            .tensor("DATA_IN_0", &x, &v.in_shape(0)?, par.p_in)
+            .output(&out)
+            .set("TABLE_NEG", -lo)
+            .set("TABLE_POS", hi)
+            .done()
+    }
+
+    /// The tanh form uses the component's table lookup with its own table.
+    fn data_memories(&self, v: &crate::binding::NodeView, p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
+        Ok(match approximation(v) {
+            mase_ir::op::GeluApprox::Tanh => vec![("table".to_string(), function_table(p, gelu_tanh_f64))],
+            mase_ir::op::GeluApprox::None => Vec::new(),
+        })
+    }
+}
+
+/// The GELU form of a gelu node.
+fn approximation(v: &crate::binding::NodeView) -> mase_ir::op::GeluApprox {
+    match &v.node.op {
+        mase_ir::Op::Gelu { approximate } => *approximate,
+        _ => mase_ir::op::GeluApprox::None,
+    }
+}
+
+/// The table range for an input format and output fraction, memoized: the parallelism search
+/// asks for it once per candidate, and it scans up to 2^16 function values.
+fn node_table_range(x: &FixedFormat, out_frac: i32, approx: mase_ir::op::GeluApprox) -> (i64, i64) {
+    type Key = (u32, i32, i32, bool);
+    type Memo = std::sync::Mutex<std::collections::HashMap<Key, (i64, i64)>>;
+    static MEMO: std::sync::OnceLock<Memo> = std::sync::OnceLock::new();
+    let tanh = approx == mase_ir::op::GeluApprox::Tanh;
+    let key = (x.width, x.frac, out_frac, tanh);
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(r) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return *r;
+    }
+    let r = if tanh { table_range_of(x, out_frac, gelu_tanh_f64) } else { table_range(x, out_frac) };
+    memo.lock().unwrap_or_else(|e| e.into_inner()).insert(key, r);
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

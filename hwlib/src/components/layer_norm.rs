@@ -511,6 +511,60 @@ impl Component for LayerNorm {
     }
 }
 
+impl crate::binding::Binding for LayerNorm {
+    fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
+        let mase_ir::Op::LayerNorm { axis, epsilon, weight, bias } = &v.node.op else {
+            return Err(v.error("the layer_norm component binds layer_norm nodes only"));
+        };
+        let shape = v.in_shape(0)?;
+        v.require_last_axis(*axis, shape.len())?;
+        // Absent gamma / beta are the constants 1 / 0, held in the narrowest format.
+        let format_of = |key: &Option<String>| -> mase_ir::Result<mase_ir::fixed::FixedFormat> {
+            Ok(match key {
+                Some(k) => v.qweight(k)?.format,
+                None => mase_ir::fixed::FixedFormat::signed(2, 0),
+            })
+        };
+        let (eps, eps_frac) = eps_code(*epsilon).map_err(|e| v.error(e))?;
+        crate::binding::Overrides::default()
+            .tensor("DATA_IN_0", &v.signed_input(0, 32)?, &shape, par.p_in)
+            .format("WEIGHT", &format_of(weight)?)
+            .format("BIAS", &format_of(bias)?)
+            .set("EPS", eps)
+            .set("EPS_FRAC", eps_frac)
+            .output(&v.out_format()?)
+            .done()
+    }
+
+    fn data_memories(&self, v: &crate::binding::NodeView, p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
+        let mase_ir::Op::LayerNorm { weight, bias, .. } = &v.node.op else { return Ok(Vec::new()) };
+        let d = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") as usize;
+        let or_const = |key: &Option<String>, c: i64| match key {
+            Some(k) => v.weight_codes(k),
+            None => Ok(vec![c; d]),
+        };
+        Ok(vec![("weight".to_string(), or_const(weight, 1)?), ("bias".to_string(), or_const(bias, 0)?)])
+    }
+}
+
+/// The epsilon of a layer norm as the component's integer code: `EPS · 2^-EPS_FRAC`, with the
+/// largest `EPS_FRAC ≤ 64` that keeps `EPS < 2^31` (round to nearest).
+pub fn eps_code(eps: f32) -> Result<(i64, i64), String> {
+    let e = f64::from(eps);
+    if !(e > 0.0 && e.is_finite()) {
+        return Err(format!("epsilon {eps} must be a positive number for the layer_norm component"));
+    }
+    let mut frac = 64i32;
+    while frac > 0 && (e * 2f64.powi(frac)).round() >= 2_147_483_647.0 {
+        frac -= 1;
+    }
+    let code = (e * 2f64.powi(frac)).round().max(1.0);
+    if code >= 2_147_483_647.0 {
+        return Err(format!("epsilon {eps} is too large for the layer_norm component (below 2^31)"));
+    }
+    Ok((code as i64, frac as i64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

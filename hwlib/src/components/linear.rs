@@ -568,6 +568,56 @@ impl Component for Linear {
     }
 }
 
+impl crate::binding::Binding for Linear {
+    fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
+        let mase_ir::Op::Linear { weight, bias } = &v.node.op else {
+            return Err(v.error("the linear component binds linear nodes only"));
+        };
+        let shape = v.in_shape(0)?;
+        let cols = *shape.last().unwrap_or(&1);
+        let w = v.qweight(weight)?;
+        let wshape = w.codes.shape().to_vec();
+        if wshape.len() != 2 || wshape[1] != cols {
+            return Err(v.error(format!("weight `{weight}` has shape {wshape:?}; expected [out, {cols}]")));
+        }
+        let mut o = crate::binding::Overrides::default();
+        o.tensor("DATA_IN_0", &v.signed_input(0, 32)?, &shape, par.p_in)
+            .format("WEIGHT", &w.format)
+            .set("WEIGHT_TENSOR_SIZE_DIM_1", wshape[0] as i64)
+            .set("WEIGHT_PARALLELISM_DIM_1", par.p_out as i64);
+        match bias {
+            Some(b) => o.set("HAS_BIAS", 1).format("BIAS", &v.qweight(b)?.format),
+            None => o.set("HAS_BIAS", 0),
+        };
+        o.output(&v.out_format()?).done()
+    }
+
+    /// Every `P_IN` dividing the input row and `P_OUT` dividing the output row, up to 256 each
+    /// and 4096 multipliers.
+    fn candidates(&self, v: &crate::binding::NodeView) -> mase_ir::Result<Vec<crate::binding::Par>> {
+        use crate::binding::{divisors, Par};
+        let out = *v.out_shape()?.last().unwrap_or(&1);
+        let mut c = Vec::new();
+        for p_in in divisors(v.row_len()?, 256) {
+            for p_out in divisors(out, 256) {
+                if p_in * p_out <= 4096 {
+                    c.push(Par { p_in, p_out });
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    fn data_memories(&self, v: &crate::binding::NodeView, _p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
+        let mase_ir::Op::Linear { weight, bias } = &v.node.op else { return Ok(Vec::new()) };
+        let mut m = vec![("weight".to_string(), v.weight_codes(weight)?)];
+        if let Some(b) = bias {
+            m.push(("bias".to_string(), v.weight_codes(b)?));
+        }
+        Ok(m)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

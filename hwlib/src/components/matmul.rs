@@ -366,6 +366,53 @@ impl Component for Matmul {
     }
 }
 
+impl crate::binding::Binding for Matmul {
+    fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
+        let (a, b) = (v.in_shape(0)?, v.in_shape(1)?);
+        if a.len() < 2 || b.len() < 2 || a[..a.len() - 2] != b[..b.len() - 2] || a[a.len() - 1] != b[b.len() - 2] {
+            return Err(v.error(format!(
+                "operands {a:?} · {b:?}: the matmul component takes [..., N, K] · [..., K, M] with equal batch dimensions"
+            )));
+        }
+        let (n, k, m) = (a[a.len() - 2], a[a.len() - 1], b[b.len() - 1]);
+        let (fa, fb) = (v.signed_input(0, 32)?, v.signed_input(1, 32)?);
+        let extra = [
+            ("DATA_IN_0_PRECISION_0", fa.width as i64),
+            ("DATA_IN_0_PRECISION_1", fa.frac as i64),
+            ("DATA_IN_1_PRECISION_0", fb.width as i64),
+            ("DATA_IN_1_PRECISION_1", fb.frac as i64),
+        ];
+        let transposed_b = crate::binding::layout::matmul_transposed_b(v.graph, v.node);
+        let p = instance(n as i64, k as i64, m as i64, par.p_in as i64, par.p_out as i64, transposed_b, &extra);
+        crate::binding::Overrides::default().extend(p).output(&v.out_format()?).done()
+    }
+
+    /// `B` streams row-major: along K (`p_out = 1`) when read as `Bᵀ`, else along M (`p_in = 1`).
+    fn candidates(&self, v: &crate::binding::NodeView) -> mase_ir::Result<Vec<crate::binding::Par>> {
+        use crate::binding::{divisors, Par};
+        Ok(if crate::binding::layout::matmul_transposed_b(v.graph, v.node) {
+            divisors(v.row_len()?, 256).into_iter().map(|p| Par { p_in: p, p_out: 1 }).collect()
+        } else {
+            let m = *v.out_shape()?.last().unwrap_or(&1);
+            divisors(m, 256).into_iter().map(|p| Par { p_in: 1, p_out: p }).collect()
+        })
+    }
+
+    fn par_of_one(&self, a: usize) -> crate::binding::Par {
+        crate::binding::Par { p_in: 1, p_out: a }
+    }
+
+    /// One whole `B` sequence enters before the first `A` row is needed.
+    fn input_lead(&self, v: &crate::binding::NodeView, k: usize) -> mase_ir::Result<f64> {
+        if k != 1 {
+            return Ok(0.0);
+        }
+        let a = v.in_shape(0)?;
+        let seqs: usize = a[..a.len().saturating_sub(2)].iter().product();
+        Ok(1.0 / seqs.max(1) as f64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -297,6 +297,41 @@ impl Component for Mul {
     }
 }
 
+impl crate::binding::Binding for Mul {
+    fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
+        let mase_ir::Op::MulScalar { scalar } = &v.node.op else {
+            return Err(v.error("the mul component binds multiplications by a scalar only"));
+        };
+        let (cf, code) = scalar_format(*scalar).map_err(|e| v.error(e))?;
+        crate::binding::Overrides::default()
+            .tensor("DATA_IN_0", &v.signed_input(0, 32)?, &v.in_shape(0)?, par.p_in)
+            .format("CONST", &cf)
+            .set("CONST_PER_CHANNEL", 0)
+            .set("CONST_VALUE", code)
+            .output(&v.out_format()?)
+            .done()
+    }
+}
+
+/// The format of a scalar constant that holds `x` exactly (at most 32 bits), and its code.
+pub fn scalar_format(x: f32) -> Result<(mase_ir::fixed::FixedFormat, i64), String> {
+    if x == 0.0 {
+        return Ok((mase_ir::fixed::FixedFormat::signed(2, 0), 0));
+    }
+    let (mut code, mut frac) = mase_ir::fixed::decompose_f64(f64::from(x))
+        .filter(|_| x.is_finite())
+        .ok_or_else(|| format!("scalar {x} is not a finite number"))?;
+    while code % 2 == 0 {
+        code /= 2;
+        frac -= 1;
+    }
+    let bits = 128 - code.unsigned_abs().leading_zeros() + 1;
+    if bits > 32 {
+        return Err(format!("scalar {x} needs {bits} bits; the mul component takes constants of up to 32"));
+    }
+    Ok((mase_ir::fixed::FixedFormat::signed(bits.max(2), frac), code as i64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

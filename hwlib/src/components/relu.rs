@@ -150,3 +150,9 @@ impl Component for Relu {
         ]
     }
 }
+
+impl crate::binding::Binding for Relu {
+    fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
+        crate::binding::Overrides::default().tensor("DATA_IN_0", &v.signed_input(0, 64)?, &v.in_shape(0)?, par.p_in).done()
+    }
+}

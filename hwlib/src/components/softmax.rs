@@ -424,6 +424,22 @@ impl Component for Softmax {
     }
 }
 
+impl crate::binding::Binding for Softmax {
+    fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
+        let mase_ir::Op::Softmax { axis } = &v.node.op else {
+            return Err(v.error("the softmax component binds softmax nodes only"));
+        };
+        let shape = v.in_shape(0)?;
+        v.require_last_axis(*axis, shape.len())?;
+        let out = v.out_format()?;
+        crate::binding::Overrides::default()
+            .tensor("DATA_IN_0", &v.signed_input(0, 16)?, &shape, par.p_in)
+            .output(&out)
+            .set("DATA_OUT_0_SIGNED", out.signed as i64)
+            .done()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

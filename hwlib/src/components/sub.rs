@@ -229,6 +229,12 @@ impl Component for Sub {
     }
 }
 
+impl crate::binding::Binding for Sub {
+    fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
+        super::add::join_overrides(v, par)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

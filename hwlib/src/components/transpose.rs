@@ -306,6 +306,47 @@ impl Component for Transpose {
     }
 }
 
+impl crate::binding::Binding for Transpose {
+    fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
+        let t = block_of(v)?.ok_or_else(|| v.error("transpose keeps the element order; it needs no instance"))?;
+        let x = v.in_format(0)?;
+        let p = instance(x.width as i64, (t.b * t.c) as i64, t.a as i64, par.p_in as i64, 1, t.c as i64);
+        crate::binding::Overrides::default().extend(p).set("DATA_IN_0_PRECISION_1", x.frac as i64).done()
+    }
+
+    /// Lanes dividing the unit moved whole (one lane when units are single elements).
+    fn candidates(&self, v: &crate::binding::NodeView) -> mase_ir::Result<Vec<crate::binding::Par>> {
+        use crate::binding::{divisors, Par};
+        Ok(match block_of(v)? {
+            Some(t) if t.c > 1 => divisors(t.c, 256).into_iter().map(Par::lanes).collect(),
+            _ => vec![Par::lanes(1)],
+        })
+    }
+
+    fn passes_through(&self, v: &crate::binding::NodeView) -> mase_ir::Result<bool> {
+        Ok(block_of(v)?.is_none())
+    }
+}
+
+/// The block reorder a transpose node is built as (`None`: the identity on the element stream),
+/// or an error naming the permutation when the component cannot implement it.
+fn block_of(v: &crate::binding::NodeView) -> mase_ir::Result<Option<crate::binding::perm::BlockTranspose>> {
+    use crate::binding::perm::{classify, PermKind};
+    let mase_ir::Op::Transpose { perm } = &v.node.op else {
+        return Err(v.error("the transpose component binds transpose nodes only"));
+    };
+    let shape = v.in_shape(0)?;
+    match classify(&shape, &crate::binding::layout::effective_perm(v.graph, v.node, perm)) {
+        Some(PermKind::Identity) => Ok(None),
+        Some(PermKind::Block(t)) => Ok(Some(t)),
+        None => Err(v.error(format!(
+            "permutation {perm:?} of a tensor of shape {shape:?} is not a block reorder \
+             [A][B][C] -> [B][A][C] (head split/merge, 2-D transpose), which is what the \
+             transpose component implements"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

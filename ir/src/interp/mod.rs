@@ -235,18 +235,17 @@ pub fn run_graph(graph: &MaseGraph, inputs: &HashMap<String, Tensor>) -> Result<
     let expected = check_input_names(graph, inputs)?;
     let mut values: Vec<Tensor> = Vec::with_capacity(graph.len());
     for (id, node) in graph.nodes() {
-        let value = match &node.op {
-            Op::Placeholder => placeholder_value(node, inputs, &expected)?.clone(),
-            _ => {
-                let mut args = Vec::with_capacity(node.inputs.len());
-                for (k, i) in node.inputs.iter().enumerate() {
-                    let v = values.get(i.0).filter(|_| i.0 < id.0).ok_or_else(|| {
-                        node.error(format!("input {k} (node #{}) is not computed before this node", i.0))
-                    })?;
-                    args.push(v);
-                }
-                eval_op(&node.op, &args, &graph.weights).map_err(|m| node.error(m))?
+        let value = if let Op::Placeholder = &node.op {
+            placeholder_value(node, inputs, &expected)?.clone()
+        } else {
+            let mut args = Vec::with_capacity(node.inputs.len());
+            for (k, i) in node.inputs.iter().enumerate() {
+                let v = values.get(i.0).filter(|_| i.0 < id.0).ok_or_else(|| {
+                    node.error(format!("input {k} (node #{}) is not computed before this node", i.0))
+                })?;
+                args.push(v);
             }
+            eval_op(&node.op, &args, &graph.weights).map_err(|m| node.error(m))?
         };
         values.push(value);
     }

@@ -353,41 +353,40 @@ fn run_values(
     let mut values: Vec<QValue> = Vec::with_capacity(graph.len());
     for (_, node) in graph.nodes() {
         let out_fmt = node.meta.common.results.get("data_out_0").and_then(format_of);
-        let raw = match &node.op {
-            Op::Placeholder => QValue::Float(placeholder_value(node, inputs, &expected)?.clone()),
-            _ => {
-                let mut ins = Vec::with_capacity(node.inputs.len());
-                for (k, i) in node.inputs.iter().enumerate() {
-                    let v = &values[i.0];
-                    let fmt = node.meta.common.args.get(&format!("data_in_{k}")).and_then(format_of);
-                    ins.push(match fmt {
-                        Some(f) => QValue::Fixed {
-                            codes: cast_counted(&mut sat, &format!("{}/data_in_{k}", node.name), v, &f),
-                            format: f,
-                        },
-                        None => v.clone(),
-                    });
-                }
-                if matches!(node.op, Op::Output) {
-                    ins.into_iter().next().ok_or_else(|| node.error("the output node has no inputs"))?
-                } else {
-                    match out_fmt.and_then(|_| exact(node, &ins, graph)) {
-                        Some(Ok(w)) => {
-                            let f = out_fmt.expect("checked");
-                            let codes = w.codes.mapv(|c| cast_code(c, w.frac, &f));
-                            let moved = moved_format(node, &ins, graph) == Some(f);
-                            if let (Some(s), false) = (sat.as_deref_mut(), moved) {
-                                s.record_wide(&node.name, &w.codes, w.frac, &f, &codes);
-                            }
-                            QValue::Fixed { codes, format: f }
+        let raw = if let Op::Placeholder = &node.op {
+            QValue::Float(placeholder_value(node, inputs, &expected)?.clone())
+        } else {
+            let mut ins = Vec::with_capacity(node.inputs.len());
+            for (k, i) in node.inputs.iter().enumerate() {
+                let v = &values[i.0];
+                let fmt = node.meta.common.args.get(&format!("data_in_{k}")).and_then(format_of);
+                ins.push(match fmt {
+                    Some(f) => QValue::Fixed {
+                        codes: cast_counted(&mut sat, &format!("{}/data_in_{k}", node.name), v, &f),
+                        format: f,
+                    },
+                    None => v.clone(),
+                });
+            }
+            if matches!(node.op, Op::Output) {
+                ins.into_iter().next().ok_or_else(|| node.error("the output node has no inputs"))?
+            } else {
+                match out_fmt.and_then(|_| exact(node, &ins, graph)) {
+                    Some(Ok(w)) => {
+                        let f = out_fmt.expect("checked");
+                        let codes = w.codes.mapv(|c| cast_code(c, w.frac, &f));
+                        let moved = moved_format(node, &ins, graph) == Some(f);
+                        if let (Some(s), false) = (sat.as_deref_mut(), moved) {
+                            s.record_wide(&node.name, &w.codes, w.frac, &f, &codes);
                         }
-                        Some(Err(m)) => return Err(node.error(m)),
-                        None => {
-                            let ts: Vec<Tensor> = ins.iter().map(QValue::to_tensor).collect();
-                            let refs: Vec<&Tensor> = ts.iter().collect();
-                            let w = eval_weights(node, graph, out_fmt.is_some());
-                            QValue::Float(eval_op(&node.op, &refs, &w).map_err(|m| node.error(m))?)
-                        }
+                        QValue::Fixed { codes, format: f }
+                    }
+                    Some(Err(m)) => return Err(node.error(m)),
+                    None => {
+                        let ts: Vec<Tensor> = ins.iter().map(QValue::to_tensor).collect();
+                        let refs: Vec<&Tensor> = ts.iter().collect();
+                        let w = eval_weights(node, graph, out_fmt.is_some());
+                        QValue::Float(eval_op(&node.op, &refs, &w).map_err(|m| node.error(m))?)
                     }
                 }
             }

@@ -1,0 +1,97 @@
+//! The one table from ops to hardware: for every [`OpKind`], whether it is a port of the top, a
+//! constant, implicit (the stream passes through) or bound to a component, or not supported.
+//! The match has no wildcard arm, so a new op does not compile until it is placed here.
+
+use mase_ir::op::OpKind;
+
+use super::Binding;
+use crate::components::{add, gelu, layer_norm, linear, matmul, mul, relu, softmax, sub, transpose};
+
+/// What the hardware does with an op.
+#[derive(Clone, Copy)]
+pub enum OpRole {
+    /// A graph input: a stream port of the top.
+    Input,
+    /// The graph output node: its producers drive output ports of the top.
+    Output,
+    /// A constant that only feeds weights (not streamed).
+    Constant,
+    /// No hardware: the stream of its (single) data input passes through.
+    Implicit,
+    /// Implemented by this component, with the scope of what it implements for messages.
+    Bound(&'static dyn Binding, &'static str),
+    /// No component implements it.
+    Unsupported,
+}
+
+/// The hardware role of ops of kind `kind`.
+pub fn op_role(kind: OpKind) -> OpRole {
+    use OpRole::*;
+    match kind {
+        OpKind::Placeholder => Input,
+        OpKind::Output => Output,
+        OpKind::Constant => Constant,
+        OpKind::Reshape
+        | OpKind::Flatten
+        | OpKind::Squeeze
+        | OpKind::Unsqueeze
+        | OpKind::Identity
+        | OpKind::Dropout => Implicit,
+        OpKind::Linear => Bound(&linear::Linear, ""),
+        OpKind::Matmul => Bound(&matmul::Matmul, ""),
+        OpKind::Relu => Bound(&relu::Relu, ""),
+        OpKind::Gelu => Bound(&gelu::Gelu, "erf and tanh forms"),
+        OpKind::Softmax => Bound(&softmax::Softmax, "last axis"),
+        OpKind::LayerNorm => Bound(&layer_norm::LayerNorm, "last axis"),
+        OpKind::Add => Bound(&add::Add, "same shapes"),
+        OpKind::Sub => Bound(&sub::Sub, "same shapes"),
+        OpKind::MulScalar => Bound(&mul::Mul, "by a scalar"),
+        OpKind::Transpose => {
+            Bound(&transpose::Transpose, "block reorders such as head split/merge and 2-D transposes")
+        }
+        OpKind::Mul
+        | OpKind::Div
+        | OpKind::Pow
+        | OpKind::Sqrt
+        | OpKind::Erf
+        | OpKind::Tanh
+        | OpKind::ReduceMean
+        | OpKind::Concat
+        | OpKind::Slice
+        | OpKind::Gather
+        | OpKind::Cast
+        | OpKind::Shape => Unsupported,
+    }
+}
+
+/// What the hardware flow maps, for error messages: the bound ops with their scope, then the
+/// implicit ones (derived from [`op_role`]).
+pub fn supported_ops() -> String {
+    let mut bound = Vec::new();
+    let mut implicit = Vec::new();
+    for &k in OpKind::ALL {
+        match op_role(k) {
+            OpRole::Bound(_, "") => bound.push(k.mase_op().to_string()),
+            OpRole::Bound(_, scope) => bound.push(format!("{} ({scope})", k.mase_op())),
+            OpRole::Implicit => implicit.push(k.mase_op()),
+            OpRole::Input | OpRole::Output | OpRole::Constant | OpRole::Unsupported => {}
+        }
+    }
+    format!("{}, and the implicit {}", bound.join(", "), implicit.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bound_component_is_registered_under_its_ops_name() {
+        for &k in OpKind::ALL {
+            if let OpRole::Bound(b, _) = op_role(k) {
+                assert_eq!(b.name(), k.mase_op(), "{k:?}");
+                assert!(crate::lookup(b.name()).is_ok(), "{} is not in the registry", b.name());
+            }
+        }
+        assert!(supported_ops().contains("softmax (last axis)"), "{}", supported_ops());
+    }
+}
