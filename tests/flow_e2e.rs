@@ -381,3 +381,29 @@ fn two_graph_outputs_one_feeding_on_and_a_trailing_reshape() {
     let (cos, _) = verify(dir.path(), &f, 3, 0.3, 17);
     assert!(cos >= 0.98, "cosine {cos}");
 }
+
+#[test]
+fn per_channel_weights_are_bit_exact_and_no_less_accurate() {
+    // The encoder layer at 16-bit activations and 6-bit weights: per-channel fractions keep the
+    // small channels' precision, and the linears' alignment shifts are bit-exact in RTL.
+    let base = "[passes.auto_precision]\nwidth = 16\nweight_width = 6\nbias_width = 16\n";
+    let per_tensor_dir = tempfile::tempdir().unwrap();
+    let per_tensor = flow("encoder_layer.onnx", base, per_tensor_dir.path());
+    let dir = tempfile::tempdir().unwrap();
+    let f = flow("encoder_layer.onnx", &format!("{base}weight_granularity = \"per_channel\"\n"), dir.path());
+    let linears: Vec<_> = f.graph.nodes().filter(|(_, n)| n.op.mase_op() == "linear").collect();
+    assert!(!linears.is_empty());
+    for (_, n) in &linears {
+        let p = &n.meta.hardware.verilog_param;
+        assert_eq!(p["WEIGHT_PER_CHANNEL"], 1, "{}", n.name);
+        let (_, key) = n.op.weight_names()[0];
+        let fracs = f.graph.qweights[key].channel_frac.as_ref().expect("per-channel fractions");
+        let spread = fracs.iter().max().unwrap() - fracs.iter().min().unwrap();
+        assert!(spread < 1 << p["WEIGHT_SHIFT_WIDTH"], "{}: spread {spread}", n.name);
+    }
+    let (cos, _) = verify(dir.path(), &f, 2, 0.3, 11);
+    let (cos_tensor, _) = verify(per_tensor_dir.path(), &per_tensor, 2, 0.3, 11);
+    eprintln!("encoder layer, 6-bit weights: cosine per-tensor {cos_tensor:.5}, per-channel {cos:.5}");
+    assert!(cos >= cos_tensor, "per-channel {cos} below per-tensor {cos_tensor}");
+    lint(dir.path());
+}

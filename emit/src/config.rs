@@ -10,6 +10,7 @@
 //! weight_width = 8
 //! bias_width = 8
 //! range = "min_max"           # or "quantile", "n_sigma"
+//! weight_granularity = "per_tensor"  # or "per_channel"
 //! [calibration]
 //! inputs = { x = ["x.npy"] }  # data per graph input (relative to the file; several
 //!                             # inferences may be stacked along the batch axis)
@@ -85,11 +86,19 @@ pub struct AutoPrecision {
     pub bias_width: u32,
     /// `min_max`, `quantile` or `n_sigma`.
     pub range: String,
+    /// `per_tensor` or `per_channel` (one fraction per output channel of each linear weight).
+    pub weight_granularity: String,
 }
 
 impl Default for AutoPrecision {
     fn default() -> Self {
-        AutoPrecision { width: 16, weight_width: 8, bias_width: 8, range: "min_max".into() }
+        AutoPrecision {
+            width: 16,
+            weight_width: 8,
+            bias_width: 8,
+            range: "min_max".into(),
+            weight_granularity: "per_tensor".into(),
+        }
     }
 }
 

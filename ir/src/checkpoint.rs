@@ -18,7 +18,7 @@
 //!                "hardware" } }, ... ],          // in arena (topological) order
 //!   "weights":  [ { "key", "dtype": "f32" | "i64", "shape" }, ... ],
 //!   "qweights": [ { "key", "format": { "signed", "width", "frac", "rounding", "overflow" },
-//!                   "shape" }, ... ] }
+//!                   "shape", "channel_frac"?: [ per-row fraction widths ] }, ... ] }
 //! ```
 //!
 //! **safetensors**: each float weight as `F32` and each integer weight as `I64` under its key;
@@ -83,6 +83,9 @@ struct QWeightEntry {
     key: String,
     format: FixedFormat,
     shape: Vec<usize>,
+    /// Per-channel fraction widths along axis 0, when the weight has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    channel_frac: Option<Vec<i32>>,
 }
 
 /// The whole JSON file (written form).
@@ -162,7 +165,12 @@ pub fn export(graph: &MaseGraph, prefix: &Path) -> Result<()> {
     let qweights: Vec<QWeightEntry> = graph
         .qweights
         .iter()
-        .map(|(k, q)| QWeightEntry { key: k.clone(), format: q.format, shape: q.codes.shape().to_vec() })
+        .map(|(k, q)| QWeightEntry {
+            key: k.clone(),
+            format: q.format,
+            shape: q.codes.shape().to_vec(),
+            channel_frac: q.channel_frac.clone(),
+        })
         .collect();
 
     // Tensor payloads, keyed by safetensors name.
@@ -352,7 +360,23 @@ pub fn load(prefix: &Path) -> Result<MaseGraph> {
         }
         let codes = from_le(&q.shape, tensor_bytes(&st, &key, Dtype::I64, &q.shape, sp)?, i64::from_le_bytes)
             .ok_or_else(|| Error::file(sp, format!("tensor '{key}' has the wrong number of bytes")))?;
-        graph.qweights.insert(q.key.clone(), QuantTensor { format: q.format, codes });
+        if let Some(f) = &q.channel_frac {
+            if q.shape.first() != Some(&f.len()) {
+                return Err(Error::file(
+                    jp,
+                    format!(
+                        "quantized weight '{}' has {} channel fractions for shape {:?}",
+                        q.key,
+                        f.len(),
+                        q.shape
+                    ),
+                ));
+            }
+        }
+        graph.qweights.insert(
+            q.key.clone(),
+            QuantTensor { format: q.format, codes, channel_frac: q.channel_frac.clone() },
+        );
     }
     let mut names = st.names();
     names.sort();

@@ -107,8 +107,48 @@ impl Tensor {
 /// (value = code × 2^-frac).
 #[derive(Debug, Clone, PartialEq)]
 pub struct QuantTensor {
-    /// The format of every element.
+    /// The format of every element; with per-channel fractions, the finest of them.
     pub format: FixedFormat,
     /// The integer codes, in the same shape as the float tensor they quantize.
     pub codes: ArrayD<i64>,
+    /// Per-channel weights: the fraction width of each index of axis 0 (row `o`'s codes mean
+    /// `code × 2^-channel_frac[o]`); `None` when every element has `format.frac`. See
+    /// [`crate::quant::channel`].
+    pub channel_frac: Option<Vec<i32>>,
+}
+
+impl QuantTensor {
+    /// A tensor whose elements all have `format`.
+    pub fn per_tensor(format: FixedFormat, codes: ArrayD<i64>) -> Self {
+        QuantTensor { format, codes, channel_frac: None }
+    }
+
+    /// The fraction width of the elements of row `o` (axis 0).
+    pub fn frac_of_row(&self, o: usize) -> i32 {
+        self.channel_frac.as_ref().map_or(self.format.frac, |f| f[o])
+    }
+
+    /// The codes at the one fraction `format.frac` (row `o` shifted left by `frac − frac_o`): the
+    /// exact integers the hardware multiplies after its per-channel alignment.
+    pub fn aligned_codes(&self) -> ArrayD<i64> {
+        let Some(fracs) = &self.channel_frac else { return self.codes.clone() };
+        let mut c = self.codes.clone();
+        for (o, mut row) in c.axis_iter_mut(ndarray::Axis(0)).enumerate() {
+            let s = self.format.frac - fracs[o];
+            row.mapv_inplace(|x| x << s);
+        }
+        c
+    }
+
+    /// The real values the codes stand for.
+    pub fn dequantize(&self) -> ArrayD<f32> {
+        let mut v = crate::quant::dequantize(&self.codes, &self.format);
+        if let Some(fracs) = &self.channel_frac {
+            for (o, mut row) in v.axis_iter_mut(ndarray::Axis(0)).enumerate() {
+                let scale = 2f64.powi(self.format.frac - fracs[o]) as f32;
+                row.mapv_inplace(|x| x * scale);
+            }
+        }
+        v
+    }
 }

@@ -467,3 +467,49 @@ fn rational_model_agrees_on_a_product() {
     let v = linear_model(&[2], 2, &[1], 2, 1, 0);
     assert_eq!(v, BigRational::new(BigInt::from(9), BigInt::from(8)));
 }
+
+#[test]
+fn per_channel_weights_use_each_rows_own_fraction_exactly() {
+    let cfg = toml(
+        "[default.config]\nname = \"integer\"\ndata_in_width = 8\ndata_in_frac_width = 4\n\
+         weight_width = 6\nweight_granularity = \"per_channel\"\nbias_width = 8\nbias_frac_width = 5\n",
+    );
+    let mut g = mlp(6);
+    // Channel 0 of fc1 an order of magnitude larger than the rest, as in pretrained layers.
+    if let Some(Tensor::F32(w)) = g.weights.get_mut("fc1.weight") {
+        w.index_axis_mut(ndarray::Axis(0), 0).mapv_inplace(|v| v * 10.0);
+    }
+    let (g, _) = quantize(g, &cfg).unwrap();
+    let w = &g.qweights["fc1.weight"];
+    let fracs = w.channel_frac.clone().expect("per-channel fractions");
+    assert!(fracs[0] < fracs[1], "the large channel gets the coarser fraction: {fracs:?}");
+    assert_eq!(w.format.frac, *fracs.iter().max().unwrap());
+    // The node's declared weight format is the finest fraction.
+    assert_eq!(fmt_of(&g, "fc1", "args", "weight").unwrap().frac, w.format.frac);
+    let inp = input(7);
+    let vals = run_quantized_values(&g, &inp).unwrap();
+    let QValue::Fixed { codes: y, format: yf } = &vals[g.find("fc1").unwrap().0] else {
+        panic!("fc1 is fixed")
+    };
+    let xf = fmt_of(&g, "fc1", "args", "data_in_0").unwrap();
+    let xq: Vec<i64> = inp["x"].as_f32().unwrap().iter().map(|v| from_f64(f64::from(*v), &xf)).collect();
+    let b = &g.qweights["fc1.bias"];
+    for r in 0..4 {
+        for o in 0..8 {
+            let wrow: Vec<i64> = (0..16).map(|i| w.codes[[o, i]]).collect();
+            let exact = linear_model(
+                &xq[r * 16..(r + 1) * 16],
+                xf.frac,
+                &wrow,
+                fracs[o],
+                b.codes[[o]],
+                b.format.frac,
+            );
+            assert_eq!(y[[r, o]], fixed_model::cast_i64(&exact, yf), "row {r} out {o}");
+        }
+    }
+    // A fraction given with per-channel weights is an error naming the table.
+    let bad = toml("[default.config]\nname = \"integer\"\nweight_width = 6\nweight_frac_width = 3\nweight_granularity = \"per_channel\"\n");
+    let e = quantize(mlp(6), &bad).unwrap_err().to_string();
+    assert!(e.contains("[default.config]") && e.contains("weight_frac_width"), "{e}");
+}

@@ -33,6 +33,10 @@ pub fn to_json(graph: &MaseGraph) -> Value {
                 "args": n.inputs.iter().map(|i| graph.node(*i).name.clone()).collect::<Vec<_>>(),
                 "arg_shapes": shapes(&n.meta.common.args),
                 "result_shapes": shapes(&n.meta.common.results),
+                "quantized_weights": n.op.weight_names().into_iter().filter_map(|(role, key)| {
+                    let q = graph.qweights.get(key)?;
+                    Some((role.to_string(), json!({ "format": q.format, "channel_frac": q.channel_frac })))
+                }).collect::<serde_json::Map<_, _>>(),
                 "metadata": n.meta,
             })
         })
@@ -40,10 +44,36 @@ pub fn to_json(graph: &MaseGraph) -> Value {
     json!({ "name": graph.name, "nodes": nodes })
 }
 
-/// The tabular view: opcode, name, target (mase op), args, output shape.
+/// The quantized weights of a node, compactly: `weight s8.6`, or for per-channel fractions
+/// `weight s8.5..9/ch` (the channels' fraction range).
+fn weight_formats(graph: &MaseGraph, n: &mase_ir::Node) -> String {
+    let parts: Vec<String> =
+        n.op.weight_names()
+            .into_iter()
+            .filter_map(|(role, key)| {
+                let q = graph.qweights.get(key)?;
+                let s = if q.format.signed { "s" } else { "u" };
+                Some(match &q.channel_frac {
+                    Some(f) => {
+                        let (lo, hi) =
+                            (f.iter().min().copied().unwrap_or(0), f.iter().max().copied().unwrap_or(0));
+                        format!("{role} {s}{}.{lo}..{hi}/ch", q.format.width)
+                    }
+                    None => format!("{role} {s}{}.{}", q.format.width, q.format.frac),
+                })
+            })
+            .collect();
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The tabular view: opcode, name, target (mase op), args, output shape, quantized weights.
 pub fn table(graph: &MaseGraph) -> String {
-    let header = ["opcode", "name", "target", "args", "shape"];
-    let rows: Vec<[String; 5]> = graph
+    let header = ["opcode", "name", "target", "args", "shape", "weights"];
+    let rows: Vec<[String; 6]> = graph
         .nodes()
         .map(|(_, n)| {
             let kind = serde_json::to_value(n.kind).ok().and_then(|v| v.as_str().map(String::from));
@@ -55,6 +85,7 @@ pub fn table(graph: &MaseGraph) -> String {
                 n.op.mase_op().into(),
                 format!("({})", args.join(", ")),
                 shape,
+                weight_formats(graph, n),
             ]
         })
         .collect();

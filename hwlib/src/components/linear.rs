@@ -35,7 +35,7 @@ pub const MAX_BIAS_ALIGN: i64 = 32;
 
 /// Largest `WEIGHT_SHIFT_WIDTH`: channel fraction widths may then spread over 15 bits, and the
 /// exact accumulator still fits in 128 bits (RTL and model).
-pub const MAX_WEIGHT_SHIFT_WIDTH: i64 = 4;
+pub const MAX_WEIGHT_SHIFT_WIDTH: i64 = mase_ir::quant::channel::MAX_CHANNEL_SHIFT_BITS as i64;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::value("DATA_IN_0_PRECISION_0", 8, "input element bits (1..32, signed)"),
@@ -568,6 +568,13 @@ impl Component for Linear {
     }
 }
 
+/// The per-channel alignment shifts `s_o = WEIGHT_PRECISION_1 − f_o` of a weight quantized per
+/// channel (memory `weight_shift`), `None` for a per-tensor weight.
+fn channel_shifts(w: &mase_ir::tensor::QuantTensor) -> Option<Vec<i64>> {
+    let fracs = w.channel_frac.as_ref()?;
+    Some(fracs.iter().map(|f| i64::from(w.format.frac - f)).collect())
+}
+
 impl crate::binding::Binding for Linear {
     fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
         let mase_ir::Op::Linear { weight, bias } = &v.node.op else {
@@ -585,6 +592,12 @@ impl crate::binding::Binding for Linear {
             .format("WEIGHT", &w.format)
             .set("WEIGHT_TENSOR_SIZE_DIM_1", wshape[0] as i64)
             .set("WEIGHT_PARALLELISM_DIM_1", par.p_out as i64);
+        if let Some(shifts) = channel_shifts(w) {
+            // The narrowest shift code that holds every channel's alignment (at least 1 bit).
+            let top = shifts.iter().copied().max().unwrap_or(0);
+            let bits = (64 - top.leading_zeros() as i64).max(1);
+            o.set("WEIGHT_PER_CHANNEL", 1).set("WEIGHT_SHIFT_WIDTH", bits);
+        }
         match bias {
             Some(b) => o.set("HAS_BIAS", 1).format("BIAS", &v.qweight(b)?.format),
             None => o.set("HAS_BIAS", 0),
@@ -611,6 +624,9 @@ impl crate::binding::Binding for Linear {
     fn data_memories(&self, v: &crate::binding::NodeView, _p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
         let mase_ir::Op::Linear { weight, bias } = &v.node.op else { return Ok(Vec::new()) };
         let mut m = vec![("weight".to_string(), v.weight_codes(weight)?)];
+        if let Some(shifts) = channel_shifts(v.qweight(weight)?) {
+            m.push(("weight_shift".to_string(), shifts));
+        }
         if let Some(b) = bias {
             m.push(("bias".to_string(), v.weight_codes(b)?));
         }

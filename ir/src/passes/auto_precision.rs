@@ -8,6 +8,8 @@
 //! range = "min_max"       # optional: "min_max" (default), "quantile" or "n_sigma"
 //! weight_width = 8        # optional: width of weights and constants (default: width)
 //! bias_width = 8          # optional: width of biases (default: weight_width)
+//! weight_granularity = "per_tensor"  # optional: or "per_channel" (one fraction per output
+//!                                    # channel of each linear weight)
 //! ```
 //!
 //! Each tensor gets the largest fraction for which its range does not overflow (see
@@ -25,6 +27,7 @@ use crate::graph::MaseGraph;
 use crate::pass::{Pass, PassArgs, PassInfo};
 use crate::quant::apply_plan;
 use crate::quant::auto::{auto_plan, describe_plan, AutoOptions, RangeKind};
+use crate::quant::channel::Granularity;
 
 /// Picks precisions from statistics and quantizes.
 pub struct AutoPrecisionPass;
@@ -39,7 +42,7 @@ fn width_arg(args: &PassArgs, key: &str) -> Result<Option<u32>> {
 
 /// Parses the pass arguments.
 pub fn parse_args(args: &PassArgs) -> Result<AutoOptions> {
-    const KNOWN: [&str; 4] = ["width", "range", "weight_width", "bias_width"];
+    const KNOWN: [&str; 5] = ["width", "range", "weight_width", "bias_width", "weight_granularity"];
     if let Some(k) = args.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return Err(Error::Config(format!(
             "auto_precision: unknown argument '{k}'; arguments are: {}",
@@ -58,7 +61,18 @@ pub fn parse_args(args: &PassArgs) -> Result<AutoOptions> {
     };
     let weight_width = width_arg(args, "weight_width")?.unwrap_or(width);
     let bias_width = width_arg(args, "bias_width")?.unwrap_or(weight_width);
-    Ok(AutoOptions { width, weight_width, bias_width, range })
+    let weight_granularity = match args.get("weight_granularity") {
+        None => Granularity::PerTensor,
+        Some(toml::Value::String(s)) => {
+            s.parse().map_err(|e| Error::Config(format!("auto_precision: {e}")))?
+        }
+        Some(v) => {
+            return Err(Error::Config(format!(
+                "auto_precision: weight_granularity must be a string, got {v}"
+            )))
+        }
+    };
+    Ok(AutoOptions { width, weight_width, bias_width, range, weight_granularity })
 }
 
 /// Runs the pass with parsed options.

@@ -14,6 +14,7 @@
 //!   `weight_width`).
 //! - A range of all zeros gets `f = W - 1`; `f` is clamped to [-256, 256].
 
+use super::channel::Granularity;
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
@@ -98,6 +99,8 @@ pub struct AutoOptions {
     pub weight_width: u32,
     /// Width of biases.
     pub bias_width: u32,
+    /// Whether linear weights get one fraction per output channel.
+    pub weight_granularity: Granularity,
     /// Which statistic gives activation ranges.
     pub range: RangeKind,
 }
@@ -165,7 +168,10 @@ pub fn auto_plan(graph: &MaseGraph, opts: &AutoOptions) -> Result<Plan> {
         }
         for (role, key) in n.op.weight_names() {
             match role {
-                "weight" => f.weight = tensor_format(graph, key, opts.weight_width),
+                "weight" => {
+                    f.weight = tensor_format(graph, key, opts.weight_width);
+                    f.weight_granularity = opts.weight_granularity;
+                }
                 "bias" => f.bias = tensor_format(graph, key, opts.bias_width),
                 _ => {}
             }

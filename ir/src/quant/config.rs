@@ -43,6 +43,7 @@
 //!   (> 63 unsigned), an unknown field, an unknown mode name: errors naming the table and field
 //!   (a table's fields are a serde struct denying unknown fields, so the error lists them).
 
+use super::channel::Granularity;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
@@ -91,6 +92,9 @@ pub struct EntryConfig {
     pub integer: bool,
     /// Settings per kind, in [`KINDS`] order.
     pub kinds: [KindConfig; 4],
+    /// `weight_granularity`: per-channel weights take `weight_width` and choose each output
+    /// channel's fraction from its range (no `weight_frac_width`).
+    pub weight_granularity: Granularity,
 }
 
 impl EntryConfig {
@@ -99,7 +103,12 @@ impl EntryConfig {
     pub fn format(&self, kind: &str) -> Result<Option<FixedFormat>> {
         let i = KINDS.iter().position(|k| *k == kind).expect("a kind of KINDS");
         let k = &self.kinds[i];
-        match (k.width, k.frac) {
+        // Per-channel weights: the width with a placeholder fraction the channels replace.
+        let frac = match (kind, self.weight_granularity) {
+            ("weight", Granularity::PerChannel) => k.width.map(|_| 0),
+            _ => k.frac,
+        };
+        match (k.width, frac) {
             (Some(width), Some(frac)) => Ok(Some(FixedFormat {
                 signed: true,
                 width,
@@ -168,6 +177,7 @@ struct EntryFields {
     data_in_overflow: Option<Overflow>,
     weight_width: Option<i64>,
     weight_frac_width: Option<i64>,
+    weight_granularity: Option<Granularity>,
     #[serde(default, deserialize_with = "mode")]
     weight_rounding: Option<Rounding>,
     #[serde(default, deserialize_with = "mode")]
@@ -260,7 +270,19 @@ fn parse_entry(key: &str, table: &toml::Value) -> Result<EntryConfig> {
             kc.frac = Some(f as i32);
         }
     }
-    let e = EntryConfig { key: key.to_string(), integer: fields.name == Repr::Integer, kinds };
+    let weight_granularity = fields.weight_granularity.unwrap_or_default();
+    if weight_granularity == Granularity::PerChannel && fields.weight_frac_width.is_some() {
+        return Err(Error::Config(format!(
+            "[{key}.config] weight_granularity = \"per_channel\" chooses each output channel's fraction from its \
+             range; give weight_width without weight_frac_width"
+        )));
+    }
+    let e = EntryConfig {
+        key: key.to_string(),
+        integer: fields.name == Repr::Integer,
+        kinds,
+        weight_granularity,
+    };
     for k in KINDS {
         if let Some(f) = e.format(k)? {
             f.validate().map_err(|m| Error::Config(format!("[{key}.config] {k}: {m}")))?;
@@ -417,7 +439,10 @@ fn node_formats(graph: &MaseGraph, id: NodeId, e: &EntryConfig) -> Result<NodeFo
     }
     for (role, _) in node.op.weight_names() {
         match role {
-            "weight" => f.weight = Some(need("weight")?),
+            "weight" => {
+                f.weight = Some(need("weight")?);
+                f.weight_granularity = e.weight_granularity;
+            }
             "bias" => f.bias = Some(need("bias")?),
             _ => {}
         }

@@ -214,7 +214,13 @@ fn exact(node: &Node, ins: &[QValue], graph: &MaseGraph) -> Option<std::result::
                 Some(k) => Some(q.get(k)?),
                 None => None,
             };
-            Some(linear_exact(x, fx.frac, &w.codes, w.format.frac, b.map(|b| (&b.codes, b.format.frac))))
+            Some(linear_exact(
+                x,
+                fx.frac,
+                &w.aligned_codes(),
+                w.format.frac,
+                b.map(|b| (&b.codes, b.format.frac)),
+            ))
         }
         Op::Matmul => {
             let (a, fa) = fixed_in(ins.first()?)?;
@@ -311,7 +317,7 @@ fn eval_weights(node: &Node, graph: &MaseGraph, quantized: bool) -> BTreeMap<Str
     let mut w = BTreeMap::new();
     for (_, key) in node.op.weight_names() {
         let t = match graph.qweights.get(key) {
-            Some(q) if quantized => Tensor::F32(dequantize(&q.codes, &q.format)),
+            Some(q) if quantized => Tensor::F32(q.dequantize()),
             _ => match graph.weights.get(key) {
                 Some(t) => t.clone(),
                 None => continue,

@@ -15,6 +15,7 @@
 
 pub mod accuracy;
 pub mod auto;
+pub mod channel;
 pub mod config;
 pub mod exec;
 pub mod plan;

@@ -23,6 +23,7 @@ use crate::op::Op;
 use crate::pass::PassInfo;
 use crate::tensor::{QuantTensor, Tensor};
 
+use super::channel::{quantize_per_channel, Granularity};
 use super::{format_of, quantize_f32, set_format};
 
 /// Formats of one node (`None` = leave that tensor as it is).
@@ -32,6 +33,9 @@ pub struct NodeFormats {
     pub data_in: Vec<Option<FixedFormat>>,
     /// Format of the `weight` tensor (linear, layer_norm).
     pub weight: Option<FixedFormat>,
+    /// Whether a linear's weight gets one fraction width per output channel (its `frac` is then
+    /// chosen per channel, see [`super::channel`]).
+    pub weight_granularity: Granularity,
     /// Format of the `bias` tensor.
     pub bias: Option<FixedFormat>,
     /// Format of the result.
@@ -134,14 +138,21 @@ fn quantize_weight(
     node: &str,
     key: &str,
     fmt: &FixedFormat,
+    per_channel: bool,
     report: &mut ApplyReport,
 ) -> Result<()> {
     let t = graph.weights.get(key).ok_or_else(|| {
         crate::Error::Invalid(format!("node '{node}': tensor '{key}' is missing from the weights"))
     })?;
     let Tensor::F32(a) = t else { return Ok(()) };
-    let q = quantize_f32(a, fmt);
-    if q.overflowed > 0 {
+    let (qt, overflowed) = if per_channel {
+        quantize_per_channel(a, fmt)
+    } else {
+        let q = quantize_f32(a, fmt);
+        (QuantTensor::per_tensor(*fmt, q.codes), q.overflowed)
+    };
+    let fmt = &qt.format;
+    if overflowed > 0 {
         let what = match fmt.overflow {
             Overflow::Wrap => "wrapped",
             Overflow::Sat | Overflow::SatSym => "saturated",
@@ -149,7 +160,7 @@ fn quantize_weight(
         };
         let msg = format!(
             "node '{node}': {} of {} values of '{key}' do not fit {fmt} (range [{}, {}]) and were {what}",
-            q.overflowed,
+            overflowed,
             a.len(),
             crate::fixed::to_f64(fmt.min_code(), fmt),
             crate::fixed::to_f64(fmt.max_code(), fmt)
@@ -159,10 +170,10 @@ fn quantize_weight(
         } else {
             report.warnings.push(format!("note: {msg}"));
         }
-        report.overflows.insert(key.to_string(), (fmt.overflow, q.overflowed, a.len()));
+        report.overflows.insert(key.to_string(), (fmt.overflow, overflowed, a.len()));
     }
     report.tensors.insert(key.to_string(), *fmt);
-    graph.qweights.insert(key.to_string(), QuantTensor { format: *fmt, codes: q.codes });
+    graph.qweights.insert(key.to_string(), qt);
     Ok(())
 }
 
@@ -187,12 +198,23 @@ fn apply_node(graph: &mut MaseGraph, id: NodeId, f: &NodeFormats, report: &mut A
             _ => None,
         };
         let Some(fmt) = fmt else { continue };
+        // Per-channel fractions apply to a linear's `[out, in]` weight; other tensors keep one.
+        let per_channel = f.weight_granularity == Granularity::PerChannel
+            && role == "weight"
+            && matches!(node.op, Op::Linear { .. })
+            && graph.weights.get(key).is_some_and(|t| t.shape().len() == 2);
+        let fmt = if per_channel {
+            quantize_weight(graph, &node.name, key, &fmt, true, report)?;
+            graph.qweights[key].format
+        } else {
+            quantize_weight(graph, &node.name, key, &fmt, false, report)?;
+            fmt
+        };
         if role != "value" {
             if let Some(tm) = graph.node_mut(id).meta.common.args.get_mut(role) {
                 set_format(tm, &fmt);
             }
         }
-        quantize_weight(graph, &node.name, key, &fmt, report)?;
     }
     if let Some(fmt) = &f.data_out {
         if let Some(tm) = graph.node_mut(id).meta.common.results.get_mut("data_out_0") {
