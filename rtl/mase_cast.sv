@@ -13,55 +13,29 @@
 `include "mase_assert.svh"
 `endif
 module mase_cast #(
-    /// Input lane width in bits (1..64 signed, 1..63 unsigned).
-    parameter int DATA_IN_0_PRECISION_0 = 16,
-    /// Input fractional bits (-2^24..2^24).
-    parameter int DATA_IN_0_PRECISION_1 = 8,
+    /// Input format: 1..64 bits signed or 1..63 unsigned, fractional bits -2^24..2^24.
+    `MASE_FORMAT_PARAMS(DATA_IN_0, 16, 8),
     /// 1 when input lanes are two's complement, 0 when unsigned.
     parameter int DATA_IN_0_SIGNED = 1,
-    /// Tensor size along dim 0 (innermost; elements per row).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
-    /// Tensor size along dim 1 (rows).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 1,
-    /// Elements per beat along dim 0.
-    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
-    /// Rows per beat (dim 1).
-    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1,
-    /// Output lane width in bits (1..64 signed, 1..63 unsigned).
-    parameter int DATA_OUT_0_PRECISION_0 = 8,
-    /// Output fractional bits (-2^24..2^24).
-    parameter int DATA_OUT_0_PRECISION_1 = 4,
+    /// Input shape.
+    `MASE_SHAPE_PARAMS(DATA_IN_0, 8, 1, 4, 1),
+    /// Output format: 1..64 bits signed or 1..63 unsigned, fractional bits -2^24..2^24.
+    `MASE_FORMAT_PARAMS(DATA_OUT_0, 8, 4),
     /// 1 when output lanes are two's complement, 0 when unsigned.
     parameter int DATA_OUT_0_SIGNED = 1,
-    /// Output tensor size along dim 0 (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
-    /// Output tensor size along dim 1 (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = DATA_IN_0_TENSOR_SIZE_DIM_1,
-    /// Output elements per beat along dim 0 (must equal the input's).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
-    /// Output rows per beat (must equal the input's).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = DATA_IN_0_PARALLELISM_DIM_1,
-    /// Rounding mode: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV.
-    parameter int DATA_OUT_0_ROUNDING = 0,
-    /// Overflow mode: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM.
-    parameter int DATA_OUT_0_OVERFLOW = 1
+    /// Output shape (must equal the input's).
+    `MASE_SHAPE_PARAMS_OF(DATA_OUT_0, DATA_IN_0),
+    /// Rounding and overflow of the cast.
+    `MASE_MODE_PARAMS(DATA_OUT_0)
 ) (
-    /// Clock.
-    input  logic                                           clk,
-    /// Synchronous active-high reset: empties the output register.
-    input  logic                                           rst,
-    /// Input beat, lane i at [i*DATA_IN_0_PRECISION_0 +: DATA_IN_0_PRECISION_0].
-    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0] data_in_0,
-    /// Input beat valid.
-    input  logic                                           data_in_0_valid,
-    /// The cast can take a beat (output register empty or being drained).
-    output logic                                           data_in_0_ready,
-    /// Output beat (registered), lane i at [i*DATA_OUT_0_PRECISION_0 +: DATA_OUT_0_PRECISION_0].
-    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_OUT_0_PRECISION_0-1:0] data_out_0,
-    /// Output beat valid (registered).
-    output logic                                           data_out_0_valid,
-    /// Consumer accepts the output beat.
-    input  logic                                           data_out_0_ready
+    /// Clock and reset (reset empties the output register).
+    `MASE_CLOCK_PORTS,
+    /// Input beats, taken when the output register is empty or being drained.
+    `MASE_STREAM_IN(data_in_0,
+                    DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0),
+    /// Output beats (data and valid registered).
+    `MASE_STREAM_OUT(data_out_0,
+                     DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
 );
   /// Lanes per beat.
   localparam int LANES = DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1;

@@ -55,10 +55,8 @@ module mase_dot_product #(
     /// Bits of each output lane's extra left shift of its product sums (0: none, lane_shift unused).
     parameter int LANE_SHIFT_WIDTH = 0
 ) (
-    /// Clock.
-    input  logic                               clk,
-    /// Synchronous active-high reset: empties the pipeline.
-    input  logic                               rst,
+    /// Clock and reset (reset empties the pipeline).
+    `MASE_CLOCK_PORTS,
     /// The pipeline advances this cycle; the caller's issue stage and S1 advance with it.
     output logic                               adv,
     /// S1 holds a chunk.
@@ -81,12 +79,9 @@ module mase_dot_product #(
     /// Extra left shift of output lane o's product sums at [o*LSW +: LSW] (LSW =
     /// max(LANE_SHIFT_WIDTH, 1), unsigned), due in S3 with every chunk of the block.
     input  logic [LANES_OUT*(LANE_SHIFT_WIDTH > 0 ? LANE_SHIFT_WIDTH : 1)-1:0] lane_shift,
-    /// Output beat: the LANES_OUT outputs of a block, lane o at [o*OUT_WIDTH +: OUT_WIDTH].
-    output logic [    LANES_OUT*OUT_WIDTH-1:0] data_out_0,
-    /// Output beat valid (registered).
-    output logic                               data_out_0_valid,
-    /// Consumer accepts the output beat.
-    input  logic                               data_out_0_ready
+    /// Output beats: the LANES_OUT outputs of a block, lane o at [o*OUT_WIDTH +: OUT_WIDTH]
+    /// (data and valid registered).
+    `MASE_STREAM_OUT(data_out_0, LANES_OUT * OUT_WIDTH)
 );
   /// Product width; width of a sum of LANES_IN products.
   localparam int PW = X_WIDTH + W_WIDTH;

@@ -20,22 +20,13 @@ module mase_fifo #(
     /// Memory depth in beats (2..65536); total capacity is DEPTH + 1.
     parameter int DEPTH = 16
 ) (
-    /// Clock.
-    input  logic                        clk,
-    /// Synchronous active-high reset: empties the FIFO.
-    input  logic                        rst,
-    /// Input beat (flat packed lanes).
-    input  logic [LANES*DATA_WIDTH-1:0] data_in_0,
-    /// Input beat valid.
-    input  logic                        data_in_0_valid,
-    /// FIFO can accept a beat (memory not full; from a register).
-    output logic                        data_in_0_ready,
-    /// Output beat (the memory's read register).
-    output logic [LANES*DATA_WIDTH-1:0] data_out_0,
-    /// Output beat valid (registered).
-    output logic                        data_out_0_valid,
-    /// Consumer accepts the output beat.
-    input  logic                        data_out_0_ready
+    /// Clock and reset (reset empties the FIFO).
+    `MASE_CLOCK_PORTS,
+    /// Input beats (flat packed lanes), taken while the memory is not full (ready from a
+    /// register).
+    `MASE_STREAM_IN(data_in_0, LANES * DATA_WIDTH),
+    /// Output beats from the memory's read register (valid registered).
+    `MASE_STREAM_OUT(data_out_0, LANES * DATA_WIDTH)
 );
 `ifndef SYNTHESIS
   initial begin

@@ -19,62 +19,33 @@
 `include "mase_assert.svh"
 `endif
 module mase_mul #(
-    /// Input lane width in bits (1..32), two's complement.
-    parameter int DATA_IN_0_PRECISION_0 = 8,
-    /// Input fractional bits (-2^24..2^24).
-    parameter int DATA_IN_0_PRECISION_1 = 4,
-    /// Tensor size along dim 0 (channels / columns; innermost).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
-    /// Tensor size along dim 1 (rows).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 1,
-    /// Elements of dim 0 per beat (P0).
-    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
-    /// Rows per beat (P1).
-    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1,
-    /// Constant width in bits (1..32), two's complement.
-    parameter int CONST_PRECISION_0 = 8,
-    /// Constant fractional bits (-2^24..2^24).
-    parameter int CONST_PRECISION_1 = 4,
+    /// Input: two's complement lanes of 1..32 bits, fractional bits -2^24..2^24; dim 0 is the
+    /// channel dimension (P0 = DATA_IN_0_PARALLELISM_DIM_0 elements of it per beat, P1 rows).
+    `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 8, 1, 4, 1),
+    /// Constant format: two's complement, 1..32 bits, fractional bits -2^24..2^24.
+    `MASE_FORMAT_PARAMS(CONST, 8, 4),
     /// 0: one scalar constant CONST_VALUE; 1: one constant per column from the ROM.
     parameter int CONST_PER_CHANNEL = 0,
     /// Scalar constant as an integer code of the constant format (unused when per channel).
     parameter int CONST_VALUE = 24,
-    /// Output lane width in bits (1..64), two's complement.
-    parameter int DATA_OUT_0_PRECISION_0 = 8,
-    /// Output fractional bits (-2^24..2^24).
-    parameter int DATA_OUT_0_PRECISION_1 = 4,
-    /// Output tensor size along dim 0 (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
-    /// Output tensor size along dim 1 (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = DATA_IN_0_TENSOR_SIZE_DIM_1,
-    /// Output elements of dim 0 per beat (must equal the input's).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
-    /// Output rows per beat (must equal the input's).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = DATA_IN_0_PARALLELISM_DIM_1,
-    /// Output rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV.
-    parameter int DATA_OUT_0_ROUNDING = 0,
-    /// Output overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM.
-    parameter int DATA_OUT_0_OVERFLOW = 1,
+    /// Output format: two's complement lanes of 1..64 bits, fractional bits -2^24..2^24.
+    `MASE_FORMAT_PARAMS(DATA_OUT_0, 8, 4),
+    /// Output shape (must equal the input's).
+    `MASE_SHAPE_PARAMS_OF(DATA_OUT_0, DATA_IN_0),
+    /// Rounding and overflow of the cast of the exact product.
+    `MASE_MODE_PARAMS(DATA_OUT_0),
     /// Path of the per-channel constant .mem file ($readmemh; used only when CONST_PER_CHANNEL = 1;
     /// "" = all-zero constants).
     parameter CONST_MEM_FILE = ""
 ) (
-    /// Clock.
-    input  logic clk,
-    /// Synchronous active-high reset: empties the pipeline and restarts the beat counter.
-    input  logic rst,
-    /// Input block, lane i at [i*DATA_IN_0_PRECISION_0 +: DATA_IN_0_PRECISION_0].
-    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0] data_in_0,
-    /// Input block valid.
-    input  logic data_in_0_valid,
-    /// The input register can take a block (from registers).
-    output logic data_in_0_ready,
-    /// Output block, lane i at [i*DATA_OUT_0_PRECISION_0 +: DATA_OUT_0_PRECISION_0] (registered).
-    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_OUT_0_PRECISION_0-1:0] data_out_0,
-    /// Output block valid (registered).
-    output logic data_out_0_valid,
-    /// Consumer accepts the output block.
-    input  logic data_out_0_ready
+    /// Clock and reset (reset empties the pipeline and restarts the beat counter).
+    `MASE_CLOCK_PORTS,
+    /// Input blocks, taken when the input register has room (ready from registers).
+    `MASE_STREAM_IN(data_in_0,
+                    DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0),
+    /// Output blocks (data and valid registered).
+    `MASE_STREAM_OUT(data_out_0,
+                     DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
 );
   /// Lanes per beat.
   localparam int N = DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1;

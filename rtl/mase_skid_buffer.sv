@@ -16,22 +16,12 @@ module mase_skid_buffer #(
     /// Lanes per beat (1..1024); the data ports are LANES*DATA_WIDTH bits wide.
     parameter int LANES = 1
 ) (
-    /// Clock.
-    input  logic                        clk,
-    /// Synchronous active-high reset: empties the slice.
-    input  logic                        rst,
-    /// Input beat (flat packed lanes).
-    input  logic [LANES*DATA_WIDTH-1:0] data_in_0,
-    /// Input beat valid.
-    input  logic                        data_in_0_valid,
-    /// Slice can accept a beat (registered: the skid register is empty).
-    output logic                        data_in_0_ready,
-    /// Output beat (registered).
-    output logic [LANES*DATA_WIDTH-1:0] data_out_0,
-    /// Output beat valid (registered).
-    output logic                        data_out_0_valid,
-    /// Consumer accepts the output beat.
-    input  logic                        data_out_0_ready
+    /// Clock and reset (reset empties the slice).
+    `MASE_CLOCK_PORTS,
+    /// Input beats (flat packed lanes), taken while the skid register is empty (registered).
+    `MASE_STREAM_IN(data_in_0, LANES * DATA_WIDTH),
+    /// Output beats (data and valid registered).
+    `MASE_STREAM_OUT(data_out_0, LANES * DATA_WIDTH)
 );
 `ifndef SYNTHESIS
   initial begin

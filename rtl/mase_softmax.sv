@@ -35,36 +35,18 @@
 `include "mase_assert.svh"
 `endif
 module mase_softmax #(
-    /// Input lane width in bits (1..16), two's complement.
-    parameter int DATA_IN_0_PRECISION_0 = 8,
-    /// Input fractional bits (0..24).
-    parameter int DATA_IN_0_PRECISION_1 = 4,
-    /// Row length L (softmax dimension, 1..4096).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
-    /// Rows of the tensor.
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 1,
-    /// Elements of a row per beat (P).
-    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
-    /// Rows per beat (must be 1).
-    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1,
-    /// Output lane width in bits (1..32).
-    parameter int DATA_OUT_0_PRECISION_0 = 8,
-    /// Output fractional bits (-2^24..2^24).
-    parameter int DATA_OUT_0_PRECISION_1 = 7,
+    /// Input: two's complement lanes of 1..16 bits, fractional bits 0..24; row length L =
+    /// DATA_IN_0_TENSOR_SIZE_DIM_0 (the softmax dimension, 1..4096); P =
+    /// DATA_IN_0_PARALLELISM_DIM_0 elements of a row per beat; one row per beat.
+    `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 8, 1, 4, 1),
+    /// Output format: 1..32 bits, fractional bits -2^24..2^24.
+    `MASE_FORMAT_PARAMS(DATA_OUT_0, 8, 7),
     /// 1: output lanes are two's complement; 0: unsigned.
     parameter int DATA_OUT_0_SIGNED = 0,
-    /// Output tensor size along dim 0 (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
-    /// Output tensor size along dim 1 (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = DATA_IN_0_TENSOR_SIZE_DIM_1,
-    /// Output elements per beat (must equal the input's).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
-    /// Output rows per beat (must equal the input's).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = DATA_IN_0_PARALLELISM_DIM_1,
-    /// Output rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV.
-    parameter int DATA_OUT_0_ROUNDING = 0,
-    /// Output overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM.
-    parameter int DATA_OUT_0_OVERFLOW = 1,
+    /// Output shape (must equal the input's).
+    `MASE_SHAPE_PARAMS_OF(DATA_OUT_0, DATA_IN_0),
+    /// Rounding and overflow of the output cast.
+    `MASE_MODE_PARAMS(DATA_OUT_0),
     /// Fractional bits EF of exp values and table entries (4..28).
     parameter int EXP_FRAC = 24,
     /// Index bits H of each exp table (1..12).
@@ -76,22 +58,13 @@ module mase_softmax #(
     /// Path of the T_lo table .mem file ($readmemh; "" = all-zero table).
     parameter EXP_LO_MEM_FILE = ""
 ) (
-    /// Clock.
-    input  logic clk,
-    /// Synchronous active-high reset: empties every buffer and pipeline.
-    input  logic rst,
-    /// Input beat: P consecutive elements of a row, lane i at [i*W +: W].
-    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PRECISION_0-1:0] data_in_0,
-    /// Input beat valid.
-    input  logic data_in_0_valid,
-    /// Input beat accepted when valid (from FIFO registers).
-    output logic data_in_0_ready,
-    /// Output beat: softmax values of the input beat's elements, lane i at [i*OW +: OW].
-    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_OUT_0_PRECISION_0-1:0] data_out_0,
-    /// Output beat valid (registered).
-    output logic data_out_0_valid,
-    /// Consumer accepts the output beat.
-    input  logic data_out_0_ready
+    /// Clock and reset (reset empties every buffer and pipeline).
+    `MASE_CLOCK_PORTS,
+    /// Input beats: P consecutive elements of a row, taken when valid (ready from FIFO
+    /// registers).
+    `MASE_STREAM_IN(data_in_0, DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0),
+    /// Output beats: the softmax values of the input beat's elements (data and valid registered).
+    `MASE_STREAM_OUT(data_out_0, DATA_IN_0_PARALLELISM_DIM_0 * DATA_OUT_0_PRECISION_0)
 );
   /// Lanes per beat.
   localparam int P = DATA_IN_0_PARALLELISM_DIM_0;

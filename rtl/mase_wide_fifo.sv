@@ -17,22 +17,13 @@ module mase_wide_fifo #(
     /// Memory depth in beats of every group.
     parameter int DEPTH = 16
 ) (
-    /// Clock.
-    input  logic                        clk,
-    /// Synchronous active-high reset: empties the FIFO.
-    input  logic                        rst,
-    /// Input beat (flat packed lanes).
-    input  logic [LANES*DATA_WIDTH-1:0] data_in_0,
-    /// Input beat valid.
-    input  logic                        data_in_0_valid,
-    /// Every group can accept the beat (registered in each group).
-    output logic                        data_in_0_ready,
-    /// Output beat (the groups' read registers).
-    output logic [LANES*DATA_WIDTH-1:0] data_out_0,
-    /// Output beat valid: every group holds it.
-    output logic                        data_out_0_valid,
-    /// Consumer accepts the output beat.
-    input  logic                        data_out_0_ready
+    /// Clock and reset (reset empties the FIFO).
+    `MASE_CLOCK_PORTS,
+    /// Input beats (flat packed lanes), taken when every group can accept the beat (registered
+    /// in each group).
+    `MASE_STREAM_IN(data_in_0, LANES * DATA_WIDTH),
+    /// Output beats from the groups' read registers, valid when every group holds the beat.
+    `MASE_STREAM_OUT(data_out_0, LANES * DATA_WIDTH)
 );
   /// Lanes per group (words of at most 1024 bits).
   localparam int G = DATA_WIDTH >= 1024 ? 1 : 1024 / DATA_WIDTH;
