@@ -24,6 +24,17 @@
 //                                            output NAME_ready
 //   `MASE_STREAM_OUT(NAME, WIDTH)            output [WIDTH-1:0] NAME, output NAME_valid,
 //                                            input NAME_ready
+//   `MASE_STAGE_PORTS(XW, YW)                the ports of a one-in one-out stage: clock, reset,
+//                                            input stream data_in_0 (XW bits), output stream
+//                                            data_out_0 (YW bits)
+//
+// Datapath idioms (module scope, need the names they mention in scope):
+//   `MASE_CAST_TO(PORT, XW, XF, XS, YS, X, Y);   a mase_cast_core instance u_cast taking X (XW
+//       bits, XF fractional, signed when XS) to Y in PORT's format (PORT_PRECISION_0/1, signed
+//       when YS) with PORT_ROUNDING and PORT_OVERFLOW
+//   `MASE_OUTPUT_SKID(WIDTH, LANES, DATA, VALID, READY);   the output register of a component: a
+//       mase_skid_buffer u_out taking beat DATA/VALID (READY: it has room) and driving the
+//       data_out_0 stream
 // Only `/* */` comments stand inside the definitions (a `//` comment would swallow the line
 // continuation); Verilator, Yosys 0.23 and sv-parser (emit/src/sv/header.rs) all expand them.
 //
@@ -60,10 +71,9 @@
 //
 // Files include this header through an outer guard, so a tool that was handed the header as the
 // first source (the file lists the library writes: component dependencies list it first) never
-// needs an include path, and a tool that compiles one file alone finds it with `-I rtl` / `-y rtl`:
-//   `ifndef MASE_ASSERT_SVH
-//   `include "mase_assert.svh"
-//   `endif
+// needs an include path, and a tool that compiles one file alone finds it with `-I rtl` / `-y rtl`.
+// The guard stands on one line (sim/tests/lint.rs checks this exact form):
+//   `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 `ifndef MASE_ASSERT_SVH
 `define MASE_ASSERT_SVH
 
@@ -126,6 +136,41 @@
     output logic NAME``_valid, \
     /* The consumer takes the beat (a beat moves when valid && ready). */ \
     input logic NAME``_ready
+
+`define MASE_STAGE_PORTS(XW, YW) \
+    `MASE_CLOCK_PORTS, \
+    `MASE_STREAM_IN(data_in_0, XW), \
+    `MASE_STREAM_OUT(data_out_0, YW)
+
+`define MASE_CAST_TO(PORT, XW, XF, XS, YS, X, Y) \
+  mase_cast_core #( \
+      .IN_WIDTH  (XW), \
+      .IN_FRAC   (XF), \
+      .IN_SIGNED (XS), \
+      .OUT_WIDTH (PORT``_PRECISION_0), \
+      .OUT_FRAC  (PORT``_PRECISION_1), \
+      .OUT_SIGNED(YS), \
+      .ROUNDING  (PORT``_ROUNDING), \
+      .OVERFLOW  (PORT``_OVERFLOW) \
+  ) u_cast ( \
+      .data_in (X), \
+      .data_out(Y) \
+  )
+
+`define MASE_OUTPUT_SKID(WIDTH, N_LANES, DATA, VALID, READY) \
+  mase_skid_buffer #( \
+      .DATA_WIDTH(WIDTH), \
+      .LANES     (N_LANES) \
+  ) u_out ( \
+      .clk             (clk), \
+      .rst             (rst), \
+      .data_in_0       (DATA), \
+      .data_in_0_valid (VALID), \
+      .data_in_0_ready (READY), \
+      .data_out_0      (data_out_0), \
+      .data_out_0_valid(data_out_0_valid), \
+      .data_out_0_ready(data_out_0_ready) \
+  )
 
 `define MASE_CHECK_RANGE_OF(NAME, V, LO, HI) \
   if ((V) < (LO) || (V) > (HI)) \
@@ -255,19 +300,7 @@
     /* Exact aligned result of lane i. */ \
     logic [SW-1:0] res; \
     assign res = (SW'($signed(data_in_0[i*W0+:W0])) << S0) OP (SW'($signed(data_in_1[i*W1+:W1])) << S1); \
-    mase_cast_core #( \
-        .IN_WIDTH  (SW), \
-        .IN_FRAC   (F), \
-        .IN_SIGNED (1), \
-        .OUT_WIDTH (WO), \
-        .OUT_FRAC  (DATA_OUT_0_PRECISION_1), \
-        .OUT_SIGNED(1), \
-        .ROUNDING  (DATA_OUT_0_ROUNDING), \
-        .OVERFLOW  (DATA_OUT_0_OVERFLOW) \
-    ) u_cast ( \
-        .data_in (res), \
-        .data_out(res_lanes[i*WO+:WO]) \
-    ); \
+    `MASE_CAST_TO(DATA_OUT_0, SW, F, 1, 1, res, res_lanes[i*WO+:WO]); \
   end \
   always_ff @(posedge clk) begin \
     if (rst) data_out_0_valid <= 1'b0; \

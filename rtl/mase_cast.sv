@@ -9,9 +9,7 @@
 //   Latency: 1 cycle. II: 1 beat per cycle.
 //   Paths cut: data and valid (registered outputs); ready passes through combinationally
 //   (data_in_0_ready = !data_out_0_valid || data_out_0_ready).
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_cast #(
     /// Input format: 1..64 bits signed or 1..63 unsigned, fractional bits -2^24..2^24.
     `MASE_FORMAT_PARAMS(DATA_IN_0, 16, 8),
@@ -29,13 +27,10 @@ module mase_cast #(
     `MASE_MODE_PARAMS(DATA_OUT_0)
 ) (
     /// Clock and reset (reset empties the output register).
-    `MASE_CLOCK_PORTS,
-    /// Input beats, taken when the output register is empty or being drained.
-    `MASE_STREAM_IN(data_in_0,
-                    DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0),
-    /// Output beats (data and valid registered).
-    `MASE_STREAM_OUT(data_out_0,
-                     DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
+    /// data_in_0: input beats, taken when the output register is empty or being drained.
+    /// data_out_0: output beats (data and valid registered).
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0,
+                      DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
 );
   /// Lanes per beat.
   localparam int LANES = DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1;
@@ -64,19 +59,7 @@ module mase_cast #(
   logic [LANES*OW-1:0] cast_lanes;
 
   for (genvar i = 0; i < LANES; i++) begin : g_lane
-    mase_cast_core #(
-        .IN_WIDTH  (IW),
-        .IN_FRAC   (DATA_IN_0_PRECISION_1),
-        .IN_SIGNED (DATA_IN_0_SIGNED),
-        .OUT_WIDTH (OW),
-        .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
-        .OUT_SIGNED(DATA_OUT_0_SIGNED),
-        .ROUNDING  (DATA_OUT_0_ROUNDING),
-        .OVERFLOW  (DATA_OUT_0_OVERFLOW)
-    ) u_cast (
-        .data_in (data_in_0[i*IW+:IW]),
-        .data_out(cast_lanes[i*OW+:OW])
-    );
+    `MASE_CAST_TO(DATA_OUT_0, IW, DATA_IN_0_PRECISION_1, DATA_IN_0_SIGNED, DATA_OUT_0_SIGNED, data_in_0[i*IW+:IW], cast_lanes[i*OW+:OW]);
   end
 
   assign data_in_0_ready = !data_out_0_valid || data_out_0_ready;

@@ -22,9 +22,7 @@
 //   Latency: 4 cycles from the last chunk of a block in S1 to the block's beat in the output
 //            register (S2, S3, S4, output).
 //   Paths cut: data, valid and ready of the output (skid buffer).
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_dot_product #(
     /// Input element width (signed).
     parameter int X_WIDTH = 8,
@@ -196,19 +194,7 @@ module mase_dot_product #(
     );
   end
 
-  mase_skid_buffer #(
-      .DATA_WIDTH(OUT_WIDTH),
-      .LANES     (PO)
-  ) u_out (
-      .clk             (clk),
-      .rst             (rst),
-      .data_in_0       (y),
-      .data_in_0_valid (s4_valid),
-      .data_in_0_ready (adv),
-      .data_out_0      (data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
-  );
+  `MASE_OUTPUT_SKID(OUT_WIDTH, PO, y, s4_valid, adv);
 
   `MASE_ASSERT_STREAM_STABLE(data_out_0)
 endmodule

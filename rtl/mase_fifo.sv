@@ -9,9 +9,7 @@
 //   II:       1 beat per cycle with no back-pressure.
 //   Paths cut: data, valid, ready.
 // The data word is opaque: LANES lanes of DATA_WIDTH bits, lane i at [i*DATA_WIDTH +: DATA_WIDTH].
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_fifo #(
     /// Bits per lane (1..64).
     parameter int DATA_WIDTH = 8,
@@ -21,12 +19,10 @@ module mase_fifo #(
     parameter int DEPTH = 16
 ) (
     /// Clock and reset (reset empties the FIFO).
-    `MASE_CLOCK_PORTS,
-    /// Input beats (flat packed lanes), taken while the memory is not full (ready from a
+    /// data_in_0: input beats (flat packed lanes), taken while the memory is not full (ready from a
     /// register).
-    `MASE_STREAM_IN(data_in_0, LANES * DATA_WIDTH),
-    /// Output beats from the memory's read register (valid registered).
-    `MASE_STREAM_OUT(data_out_0, LANES * DATA_WIDTH)
+    /// data_out_0: output beats from the memory's read register (valid registered).
+    `MASE_STAGE_PORTS(LANES * DATA_WIDTH, LANES * DATA_WIDTH)
 );
 `ifndef SYNTHESIS
   initial begin

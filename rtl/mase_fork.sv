@@ -9,9 +9,7 @@
 //   ready); data_in_0_ready depends combinationally on both consumers' ready.
 // The data word is opaque: LANES = PARALLELISM_DIM_0 x PARALLELISM_DIM_1 lanes of
 // DATA_IN_0_PRECISION_0 bits.
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_fork #(
     /// The stream forked: lanes of 1..64 bits, passed through (the fractional bits are format
     /// only).

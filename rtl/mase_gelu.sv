@@ -13,9 +13,7 @@
 // Pipeline: ROM read + input register -> tail select / cast (combinational) -> mase_skid_buffer.
 //   Latency: 2 cycles. II: 1 beat per cycle; TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
 //   Paths cut: data, valid and ready (input ready is a function of registers only).
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_gelu #(
     /// Input: two's complement lanes of 1..16 bits, fractional bits -2^24..2^24.
     `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 8, 1, 4, 1),
@@ -36,13 +34,10 @@ module mase_gelu #(
     parameter TABLE_MEM_FILE = ""
 ) (
     /// Clock and reset (reset empties the pipeline).
-    `MASE_CLOCK_PORTS,
-    /// Input blocks, taken when the input register has room (ready from registers).
-    `MASE_STREAM_IN(data_in_0,
-                    DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0),
-    /// Output blocks (data and valid registered).
-    `MASE_STREAM_OUT(data_out_0,
-                     DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
+    /// data_in_0: input blocks, taken when the input register has room (ready from registers).
+    /// data_out_0: output blocks (data and valid registered).
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0,
+                      DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
 );
   /// Lanes per beat.
   localparam int N = DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1;
@@ -133,35 +128,11 @@ module mase_gelu #(
 
     /// Upper tail: the input cast into the output format.
     logic [OW-1:0] tail;
-    mase_cast_core #(
-        .IN_WIDTH  (IW),
-        .IN_FRAC   (DATA_IN_0_PRECISION_1),
-        .IN_SIGNED (1),
-        .OUT_WIDTH (OW),
-        .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
-        .OUT_SIGNED(1),
-        .ROUNDING  (DATA_OUT_0_ROUNDING),
-        .OVERFLOW  (DATA_OUT_0_OVERFLOW)
-    ) u_tail (
-        .data_in (s1_x),
-        .data_out(tail)
-    );
+    `MASE_CAST_TO(DATA_OUT_0, IW, DATA_IN_0_PRECISION_1, 1, 1, s1_x, tail);
     assign y[i*OW+:OW] = s1_below ? '0 : s1_above ? tail : s1_t;
   end
 
-  mase_skid_buffer #(
-      .DATA_WIDTH(OW),
-      .LANES(N)
-  ) u_out (
-      .clk(clk),
-      .rst(rst),
-      .data_in_0(y),
-      .data_in_0_valid(s1_valid),
-      .data_in_0_ready(out_ready),
-      .data_out_0(data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
-  );
+  `MASE_OUTPUT_SKID(OW, N, y, s1_valid, out_ready);
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)
   `MASE_ASSERT_STREAM_STABLE(data_out_0)

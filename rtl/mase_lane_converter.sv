@@ -22,9 +22,7 @@
 // combinationally on data_out_0_ready (put a skid buffer after the converter to cut it).
 // DATA_IN_0_PRECISION_1 and DATA_IN_0_TENSOR_SIZE_DIM_1 are format information: the lanes are
 // opaque words of DATA_IN_0_PRECISION_0 bits and need no row counter.
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_lane_converter #(
     /// Lane format (1..64 bits, the same on both sides; the fractional bits are format only).
     `MASE_FORMAT_PARAMS(DATA_IN_0, 8, 4),
@@ -38,12 +36,11 @@ module mase_lane_converter #(
     parameter int DATA_OUT_0_PARALLELISM_DIM_0 = 4
 ) (
     /// Clock and reset (reset empties the converter: a partial group or slices are dropped).
-    `MASE_CLOCK_PORTS,
-    /// Input beats of P_IN lanes; ready is combinational in data_out_0_ready when the converter
-    /// must drain the output to make room.
-    `MASE_STREAM_IN(data_in_0, DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0),
-    /// Output beats of P_OUT lanes (data and valid registered).
-    `MASE_STREAM_OUT(data_out_0, DATA_OUT_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0)
+    /// data_in_0: input beats of P_IN lanes; ready is combinational in data_out_0_ready when the
+    /// converter must drain the output to make room.
+    /// data_out_0: output beats of P_OUT lanes (data and valid registered).
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0,
+                      DATA_OUT_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0)
 );
 `ifndef SYNTHESIS
   initial begin

@@ -26,9 +26,7 @@
 //   Paths cut: data_in_0_ready is a register function (slot flags); the output is the register
 //            of a mase_skid_buffer. Input data goes through the P squarers and the adder trees
 //            into the sum registers within one cycle.
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_layer_norm #(
     /// Input: W = DATA_IN_0_PRECISION_0 signed bits (1..32), F fractional bits (-32..32);
     /// D = DATA_IN_0_TENSOR_SIZE_DIM_0 elements per row (1..4096); any number of rows
@@ -59,12 +57,11 @@ module mase_layer_norm #(
     parameter BIAS_MEM_FILE = ""
 ) (
     /// Clock and reset (reset empties the ring, the 1/sqrt unit and the pipeline).
-    `MASE_CLOCK_PORTS,
-    /// Input beats: P consecutive elements of a row, taken when the slot being written is free
-    /// (registered flags).
-    `MASE_STREAM_IN(data_in_0, DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0),
-    /// Output beats: P consecutive outputs of a row (data and valid registered).
-    `MASE_STREAM_OUT(data_out_0, DATA_OUT_0_PARALLELISM_DIM_0 * DATA_OUT_0_PRECISION_0)
+    /// data_in_0: input beats: P consecutive elements of a row, taken when the slot being written
+    /// is free (registered flags).
+    /// data_out_0: output beats: P consecutive outputs of a row (data and valid registered).
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0,
+                      DATA_OUT_0_PARALLELISM_DIM_0 * DATA_OUT_0_PRECISION_0)
 );
   localparam int W = DATA_IN_0_PRECISION_0;
   localparam int F = DATA_IN_0_PRECISION_1;
@@ -471,34 +468,10 @@ module mase_layer_norm #(
   // Output: cast, skid buffer
   logic [P*OW-1:0] y;
   for (genvar i = 0; i < P; i++) begin : g_out
-    mase_cast_core #(
-        .IN_WIDTH  (AW),
-        .IN_FRAC   (AF),
-        .IN_SIGNED (1),
-        .OUT_WIDTH (OW),
-        .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
-        .OUT_SIGNED(1),
-        .ROUNDING  (DATA_OUT_0_ROUNDING),
-        .OVERFLOW  (DATA_OUT_0_OVERFLOW)
-    ) u_cast (
-        .data_in (n6_a[i*AW+:AW]),
-        .data_out(y[i*OW+:OW])
-    );
+    `MASE_CAST_TO(DATA_OUT_0, AW, AF, 1, 1, n6_a[i*AW+:AW], y[i*OW+:OW]);
   end
 
-  mase_skid_buffer #(
-      .DATA_WIDTH(OW),
-      .LANES     (P)
-  ) u_out (
-      .clk             (clk),
-      .rst             (rst),
-      .data_in_0       (y),
-      .data_in_0_valid (n6_v),
-      .data_in_0_ready (adv),
-      .data_out_0      (data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
-  );
+  `MASE_OUTPUT_SKID(OW, P, y, n6_v, adv);
 
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)

@@ -46,9 +46,7 @@
 // files named by WEIGHT_MEM_FILE, BIAS_MEM_FILE and WEIGHT_SHIFT_MEM_FILE (contents in the read order above, laid out by the Rust
 // side, hwlib/src/components/linear.rs); an empty file name gives an all-zero ROM. The row memory
 // is a 1-write 1-read RAM (distributed RAM on FPGAs).
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_linear #(
     /// Input: signed 1..32 bits; IN = DATA_IN_0_TENSOR_SIZE_DIM_0 elements per row (1..65536);
     /// any number of rows (1..1048576) back to back; P_IN = DATA_IN_0_PARALLELISM_DIM_0
@@ -87,12 +85,11 @@ module mase_linear #(
     parameter WEIGHT_SHIFT_MEM_FILE = ""
 ) (
     /// Clock and reset (reset empties the row buffer and the pipeline).
-    `MASE_CLOCK_PORTS,
-    /// Input beats: P_IN consecutive elements of a row, taken when a row-buffer bank is free
-    /// (registered).
-    `MASE_STREAM_IN(data_in_0, DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0),
-    /// Output beats: P_OUT consecutive outputs of a row (data and valid registered).
-    `MASE_STREAM_OUT(data_out_0, WEIGHT_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
+    /// data_in_0: input beats: P_IN consecutive elements of a row, taken when a row-buffer bank is
+    /// free (registered).
+    /// data_out_0: output beats: P_OUT consecutive outputs of a row (data and valid registered).
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0,
+                      WEIGHT_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
 );
   // ---------------------------------------------------------------------------------------------
   // Derived sizes

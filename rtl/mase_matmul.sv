@@ -29,9 +29,7 @@
 //   II:      N*(M/P_OUT)*(K/P_IN) cycles per sequence, every multiplier busy every cycle, as
 //            long as B arrives in at most that many cycles (it has (M/P_OUT)*(K/P_IN) beats).
 //   Paths cut: both input readies are registered flags; the output is a skid-buffer register.
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_matmul #(
     /// A: signed 1..32 bits; K = DATA_IN_0_TENSOR_SIZE_DIM_0 elements per row (1..65536);
     /// N = DATA_IN_0_TENSOR_SIZE_DIM_1 rows per sequence (1..65536); P_IN =

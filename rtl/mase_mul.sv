@@ -15,9 +15,7 @@
 // mase_skid_buffer.
 //   Latency: 2 cycles. II: 1 beat per cycle; TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
 //   Paths cut: data, valid and ready (input ready is a function of registers only).
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_mul #(
     /// Input: two's complement lanes of 1..32 bits, fractional bits -2^24..2^24; dim 0 is the
     /// channel dimension (P0 = DATA_IN_0_PARALLELISM_DIM_0 elements of it per beat, P1 rows).
@@ -39,13 +37,10 @@ module mase_mul #(
     parameter CONST_MEM_FILE = ""
 ) (
     /// Clock and reset (reset empties the pipeline and restarts the beat counter).
-    `MASE_CLOCK_PORTS,
-    /// Input blocks, taken when the input register has room (ready from registers).
-    `MASE_STREAM_IN(data_in_0,
-                    DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0),
-    /// Output blocks (data and valid registered).
-    `MASE_STREAM_OUT(data_out_0,
-                     DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
+    /// data_in_0: input blocks, taken when the input register has room (ready from registers).
+    /// data_out_0: output blocks (data and valid registered).
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0,
+                      DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
 );
   /// Lanes per beat.
   localparam int N = DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1;
@@ -164,34 +159,10 @@ module mase_mul #(
         assign prod[i*PW+:PW] = xe * CE;
       end
     end
-    mase_cast_core #(
-        .IN_WIDTH  (PW),
-        .IN_FRAC   (DATA_IN_0_PRECISION_1 + CONST_PRECISION_1),
-        .IN_SIGNED (1),
-        .OUT_WIDTH (OW),
-        .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
-        .OUT_SIGNED(1),
-        .ROUNDING  (DATA_OUT_0_ROUNDING),
-        .OVERFLOW  (DATA_OUT_0_OVERFLOW)
-    ) u_cast (
-        .data_in (prod[i*PW+:PW]),
-        .data_out(y[i*OW+:OW])
-    );
+    `MASE_CAST_TO(DATA_OUT_0, PW, DATA_IN_0_PRECISION_1 + CONST_PRECISION_1, 1, 1, prod[i*PW+:PW], y[i*OW+:OW]);
   end
 
-  mase_skid_buffer #(
-      .DATA_WIDTH(OW),
-      .LANES(N)
-  ) u_out (
-      .clk(clk),
-      .rst(rst),
-      .data_in_0(y),
-      .data_in_0_valid(s1_valid),
-      .data_in_0_ready(out_ready),
-      .data_out_0(data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
-  );
+  `MASE_OUTPUT_SKID(OW, N, y, s1_valid, out_ready);
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)
   `MASE_ASSERT_STREAM_STABLE(data_out_0)

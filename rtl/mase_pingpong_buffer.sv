@@ -15,9 +15,7 @@
 //          path runs from the reader to the writer.
 // Memory: 2 * 2^ceil(log2(WORDS)) words of WIDTH bits, bank b word w at {b, w} (1 write and 1
 // synchronous read port: block or distributed RAM).
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_pingpong_buffer #(
     /// Bits per word (the parent checks its parameters; this primitive has no checks of its own,
     /// so an invalid parent elaborates far enough to print the parent's message).

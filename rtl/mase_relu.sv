@@ -6,9 +6,7 @@
 //   II:      1 beat per cycle with no back-pressure; DATA_IN_0_TENSOR_SIZE_DIM_0 /
 //            DATA_IN_0_PARALLELISM_DIM_0 beats per block row.
 //   Paths cut: data, valid, ready (through mase_skid_buffer).
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_relu #(
     /// Input stream: signed elements of 1..64 bits (the ReLU ignores the fractional bits).
     `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 8, 1, 4, 1),
@@ -17,13 +15,11 @@ module mase_relu #(
     /// Output shape (must equal the input's).
     `MASE_SHAPE_PARAMS_OF(DATA_OUT_0, DATA_IN_0)
 ) (
-    `MASE_CLOCK_PORTS,
-    /// Input blocks, taken when the output register has room.
-    `MASE_STREAM_IN(data_in_0,
-                    DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0),
-    /// Output blocks (registered), same layout and format as the input.
-    `MASE_STREAM_OUT(data_out_0,
-                     DATA_OUT_0_PARALLELISM_DIM_0 * DATA_OUT_0_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
+    /// Clock and reset.
+    /// data_in_0: input blocks, taken when the output register has room.
+    /// data_out_0: output blocks (registered), same layout and format as the input.
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0,
+                      DATA_OUT_0_PARALLELISM_DIM_0 * DATA_OUT_0_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
 );
   /// Lanes per beat.
   localparam int N = DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1;
@@ -51,19 +47,7 @@ module mase_relu #(
     end
   end
 
-  mase_skid_buffer #(
-      .DATA_WIDTH(W),
-      .LANES(N)
-  ) out_reg (
-      .clk(clk),
-      .rst(rst),
-      .data_in_0(relu),
-      .data_in_0_valid(data_in_0_valid),
-      .data_in_0_ready(data_in_0_ready),
-      .data_out_0(data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
-  );
+  `MASE_OUTPUT_SKID(W, N, relu, data_in_0_valid, data_in_0_ready);
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)
   `MASE_ASSERT_STREAM_STABLE(data_out_0)

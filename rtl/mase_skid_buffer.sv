@@ -7,9 +7,7 @@
 //   II:      1 beat per cycle with no back-pressure.
 //   Paths cut: data, valid, ready.
 // The data word is opaque: LANES lanes of DATA_WIDTH bits, lane i at [i*DATA_WIDTH +: DATA_WIDTH].
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_skid_buffer #(
     /// Bits per lane (1..64).
     parameter int DATA_WIDTH = 8,
@@ -17,11 +15,10 @@ module mase_skid_buffer #(
     parameter int LANES = 1
 ) (
     /// Clock and reset (reset empties the slice).
-    `MASE_CLOCK_PORTS,
-    /// Input beats (flat packed lanes), taken while the skid register is empty (registered).
-    `MASE_STREAM_IN(data_in_0, LANES * DATA_WIDTH),
-    /// Output beats (data and valid registered).
-    `MASE_STREAM_OUT(data_out_0, LANES * DATA_WIDTH)
+    /// data_in_0: input beats (flat packed lanes), taken while the skid register is empty
+    /// (registered).
+    /// data_out_0: output beats (data and valid registered).
+    `MASE_STAGE_PORTS(LANES * DATA_WIDTH, LANES * DATA_WIDTH)
 );
 `ifndef SYNTHESIS
   initial begin

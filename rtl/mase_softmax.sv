@@ -31,9 +31,7 @@
 //   (each lane has its own pair, one read port each), four FIFOs (X and E as mase_wide_fifo:
 //   lock-step mase_fifo groups of lanes with words of at most 1024 bits), a max tree and an adder
 //   tree of depth ceil(log2 P), and a CL+RB+1 stage divider of (EF+CL+1)-bit subtractors.
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_softmax #(
     /// Input: two's complement lanes of 1..16 bits, fractional bits 0..24; row length L =
     /// DATA_IN_0_TENSOR_SIZE_DIM_0 (the softmax dimension, 1..4096); P =
@@ -59,12 +57,12 @@ module mase_softmax #(
     parameter EXP_LO_MEM_FILE = ""
 ) (
     /// Clock and reset (reset empties every buffer and pipeline).
-    `MASE_CLOCK_PORTS,
-    /// Input beats: P consecutive elements of a row, taken when valid (ready from FIFO
+    /// data_in_0: input beats: P consecutive elements of a row, taken when valid (ready from FIFO
     /// registers).
-    `MASE_STREAM_IN(data_in_0, DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0),
-    /// Output beats: the softmax values of the input beat's elements (data and valid registered).
-    `MASE_STREAM_OUT(data_out_0, DATA_IN_0_PARALLELISM_DIM_0 * DATA_OUT_0_PRECISION_0)
+    /// data_out_0: output beats: the softmax values of the input beat's elements (data and valid
+    /// registered).
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0,
+                      DATA_IN_0_PARALLELISM_DIM_0 * DATA_OUT_0_PRECISION_0)
 );
   /// Lanes per beat.
   localparam int P = DATA_IN_0_PARALLELISM_DIM_0;
@@ -520,34 +518,10 @@ module mase_softmax #(
     /// e * R (Z fractional bits).
     logic [EW+QB-1:0] prod;
     assign prod = (EW + QB)'(ce1[i*EW+:EW]) * (EW + QB)'(cr1);
-    mase_cast_core #(
-        .IN_WIDTH  (EW + QB),
-        .IN_FRAC   (Z),
-        .IN_SIGNED (0),
-        .OUT_WIDTH (OW),
-        .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
-        .OUT_SIGNED(DATA_OUT_0_SIGNED),
-        .ROUNDING  (DATA_OUT_0_ROUNDING),
-        .OVERFLOW  (DATA_OUT_0_OVERFLOW)
-    ) u_cast (
-        .data_in (prod),
-        .data_out(y[i*OW+:OW])
-    );
+    `MASE_CAST_TO(DATA_OUT_0, EW + QB, Z, 0, DATA_OUT_0_SIGNED, prod, y[i*OW+:OW]);
   end
 
-  mase_skid_buffer #(
-      .DATA_WIDTH(OW),
-      .LANES(P)
-  ) u_out (
-      .clk(clk),
-      .rst(rst),
-      .data_in_0(y),
-      .data_in_0_valid(vc1),
-      .data_in_0_ready(sk_ready),
-      .data_out_0(data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
-  );
+  `MASE_OUTPUT_SKID(OW, P, y, vc1, sk_ready);
 
 `ifndef SYNTHESIS
   // The credit rule keeps Rq from overflowing: the divider never pushes into a full FIFO.

@@ -9,9 +9,7 @@
 //   Latency: 1 cycle. II: 1 beat per cycle.
 //   Paths cut: data and valid (registered outputs); each input's ready depends combinationally on
 //   the other input's valid and on data_out_0_ready (a join).
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_sub #(
     /// Input 0, input 1 and output streams with the output's rounding and overflow (every
     /// parameter is documented in the macro).

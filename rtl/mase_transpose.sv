@@ -23,9 +23,7 @@
 //   Paths cut: data_in_0_ready is a register function (bank-full flags); the output is the
 //            register of a mase_skid_buffer (data, valid and ready all cut).
 // Memory: a mase_pingpong_buffer, 2 * 2^ceil(log2(NW)) words of P0*P1*W bits, synchronous read.
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_transpose #(
     /// Input: W = DATA_IN_0_PRECISION_0 bits (1..64; the element is moved, never interpreted;
     /// the fractional bits are format only); B*C elements per row (1..65536, a multiple of
@@ -42,15 +40,12 @@ module mase_transpose #(
     `MASE_SHAPE_PARAMS(DATA_OUT_0, 4, 8, 2, 2)
 ) (
     /// Clock and reset (reset empties both banks and the output).
-    `MASE_CLOCK_PORTS,
-    /// Input beats: one P1 x P0 block, lane r*P0 + c at [(r*P0+c)*W +: W], taken when the bank
-    /// being written has room (registered flags).
-    `MASE_STREAM_IN(data_in_0,
-                    DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0),
-    /// Output beats: one block of the reordered tensor, lanes row-major (data and valid
+    /// data_in_0: input beats: one P1 x P0 block, lane r*P0 + c at [(r*P0+c)*W +: W], taken when
+    /// the bank being written has room (registered flags).
+    /// data_out_0: output beats: one block of the reordered tensor, lanes row-major (data and valid
     /// registered).
-    `MASE_STREAM_OUT(data_out_0,
-                     DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0)
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0,
+                      DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0)
 );
   /// Element width.
   localparam int W = DATA_IN_0_PRECISION_0;
@@ -198,19 +193,7 @@ module mase_transpose #(
     end
   end
 
-  mase_skid_buffer #(
-      .DATA_WIDTH(W),
-      .LANES     (L)
-  ) u_out (
-      .clk             (clk),
-      .rst             (rst),
-      .data_in_0       (s1_out),
-      .data_in_0_valid (s1_valid),
-      .data_in_0_ready (adv),
-      .data_out_0      (data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
-  );
+  `MASE_OUTPUT_SKID(W, L, s1_out, s1_valid, adv);
 
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)

@@ -6,9 +6,7 @@
 // when every group holds it. The split exists because the C++ that Verilator 5.006 emits for
 // memory words wider than 1024 bits does not compile. Capacity, latency and cut paths are those
 // of mase_fifo.
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_wide_fifo #(
     /// Bits per lane (the parent checks its parameters; this wrapper has no checks of its own).
     parameter int DATA_WIDTH = 8,
@@ -18,12 +16,11 @@ module mase_wide_fifo #(
     parameter int DEPTH = 16
 ) (
     /// Clock and reset (reset empties the FIFO).
-    `MASE_CLOCK_PORTS,
-    /// Input beats (flat packed lanes), taken when every group can accept the beat (registered
-    /// in each group).
-    `MASE_STREAM_IN(data_in_0, LANES * DATA_WIDTH),
-    /// Output beats from the groups' read registers, valid when every group holds the beat.
-    `MASE_STREAM_OUT(data_out_0, LANES * DATA_WIDTH)
+    /// data_in_0: input beats (flat packed lanes), taken when every group can accept the beat
+    /// (registered in each group).
+    /// data_out_0: output beats from the groups' read registers, valid when every group holds the
+    /// beat.
+    `MASE_STAGE_PORTS(LANES * DATA_WIDTH, LANES * DATA_WIDTH)
 );
   /// Lanes per group (words of at most 1024 bits).
   localparam int G = DATA_WIDTH >= 1024 ? 1 : 1024 / DATA_WIDTH;
