@@ -35,6 +35,9 @@
 //   `MASE_OUTPUT_SKID(WIDTH, LANES, DATA, VALID, READY);   the output register of a component: a
 //       mase_skid_buffer u_out taking beat DATA/VALID (READY: it has room) and driving the
 //       data_out_0 stream
+//   `MASE_ROM_INIT(ROM, WORDS, FILE)         fills the unpacked array ROM (WORDS words) at time 0
+//       from the $readmemh file FILE, or with zeros when FILE is "" (generate blocks
+//       g_ROM_file / g_ROM_zero)
 // Only `/* */` comments stand inside the definitions (a `//` comment would swallow the line
 // continuation); Verilator, Yosys 0.23 and sv-parser (emit/src/sv/header.rs) all expand them.
 //
@@ -216,6 +219,13 @@
     `MASE_CHECK_RANGE(PORT``_OVERFLOW, 0, 3); \
   end
 
+
+`define MASE_ROM_INIT(ROM, WORDS, FILE) \
+  if (FILE != "") begin : g_``ROM``_file \
+    initial $readmemh(FILE, ROM); \
+  end else begin : g_``ROM``_zero \
+    initial for (int k = 0; k < WORDS; k++) ROM[k] = '0; \
+  end
 
 // Aligned element-wise add and subtract (mase_add, mase_sub): the two components are one design
 // that differs only in the operator, and SystemVerilog has no module templates. The design lives

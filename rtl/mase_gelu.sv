@@ -92,11 +92,7 @@ module mase_gelu #(
   for (genvar i = 0; i < N; i++) begin : g_lane
     /// This lane's copy of the table.
     logic [OW-1:0] rom[DEPTH];
-    if (TABLE_MEM_FILE != "") begin : g_file
-      initial $readmemh(TABLE_MEM_FILE, rom);
-    end else begin : g_zero
-      initial for (int k = 0; k < DEPTH; k++) rom[k] = '0;
-    end
+    `MASE_ROM_INIT(rom, DEPTH, TABLE_MEM_FILE)
 
     /// Input code, sign-extended.
     logic signed [XW-1:0] x;

@@ -377,16 +377,8 @@ module mase_layer_norm #(
   /// gamma / beta ROMs: word j, lane i = element j*P + i.
   logic [P*GW-1:0] g_rom[NW];
   logic [P*BW-1:0] b_rom[NW];
-  if (WEIGHT_MEM_FILE != "") begin : g_g_file
-    initial $readmemh(WEIGHT_MEM_FILE, g_rom);
-  end else begin : g_g_zero
-    initial for (int k = 0; k < NW; k++) g_rom[k] = '0;
-  end
-  if (BIAS_MEM_FILE != "") begin : g_b_file
-    initial $readmemh(BIAS_MEM_FILE, b_rom);
-  end else begin : g_b_zero
-    initial for (int k = 0; k < NW; k++) b_rom[k] = '0;
-  end
+  `MASE_ROM_INIT(g_rom, NW, WEIGHT_MEM_FILE)
+  `MASE_ROM_INIT(b_rom, NW, BIAS_MEM_FILE)
 
   /// N1: words read and the row's statistics.
   logic [P*W-1:0] n1_x;

@@ -234,11 +234,7 @@ module mase_linear #(
   // Weight ROM (synchronous read, advancing with the pipeline)
   /// Weight ROM: word ob*NIB + ib, lane o*P_IN + i = W[ob*P_OUT + o][ib*P_IN + i].
   (* rom_style = "block" *) logic [P_OUT*P_IN*WW-1:0] w_rom[NOB*NIB];
-  if (WEIGHT_MEM_FILE != "") begin : g_w_file
-    initial $readmemh(WEIGHT_MEM_FILE, w_rom);
-  end else begin : g_w_zero
-    initial for (int k = 0; k < NOB * NIB; k++) w_rom[k] = '0;
-  end
+  `MASE_ROM_INIT(w_rom, NOB * NIB, WEIGHT_MEM_FILE)
 
   always_ff @(posedge clk) begin
     if (adv) begin
@@ -266,11 +262,7 @@ module mase_linear #(
     logic [P_OUT*BW-1:0] b_rom[NOB];
     /// Bias word of the block in S3 (lane o = b[ob*P_OUT + o]).
     logic [P_OUT*BW-1:0] s3_bias;
-    if (BIAS_MEM_FILE != "") begin : g_b_file
-      initial $readmemh(BIAS_MEM_FILE, b_rom);
-    end else begin : g_b_zero
-      initial for (int k = 0; k < NOB; k++) b_rom[k] = '0;
-    end
+    `MASE_ROM_INIT(b_rom, NOB, BIAS_MEM_FILE)
     always_ff @(posedge clk) begin
       if (adv) s3_bias <= b_rom[s2_block];
     end
@@ -295,11 +287,7 @@ module mase_linear #(
   if (SHW > 0) begin : g_shift
     /// Shift ROM: word ob, lane o = s[ob*P_OUT + o] (unsigned).
     logic [P_OUT*SHW-1:0] s_rom[NOB];
-    if (WEIGHT_SHIFT_MEM_FILE != "") begin : g_s_file
-      initial $readmemh(WEIGHT_SHIFT_MEM_FILE, s_rom);
-    end else begin : g_s_zero
-      initial for (int k = 0; k < NOB; k++) s_rom[k] = '0;
-    end
+    `MASE_ROM_INIT(s_rom, NOB, WEIGHT_SHIFT_MEM_FILE)
     always_ff @(posedge clk) begin
       if (adv) s3_shift <= s_rom[s2_block];
     end

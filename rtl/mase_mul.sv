@@ -122,11 +122,7 @@ module mase_mul #(
     logic [P0*CW-1:0] s1_c;
     /// Per-channel constant ROM: word b, lane j = constant of column b*P0 + j.
     logic [P0*CW-1:0] rom[NB];
-    if (CONST_MEM_FILE != "") begin : g_file
-      initial $readmemh(CONST_MEM_FILE, rom);
-    end else begin : g_zero
-      initial for (int k = 0; k < NB; k++) rom[k] = '0;
-    end
+    `MASE_ROM_INIT(rom, NB, CONST_MEM_FILE)
     always_ff @(posedge clk) begin
       if (en) s1_c <= rom[beat];
     end

@@ -296,16 +296,8 @@ module mase_softmax #(
     logic [EW-1:0] rom_hi[2**H];
     /// This lane's T_lo table.
     logic [EW-1:0] rom_lo[2**H];
-    if (EXP_HI_MEM_FILE != "") begin : g_hi_file
-      initial $readmemh(EXP_HI_MEM_FILE, rom_hi);
-    end else begin : g_hi_zero
-      initial for (int k = 0; k < 2 ** H; k++) rom_hi[k] = '0;
-    end
-    if (EXP_LO_MEM_FILE != "") begin : g_lo_file
-      initial $readmemh(EXP_LO_MEM_FILE, rom_lo);
-    end else begin : g_lo_zero
-      initial for (int k = 0; k < 2 ** H; k++) rom_lo[k] = '0;
-    end
+    `MASE_ROM_INIT(rom_hi, 2 ** H, EXP_HI_MEM_FILE)
+    `MASE_ROM_INIT(rom_lo, 2 ** H, EXP_LO_MEM_FILE)
 
     /// b1: d = m - x (W bits, non-negative).
     logic [W-1:0] d1;
