@@ -24,6 +24,8 @@
 //                                            output NAME_ready
 //   `MASE_STREAM_OUT(NAME, WIDTH)            output [WIDTH-1:0] NAME, output NAME_valid,
 //                                            input NAME_ready
+//   `MASE_WORD_PARAMS                        DATA_WIDTH = 8 (bits per lane), LANES = 1 (lanes per
+//                                            beat): the opaque word of the stream primitives
 //   `MASE_STAGE_PORTS(XW, YW)                the ports of a one-in one-out stage: clock, reset,
 //                                            input stream data_in_0 (XW bits), output stream
 //                                            data_out_0 (YW bits)
@@ -61,6 +63,11 @@
 //   `MASE_CHECK_SAME_SHAPE(A, B);            A's four TENSOR_SIZE/PARALLELISM_DIM_0/1 equal B's
 //   `MASE_CHECK_MODES(PORT);                 `check_modes`: PORT_ROUNDING in 0..6, PORT_OVERFLOW
 //                                            in 0..3
+//   `MASE_CHECK_ROW_SHAPE(PORT, MAX_ROW, MAX_ROWS, MAX_PAR);   a stream of whole rows, one row
+//                                            per beat: PORT_TENSOR_SIZE_DIM_0 in 1..MAX_ROW,
+//                                            PORT_TENSOR_SIZE_DIM_1 in 1..MAX_ROWS,
+//                                            PORT_PARALLELISM_DIM_0 in 1..MAX_PAR and dividing the
+//                                            row, PORT_PARALLELISM_DIM_1 = 1 (in this order)
 //
 // A single-rule macro expands to an `if` without `else`: under a condition of its own, put it in a
 // begin/end block (an `else` after it would bind to the macro's `if`).
@@ -140,6 +147,12 @@
     /* The consumer takes the beat (a beat moves when valid && ready). */ \
     input logic NAME``_ready
 
+`define MASE_WORD_PARAMS \
+    /* Bits per lane. */ \
+    parameter int DATA_WIDTH = 8, \
+    /* Lanes per beat; the data ports are LANES*DATA_WIDTH bits wide. */ \
+    parameter int LANES = 1
+
 `define MASE_STAGE_PORTS(XW, YW) \
     `MASE_CLOCK_PORTS, \
     `MASE_STREAM_IN(data_in_0, XW), \
@@ -217,6 +230,15 @@
   begin \
     `MASE_CHECK_RANGE(PORT``_ROUNDING, 0, 6); \
     `MASE_CHECK_RANGE(PORT``_OVERFLOW, 0, 3); \
+  end
+
+`define MASE_CHECK_ROW_SHAPE(PORT, MAX_ROW, MAX_ROWS, MAX_PAR) \
+  begin \
+    `MASE_CHECK_RANGE(PORT``_TENSOR_SIZE_DIM_0, 1, MAX_ROW); \
+    `MASE_CHECK_RANGE(PORT``_TENSOR_SIZE_DIM_1, 1, MAX_ROWS); \
+    `MASE_CHECK_RANGE(PORT``_PARALLELISM_DIM_0, 1, MAX_PAR); \
+    `MASE_CHECK_DIVIDES(PORT``_PARALLELISM_DIM_0, PORT``_TENSOR_SIZE_DIM_0); \
+    `MASE_CHECK_RANGE(PORT``_PARALLELISM_DIM_1, 1, 1); \
   end
 
 

@@ -11,10 +11,8 @@
 // The data word is opaque: LANES lanes of DATA_WIDTH bits, lane i at [i*DATA_WIDTH +: DATA_WIDTH].
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_fifo #(
-    /// Bits per lane (1..64).
-    parameter int DATA_WIDTH = 8,
-    /// Lanes per beat (1..1024); the data ports are LANES*DATA_WIDTH bits wide.
-    parameter int LANES = 1,
+    /// The word: LANES lanes (1..1024) of DATA_WIDTH bits (1..64).
+    `MASE_WORD_PARAMS,
     /// Memory depth in beats (2..65536); total capacity is DEPTH + 1.
     parameter int DEPTH = 16
 ) (

@@ -8,10 +8,9 @@
 // of mase_fifo.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_wide_fifo #(
-    /// Bits per lane (the parent checks its parameters; this wrapper has no checks of its own).
-    parameter int DATA_WIDTH = 8,
-    /// Lanes per beat; the data ports are LANES*DATA_WIDTH bits wide.
-    parameter int LANES = 1,
+    /// The word: LANES lanes of DATA_WIDTH bits (the parent checks the parameters; this wrapper
+    /// has no checks of its own).
+    `MASE_WORD_PARAMS,
     /// Memory depth in beats of every group.
     parameter int DEPTH = 16
 ) (
