@@ -34,9 +34,9 @@
 //   `MASE_CAST_TO(PORT, XW, XF, XS, YS, X, Y);   a mase_cast_core instance u_cast taking X (XW
 //       bits, XF fractional, signed when XS) to Y in PORT's format (PORT_PRECISION_0/1, signed
 //       when YS) with PORT_ROUNDING and PORT_OVERFLOW
-//   `MASE_OUTPUT_SKID(WIDTH, LANES, DATA, VALID, READY);   the output register of a component: a
-//       mase_skid_buffer u_out taking beat DATA/VALID (READY: it has room) and driving the
-//       data_out_0 stream
+//   `MASE_OUTPUT_SKID(WIDTH, N_LANES, DATA, VALID, READY);   the output register of a component:
+//       a mase_skid_buffer u_out (N_LANES lanes of WIDTH bits) taking beat DATA/VALID (READY:
+//       it has room) and driving the data_out_0 stream
 //   `MASE_ROM_INIT(ROM, WORDS, FILE)         fills the unpacked array ROM (WORDS words) at time 0
 //       from the $readmemh file FILE, or with zeros when FILE is "" (generate blocks
 //       g_ROM_file / g_ROM_zero)

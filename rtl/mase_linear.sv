@@ -55,7 +55,8 @@ module mase_linear #(
     /// Weight ROM: signed 1..32 bits; IN columns (must equal IN) and OUT =
     /// WEIGHT_TENSOR_SIZE_DIM_1 rows = outputs per row (1..65536); P_IN block columns (must
     /// equal P_IN) and P_OUT = WEIGHT_PARALLELISM_DIM_1 outputs per beat (1..1024, divides OUT).
-    `MASE_TENSOR_PARAMS(WEIGHT, 8, 4, DATA_IN_0_TENSOR_SIZE_DIM_0, 64, DATA_IN_0_PARALLELISM_DIM_0, 4),
+    `MASE_TENSOR_PARAMS(WEIGHT, 8, 4, DATA_IN_0_TENSOR_SIZE_DIM_0, 64,
+                        DATA_IN_0_PARALLELISM_DIM_0, 4),
     /// 1: add the bias vector, 0: no bias.
     parameter int HAS_BIAS = 1,
     /// Bias ROM: signed 1..32 bits, fractional bits within 32 of input frac + weight frac when

@@ -9,6 +9,8 @@
 //   Latency: 1 cycle. II: 1 beat per cycle.
 //   Paths cut: data and valid (registered outputs); each input's ready depends combinationally on
 //   the other input's valid and on data_out_0_ready (a join).
+// The design is shared with mase_add (only the operator differs): its parameters, ports and body
+// are the MASE_ALIGNED_BINARY macros of mase_assert.svh.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_sub #(
     /// Input 0, input 1 and output streams with the output's rounding and overflow (every
