@@ -1,4 +1,47 @@
-// mase_assert.svh: the library's shared checks, one macro per rule.
+// mase_assert.svh: the library's shared header: module-header groups, parameter checks and the
+// stream-stability assertion, one macro per fact. (It keeps its first name because every
+// component's file list starts with it.)
+//
+// Module headers. Every stream PORT of a component (DATA_IN_0, WEIGHT, DATA_OUT_0, ...) is
+// described by the same group of parameters and carried by the same triple of ports; these macros
+// write each group once, so a component's header is a list of its streams. Each expands to a
+// comma-separated list for a `#(...)` parameter list or an ANSI port list (put a comma after it
+// when more follows) and documents every parameter and port it declares; the use site carries a
+// doc comment saying what the group is in that module. PORT is the upper-case parameter prefix,
+// NAME the lower-case port name; defaults are expressions (earlier parameters allowed).
+//   `MASE_FORMAT_PARAMS(PORT, P0, P1)        PORT_PRECISION_0 = P0 (lane bits),
+//                                            PORT_PRECISION_1 = P1 (fractional bits)
+//   `MASE_SHAPE_PARAMS(PORT, S0, S1, L0, L1) PORT_TENSOR_SIZE_DIM_0/1 = S0/S1,
+//                                            PORT_PARALLELISM_DIM_0/1 = L0/L1
+//   `MASE_SHAPE_PARAMS_OF(PORT, FROM)        the same four, defaulting to FROM's four
+//   `MASE_TENSOR_PARAMS(PORT, P0, P1, S0, S1, L0, L1)   format then shape of a 2-D stream
+//   `MASE_VECTOR_PARAMS(PORT, P0, P1, S0, L0) format, PORT_TENSOR_SIZE_DIM_0 = S0 and
+//                                            PORT_PARALLELISM_DIM_0 = L0 of a 1-D tensor
+//   `MASE_MODE_PARAMS(PORT)                  PORT_ROUNDING = 0 (TRN), PORT_OVERFLOW = 1 (SAT): the
+//                                            library default of every cast to PORT's format
+//   `MASE_CLOCK_PORTS                        input clk, input rst (synchronous, active high)
+//   `MASE_STREAM_IN(NAME, WIDTH)             input [WIDTH-1:0] NAME, input NAME_valid,
+//                                            output NAME_ready
+//   `MASE_STREAM_OUT(NAME, WIDTH)            output [WIDTH-1:0] NAME, output NAME_valid,
+//                                            input NAME_ready
+//   `MASE_WORD_PARAMS                        DATA_WIDTH = 8 (bits per lane), LANES = 1 (lanes per
+//                                            beat): the opaque word of the stream primitives
+//   `MASE_STAGE_PORTS(XW, YW)                the ports of a one-in one-out stage: clock, reset,
+//                                            input stream data_in_0 (XW bits), output stream
+//                                            data_out_0 (YW bits)
+//
+// Datapath idioms (module scope, need the names they mention in scope):
+//   `MASE_CAST_TO(PORT, XW, XF, XS, YS, X, Y);   a mase_cast_core instance u_cast taking X (XW
+//       bits, XF fractional, signed when XS) to Y in PORT's format (PORT_PRECISION_0/1, signed
+//       when YS) with PORT_ROUNDING and PORT_OVERFLOW
+//   `MASE_OUTPUT_SKID(WIDTH, N_LANES, DATA, VALID, READY);   the output register of a component:
+//       a mase_skid_buffer u_out (N_LANES lanes of WIDTH bits) taking beat DATA/VALID (READY:
+//       it has room) and driving the data_out_0 stream
+//   `MASE_ROM_INIT(ROM, WORDS, FILE)         fills the unpacked array ROM (WORDS words) at time 0
+//       from the $readmemh file FILE, or with zeros when FILE is "" (generate blocks
+//       g_ROM_file / g_ROM_zero)
+// Only `/* */` comments stand inside the definitions (a `//` comment would swallow the line
+// continuation); Verilator, Yosys 0.23 and sv-parser (emit/src/sv/header.rs) all expand them.
 //
 // Parameter checks. Each macro is one statement for an `initial` block (elaboration-time check,
 // under `ifndef SYNTHESIS`) and prints exactly the message of the matching Rust helper in
@@ -20,6 +63,11 @@
 //   `MASE_CHECK_SAME_SHAPE(A, B);            A's four TENSOR_SIZE/PARALLELISM_DIM_0/1 equal B's
 //   `MASE_CHECK_MODES(PORT);                 `check_modes`: PORT_ROUNDING in 0..6, PORT_OVERFLOW
 //                                            in 0..3
+//   `MASE_CHECK_ROW_SHAPE(PORT, MAX_ROW, MAX_ROWS, MAX_PAR);   a stream of whole rows, one row
+//                                            per beat: PORT_TENSOR_SIZE_DIM_0 in 1..MAX_ROW,
+//                                            PORT_TENSOR_SIZE_DIM_1 in 1..MAX_ROWS,
+//                                            PORT_PARALLELISM_DIM_0 in 1..MAX_PAR and dividing the
+//                                            row, PORT_PARALLELISM_DIM_1 = 1 (in this order)
 //
 // A single-rule macro expands to an `if` without `else`: under a condition of its own, put it in a
 // begin/end block (an `else` after it would bind to the macro's `if`).
@@ -33,12 +81,112 @@
 //
 // Files include this header through an outer guard, so a tool that was handed the header as the
 // first source (the file lists the library writes: component dependencies list it first) never
-// needs an include path, and a tool that compiles one file alone finds it with `-I rtl` / `-y rtl`:
-//   `ifndef MASE_ASSERT_SVH
-//   `include "mase_assert.svh"
-//   `endif
+// needs an include path, and a tool that compiles one file alone finds it with `-I rtl` / `-y rtl`.
+// The guard stands on one line (sim/tests/lint.rs checks this exact form):
+//   `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 `ifndef MASE_ASSERT_SVH
 `define MASE_ASSERT_SVH
+
+`define MASE_FORMAT_PARAMS(PORT, P0, P1) \
+    /* Bits of a PORT element (two's complement unless PORT_SIGNED says otherwise). */ \
+    parameter int PORT``_PRECISION_0 = P0, \
+    /* Fractional bits of a PORT element (may be negative or exceed the width). */ \
+    parameter int PORT``_PRECISION_1 = P1
+
+`define MASE_SHAPE_PARAMS(PORT, S0, S1, L0, L1) \
+    /* PORT tensor size along dim 0 (innermost, elements per row). */ \
+    parameter int PORT``_TENSOR_SIZE_DIM_0 = S0, \
+    /* PORT tensor size along dim 1 (rows). */ \
+    parameter int PORT``_TENSOR_SIZE_DIM_1 = S1, \
+    /* PORT elements of dim 0 per beat (divides the dim-0 size). */ \
+    parameter int PORT``_PARALLELISM_DIM_0 = L0, \
+    /* PORT rows per beat (divides the dim-1 size). */ \
+    parameter int PORT``_PARALLELISM_DIM_1 = L1
+
+`define MASE_SHAPE_PARAMS_OF(PORT, FROM) \
+    `MASE_SHAPE_PARAMS(PORT, FROM``_TENSOR_SIZE_DIM_0, FROM``_TENSOR_SIZE_DIM_1, \
+                       FROM``_PARALLELISM_DIM_0, FROM``_PARALLELISM_DIM_1)
+
+`define MASE_TENSOR_PARAMS(PORT, P0, P1, S0, S1, L0, L1) \
+    `MASE_FORMAT_PARAMS(PORT, P0, P1), \
+    `MASE_SHAPE_PARAMS(PORT, S0, S1, L0, L1)
+
+`define MASE_VECTOR_PARAMS(PORT, P0, P1, S0, L0) \
+    `MASE_FORMAT_PARAMS(PORT, P0, P1), \
+    /* PORT length (elements of its only dimension). */ \
+    parameter int PORT``_TENSOR_SIZE_DIM_0 = S0, \
+    /* PORT elements per beat (divides the length). */ \
+    parameter int PORT``_PARALLELISM_DIM_0 = L0
+
+`define MASE_MODE_PARAMS(PORT) \
+    /* Rounding into PORT's format: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, */ \
+    /* 5 RND_MIN_INF, 6 RND_CONV. */ \
+    parameter int PORT``_ROUNDING = 0, \
+    /* Overflow into PORT's format: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM. */ \
+    parameter int PORT``_OVERFLOW = 1
+
+`define MASE_CLOCK_PORTS \
+    /* Clock; everything is registered on its rising edge. */ \
+    input logic clk, \
+    /* Synchronous active-high reset. */ \
+    input logic rst
+
+`define MASE_STREAM_IN(NAME, WIDTH) \
+    /* Input beat, lane i at [i*W +: W] for lane width W. */ \
+    input logic [WIDTH-1:0] NAME, \
+    /* Input beat valid. */ \
+    input logic NAME``_valid, \
+    /* The component takes the beat (a beat moves when valid && ready). */ \
+    output logic NAME``_ready
+
+`define MASE_STREAM_OUT(NAME, WIDTH) \
+    /* Output beat, lane i at [i*W +: W] for lane width W. */ \
+    output logic [WIDTH-1:0] NAME, \
+    /* Output beat valid. */ \
+    output logic NAME``_valid, \
+    /* The consumer takes the beat (a beat moves when valid && ready). */ \
+    input logic NAME``_ready
+
+`define MASE_WORD_PARAMS \
+    /* Bits per lane. */ \
+    parameter int DATA_WIDTH = 8, \
+    /* Lanes per beat; the data ports are LANES*DATA_WIDTH bits wide. */ \
+    parameter int LANES = 1
+
+`define MASE_STAGE_PORTS(XW, YW) \
+    `MASE_CLOCK_PORTS, \
+    `MASE_STREAM_IN(data_in_0, XW), \
+    `MASE_STREAM_OUT(data_out_0, YW)
+
+`define MASE_CAST_TO(PORT, XW, XF, XS, YS, X, Y) \
+  mase_cast_core #( \
+      .IN_WIDTH  (XW), \
+      .IN_FRAC   (XF), \
+      .IN_SIGNED (XS), \
+      .OUT_WIDTH (PORT``_PRECISION_0), \
+      .OUT_FRAC  (PORT``_PRECISION_1), \
+      .OUT_SIGNED(YS), \
+      .ROUNDING  (PORT``_ROUNDING), \
+      .OVERFLOW  (PORT``_OVERFLOW) \
+  ) u_cast ( \
+      .data_in (X), \
+      .data_out(Y) \
+  )
+
+`define MASE_OUTPUT_SKID(WIDTH, N_LANES, DATA, VALID, READY) \
+  mase_skid_buffer #( \
+      .DATA_WIDTH(WIDTH), \
+      .LANES     (N_LANES) \
+  ) u_out ( \
+      .clk             (clk), \
+      .rst             (rst), \
+      .data_in_0       (DATA), \
+      .data_in_0_valid (VALID), \
+      .data_in_0_ready (READY), \
+      .data_out_0      (data_out_0), \
+      .data_out_0_valid(data_out_0_valid), \
+      .data_out_0_ready(data_out_0_ready) \
+  )
 
 `define MASE_CHECK_RANGE_OF(NAME, V, LO, HI) \
   if ((V) < (LO) || (V) > (HI)) \
@@ -82,6 +230,117 @@
   begin \
     `MASE_CHECK_RANGE(PORT``_ROUNDING, 0, 6); \
     `MASE_CHECK_RANGE(PORT``_OVERFLOW, 0, 3); \
+  end
+
+`define MASE_CHECK_ROW_SHAPE(PORT, MAX_ROW, MAX_ROWS, MAX_PAR) \
+  begin \
+    `MASE_CHECK_RANGE(PORT``_TENSOR_SIZE_DIM_0, 1, MAX_ROW); \
+    `MASE_CHECK_RANGE(PORT``_TENSOR_SIZE_DIM_1, 1, MAX_ROWS); \
+    `MASE_CHECK_RANGE(PORT``_PARALLELISM_DIM_0, 1, MAX_PAR); \
+    `MASE_CHECK_DIVIDES(PORT``_PARALLELISM_DIM_0, PORT``_TENSOR_SIZE_DIM_0); \
+    `MASE_CHECK_RANGE(PORT``_PARALLELISM_DIM_1, 1, 1); \
+  end
+
+
+`define MASE_ROM_INIT(ROM, WORDS, FILE) \
+  if (FILE != "") begin : g_``ROM``_file \
+    initial $readmemh(FILE, ROM); \
+  end else begin : g_``ROM``_zero \
+    initial for (int k = 0; k < WORDS; k++) ROM[k] = '0; \
+  end
+
+// Aligned element-wise add and subtract (mase_add, mase_sub): the two components are one design
+// that differs only in the operator, and SystemVerilog has no module templates. The design lives
+// here, in the one header both components' file lists carry, so that a fix reaches both: each
+// component file is `module mase_add #(`MASE_ALIGNED_BINARY_PARAMS) (`MASE_ALIGNED_BINARY_PORTS);
+// `MASE_ALIGNED_BINARY(+)` plus its stream assertions. The parameters and ports are documented
+// in the macros; the datapath is described in rtl/mase_add.sv.
+`define MASE_ALIGNED_BINARY_PARAMS \
+    /* Input 0: signed lanes of 1..64 bits, fractional bits -2^24..2^24. */ \
+    `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 8, 1, 4, 1), \
+    /* Input 1's format: signed 1..64 bits, fractional bits within 63 of input 0's. */ \
+    `MASE_FORMAT_PARAMS(DATA_IN_1, 8, 4), \
+    /* Input 1's shape (must equal input 0's). */ \
+    `MASE_SHAPE_PARAMS_OF(DATA_IN_1, DATA_IN_0), \
+    /* Output format: signed 1..64 bits. */ \
+    `MASE_FORMAT_PARAMS(DATA_OUT_0, 8, 4), \
+    /* Output shape (must equal input 0's). */ \
+    `MASE_SHAPE_PARAMS_OF(DATA_OUT_0, DATA_IN_0), \
+    /* Rounding and overflow of the cast of the exact result. */ \
+    `MASE_MODE_PARAMS(DATA_OUT_0)
+
+`define MASE_ALIGNED_BINARY_PORTS \
+    /* Clock and reset (reset empties the output register). */ \
+    `MASE_CLOCK_PORTS, \
+    /* Input 0 beats, taken together with input 1's (a join). */ \
+    `MASE_STREAM_IN(data_in_0, \
+                    DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0), \
+    /* Input 1 beats, taken together with input 0's (a join). */ \
+    `MASE_STREAM_IN(data_in_1, \
+                    DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_1_PRECISION_0), \
+    /* Output beats (data and valid registered). */ \
+    `MASE_STREAM_OUT(data_out_0, \
+                     DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
+
+`ifndef SYNTHESIS
+`define MASE_ALIGNED_BINARY_CHECKS \
+  initial begin \
+    `MASE_CHECK_FORMAT(DATA_IN_0, 64); \
+    `MASE_CHECK_BLOCK_SHAPE(DATA_IN_0); \
+    `MASE_CHECK_FORMAT(DATA_IN_1, 64); \
+    if (DATA_IN_1_PRECISION_1 - DATA_IN_0_PRECISION_1 > 63 || \
+        DATA_IN_0_PRECISION_1 - DATA_IN_1_PRECISION_1 > 63) \
+      $fatal(1, "DATA_IN_1_PRECISION_1 (%0d) must be within 63 of DATA_IN_0_PRECISION_1 (%0d)", \
+             DATA_IN_1_PRECISION_1, DATA_IN_0_PRECISION_1); \
+    `MASE_CHECK_SAME_SHAPE(DATA_IN_1, DATA_IN_0); \
+    `MASE_CHECK_FORMAT(DATA_OUT_0, 64); \
+    `MASE_CHECK_SAME_SHAPE(DATA_OUT_0, DATA_IN_0); \
+    `MASE_CHECK_MODES(DATA_OUT_0); \
+  end
+`else
+`define MASE_ALIGNED_BINARY_CHECKS
+`endif
+
+// The body: the join, the exact aligned OP of each lane pair cast to the output format, and the
+// output register. Needs the parameters and ports above in scope.
+`define MASE_ALIGNED_BINARY(OP) \
+  /* Lanes per beat. */ \
+  localparam int LANES = DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1; \
+  /* Lane widths. */ \
+  localparam int W0 = DATA_IN_0_PRECISION_0; \
+  localparam int W1 = DATA_IN_1_PRECISION_0; \
+  localparam int WO = DATA_OUT_0_PRECISION_0; \
+  /* Fractional bits of the exact result, and the alignment shifts of the two operands. */ \
+  localparam int F = DATA_IN_0_PRECISION_1 > DATA_IN_1_PRECISION_1 ? DATA_IN_0_PRECISION_1 : \
+      DATA_IN_1_PRECISION_1; \
+  localparam int S0 = F - DATA_IN_0_PRECISION_1; \
+  localparam int S1 = F - DATA_IN_1_PRECISION_1; \
+  /* Width of the exact result (one bit wider than the wider aligned operand). */ \
+  localparam int SW = (W0 + S0 > W1 + S1 ? W0 + S0 : W1 + S1) + 1; \
+  `MASE_ALIGNED_BINARY_CHECKS \
+  /* Output register free or being drained. */ \
+  logic space; \
+  /* Both beats present and taken this cycle. */ \
+  logic fire; \
+  /* Cast results of the current beats. */ \
+  logic [LANES*WO-1:0] res_lanes; \
+  assign space = !data_out_0_valid || data_out_0_ready; \
+  assign fire = data_in_0_valid && data_in_1_valid && space; \
+  assign data_in_0_ready = data_in_1_valid && space; \
+  assign data_in_1_ready = data_in_0_valid && space; \
+  for (genvar i = 0; i < LANES; i++) begin : g_lane \
+    /* Exact aligned result of lane i. */ \
+    logic [SW-1:0] res; \
+    assign res = (SW'($signed(data_in_0[i*W0+:W0])) << S0) OP (SW'($signed(data_in_1[i*W1+:W1])) << S1); \
+    `MASE_CAST_TO(DATA_OUT_0, SW, F, 1, 1, res, res_lanes[i*WO+:WO]); \
+  end \
+  always_ff @(posedge clk) begin \
+    if (rst) data_out_0_valid <= 1'b0; \
+    else if (space) data_out_0_valid <= data_in_0_valid && data_in_1_valid; \
+  end \
+  /* The data register has no reset: validity is tracked by data_out_0_valid. */ \
+  always_ff @(posedge clk) begin \
+    if (fire) data_out_0 <= res_lanes; \
   end
 
 `ifndef SYNTHESIS

@@ -9,59 +9,28 @@
 //   Latency: 1 cycle. II: 1 beat per cycle.
 //   Paths cut: data and valid (registered outputs); ready passes through combinationally
 //   (data_in_0_ready = !data_out_0_valid || data_out_0_ready).
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_cast #(
-    /// Input lane width in bits (1..64 signed, 1..63 unsigned).
-    parameter int DATA_IN_0_PRECISION_0 = 16,
-    /// Input fractional bits (-2^24..2^24).
-    parameter int DATA_IN_0_PRECISION_1 = 8,
+    /// Input format: 1..64 bits signed or 1..63 unsigned, fractional bits -2^24..2^24.
+    `MASE_FORMAT_PARAMS(DATA_IN_0, 16, 8),
     /// 1 when input lanes are two's complement, 0 when unsigned.
     parameter int DATA_IN_0_SIGNED = 1,
-    /// Tensor size along dim 0 (innermost; elements per row).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
-    /// Tensor size along dim 1 (rows).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 1,
-    /// Elements per beat along dim 0.
-    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
-    /// Rows per beat (dim 1).
-    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1,
-    /// Output lane width in bits (1..64 signed, 1..63 unsigned).
-    parameter int DATA_OUT_0_PRECISION_0 = 8,
-    /// Output fractional bits (-2^24..2^24).
-    parameter int DATA_OUT_0_PRECISION_1 = 4,
+    /// Input shape.
+    `MASE_SHAPE_PARAMS(DATA_IN_0, 8, 1, 4, 1),
+    /// Output format: 1..64 bits signed or 1..63 unsigned, fractional bits -2^24..2^24.
+    `MASE_FORMAT_PARAMS(DATA_OUT_0, 8, 4),
     /// 1 when output lanes are two's complement, 0 when unsigned.
     parameter int DATA_OUT_0_SIGNED = 1,
-    /// Output tensor size along dim 0 (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
-    /// Output tensor size along dim 1 (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = DATA_IN_0_TENSOR_SIZE_DIM_1,
-    /// Output elements per beat along dim 0 (must equal the input's).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
-    /// Output rows per beat (must equal the input's).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = DATA_IN_0_PARALLELISM_DIM_1,
-    /// Rounding mode: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV.
-    parameter int DATA_OUT_0_ROUNDING = 0,
-    /// Overflow mode: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM.
-    parameter int DATA_OUT_0_OVERFLOW = 1
+    /// Output shape (must equal the input's).
+    `MASE_SHAPE_PARAMS_OF(DATA_OUT_0, DATA_IN_0),
+    /// Rounding and overflow of the cast.
+    `MASE_MODE_PARAMS(DATA_OUT_0)
 ) (
-    /// Clock.
-    input  logic                                           clk,
-    /// Synchronous active-high reset: empties the output register.
-    input  logic                                           rst,
-    /// Input beat, lane i at [i*DATA_IN_0_PRECISION_0 +: DATA_IN_0_PRECISION_0].
-    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0] data_in_0,
-    /// Input beat valid.
-    input  logic                                           data_in_0_valid,
-    /// The cast can take a beat (output register empty or being drained).
-    output logic                                           data_in_0_ready,
-    /// Output beat (registered), lane i at [i*DATA_OUT_0_PRECISION_0 +: DATA_OUT_0_PRECISION_0].
-    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_OUT_0_PRECISION_0-1:0] data_out_0,
-    /// Output beat valid (registered).
-    output logic                                           data_out_0_valid,
-    /// Consumer accepts the output beat.
-    input  logic                                           data_out_0_ready
+    /// Clock and reset (reset empties the output register).
+    /// data_in_0: input beats, taken when the output register is empty or being drained.
+    /// data_out_0: output beats (data and valid registered).
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0,
+                      DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
 );
   /// Lanes per beat.
   localparam int LANES = DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1;
@@ -90,19 +59,7 @@ module mase_cast #(
   logic [LANES*OW-1:0] cast_lanes;
 
   for (genvar i = 0; i < LANES; i++) begin : g_lane
-    mase_cast_core #(
-        .IN_WIDTH  (IW),
-        .IN_FRAC   (DATA_IN_0_PRECISION_1),
-        .IN_SIGNED (DATA_IN_0_SIGNED),
-        .OUT_WIDTH (OW),
-        .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
-        .OUT_SIGNED(DATA_OUT_0_SIGNED),
-        .ROUNDING  (DATA_OUT_0_ROUNDING),
-        .OVERFLOW  (DATA_OUT_0_OVERFLOW)
-    ) u_cast (
-        .data_in (data_in_0[i*IW+:IW]),
-        .data_out(cast_lanes[i*OW+:OW])
-    );
+    `MASE_CAST_TO(DATA_OUT_0, IW, DATA_IN_0_PRECISION_1, DATA_IN_0_SIGNED, DATA_OUT_0_SIGNED, data_in_0[i*IW+:IW], cast_lanes[i*OW+:OW]);
   end
 
   assign data_in_0_ready = !data_out_0_valid || data_out_0_ready;

@@ -22,9 +22,7 @@
 //   Latency: 4 cycles from the last chunk of a block in S1 to the block's beat in the output
 //            register (S2, S3, S4, output).
 //   Paths cut: data, valid and ready of the output (skid buffer).
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_dot_product #(
     /// Input element width (signed).
     parameter int X_WIDTH = 8,
@@ -55,10 +53,8 @@ module mase_dot_product #(
     /// Bits of each output lane's extra left shift of its product sums (0: none, lane_shift unused).
     parameter int LANE_SHIFT_WIDTH = 0
 ) (
-    /// Clock.
-    input  logic                               clk,
-    /// Synchronous active-high reset: empties the pipeline.
-    input  logic                               rst,
+    /// Clock and reset (reset empties the pipeline).
+    `MASE_CLOCK_PORTS,
     /// The pipeline advances this cycle; the caller's issue stage and S1 advance with it.
     output logic                               adv,
     /// S1 holds a chunk.
@@ -81,12 +77,9 @@ module mase_dot_product #(
     /// Extra left shift of output lane o's product sums at [o*LSW +: LSW] (LSW =
     /// max(LANE_SHIFT_WIDTH, 1), unsigned), due in S3 with every chunk of the block.
     input  logic [LANES_OUT*(LANE_SHIFT_WIDTH > 0 ? LANE_SHIFT_WIDTH : 1)-1:0] lane_shift,
-    /// Output beat: the LANES_OUT outputs of a block, lane o at [o*OUT_WIDTH +: OUT_WIDTH].
-    output logic [    LANES_OUT*OUT_WIDTH-1:0] data_out_0,
-    /// Output beat valid (registered).
-    output logic                               data_out_0_valid,
-    /// Consumer accepts the output beat.
-    input  logic                               data_out_0_ready
+    /// Output beats: the LANES_OUT outputs of a block, lane o at [o*OUT_WIDTH +: OUT_WIDTH]
+    /// (data and valid registered).
+    `MASE_STREAM_OUT(data_out_0, LANES_OUT * OUT_WIDTH)
 );
   /// Product width; width of a sum of LANES_IN products.
   localparam int PW = X_WIDTH + W_WIDTH;
@@ -201,19 +194,7 @@ module mase_dot_product #(
     );
   end
 
-  mase_skid_buffer #(
-      .DATA_WIDTH(OUT_WIDTH),
-      .LANES     (PO)
-  ) u_out (
-      .clk             (clk),
-      .rst             (rst),
-      .data_in_0       (y),
-      .data_in_0_valid (s4_valid),
-      .data_in_0_ready (adv),
-      .data_out_0      (data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
-  );
+  `MASE_OUTPUT_SKID(OUT_WIDTH, PO, y, s4_valid, adv);
 
   `MASE_ASSERT_STREAM_STABLE(data_out_0)
 endmodule

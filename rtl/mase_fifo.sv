@@ -9,33 +9,18 @@
 //   II:       1 beat per cycle with no back-pressure.
 //   Paths cut: data, valid, ready.
 // The data word is opaque: LANES lanes of DATA_WIDTH bits, lane i at [i*DATA_WIDTH +: DATA_WIDTH].
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_fifo #(
-    /// Bits per lane (1..64).
-    parameter int DATA_WIDTH = 8,
-    /// Lanes per beat (1..1024); the data ports are LANES*DATA_WIDTH bits wide.
-    parameter int LANES = 1,
+    /// The word: LANES lanes (1..1024) of DATA_WIDTH bits (1..64).
+    `MASE_WORD_PARAMS,
     /// Memory depth in beats (2..65536); total capacity is DEPTH + 1.
     parameter int DEPTH = 16
 ) (
-    /// Clock.
-    input  logic                        clk,
-    /// Synchronous active-high reset: empties the FIFO.
-    input  logic                        rst,
-    /// Input beat (flat packed lanes).
-    input  logic [LANES*DATA_WIDTH-1:0] data_in_0,
-    /// Input beat valid.
-    input  logic                        data_in_0_valid,
-    /// FIFO can accept a beat (memory not full; from a register).
-    output logic                        data_in_0_ready,
-    /// Output beat (the memory's read register).
-    output logic [LANES*DATA_WIDTH-1:0] data_out_0,
-    /// Output beat valid (registered).
-    output logic                        data_out_0_valid,
-    /// Consumer accepts the output beat.
-    input  logic                        data_out_0_ready
+    /// Clock and reset (reset empties the FIFO).
+    /// data_in_0: input beats (flat packed lanes), taken while the memory is not full (ready from a
+    /// register).
+    /// data_out_0: output beats from the memory's read register (valid registered).
+    `MASE_STAGE_PORTS(LANES * DATA_WIDTH, LANES * DATA_WIDTH)
 );
 `ifndef SYNTHESIS
   initial begin

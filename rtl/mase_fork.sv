@@ -9,45 +9,23 @@
 //   ready); data_in_0_ready depends combinationally on both consumers' ready.
 // The data word is opaque: LANES = PARALLELISM_DIM_0 x PARALLELISM_DIM_1 lanes of
 // DATA_IN_0_PRECISION_0 bits.
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_fork #(
-    /// Lane width in bits (1..64).
-    parameter int DATA_IN_0_PRECISION_0 = 8,
-    /// Fractional bits (format only; the data is passed through).
-    parameter int DATA_IN_0_PRECISION_1 = 4,
-    /// Tensor size along dim 0 (elements per row).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
-    /// Tensor size along dim 1 (rows).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 1,
-    /// Elements of dim 0 per beat.
-    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
-    /// Rows per beat.
-    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1
+    /// The stream forked: lanes of 1..64 bits, passed through (the fractional bits are format
+    /// only).
+    `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 8, 1, 4, 1)
 ) (
-    /// Clock.
-    input  logic                                                                                clk,
-    /// Synchronous active-high reset: clears the "taken" flags.
-    input  logic                                                                                rst,
-    /// Input beat, lane i at [i*W +: W].
-    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0] data_in_0,
-    /// Input beat valid.
-    input  logic                                                                                data_in_0_valid,
-    /// Input beat consumed: every consumer has it or takes it now.
-    output logic                                                                                data_in_0_ready,
-    /// Copy of the input beat for consumer 0.
-    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0] data_out_0,
-    /// Consumer 0 has not taken the current beat yet.
-    output logic                                                                                data_out_0_valid,
-    /// Consumer 0 takes the beat.
-    input  logic                                                                                data_out_0_ready,
-    /// Copy of the input beat for consumer 1.
-    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0] data_out_1,
-    /// Consumer 1 has not taken the current beat yet.
-    output logic                                                                                data_out_1_valid,
-    /// Consumer 1 takes the beat.
-    input  logic                                                                                data_out_1_ready
+    /// Clock and reset (reset clears the "taken" flags).
+    `MASE_CLOCK_PORTS,
+    /// Input beats, consumed once every consumer has the beat or takes it now.
+    `MASE_STREAM_IN(data_in_0,
+                    DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0),
+    /// Copy for consumer 0, valid until consumer 0 has taken the current beat.
+    `MASE_STREAM_OUT(data_out_0,
+                     DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0),
+    /// Copy for consumer 1, valid until consumer 1 has taken the current beat.
+    `MASE_STREAM_OUT(data_out_1,
+                     DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0)
 );
 `ifndef SYNTHESIS
   initial begin

@@ -13,39 +13,17 @@
 // Pipeline: ROM read + input register -> tail select / cast (combinational) -> mase_skid_buffer.
 //   Latency: 2 cycles. II: 1 beat per cycle; TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
 //   Paths cut: data, valid and ready (input ready is a function of registers only).
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_gelu #(
-    /// Input lane width in bits (1..16), two's complement.
-    parameter int DATA_IN_0_PRECISION_0 = 8,
-    /// Input fractional bits (-2^24..2^24).
-    parameter int DATA_IN_0_PRECISION_1 = 4,
-    /// Tensor size along dim 0 (innermost, columns).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
-    /// Tensor size along dim 1 (rows).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 1,
-    /// Elements of dim 0 per beat.
-    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
-    /// Rows per beat.
-    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1,
-    /// Output lane width in bits (1..32), two's complement.
-    parameter int DATA_OUT_0_PRECISION_0 = 8,
-    /// Output fractional bits (-2^24..2^24).
-    parameter int DATA_OUT_0_PRECISION_1 = 4,
-    /// Output tensor size along dim 0 (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
-    /// Output tensor size along dim 1 (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = DATA_IN_0_TENSOR_SIZE_DIM_1,
-    /// Output elements of dim 0 per beat (must equal the input's).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
-    /// Output rows per beat (must equal the input's).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = DATA_IN_0_PARALLELISM_DIM_1,
-    /// Rounding of the upper tail (the table was generated with the same mode): 0 TRN,
-    /// 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV.
-    parameter int DATA_OUT_0_ROUNDING = 0,
-    /// Overflow of the upper tail (and of the table entries): 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM.
-    parameter int DATA_OUT_0_OVERFLOW = 1,
+    /// Input: two's complement lanes of 1..16 bits, fractional bits -2^24..2^24.
+    `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 8, 1, 4, 1),
+    /// Output format: two's complement lanes of 1..32 bits, fractional bits -2^24..2^24.
+    `MASE_FORMAT_PARAMS(DATA_OUT_0, 8, 4),
+    /// Output shape (must equal the input's).
+    `MASE_SHAPE_PARAMS_OF(DATA_OUT_0, DATA_IN_0),
+    /// Rounding and overflow of the upper tail, cast(x); the table was generated with the same
+    /// modes (its entries saturate with the overflow mode).
+    `MASE_MODE_PARAMS(DATA_OUT_0),
     /// The lowest tabulated input code is -TABLE_NEG (0..32768, clamped to the input range);
     /// below it the output is 0.
     parameter int TABLE_NEG = 32768,
@@ -55,22 +33,11 @@ module mase_gelu #(
     /// Path of the table .mem file ($readmemh; "" = all-zero table).
     parameter TABLE_MEM_FILE = ""
 ) (
-    /// Clock.
-    input  logic clk,
-    /// Synchronous active-high reset: empties the pipeline.
-    input  logic rst,
-    /// Input block, lane i at [i*DATA_IN_0_PRECISION_0 +: DATA_IN_0_PRECISION_0].
-    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0] data_in_0,
-    /// Input block valid.
-    input  logic data_in_0_valid,
-    /// The input register can take a block (from registers).
-    output logic data_in_0_ready,
-    /// Output block, lane i at [i*DATA_OUT_0_PRECISION_0 +: DATA_OUT_0_PRECISION_0] (registered).
-    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_OUT_0_PRECISION_0-1:0] data_out_0,
-    /// Output block valid (registered).
-    output logic data_out_0_valid,
-    /// Consumer accepts the output block.
-    input  logic data_out_0_ready
+    /// Clock and reset (reset empties the pipeline).
+    /// data_in_0: input blocks, taken when the input register has room (ready from registers).
+    /// data_out_0: output blocks (data and valid registered).
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0,
+                      DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
 );
   /// Lanes per beat.
   localparam int N = DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1;
@@ -125,11 +92,7 @@ module mase_gelu #(
   for (genvar i = 0; i < N; i++) begin : g_lane
     /// This lane's copy of the table.
     logic [OW-1:0] rom[DEPTH];
-    if (TABLE_MEM_FILE != "") begin : g_file
-      initial $readmemh(TABLE_MEM_FILE, rom);
-    end else begin : g_zero
-      initial for (int k = 0; k < DEPTH; k++) rom[k] = '0;
-    end
+    `MASE_ROM_INIT(rom, DEPTH, TABLE_MEM_FILE)
 
     /// Input code, sign-extended.
     logic signed [XW-1:0] x;
@@ -161,35 +124,11 @@ module mase_gelu #(
 
     /// Upper tail: the input cast into the output format.
     logic [OW-1:0] tail;
-    mase_cast_core #(
-        .IN_WIDTH  (IW),
-        .IN_FRAC   (DATA_IN_0_PRECISION_1),
-        .IN_SIGNED (1),
-        .OUT_WIDTH (OW),
-        .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
-        .OUT_SIGNED(1),
-        .ROUNDING  (DATA_OUT_0_ROUNDING),
-        .OVERFLOW  (DATA_OUT_0_OVERFLOW)
-    ) u_tail (
-        .data_in (s1_x),
-        .data_out(tail)
-    );
+    `MASE_CAST_TO(DATA_OUT_0, IW, DATA_IN_0_PRECISION_1, 1, 1, s1_x, tail);
     assign y[i*OW+:OW] = s1_below ? '0 : s1_above ? tail : s1_t;
   end
 
-  mase_skid_buffer #(
-      .DATA_WIDTH(OW),
-      .LANES(N)
-  ) u_out (
-      .clk(clk),
-      .rst(rst),
-      .data_in_0(y),
-      .data_in_0_valid(s1_valid),
-      .data_in_0_ready(out_ready),
-      .data_out_0(data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
-  );
+  `MASE_OUTPUT_SKID(OW, N, y, s1_valid, out_ready);
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)
   `MASE_ASSERT_STREAM_STABLE(data_out_0)

@@ -22,14 +22,10 @@
 // combinationally on data_out_0_ready (put a skid buffer after the converter to cut it).
 // DATA_IN_0_PRECISION_1 and DATA_IN_0_TENSOR_SIZE_DIM_1 are format information: the lanes are
 // opaque words of DATA_IN_0_PRECISION_0 bits and need no row counter.
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_lane_converter #(
-    /// Lane width in bits (1..64), the same on both sides.
-    parameter int DATA_IN_0_PRECISION_0 = 8,
-    /// Fractional bits (format only; the data is passed through).
-    parameter int DATA_IN_0_PRECISION_1 = 4,
+    /// Lane format (1..64 bits, the same on both sides; the fractional bits are format only).
+    `MASE_FORMAT_PARAMS(DATA_IN_0, 8, 4),
     /// Tensor size along dim 0 (elements per row); P_IN and P_OUT must divide it.
     parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
     /// Tensor size along dim 1 (rows; format only).
@@ -39,23 +35,12 @@ module mase_lane_converter #(
     /// P_OUT: elements of dim 0 per output beat (a multiple or a divisor of P_IN).
     parameter int DATA_OUT_0_PARALLELISM_DIM_0 = 4
 ) (
-    /// Clock.
-    input  logic                                                    clk,
-    /// Synchronous active-high reset: empties the converter (partial group or slices dropped).
-    input  logic                                                    rst,
-    /// Input beat of P_IN lanes, lane i at [i*W +: W].
-    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PRECISION_0-1:0]  data_in_0,
-    /// Input beat valid.
-    input  logic                                                    data_in_0_valid,
-    /// Converter takes the input beat (combinational in data_out_0_ready when it must drain the
-    /// output to make room).
-    output logic                                                    data_in_0_ready,
-    /// Output beat of P_OUT lanes, lane i at [i*W +: W] (from a register).
-    output logic [DATA_OUT_0_PARALLELISM_DIM_0*DATA_IN_0_PRECISION_0-1:0] data_out_0,
-    /// Output beat valid (registered).
-    output logic                                                    data_out_0_valid,
-    /// Consumer takes the output beat.
-    input  logic                                                    data_out_0_ready
+    /// Clock and reset (reset empties the converter: a partial group or slices are dropped).
+    /// data_in_0: input beats of P_IN lanes; ready is combinational in data_out_0_ready when the
+    /// converter must drain the output to make room.
+    /// data_out_0: output beats of P_OUT lanes (data and valid registered).
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0,
+                      DATA_OUT_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0)
 );
 `ifndef SYNTHESIS
   initial begin

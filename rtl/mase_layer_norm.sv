@@ -26,54 +26,25 @@
 //   Paths cut: data_in_0_ready is a register function (slot flags); the output is the register
 //            of a mase_skid_buffer. Input data goes through the P squarers and the adder trees
 //            into the sum registers within one cycle.
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_layer_norm #(
-    /// W: input element bits (1..32, signed).
-    parameter int DATA_IN_0_PRECISION_0 = 16,
-    /// F: input fractional bits (-32..32).
-    parameter int DATA_IN_0_PRECISION_1 = 8,
-    /// D: elements per row (1..4096).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 64,
-    /// Rows per tensor (1..1048576; any number of rows may stream back to back).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 1,
-    /// P: elements per beat (1..256, divides D).
-    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
-    /// Rows per beat (must be 1).
-    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1,
-    /// Gamma bits (1..32, signed).
-    parameter int WEIGHT_PRECISION_0 = 16,
-    /// Gamma fractional bits (-32..32).
-    parameter int WEIGHT_PRECISION_1 = 14,
-    /// Gamma elements (must equal D).
-    parameter int WEIGHT_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
-    /// Gamma per ROM word (must equal P).
-    parameter int WEIGHT_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
-    /// Beta bits (1..32, signed).
-    parameter int BIAS_PRECISION_0 = 16,
-    /// Beta fractional bits (-32..32, within 32 of NORM_FRAC + gamma frac).
-    parameter int BIAS_PRECISION_1 = 12,
-    /// Beta elements (must equal D).
-    parameter int BIAS_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
-    /// Beta per ROM word (must equal P).
-    parameter int BIAS_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
-    /// Output element bits (1..64, signed).
-    parameter int DATA_OUT_0_PRECISION_0 = 16,
-    /// Output fractional bits.
-    parameter int DATA_OUT_0_PRECISION_1 = 12,
-    /// Output row length (must equal D).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
-    /// Output rows (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = DATA_IN_0_TENSOR_SIZE_DIM_1,
-    /// Outputs per beat (must equal P).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
-    /// Output rows per beat (must equal the input's, 1).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = DATA_IN_0_PARALLELISM_DIM_1,
-    /// Output rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV.
-    parameter int DATA_OUT_0_ROUNDING = 0,
-    /// Output overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM.
-    parameter int DATA_OUT_0_OVERFLOW = 1,
+    /// Input: W = DATA_IN_0_PRECISION_0 signed bits (1..32), F fractional bits (-32..32);
+    /// D = DATA_IN_0_TENSOR_SIZE_DIM_0 elements per row (1..4096); any number of rows
+    /// (1..1048576) stream back to back; P = DATA_IN_0_PARALLELISM_DIM_0 elements per beat
+    /// (1..256, divides D); one row per beat.
+    `MASE_TENSOR_PARAMS(DATA_IN_0, 16, 8, 64, 1, 4, 1),
+    /// Gamma ROM: signed 1..32 bits, fractional bits -32..32; D elements (must equal D), P per
+    /// ROM word (must equal P).
+    `MASE_VECTOR_PARAMS(WEIGHT, 16, 14, DATA_IN_0_TENSOR_SIZE_DIM_0, DATA_IN_0_PARALLELISM_DIM_0),
+    /// Beta ROM: signed 1..32 bits, fractional bits -32..32 (within 32 of NORM_FRAC + gamma
+    /// frac); D elements (must equal D), P per ROM word (must equal P).
+    `MASE_VECTOR_PARAMS(BIAS, 16, 12, DATA_IN_0_TENSOR_SIZE_DIM_0, DATA_IN_0_PARALLELISM_DIM_0),
+    /// Output format: signed 1..64 bits.
+    `MASE_FORMAT_PARAMS(DATA_OUT_0, 16, 12),
+    /// Output shape (must equal the input's: D per row, P per beat, one row per beat).
+    `MASE_SHAPE_PARAMS_OF(DATA_OUT_0, DATA_IN_0),
+    /// Rounding and overflow of the output cast.
+    `MASE_MODE_PARAMS(DATA_OUT_0),
     /// eps as an integer code: eps = EPS * 2^-EPS_FRAC (1..2^31-1).
     parameter int EPS = 687195,
     /// Fractional bits of EPS (0..64).
@@ -85,22 +56,12 @@ module mase_layer_norm #(
     /// Path of the beta .mem file ($readmemh; "" = all-zero beta).
     parameter BIAS_MEM_FILE = ""
 ) (
-    /// Clock.
-    input  logic                                                           clk,
-    /// Synchronous active-high reset: empties the ring, the 1/sqrt unit and the pipeline.
-    input  logic                                                           rst,
-    /// Input beat: P consecutive elements of a row, lane i at [i*W +: W].
-    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PRECISION_0-1:0]   data_in_0,
-    /// Input beat valid.
-    input  logic                                                           data_in_0_valid,
-    /// The slot being written is free (registered flags).
-    output logic                                                           data_in_0_ready,
-    /// Output beat: P consecutive outputs of a row, lane i at [i*W +: W].
-    output logic [DATA_OUT_0_PARALLELISM_DIM_0*DATA_OUT_0_PRECISION_0-1:0] data_out_0,
-    /// Output beat valid (registered).
-    output logic                                                           data_out_0_valid,
-    /// Downstream takes the output beat.
-    input  logic                                                           data_out_0_ready
+    /// Clock and reset (reset empties the ring, the 1/sqrt unit and the pipeline).
+    /// data_in_0: input beats: P consecutive elements of a row, taken when the slot being written
+    /// is free (registered flags).
+    /// data_out_0: output beats: P consecutive outputs of a row (data and valid registered).
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0,
+                      DATA_OUT_0_PARALLELISM_DIM_0 * DATA_OUT_0_PRECISION_0)
 );
   localparam int W = DATA_IN_0_PRECISION_0;
   localparam int F = DATA_IN_0_PRECISION_1;
@@ -170,11 +131,7 @@ module mase_layer_norm #(
   initial begin
     `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_0, 1, 32);
     `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_1, -32, 32);
-    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_0, 1, 4096);
-    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_1, 1, 1048576);
-    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_0, 1, 256);
-    `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_1, 1, 1);
+    `MASE_CHECK_ROW_SHAPE(DATA_IN_0, 4096, 1048576, 256);
     `MASE_CHECK_RANGE(WEIGHT_PRECISION_0, 1, 32);
     `MASE_CHECK_RANGE(WEIGHT_PRECISION_1, -32, 32);
     `MASE_CHECK_EQUAL(WEIGHT_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
@@ -416,16 +373,8 @@ module mase_layer_norm #(
   /// gamma / beta ROMs: word j, lane i = element j*P + i.
   logic [P*GW-1:0] g_rom[NW];
   logic [P*BW-1:0] b_rom[NW];
-  if (WEIGHT_MEM_FILE != "") begin : g_g_file
-    initial $readmemh(WEIGHT_MEM_FILE, g_rom);
-  end else begin : g_g_zero
-    initial for (int k = 0; k < NW; k++) g_rom[k] = '0;
-  end
-  if (BIAS_MEM_FILE != "") begin : g_b_file
-    initial $readmemh(BIAS_MEM_FILE, b_rom);
-  end else begin : g_b_zero
-    initial for (int k = 0; k < NW; k++) b_rom[k] = '0;
-  end
+  `MASE_ROM_INIT(g_rom, NW, WEIGHT_MEM_FILE)
+  `MASE_ROM_INIT(b_rom, NW, BIAS_MEM_FILE)
 
   /// N1: words read and the row's statistics.
   logic [P*W-1:0] n1_x;
@@ -507,34 +456,10 @@ module mase_layer_norm #(
   // Output: cast, skid buffer
   logic [P*OW-1:0] y;
   for (genvar i = 0; i < P; i++) begin : g_out
-    mase_cast_core #(
-        .IN_WIDTH  (AW),
-        .IN_FRAC   (AF),
-        .IN_SIGNED (1),
-        .OUT_WIDTH (OW),
-        .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
-        .OUT_SIGNED(1),
-        .ROUNDING  (DATA_OUT_0_ROUNDING),
-        .OVERFLOW  (DATA_OUT_0_OVERFLOW)
-    ) u_cast (
-        .data_in (n6_a[i*AW+:AW]),
-        .data_out(y[i*OW+:OW])
-    );
+    `MASE_CAST_TO(DATA_OUT_0, AW, AF, 1, 1, n6_a[i*AW+:AW], y[i*OW+:OW]);
   end
 
-  mase_skid_buffer #(
-      .DATA_WIDTH(OW),
-      .LANES     (P)
-  ) u_out (
-      .clk             (clk),
-      .rst             (rst),
-      .data_in_0       (y),
-      .data_in_0_valid (n6_v),
-      .data_in_0_ready (adv),
-      .data_out_0      (data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
-  );
+  `MASE_OUTPUT_SKID(OW, P, y, n6_v, adv);
 
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)

@@ -46,60 +46,30 @@
 // files named by WEIGHT_MEM_FILE, BIAS_MEM_FILE and WEIGHT_SHIFT_MEM_FILE (contents in the read order above, laid out by the Rust
 // side, hwlib/src/components/linear.rs); an empty file name gives an all-zero ROM. The row memory
 // is a 1-write 1-read RAM (distributed RAM on FPGAs).
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_linear #(
-    /// Input element width in bits (1..32, signed).
-    parameter int DATA_IN_0_PRECISION_0 = 8,
-    /// Input fractional bits.
-    parameter int DATA_IN_0_PRECISION_1 = 4,
-    /// IN: elements per input row (1..65536).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 64,
-    /// Rows per tensor (1..1048576; the module processes any number of rows back to back).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 1,
-    /// P_IN: input elements per beat (1..1024, divides IN).
-    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
-    /// Input rows per beat (must be 1).
-    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1,
-    /// Weight width in bits (1..32, signed).
-    parameter int WEIGHT_PRECISION_0 = 8,
-    /// Weight fractional bits.
-    parameter int WEIGHT_PRECISION_1 = 4,
-    /// Weight columns (must equal IN).
-    parameter int WEIGHT_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
-    /// OUT: weight rows = outputs per row (1..65536).
-    parameter int WEIGHT_TENSOR_SIZE_DIM_1 = 64,
-    /// Weight block columns (must equal P_IN).
-    parameter int WEIGHT_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
-    /// P_OUT: outputs per beat (1..1024, divides OUT).
-    parameter int WEIGHT_PARALLELISM_DIM_1 = 4,
+    /// Input: signed 1..32 bits; IN = DATA_IN_0_TENSOR_SIZE_DIM_0 elements per row (1..65536);
+    /// any number of rows (1..1048576) back to back; P_IN = DATA_IN_0_PARALLELISM_DIM_0
+    /// elements per beat (1..1024, divides IN); one row per beat.
+    `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 64, 1, 4, 1),
+    /// Weight ROM: signed 1..32 bits; IN columns (must equal IN) and OUT =
+    /// WEIGHT_TENSOR_SIZE_DIM_1 rows = outputs per row (1..65536); P_IN block columns (must
+    /// equal P_IN) and P_OUT = WEIGHT_PARALLELISM_DIM_1 outputs per beat (1..1024, divides OUT).
+    `MASE_TENSOR_PARAMS(WEIGHT, 8, 4, DATA_IN_0_TENSOR_SIZE_DIM_0, 64,
+                        DATA_IN_0_PARALLELISM_DIM_0, 4),
     /// 1: add the bias vector, 0: no bias.
     parameter int HAS_BIAS = 1,
-    /// Bias width in bits (1..32, signed).
-    parameter int BIAS_PRECISION_0 = 8,
-    /// Bias fractional bits (within 32 of input frac + weight frac when HAS_BIAS).
-    parameter int BIAS_PRECISION_1 = 4,
-    /// Bias elements (must equal OUT).
-    parameter int BIAS_TENSOR_SIZE_DIM_0 = WEIGHT_TENSOR_SIZE_DIM_1,
-    /// Bias elements per word (must equal P_OUT).
-    parameter int BIAS_PARALLELISM_DIM_0 = WEIGHT_PARALLELISM_DIM_1,
-    /// Output element width in bits (1..64, signed).
-    parameter int DATA_OUT_0_PRECISION_0 = 8,
-    /// Output fractional bits.
-    parameter int DATA_OUT_0_PRECISION_1 = 4,
-    /// Output elements per row (must equal OUT).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = WEIGHT_TENSOR_SIZE_DIM_1,
-    /// Output rows per tensor (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = DATA_IN_0_TENSOR_SIZE_DIM_1,
-    /// Output elements per beat (must equal P_OUT).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = WEIGHT_PARALLELISM_DIM_1,
-    /// Output rows per beat (must equal the input's, 1).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = DATA_IN_0_PARALLELISM_DIM_1,
-    /// Output rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV.
-    parameter int DATA_OUT_0_ROUNDING = 0,
-    /// Output overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM.
-    parameter int DATA_OUT_0_OVERFLOW = 1,
+    /// Bias ROM: signed 1..32 bits, fractional bits within 32 of input frac + weight frac when
+    /// HAS_BIAS; OUT elements (must equal OUT), P_OUT per word (must equal P_OUT).
+    `MASE_VECTOR_PARAMS(BIAS, 8, 4, WEIGHT_TENSOR_SIZE_DIM_1, WEIGHT_PARALLELISM_DIM_1),
+    /// Output format: signed 1..64 bits.
+    `MASE_FORMAT_PARAMS(DATA_OUT_0, 8, 4),
+    /// Output shape: OUT elements per row, the input's rows, P_OUT per beat, one row per beat
+    /// (each must equal these defaults).
+    `MASE_SHAPE_PARAMS(DATA_OUT_0, WEIGHT_TENSOR_SIZE_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1,
+                       WEIGHT_PARALLELISM_DIM_1, DATA_IN_0_PARALLELISM_DIM_1),
+    /// Rounding and overflow of the output cast.
+    `MASE_MODE_PARAMS(DATA_OUT_0),
     /// 1: fused ReLU, max(0, .) applied to the exact sum before the output cast.
     parameter int FUSED_RELU = 0,
     /// 1: per-output-channel weight fraction widths WEIGHT_PRECISION_1 - s_o (shift ROM), 0: one
@@ -115,22 +85,12 @@ module mase_linear #(
     /// Path of the channel shift .mem file ($readmemh; "" = every s_o = 0); WEIGHT_PER_CHANNEL = 1.
     parameter WEIGHT_SHIFT_MEM_FILE = ""
 ) (
-    /// Clock.
-    input  logic                                                           clk,
-    /// Synchronous active-high reset: empties the row buffer and the pipeline.
-    input  logic                                                           rst,
-    /// Input beat: P_IN consecutive elements of a row, lane i at [i*W +: W].
-    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PRECISION_0-1:0]   data_in_0,
-    /// Input beat valid.
-    input  logic                                                           data_in_0_valid,
-    /// A row-buffer bank is free (registered).
-    output logic                                                           data_in_0_ready,
-    /// Output beat: P_OUT consecutive outputs of a row, lane o at [o*W +: W].
-    output logic [WEIGHT_PARALLELISM_DIM_1*DATA_OUT_0_PRECISION_0-1:0]     data_out_0,
-    /// Output beat valid (registered).
-    output logic                                                           data_out_0_valid,
-    /// Consumer accepts the output beat.
-    input  logic                                                           data_out_0_ready
+    /// Clock and reset (reset empties the row buffer and the pipeline).
+    /// data_in_0: input beats: P_IN consecutive elements of a row, taken when a row-buffer bank is
+    /// free (registered).
+    /// data_out_0: output beats: P_OUT consecutive outputs of a row (data and valid registered).
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0,
+                      WEIGHT_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
 );
   // ---------------------------------------------------------------------------------------------
   // Derived sizes
@@ -173,11 +133,7 @@ module mase_linear #(
 `ifndef SYNTHESIS
   initial begin
     `MASE_CHECK_FORMAT(DATA_IN_0, 32);
-    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_0, 1, 65536);
-    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_1, 1, 1048576);
-    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_0, 1, 1024);
-    `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_1, 1, 1);
+    `MASE_CHECK_ROW_SHAPE(DATA_IN_0, 65536, 1048576, 1024);
     `MASE_CHECK_FORMAT(WEIGHT, 32);
     `MASE_CHECK_EQUAL(WEIGHT_TENSOR_SIZE_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
     `MASE_CHECK_RANGE(WEIGHT_TENSOR_SIZE_DIM_1, 1, 65536);
@@ -275,11 +231,7 @@ module mase_linear #(
   // Weight ROM (synchronous read, advancing with the pipeline)
   /// Weight ROM: word ob*NIB + ib, lane o*P_IN + i = W[ob*P_OUT + o][ib*P_IN + i].
   (* rom_style = "block" *) logic [P_OUT*P_IN*WW-1:0] w_rom[NOB*NIB];
-  if (WEIGHT_MEM_FILE != "") begin : g_w_file
-    initial $readmemh(WEIGHT_MEM_FILE, w_rom);
-  end else begin : g_w_zero
-    initial for (int k = 0; k < NOB * NIB; k++) w_rom[k] = '0;
-  end
+  `MASE_ROM_INIT(w_rom, NOB * NIB, WEIGHT_MEM_FILE)
 
   always_ff @(posedge clk) begin
     if (adv) begin
@@ -307,11 +259,7 @@ module mase_linear #(
     logic [P_OUT*BW-1:0] b_rom[NOB];
     /// Bias word of the block in S3 (lane o = b[ob*P_OUT + o]).
     logic [P_OUT*BW-1:0] s3_bias;
-    if (BIAS_MEM_FILE != "") begin : g_b_file
-      initial $readmemh(BIAS_MEM_FILE, b_rom);
-    end else begin : g_b_zero
-      initial for (int k = 0; k < NOB; k++) b_rom[k] = '0;
-    end
+    `MASE_ROM_INIT(b_rom, NOB, BIAS_MEM_FILE)
     always_ff @(posedge clk) begin
       if (adv) s3_bias <= b_rom[s2_block];
     end
@@ -336,11 +284,7 @@ module mase_linear #(
   if (SHW > 0) begin : g_shift
     /// Shift ROM: word ob, lane o = s[ob*P_OUT + o] (unsigned).
     logic [P_OUT*SHW-1:0] s_rom[NOB];
-    if (WEIGHT_SHIFT_MEM_FILE != "") begin : g_s_file
-      initial $readmemh(WEIGHT_SHIFT_MEM_FILE, s_rom);
-    end else begin : g_s_zero
-      initial for (int k = 0; k < NOB; k++) s_rom[k] = '0;
-    end
+    `MASE_ROM_INIT(s_rom, NOB, WEIGHT_SHIFT_MEM_FILE)
     always_ff @(posedge clk) begin
       if (adv) s3_shift <= s_rom[s2_block];
     end

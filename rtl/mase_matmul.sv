@@ -29,76 +29,36 @@
 //   II:      N*(M/P_OUT)*(K/P_IN) cycles per sequence, every multiplier busy every cycle, as
 //            long as B arrives in at most that many cycles (it has (M/P_OUT)*(K/P_IN) beats).
 //   Paths cut: both input readies are registered flags; the output is a skid-buffer register.
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_matmul #(
-    /// Width of A's elements in bits (1..32, signed).
-    parameter int DATA_IN_0_PRECISION_0 = 8,
-    /// Fractional bits of A.
-    parameter int DATA_IN_0_PRECISION_1 = 4,
-    /// K: elements per A row (1..65536).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 16,
-    /// N: A rows per sequence (1..65536).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 4,
-    /// P_IN: A elements per beat (1..1024, divides K).
-    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
-    /// A rows per beat (must be 1).
-    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1,
-    /// Width of B's elements in bits (1..32, signed).
-    parameter int DATA_IN_1_PRECISION_0 = 8,
-    /// Fractional bits of B.
-    parameter int DATA_IN_1_PRECISION_1 = 4,
-    /// Columns of data_in_1: M (TRANSPOSE_B = 0) or K (TRANSPOSE_B = 1).
-    parameter int DATA_IN_1_TENSOR_SIZE_DIM_0 = 8,
-    /// Rows of data_in_1: K (TRANSPOSE_B = 0) or M (TRANSPOSE_B = 1).
-    parameter int DATA_IN_1_TENSOR_SIZE_DIM_1 = 16,
-    /// Block columns of data_in_1: P_OUT (TRANSPOSE_B = 0) or P_IN (TRANSPOSE_B = 1).
-    parameter int DATA_IN_1_PARALLELISM_DIM_0 = 2,
-    /// Block rows of data_in_1: P_IN (TRANSPOSE_B = 0) or P_OUT (TRANSPOSE_B = 1).
-    parameter int DATA_IN_1_PARALLELISM_DIM_1 = 4,
-    /// Output element width in bits (1..64, signed).
-    parameter int DATA_OUT_0_PRECISION_0 = 16,
-    /// Output fractional bits.
-    parameter int DATA_OUT_0_PRECISION_1 = 8,
-    /// M: outputs per row (1..65536).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = 8,
-    /// Output rows per sequence (must equal N).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = DATA_IN_0_TENSOR_SIZE_DIM_1,
-    /// P_OUT: outputs per beat (1..1024, divides M).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = 2,
-    /// Output rows per beat (must be 1).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = 1,
-    /// Output rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV.
-    parameter int DATA_OUT_0_ROUNDING = 0,
-    /// Output overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM.
-    parameter int DATA_OUT_0_OVERFLOW = 1,
+    /// A: signed 1..32 bits; K = DATA_IN_0_TENSOR_SIZE_DIM_0 elements per row (1..65536);
+    /// N = DATA_IN_0_TENSOR_SIZE_DIM_1 rows per sequence (1..65536); P_IN =
+    /// DATA_IN_0_PARALLELISM_DIM_0 elements per beat (1..1024, divides K); one row per beat.
+    `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 16, 4, 4, 1),
+    /// B: signed 1..32 bits. data_in_1 is B [K, M] (TRANSPOSE_B = 0: M columns, K rows, P_OUT
+    /// block columns, P_IN block rows) or B^T [M, K] (TRANSPOSE_B = 1: K columns, M rows, P_IN
+    /// block columns, P_OUT block rows).
+    `MASE_TENSOR_PARAMS(DATA_IN_1, 8, 4, 8, 16, 2, 4),
+    /// Output: signed 1..64 bits; M = DATA_OUT_0_TENSOR_SIZE_DIM_0 outputs per row (1..65536);
+    /// N rows (must equal A's); P_OUT = DATA_OUT_0_PARALLELISM_DIM_0 outputs per beat (1..1024,
+    /// divides M); one row per beat.
+    `MASE_TENSOR_PARAMS(DATA_OUT_0, 16, 8, 8, DATA_IN_0_TENSOR_SIZE_DIM_1, 2, 1),
+    /// Rounding and overflow of the output cast.
+    `MASE_MODE_PARAMS(DATA_OUT_0),
     /// 0: data_in_1 is B [K, M]; 1: data_in_1 is B^T [M, K].
     parameter int TRANSPOSE_B = 0
 ) (
-    /// Clock.
-    input  logic                                                         clk,
-    /// Synchronous active-high reset: empties both buffers and the pipeline.
-    input  logic                                                         rst,
-    /// A beat: P_IN consecutive elements of an A row, lane i at [i*W +: W].
-    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PRECISION_0-1:0] data_in_0,
-    /// A beat valid.
-    input  logic                                                         data_in_0_valid,
-    /// An A row bank is free (registered).
-    output logic                                                         data_in_0_ready,
-    /// B beat: one block of data_in_1 (see TRANSPOSE_B), lanes row-major.
-    input  logic [DATA_IN_1_PARALLELISM_DIM_0*DATA_IN_1_PARALLELISM_DIM_1*DATA_IN_1_PRECISION_0-1:0]
-                                                                         data_in_1,
-    /// B beat valid.
-    input  logic                                                         data_in_1_valid,
-    /// A B bank is free (registered).
-    output logic                                                         data_in_1_ready,
-    /// Output beat: P_OUT consecutive elements of a C row, lane o at [o*W +: W].
-    output logic [DATA_OUT_0_PARALLELISM_DIM_0*DATA_OUT_0_PRECISION_0-1:0] data_out_0,
-    /// Output beat valid (registered).
-    output logic                                                         data_out_0_valid,
-    /// Downstream takes the output beat.
-    input  logic                                                         data_out_0_ready
+    /// Clock and reset (reset empties both buffers and the pipeline).
+    `MASE_CLOCK_PORTS,
+    /// A beats: P_IN consecutive elements of an A row, taken when an A row bank is free
+    /// (registered).
+    `MASE_STREAM_IN(data_in_0, DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0),
+    /// B beats: one block of data_in_1 (see TRANSPOSE_B), lanes row-major, taken when a B bank is
+    /// free (registered).
+    `MASE_STREAM_IN(data_in_1,
+                    DATA_IN_1_PARALLELISM_DIM_0 * DATA_IN_1_PARALLELISM_DIM_1 * DATA_IN_1_PRECISION_0),
+    /// Output beats: P_OUT consecutive elements of a C row (data and valid registered).
+    `MASE_STREAM_OUT(data_out_0, DATA_OUT_0_PARALLELISM_DIM_0 * DATA_OUT_0_PRECISION_0)
 );
   /// Shapes.
   localparam int K = DATA_IN_0_TENSOR_SIZE_DIM_0;
@@ -133,11 +93,7 @@ module mase_matmul #(
 `ifndef SYNTHESIS
   initial begin
     `MASE_CHECK_FORMAT(DATA_IN_0, 32);
-    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_0, 1, 65536);
-    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_1, 1, 65536);
-    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_0, 1, 1024);
-    `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_1, 1, 1);
+    `MASE_CHECK_ROW_SHAPE(DATA_IN_0, 65536, 65536, 1024);
     `MASE_CHECK_FORMAT(DATA_OUT_0, 64);
     `MASE_CHECK_RANGE(DATA_OUT_0_TENSOR_SIZE_DIM_0, 1, 65536);
     `MASE_CHECK_EQUAL(DATA_OUT_0_TENSOR_SIZE_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);

@@ -15,66 +15,32 @@
 // mase_skid_buffer.
 //   Latency: 2 cycles. II: 1 beat per cycle; TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
 //   Paths cut: data, valid and ready (input ready is a function of registers only).
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_mul #(
-    /// Input lane width in bits (1..32), two's complement.
-    parameter int DATA_IN_0_PRECISION_0 = 8,
-    /// Input fractional bits (-2^24..2^24).
-    parameter int DATA_IN_0_PRECISION_1 = 4,
-    /// Tensor size along dim 0 (channels / columns; innermost).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
-    /// Tensor size along dim 1 (rows).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 1,
-    /// Elements of dim 0 per beat (P0).
-    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
-    /// Rows per beat (P1).
-    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1,
-    /// Constant width in bits (1..32), two's complement.
-    parameter int CONST_PRECISION_0 = 8,
-    /// Constant fractional bits (-2^24..2^24).
-    parameter int CONST_PRECISION_1 = 4,
+    /// Input: two's complement lanes of 1..32 bits, fractional bits -2^24..2^24; dim 0 is the
+    /// channel dimension (P0 = DATA_IN_0_PARALLELISM_DIM_0 elements of it per beat, P1 rows).
+    `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 8, 1, 4, 1),
+    /// Constant format: two's complement, 1..32 bits, fractional bits -2^24..2^24.
+    `MASE_FORMAT_PARAMS(CONST, 8, 4),
     /// 0: one scalar constant CONST_VALUE; 1: one constant per column from the ROM.
     parameter int CONST_PER_CHANNEL = 0,
     /// Scalar constant as an integer code of the constant format (unused when per channel).
     parameter int CONST_VALUE = 24,
-    /// Output lane width in bits (1..64), two's complement.
-    parameter int DATA_OUT_0_PRECISION_0 = 8,
-    /// Output fractional bits (-2^24..2^24).
-    parameter int DATA_OUT_0_PRECISION_1 = 4,
-    /// Output tensor size along dim 0 (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
-    /// Output tensor size along dim 1 (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = DATA_IN_0_TENSOR_SIZE_DIM_1,
-    /// Output elements of dim 0 per beat (must equal the input's).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
-    /// Output rows per beat (must equal the input's).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = DATA_IN_0_PARALLELISM_DIM_1,
-    /// Output rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV.
-    parameter int DATA_OUT_0_ROUNDING = 0,
-    /// Output overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM.
-    parameter int DATA_OUT_0_OVERFLOW = 1,
+    /// Output format: two's complement lanes of 1..64 bits, fractional bits -2^24..2^24.
+    `MASE_FORMAT_PARAMS(DATA_OUT_0, 8, 4),
+    /// Output shape (must equal the input's).
+    `MASE_SHAPE_PARAMS_OF(DATA_OUT_0, DATA_IN_0),
+    /// Rounding and overflow of the cast of the exact product.
+    `MASE_MODE_PARAMS(DATA_OUT_0),
     /// Path of the per-channel constant .mem file ($readmemh; used only when CONST_PER_CHANNEL = 1;
     /// "" = all-zero constants).
     parameter CONST_MEM_FILE = ""
 ) (
-    /// Clock.
-    input  logic clk,
-    /// Synchronous active-high reset: empties the pipeline and restarts the beat counter.
-    input  logic rst,
-    /// Input block, lane i at [i*DATA_IN_0_PRECISION_0 +: DATA_IN_0_PRECISION_0].
-    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0] data_in_0,
-    /// Input block valid.
-    input  logic data_in_0_valid,
-    /// The input register can take a block (from registers).
-    output logic data_in_0_ready,
-    /// Output block, lane i at [i*DATA_OUT_0_PRECISION_0 +: DATA_OUT_0_PRECISION_0] (registered).
-    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_OUT_0_PRECISION_0-1:0] data_out_0,
-    /// Output block valid (registered).
-    output logic data_out_0_valid,
-    /// Consumer accepts the output block.
-    input  logic data_out_0_ready
+    /// Clock and reset (reset empties the pipeline and restarts the beat counter).
+    /// data_in_0: input blocks, taken when the input register has room (ready from registers).
+    /// data_out_0: output blocks (data and valid registered).
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0,
+                      DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_OUT_0_PRECISION_0)
 );
   /// Lanes per beat.
   localparam int N = DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1;
@@ -156,11 +122,7 @@ module mase_mul #(
     logic [P0*CW-1:0] s1_c;
     /// Per-channel constant ROM: word b, lane j = constant of column b*P0 + j.
     logic [P0*CW-1:0] rom[NB];
-    if (CONST_MEM_FILE != "") begin : g_file
-      initial $readmemh(CONST_MEM_FILE, rom);
-    end else begin : g_zero
-      initial for (int k = 0; k < NB; k++) rom[k] = '0;
-    end
+    `MASE_ROM_INIT(rom, NB, CONST_MEM_FILE)
     always_ff @(posedge clk) begin
       if (en) s1_c <= rom[beat];
     end
@@ -193,34 +155,10 @@ module mase_mul #(
         assign prod[i*PW+:PW] = xe * CE;
       end
     end
-    mase_cast_core #(
-        .IN_WIDTH  (PW),
-        .IN_FRAC   (DATA_IN_0_PRECISION_1 + CONST_PRECISION_1),
-        .IN_SIGNED (1),
-        .OUT_WIDTH (OW),
-        .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
-        .OUT_SIGNED(1),
-        .ROUNDING  (DATA_OUT_0_ROUNDING),
-        .OVERFLOW  (DATA_OUT_0_OVERFLOW)
-    ) u_cast (
-        .data_in (prod[i*PW+:PW]),
-        .data_out(y[i*OW+:OW])
-    );
+    `MASE_CAST_TO(DATA_OUT_0, PW, DATA_IN_0_PRECISION_1 + CONST_PRECISION_1, 1, 1, prod[i*PW+:PW], y[i*OW+:OW]);
   end
 
-  mase_skid_buffer #(
-      .DATA_WIDTH(OW),
-      .LANES(N)
-  ) u_out (
-      .clk(clk),
-      .rst(rst),
-      .data_in_0(y),
-      .data_in_0_valid(s1_valid),
-      .data_in_0_ready(out_ready),
-      .data_out_0(data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
-  );
+  `MASE_OUTPUT_SKID(OW, N, y, s1_valid, out_ready);
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)
   `MASE_ASSERT_STREAM_STABLE(data_out_0)

@@ -15,9 +15,7 @@
 //          path runs from the reader to the writer.
 // Memory: 2 * 2^ceil(log2(WORDS)) words of WIDTH bits, bank b word w at {b, w} (1 write and 1
 // synchronous read port: block or distributed RAM).
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_pingpong_buffer #(
     /// Bits per word (the parent checks its parameters; this primitive has no checks of its own,
     /// so an invalid parent elaborates far enough to print the parent's message).
@@ -27,16 +25,11 @@ module mase_pingpong_buffer #(
     /// Address width of a bank (derived; at least 1 bit).
     localparam int AW = WORDS > 1 ? $clog2(WORDS) : 1
 ) (
-    /// Clock.
-    input  logic             clk,
-    /// Synchronous active-high reset: empties both banks.
-    input  logic             rst,
-    /// Write stream: one word of a unit.
-    input  logic [WIDTH-1:0] data_in_0,
-    /// Write beat valid.
-    input  logic             data_in_0_valid,
-    /// The bank being filled has room (registered flags).
-    output logic             data_in_0_ready,
+    /// Clock and reset (reset empties both banks).
+    `MASE_CLOCK_PORTS,
+    /// Write stream: one word of a unit per beat, taken when the bank being filled has room
+    /// (registered flags).
+    `MASE_STREAM_IN(data_in_0, WIDTH),
     /// Number of the offered beat within its unit (registered counter).
     output logic [   AW-1:0] wr_index,
     /// Word of the bank being filled that the offered beat goes to.

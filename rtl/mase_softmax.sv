@@ -31,40 +31,20 @@
 //   (each lane has its own pair, one read port each), four FIFOs (X and E as mase_wide_fifo:
 //   lock-step mase_fifo groups of lanes with words of at most 1024 bits), a max tree and an adder
 //   tree of depth ceil(log2 P), and a CL+RB+1 stage divider of (EF+CL+1)-bit subtractors.
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_softmax #(
-    /// Input lane width in bits (1..16), two's complement.
-    parameter int DATA_IN_0_PRECISION_0 = 8,
-    /// Input fractional bits (0..24).
-    parameter int DATA_IN_0_PRECISION_1 = 4,
-    /// Row length L (softmax dimension, 1..4096).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
-    /// Rows of the tensor.
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 1,
-    /// Elements of a row per beat (P).
-    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
-    /// Rows per beat (must be 1).
-    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 1,
-    /// Output lane width in bits (1..32).
-    parameter int DATA_OUT_0_PRECISION_0 = 8,
-    /// Output fractional bits (-2^24..2^24).
-    parameter int DATA_OUT_0_PRECISION_1 = 7,
+    /// Input: two's complement lanes of 1..16 bits, fractional bits 0..24; row length L =
+    /// DATA_IN_0_TENSOR_SIZE_DIM_0 (the softmax dimension, 1..4096); P =
+    /// DATA_IN_0_PARALLELISM_DIM_0 elements of a row per beat; one row per beat.
+    `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 8, 1, 4, 1),
+    /// Output format: 1..32 bits, fractional bits -2^24..2^24.
+    `MASE_FORMAT_PARAMS(DATA_OUT_0, 8, 7),
     /// 1: output lanes are two's complement; 0: unsigned.
     parameter int DATA_OUT_0_SIGNED = 0,
-    /// Output tensor size along dim 0 (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = DATA_IN_0_TENSOR_SIZE_DIM_0,
-    /// Output tensor size along dim 1 (must equal the input's).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = DATA_IN_0_TENSOR_SIZE_DIM_1,
-    /// Output elements per beat (must equal the input's).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = DATA_IN_0_PARALLELISM_DIM_0,
-    /// Output rows per beat (must equal the input's).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = DATA_IN_0_PARALLELISM_DIM_1,
-    /// Output rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV.
-    parameter int DATA_OUT_0_ROUNDING = 0,
-    /// Output overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM.
-    parameter int DATA_OUT_0_OVERFLOW = 1,
+    /// Output shape (must equal the input's).
+    `MASE_SHAPE_PARAMS_OF(DATA_OUT_0, DATA_IN_0),
+    /// Rounding and overflow of the output cast.
+    `MASE_MODE_PARAMS(DATA_OUT_0),
     /// Fractional bits EF of exp values and table entries (4..28).
     parameter int EXP_FRAC = 24,
     /// Index bits H of each exp table (1..12).
@@ -76,22 +56,13 @@ module mase_softmax #(
     /// Path of the T_lo table .mem file ($readmemh; "" = all-zero table).
     parameter EXP_LO_MEM_FILE = ""
 ) (
-    /// Clock.
-    input  logic clk,
-    /// Synchronous active-high reset: empties every buffer and pipeline.
-    input  logic rst,
-    /// Input beat: P consecutive elements of a row, lane i at [i*W +: W].
-    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PRECISION_0-1:0] data_in_0,
-    /// Input beat valid.
-    input  logic data_in_0_valid,
-    /// Input beat accepted when valid (from FIFO registers).
-    output logic data_in_0_ready,
-    /// Output beat: softmax values of the input beat's elements, lane i at [i*OW +: OW].
-    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_OUT_0_PRECISION_0-1:0] data_out_0,
-    /// Output beat valid (registered).
-    output logic data_out_0_valid,
-    /// Consumer accepts the output beat.
-    input  logic data_out_0_ready
+    /// Clock and reset (reset empties every buffer and pipeline).
+    /// data_in_0: input beats: P consecutive elements of a row, taken when valid (ready from FIFO
+    /// registers).
+    /// data_out_0: output beats: the softmax values of the input beat's elements (data and valid
+    /// registered).
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0,
+                      DATA_IN_0_PARALLELISM_DIM_0 * DATA_OUT_0_PRECISION_0)
 );
   /// Lanes per beat.
   localparam int P = DATA_IN_0_PARALLELISM_DIM_0;
@@ -325,16 +296,8 @@ module mase_softmax #(
     logic [EW-1:0] rom_hi[2**H];
     /// This lane's T_lo table.
     logic [EW-1:0] rom_lo[2**H];
-    if (EXP_HI_MEM_FILE != "") begin : g_hi_file
-      initial $readmemh(EXP_HI_MEM_FILE, rom_hi);
-    end else begin : g_hi_zero
-      initial for (int k = 0; k < 2 ** H; k++) rom_hi[k] = '0;
-    end
-    if (EXP_LO_MEM_FILE != "") begin : g_lo_file
-      initial $readmemh(EXP_LO_MEM_FILE, rom_lo);
-    end else begin : g_lo_zero
-      initial for (int k = 0; k < 2 ** H; k++) rom_lo[k] = '0;
-    end
+    `MASE_ROM_INIT(rom_hi, 2 ** H, EXP_HI_MEM_FILE)
+    `MASE_ROM_INIT(rom_lo, 2 ** H, EXP_LO_MEM_FILE)
 
     /// b1: d = m - x (W bits, non-negative).
     logic [W-1:0] d1;
@@ -547,34 +510,10 @@ module mase_softmax #(
     /// e * R (Z fractional bits).
     logic [EW+QB-1:0] prod;
     assign prod = (EW + QB)'(ce1[i*EW+:EW]) * (EW + QB)'(cr1);
-    mase_cast_core #(
-        .IN_WIDTH  (EW + QB),
-        .IN_FRAC   (Z),
-        .IN_SIGNED (0),
-        .OUT_WIDTH (OW),
-        .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
-        .OUT_SIGNED(DATA_OUT_0_SIGNED),
-        .ROUNDING  (DATA_OUT_0_ROUNDING),
-        .OVERFLOW  (DATA_OUT_0_OVERFLOW)
-    ) u_cast (
-        .data_in (prod),
-        .data_out(y[i*OW+:OW])
-    );
+    `MASE_CAST_TO(DATA_OUT_0, EW + QB, Z, 0, DATA_OUT_0_SIGNED, prod, y[i*OW+:OW]);
   end
 
-  mase_skid_buffer #(
-      .DATA_WIDTH(OW),
-      .LANES(P)
-  ) u_out (
-      .clk(clk),
-      .rst(rst),
-      .data_in_0(y),
-      .data_in_0_valid(vc1),
-      .data_in_0_ready(sk_ready),
-      .data_out_0(data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
-  );
+  `MASE_OUTPUT_SKID(OW, P, y, vc1, sk_ready);
 
 `ifndef SYNTHESIS
   // The credit rule keeps Rq from overflowing: the divider never pushes into a full FIFO.

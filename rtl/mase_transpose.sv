@@ -23,55 +23,29 @@
 //   Paths cut: data_in_0_ready is a register function (bank-full flags); the output is the
 //            register of a mase_skid_buffer (data, valid and ready all cut).
 // Memory: a mase_pingpong_buffer, 2 * 2^ceil(log2(NW)) words of P0*P1*W bits, synchronous read.
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_transpose #(
-    /// W: element width in bits (1..64; the element is moved, never interpreted).
-    parameter int DATA_IN_0_PRECISION_0 = 8,
-    /// Fractional bits of an element (format only; output has the same).
-    parameter int DATA_IN_0_PRECISION_1 = 4,
-    /// B*C: elements per input row (1..65536, multiple of BLOCK_SIZE).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
-    /// A: input rows per tensor (1..65536).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_1 = 4,
-    /// P0: input elements of dim 0 per beat (1..1024; divides dim 0, or BLOCK_SIZE when > 1).
-    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 2,
-    /// P1: input rows per beat (1..1024; divides dim 1; must be 1 when BLOCK_SIZE > 1).
-    parameter int DATA_IN_0_PARALLELISM_DIM_1 = 2,
+    /// Input: W = DATA_IN_0_PRECISION_0 bits (1..64; the element is moved, never interpreted;
+    /// the fractional bits are format only); B*C elements per row (1..65536, a multiple of
+    /// BLOCK_SIZE); A rows (1..65536); P0 = DATA_IN_0_PARALLELISM_DIM_0 elements per beat
+    /// (1..1024; divides dim 0, or BLOCK_SIZE when > 1); P1 = DATA_IN_0_PARALLELISM_DIM_1 rows
+    /// per beat (1..1024; divides dim 1; must be 1 when BLOCK_SIZE > 1).
+    `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 8, 4, 2, 2),
     /// C: consecutive elements moved as one unit (1 = plain transpose, d = head split/merge).
     parameter int BLOCK_SIZE = 1,
-    /// Output element width (must equal the input's).
-    parameter int DATA_OUT_0_PRECISION_0 = DATA_IN_0_PRECISION_0,
-    /// Output fractional bits (must equal the input's).
-    parameter int DATA_OUT_0_PRECISION_1 = DATA_IN_0_PRECISION_1,
-    /// Elements per output row (must equal A*C).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_0 = 4,
-    /// Output rows per tensor (must equal B = dim 0 / BLOCK_SIZE).
-    parameter int DATA_OUT_0_TENSOR_SIZE_DIM_1 = 8,
-    /// Output elements of dim 0 per beat (must equal P1 when BLOCK_SIZE = 1, else P0).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_0 = 2,
-    /// Output rows per beat (must equal P0 when BLOCK_SIZE = 1, else 1).
-    parameter int DATA_OUT_0_PARALLELISM_DIM_1 = 2
+    /// Output format (must equal the input's).
+    `MASE_FORMAT_PARAMS(DATA_OUT_0, DATA_IN_0_PRECISION_0, DATA_IN_0_PRECISION_1),
+    /// Output shape: A*C elements per row, B = dim 0 / BLOCK_SIZE rows; P1 elements and P0 rows
+    /// per beat when BLOCK_SIZE = 1, else P0 elements and one row.
+    `MASE_SHAPE_PARAMS(DATA_OUT_0, 4, 8, 2, 2)
 ) (
-    /// Clock.
-    input  logic                                                  clk,
-    /// Synchronous active-high reset: empties both banks and the output.
-    input  logic                                                  rst,
-    /// Input beat: one P1 x P0 block, lane r*P0 + c at [(r*P0+c)*W +: W].
-    input  logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0]
-                                                                  data_in_0,
-    /// Input beat valid.
-    input  logic                                                  data_in_0_valid,
-    /// The bank being written has room (registered flags).
-    output logic                                                  data_in_0_ready,
-    /// Output beat: one block of the reordered tensor, lanes row-major.
-    output logic [DATA_IN_0_PARALLELISM_DIM_0*DATA_IN_0_PARALLELISM_DIM_1*DATA_IN_0_PRECISION_0-1:0]
-                                                                  data_out_0,
-    /// Output beat valid (registered).
-    output logic                                                  data_out_0_valid,
-    /// Downstream takes the output beat.
-    input  logic                                                  data_out_0_ready
+    /// Clock and reset (reset empties both banks and the output).
+    /// data_in_0: input beats: one P1 x P0 block, lane r*P0 + c at [(r*P0+c)*W +: W], taken when
+    /// the bank being written has room (registered flags).
+    /// data_out_0: output beats: one block of the reordered tensor, lanes row-major (data and valid
+    /// registered).
+    `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0,
+                      DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0)
 );
   /// Element width.
   localparam int W = DATA_IN_0_PRECISION_0;
@@ -219,19 +193,7 @@ module mase_transpose #(
     end
   end
 
-  mase_skid_buffer #(
-      .DATA_WIDTH(W),
-      .LANES     (L)
-  ) u_out (
-      .clk             (clk),
-      .rst             (rst),
-      .data_in_0       (s1_out),
-      .data_in_0_valid (s1_valid),
-      .data_in_0_ready (adv),
-      .data_out_0      (data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
-  );
+  `MASE_OUTPUT_SKID(W, L, s1_out, s1_valid, adv);
 
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)

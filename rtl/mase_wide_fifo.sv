@@ -6,33 +6,20 @@
 // when every group holds it. The split exists because the C++ that Verilator 5.006 emits for
 // memory words wider than 1024 bits does not compile. Capacity, latency and cut paths are those
 // of mase_fifo.
-`ifndef MASE_ASSERT_SVH
-`include "mase_assert.svh"
-`endif
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_wide_fifo #(
-    /// Bits per lane (the parent checks its parameters; this wrapper has no checks of its own).
-    parameter int DATA_WIDTH = 8,
-    /// Lanes per beat; the data ports are LANES*DATA_WIDTH bits wide.
-    parameter int LANES = 1,
+    /// The word: LANES lanes of DATA_WIDTH bits (the parent checks the parameters; this wrapper
+    /// has no checks of its own).
+    `MASE_WORD_PARAMS,
     /// Memory depth in beats of every group.
     parameter int DEPTH = 16
 ) (
-    /// Clock.
-    input  logic                        clk,
-    /// Synchronous active-high reset: empties the FIFO.
-    input  logic                        rst,
-    /// Input beat (flat packed lanes).
-    input  logic [LANES*DATA_WIDTH-1:0] data_in_0,
-    /// Input beat valid.
-    input  logic                        data_in_0_valid,
-    /// Every group can accept the beat (registered in each group).
-    output logic                        data_in_0_ready,
-    /// Output beat (the groups' read registers).
-    output logic [LANES*DATA_WIDTH-1:0] data_out_0,
-    /// Output beat valid: every group holds it.
-    output logic                        data_out_0_valid,
-    /// Consumer accepts the output beat.
-    input  logic                        data_out_0_ready
+    /// Clock and reset (reset empties the FIFO).
+    /// data_in_0: input beats (flat packed lanes), taken when every group can accept the beat
+    /// (registered in each group).
+    /// data_out_0: output beats from the groups' read registers, valid when every group holds the
+    /// beat.
+    `MASE_STAGE_PORTS(LANES * DATA_WIDTH, LANES * DATA_WIDTH)
 );
   /// Lanes per group (words of at most 1024 bits).
   localparam int G = DATA_WIDTH >= 1024 ? 1 : 1024 / DATA_WIDTH;

@@ -152,7 +152,7 @@ fn every_component_synthesizes_with_synth_xilinx() {
 /// modules (and a change to it changes the simulation cache key).
 #[test]
 fn macro_users_include_the_assertion_header_and_list_it_first() {
-    let include = format!("`ifndef MASE_ASSERT_SVH\n`include \"{ASSERT_HEADER}\"\n`endif\n");
+    let include = format!("`ifndef MASE_ASSERT_SVH `include \"{ASSERT_HEADER}\" `endif\n");
     let mut failures = Vec::new();
     for f in rtl_files() {
         let text = std::fs::read_to_string(&f).unwrap();
