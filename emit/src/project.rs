@@ -266,6 +266,21 @@ fn readme(d: &Design, r: &Report, lib: &[String]) -> String {
         "\nFormats: `s16.12` is a signed 16-bit two's complement code with 12 fractional bits (value ="
     );
     let _ = writeln!(s, "code × 2^-12); `u` is unsigned.\n");
+    let per_channel: Vec<String> = d
+        .instances
+        .iter()
+        .filter(|i| i.params.get("WEIGHT_PER_CHANNEL") == Some(&1))
+        .map(|i| format!("`{}`", i.name))
+        .collect();
+    if !per_channel.is_empty() {
+        let _ = writeln!(
+            s,
+            "Per-channel weights ({}): output channel `o` has its own weight fraction `f_o`; the weight\n\
+             memory holds each row's codes at `f_o`, and `mem/<instance>_weight_shift.mem` holds\n\
+             `s_o = WEIGHT_PRECISION_1 − f_o`, by which the linear aligns channel `o`'s products.\n",
+            per_channel.join(", ")
+        );
+    }
     let _ = writeln!(s, "## Figures (cost models; `report.json` has every instance)\n");
     let _ = writeln!(
         s,
