@@ -193,6 +193,13 @@ pub fn block_stream_order(rows: usize, cols: usize, p1: usize, p0: usize) -> Vec
     order
 }
 
+/// Memory bits of a `mase_pingpong_buffer` holding `words` words of `word_bits` bits: two banks of
+/// `2^ceil(log2(words))` words (at least two). Linear and matmul double-buffer their operand rows
+/// in it, transpose its tensors.
+pub fn pingpong_bits(words: usize, word_bits: u64) -> u64 {
+    2 * (1u64 << words.next_power_of_two().trailing_zeros().max(1)) * word_bits
+}
+
 /// Checks `lo <= p[name] <= hi`. Message (RTL must print the same):
 /// `NAME must be between LO and HI, got V`.
 pub fn check_range(p: &Params, name: &str, lo: i64, hi: i64) -> Result<(), String> {

@@ -27,6 +27,23 @@ format_overrides!(
     constant = "CONST",
 );
 
+/// The four formats of a layer with weights and bias (`linear`, `layer_norm`): [`input`],
+/// [`weight`], [`bias`] and [`output`], each `(bits, frac)`.
+pub fn layer_formats(
+    input: (i64, i64),
+    weight: (i64, i64),
+    bias: (i64, i64),
+    output: (i64, i64),
+) -> Overrides {
+    [
+        self::input(input.0, input.1),
+        self::weight(weight.0, weight.1),
+        self::bias(bias.0, bias.1),
+        self::output(output.0, output.1),
+    ]
+    .concat()
+}
+
 /// `DATA_IN_0_TENSOR_SIZE_DIM_0 = len` (elements per row), `DATA_IN_0_PARALLELISM_DIM_0 = lanes`.
 pub fn row(len: i64, lanes: i64) -> Overrides {
     vec![("DATA_IN_0_TENSOR_SIZE_DIM_0", len), ("DATA_IN_0_PARALLELISM_DIM_0", lanes)]

@@ -14,7 +14,7 @@
 //!   [`same_shape!`](crate::same_shape), [`output_modes!`](crate::output_modes), joined into
 //!   one `&'static [ParamSpec]` by [`param_list!`](crate::param_list);
 //! - validation: [`check_format`], [`check_port`], [`check_same_format`], [`check_same_shape`],
-//!   [`check_row_shape`],
+//!   [`check_row_shape`], [`check_derived`],
 //!   [`check_cast_output`] (messages from [`check_range`], [`check_equal`], [`check_divides`], so
 //!   they stay what the RTL prints);
 //! - streams: [`block_stream`], [`lanes`], [`beats_per_row`].
@@ -183,6 +183,18 @@ pub fn check_same_format(p: &Params, port: &str, like: &str) -> Result<(), Strin
 pub fn check_same_shape(p: &Params, port: &str, like: &str) -> Result<(), String> {
     for s in SHAPE {
         check_equal(p, &format!("{port}_{s}"), &format!("{like}_{s}"))?;
+    }
+    Ok(())
+}
+
+/// Checks parameters another formula determines: `name` of each `(name, formula)` rule must equal
+/// its `wanted` value. Message: `NAME (GOT) must equal FORMULA (WANT)`.
+pub fn check_derived(p: &Params, rules: &[(&str, &str)], wanted: &[i64]) -> Result<(), String> {
+    for (&(name, formula), &want) in rules.iter().zip(wanted) {
+        let got = param(p, name);
+        if got != want {
+            return Err(format!("{name} ({got}) must equal {formula} ({want})"));
+        }
     }
     Ok(())
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use mase_ir::fixed::{cast_code, from_f64, FixedFormat, Overflow, Rounding};
-use mase_ir::metadata::{TensorMeta, ValueType};
+use mase_ir::metadata::ValueType;
 use mase_ir::onnx::{import_file, ImportOptions};
 use mase_ir::pass::{find_pass, run_pass, PassInfo};
 use mase_ir::passes::add_common_metadata::add_common_metadata;

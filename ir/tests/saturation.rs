@@ -7,16 +7,14 @@ mod support;
 use std::collections::HashMap;
 
 use mase_ir::fixed::{FixedFormat, Overflow, Rounding};
-use mase_ir::metadata::TensorMeta;
 use mase_ir::pass::{find_pass, run_pass};
-use mase_ir::passes::add_common_metadata::add_common_metadata;
 use mase_ir::quant::saturation::{SiteCounts, WARN_FRACTION};
 use mase_ir::quant::{
     format_of, run_quantized, run_quantized_counted, run_quantized_values, QValue, SaturationCounter,
 };
-use mase_ir::{MaseGraph, Op, Tensor};
+use mase_ir::{MaseGraph, Tensor};
 use ndarray::ArrayD;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use support::{mlp, rand_tensor};
 

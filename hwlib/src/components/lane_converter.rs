@@ -15,7 +15,7 @@ use mase_ir::fixed::FixedFormat;
 use crate::component::{
     Component, Cost, Direction, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
-use crate::overrides::{self, row};
+use crate::overrides::{self, Overrides};
 use crate::port::check_format;
 use crate::{check_divides, check_range, param, param_list, port_format};
 
@@ -74,6 +74,18 @@ pub fn instance(
         ],
     ];
     crate::resolve_params(&LaneConverter, &overrides.concat())
+}
+
+/// Overrides of the test instances: `bits`-bit lanes, `rows` rows of `row_len` elements,
+/// `lanes_in` elements per input beat and `lanes_out` per output beat.
+fn conversion(bits: i64, row_len: i64, rows: i64, lanes_in: i64, lanes_out: i64) -> Overrides {
+    vec![
+        ("DATA_IN_0_PRECISION_0", bits),
+        ("DATA_IN_0_TENSOR_SIZE_DIM_0", row_len),
+        ("DATA_IN_0_TENSOR_SIZE_DIM_1", rows),
+        ("DATA_IN_0_PARALLELISM_DIM_0", lanes_in),
+        ("DATA_OUT_0_PARALLELISM_DIM_0", lanes_out),
+    ]
 }
 
 impl Component for LaneConverter {
@@ -139,42 +151,28 @@ impl Component for LaneConverter {
             // Defaults: gather 2 -> 4.
             vec![],
             // Gather from single lanes, narrow lanes, several groups per row.
-            [vec![("DATA_IN_0_PRECISION_0", 2)], row(12, 1), vec![("DATA_OUT_0_PARALLELISM_DIM_0", 3)]]
-                .concat(),
+            conversion(2, 12, 1, 1, 3),
             // Split to single lanes, odd width, several rows per tensor.
-            [
-                vec![("DATA_IN_0_PRECISION_0", 13)],
-                row(10, 5),
-                vec![("DATA_IN_0_TENSOR_SIZE_DIM_1", 3), ("DATA_OUT_0_PARALLELISM_DIM_0", 1)],
-            ]
-            .concat(),
+            conversion(13, 10, 3, 5, 1),
             // Split 8 -> 2 (K = 4), 64-bit lanes.
-            [vec![("DATA_IN_0_PRECISION_0", 64)], row(16, 8), vec![("DATA_OUT_0_PARALLELISM_DIM_0", 2)]]
-                .concat(),
+            conversion(64, 16, 1, 8, 2),
             // Gather 2 -> 8 (K = 4), 64-bit lanes, a whole row per output beat.
-            [
-                vec![("DATA_IN_0_PRECISION_0", 64)],
-                row(8, 2),
-                vec![("DATA_IN_0_TENSOR_SIZE_DIM_1", 4), ("DATA_OUT_0_PARALLELISM_DIM_0", 8)],
-            ]
-            .concat(),
+            conversion(64, 8, 4, 2, 8),
             // Equal lane counts: a register slice.
-            [vec![("DATA_IN_0_PRECISION_0", 7)], row(9, 3), vec![("DATA_OUT_0_PARALLELISM_DIM_0", 3)]]
-                .concat(),
+            conversion(7, 9, 1, 3, 3),
             // P = 1 on both sides.
-            [vec![("DATA_IN_0_PRECISION_0", 5)], row(3, 1), vec![("DATA_OUT_0_PARALLELISM_DIM_0", 1)]]
-                .concat(),
+            conversion(5, 3, 1, 1, 1),
         ]
     }
 
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         vec![
             // Neither lane count divides the other.
-            [row(6, 3), vec![("DATA_OUT_0_PARALLELISM_DIM_0", 2)]].concat(),
+            conversion(8, 6, 1, 3, 2),
             // P_OUT does not divide the row.
-            [row(6, 2), vec![("DATA_OUT_0_PARALLELISM_DIM_0", 4)]].concat(),
+            conversion(8, 6, 1, 2, 4),
             // P_IN does not divide the row.
-            [row(6, 4), vec![("DATA_OUT_0_PARALLELISM_DIM_0", 2)]].concat(),
+            conversion(8, 6, 1, 4, 2),
         ]
     }
 }

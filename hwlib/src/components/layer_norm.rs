@@ -39,7 +39,7 @@ use crate::component::{
     data_out_0, uniform_stimulus, value_range, Component, Cost, Info, MemorySpec, ParamSpec, Params,
     Stimulus, StreamSpec, StreamValues,
 };
-use crate::overrides::{bias, input, modes, output, row, weight};
+use crate::overrides::{bias, input, layer_formats, modes, output, row};
 use crate::port::{check_cast_output, check_row_shape, unary_streams};
 use crate::{check_equal, check_range, output_modes, param, param_list, port_format, port_shape, same_shape};
 
@@ -447,11 +447,8 @@ impl Component for LayerNorm {
             vec![],
             // P = 1, odd D, narrow formats, RND_CONV + SAT_SYM.
             [
-                input(4, 2),
+                layer_formats((4, 2), (3, 1), (2, 1), (6, 3)),
                 row(7, 1),
-                weight(3, 1),
-                bias(2, 1),
-                output(6, 3),
                 modes(6, 3),
                 vec![("EPS", 1), ("EPS_FRAC", 5), ("NORM_FRAC", 8)],
             ]
@@ -461,15 +458,8 @@ impl Component for LayerNorm {
             // D = 1 (every output is beta), 16-bit.
             row(1, 1),
             // D = 15 in beats of 5, 12-bit input with negative frac, beta coarser.
-            [
-                input(12, -2),
-                row(15, 5),
-                weight(8, 6),
-                bias(8, 2),
-                output(8, 4),
-                vec![("EPS", 3), ("EPS_FRAC", 0)],
-            ]
-            .concat(),
+            [layer_formats((12, -2), (8, 6), (8, 2), (8, 4)), row(15, 5), vec![("EPS", 3), ("EPS_FRAC", 0)]]
+                .concat(),
         ]
     }
 

@@ -24,10 +24,11 @@ use super::cast::{check_modes, output_format};
 use crate::component::{
     data_out_0, Component, Cost, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
-use crate::overrides::{bias, input, modes, output, row, rows, weight};
+use crate::overrides::{bias, input, layer_formats, modes, output, row, rows, weight};
 use crate::port::{check_format, check_row_shape, unary_streams};
 use crate::{
-    check_divides, check_equal, check_range, output_modes, param, param_list, port_format, port_shape,
+    check_divides, check_equal, check_range, output_modes, param, param_list, pingpong_bits, port_format,
+    port_shape,
 };
 
 /// The linear component.
@@ -181,11 +182,6 @@ impl Dims {
 /// Fractional bits of a product, `frac_x + frac_w`.
 fn product_frac(p: &Params) -> i64 {
     param(p, "DATA_IN_0_PRECISION_1") + param(p, "WEIGHT_PRECISION_1")
-}
-
-/// `ceil(log2(n))` for `n ≥ 1` (SV `$clog2`).
-fn clog2(n: usize) -> u32 {
-    n.next_power_of_two().trailing_zeros()
 }
 
 /// Checks the logical contents of memory `weight_shift`: `OUT` codes in `0..2^WEIGHT_SHIFT_WIDTH`.
@@ -401,8 +397,7 @@ impl Component for Linear {
     /// per-channel; the shift adds no stage, so latency and II are the per-tensor ones.
     fn cost(&self, p: &Params) -> Cost {
         let d = Dims::of(p);
-        let ibw = clog2(d.nib()).max(1);
-        let row_buffer = 2 * (1u64 << ibw) * (d.p_in as u64) * param(p, "DATA_IN_0_PRECISION_0") as u64;
+        let row_buffer = pingpong_bits(d.nib(), d.p_in as u64 * param(p, "DATA_IN_0_PRECISION_0") as u64);
         let roms: u64 = self.memories(p).iter().map(MemorySpec::bits).sum();
         Cost {
             latency_cycles: 2 * d.nib() as u64 + 4,
@@ -419,17 +414,14 @@ impl Component for Linear {
             output(16, 2),
             // P = 1, odd sizes, 2..4-bit formats, fused ReLU.
             [
-                input(2, 1),
+                layer_formats((2, 1), (3, 2), (2, 0), (4, 2)),
                 row(5, 1),
-                weight(3, 2),
                 outputs(3, 1),
-                bias(2, 0),
-                output(4, 2),
                 vec![("FUSED_RELU", 1)],
             ]
             .concat(),
             // Non-square, odd, bias finer than the products, RND_CONV + SAT_SYM.
-            [input(13, 6), row(9, 3), weight(7, 5), outputs(6, 2), bias(16, 14), output(11, 3), modes(6, 3)]
+            [layer_formats((13, 6), (7, 5), (16, 14), (11, 3)), row(9, 3), outputs(6, 2), modes(6, 3)]
                 .concat(),
             // No bias, 16-bit operands, P_OUT = OUT (one block), RND + WRAP.
             [
@@ -450,24 +442,18 @@ impl Component for Linear {
             // Per-channel, P = 1, odd sizes, 3..6-bit formats, spread up to 7 bits, bias coarser
             // than the products, fused ReLU.
             [
-                input(3, 1),
+                layer_formats((3, 1), (4, 3), (5, 2), (6, 1)),
                 row(7, 1),
-                weight(4, 3),
                 outputs(5, 1),
-                bias(5, 2),
-                output(6, 1),
                 vec![("FUSED_RELU", 1), ("WEIGHT_PER_CHANNEL", 1), ("WEIGHT_SHIFT_WIDTH", 3)],
             ]
             .concat(),
             // Per-channel, non-square, odd, the widest spread (15 bits), bias finer than the
             // products, RND_CONV + SAT_SYM.
             [
-                input(13, 6),
+                layer_formats((13, 6), (7, 5), (16, 14), (30, 3)),
                 row(9, 3),
-                weight(7, 5),
                 outputs(6, 2),
-                bias(16, 14),
-                output(30, 3),
                 modes(6, 3),
                 vec![("WEIGHT_PER_CHANNEL", 1), ("WEIGHT_SHIFT_WIDTH", 4)],
             ]

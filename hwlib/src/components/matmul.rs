@@ -22,9 +22,10 @@ use crate::component::{
     data_out_0, Component, Cost, Direction, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
 use crate::overrides::{input, input_1, modes, output, row};
-use crate::port::{check_format, check_row_shape};
+use crate::port::{check_derived, check_format, check_row_shape};
 use crate::{
-    check_divides, check_equal, check_range, output_modes, param, param_list, port_format, port_shape,
+    check_divides, check_equal, check_range, output_modes, param, param_list, pingpong_bits, port_format,
+    port_shape,
 };
 
 /// The matmul component.
@@ -151,11 +152,6 @@ pub fn instance(
     v
 }
 
-/// `ceil(log2(n))`, at least 1 (the RTL's address widths).
-fn addr_bits(n: usize) -> u32 {
-    n.next_power_of_two().trailing_zeros().max(1)
-}
-
 impl Component for Matmul {
     fn info(&self) -> &'static Info {
         &INFO
@@ -191,13 +187,7 @@ impl Component for Matmul {
             ("DATA_IN_1_PARALLELISM_DIM_0", if t { "P_IN" } else { "P_OUT" }),
             ("DATA_IN_1_PARALLELISM_DIM_1", if t { "P_OUT" } else { "P_IN" }),
         ];
-        for ((name, what), want) in rules.iter().zip(derived_b_shape(p)) {
-            let got = param(p, name);
-            if got != want {
-                return Err(format!("{name} ({got}) must equal {what} ({want})"));
-            }
-        }
-        Ok(())
+        check_derived(p, &rules, &derived_b_shape(p))
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
@@ -272,12 +262,10 @@ impl Component for Matmul {
     fn cost(&self, p: &Params) -> Cost {
         let d = Dims::of(p);
         let (nib, nob) = (d.nib() as u64, d.nob() as u64);
-        let a_buf =
-            2 * (1u64 << addr_bits(d.nib())) * d.p_in as u64 * param(p, "DATA_IN_0_PRECISION_0") as u64;
-        let b_buf = 2
-            * (1u64 << addr_bits(d.nib() * d.nob()))
-            * (d.p_in * d.p_out) as u64
-            * param(p, "DATA_IN_1_PRECISION_0") as u64;
+        let a_buf = pingpong_bits(d.nib(), d.p_in as u64 * param(p, "DATA_IN_0_PRECISION_0") as u64);
+        let b_words = d.nib() * d.nob();
+        let b_buf =
+            pingpong_bits(b_words, (d.p_in * d.p_out) as u64 * param(p, "DATA_IN_1_PRECISION_0") as u64);
         Cost {
             latency_cycles: nob * nib + nib + 4,
             ii_cycles: d.n as u64 * nob * nib,

@@ -23,8 +23,8 @@ use crate::component::{
     data_out_0, Component, Cost, Direction, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
 use crate::overrides::{input, row};
-use crate::port::{check_format, check_same_format};
-use crate::{check_divides, check_range, param, param_list, port_format, port_shape};
+use crate::port::{check_derived, check_format, check_same_format};
+use crate::{check_divides, check_range, param, param_list, pingpong_bits, port_format, port_shape};
 
 /// The transpose / head split / head merge component.
 pub struct Transpose;
@@ -167,11 +167,6 @@ pub fn instance(width: i64, dim0: i64, dim1: i64, p0: i64, p1: i64, block: i64) 
     v
 }
 
-/// `ceil(log2(n))`, at least 1 (the RTL's address width).
-fn addr_bits(n: usize) -> u32 {
-    n.next_power_of_two().trailing_zeros().max(1)
-}
-
 impl Component for Transpose {
     fn info(&self) -> &'static Info {
         &INFO
@@ -219,13 +214,7 @@ impl Component for Transpose {
                 "DATA_IN_0_PARALLELISM_DIM_0 if BLOCK_SIZE = 1, else DATA_IN_0_PARALLELISM_DIM_1",
             ),
         ];
-        for ((name, rule), want) in rules.iter().zip(d) {
-            let got = param(p, name);
-            if got != want {
-                return Err(format!("{name} ({got}) must equal {rule} ({want})"));
-            }
-        }
-        Ok(())
+        check_derived(p, &rules, &d)
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
@@ -281,7 +270,7 @@ impl Component for Transpose {
             latency_cycles: nw + 2,
             ii_cycles: nw,
             multipliers: 0,
-            memory_bits: 2 * (1u64 << addr_bits(g.words())) * word,
+            memory_bits: pingpong_bits(g.words(), word),
         }
     }
 
