@@ -83,7 +83,6 @@ const INFO: Info = Info {
             ]
         ),
     ],
-    ..Info::DEFAULT
 };
 
 /// Derived geometry of an instance.
