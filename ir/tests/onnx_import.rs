@@ -454,25 +454,18 @@ fn initializer_listed_as_input_is_not_a_placeholder() {
 #[test]
 fn unsupported_attribute_names_node_attribute_and_alternatives() {
     use mase_ir::onnx::proto::*;
-    let attr = AttributeProto { name: "fancy".into(), r#type: 2, i: 1, ..Default::default() };
-    let bytes = built::model(
-        vec![built::node("Softmax", "my_softmax", &["x"], "y", vec![attr])],
-        vec![],
-        vec![built::vi("x", &[2, 3])],
-        "y",
-    );
-    let err = import_bytes(&bytes, "m.onnx", &ImportOptions::default()).unwrap_err().to_string();
+    // The import error of a Softmax node `name` carrying `attr`.
+    let error = |name: &str, attr: AttributeProto| {
+        let node = built::node("Softmax", name, &["x"], "y", vec![attr]);
+        let bytes = built::model(vec![node], vec![], vec![built::vi("x", &[2, 3])], "y");
+        import_bytes(&bytes, "m.onnx", &ImportOptions::default()).unwrap_err().to_string()
+    };
+    let err =
+        error("my_softmax", AttributeProto { name: "fancy".into(), r#type: 2, i: 1, ..Default::default() });
     for part in ["m.onnx", "my_softmax", "Softmax", "'fancy'", "axis"] {
         assert!(err.contains(part), "'{part}' not in: {err}");
     }
     // An attribute of the wrong type is named too.
-    let attr = AttributeProto { name: "axis".into(), r#type: 1, f: 1.0, ..Default::default() };
-    let bytes = built::model(
-        vec![built::node("Softmax", "sm", &["x"], "y", vec![attr])],
-        vec![],
-        vec![built::vi("x", &[2, 3])],
-        "y",
-    );
-    let err = import_bytes(&bytes, "m.onnx", &ImportOptions::default()).unwrap_err().to_string();
+    let err = error("sm", AttributeProto { name: "axis".into(), r#type: 1, f: 1.0, ..Default::default() });
     assert!(err.contains("'axis'") && err.contains("INT"), "{err}");
 }

@@ -123,32 +123,40 @@ name = "NA"
 
 #[test]
 fn config_mistakes_are_errors_naming_the_key() {
-    let err = |s: &str| quantize(mlp(3), &toml(s)).unwrap_err().to_string();
-    let e = err("by = \"name\"\n[fc_1.config]\nname = \"NA\"\n");
-    assert!(e.contains("fc_1") && e.contains("fc1"), "{e}");
-    let e = err("by = \"regex_name\"\n[\"conv.*\".config]\nname = \"NA\"\n");
-    assert!(e.contains("conv.*") && e.contains("matches no node"), "{e}");
-    let e = err("by = \"regex_name\"\n[\"fc.*\".config]\nname = \"NA\"\n[\"fc1\".config]\nname = \"NA\"\n");
-    assert!(e.contains("two regexes") && e.contains("fc1"), "{e}");
-    let e = err("by = \"type\"\n[conv2d.config]\nname = \"NA\"\n");
-    assert!(e.contains("conv2d") && e.contains("layer_norm"), "{e}");
-    let e = err("[linear.config]\nname = \"integer\"\ndata_in_width = 0\ndata_in_frac_width = 0\n");
-    assert!(e.contains("[linear.config]") && e.contains("data_in_width = 0"), "{e}");
-    let e = err("[linear.config]\nname = \"integer\"\nweight_width = 65\nweight_frac_width = 0\n");
-    assert!(e.contains("weight_width = 65"), "{e}");
-    let e = err("[relu.config]\nname = \"integer\"\nrounding = \"ROUND\"\n");
-    assert!(e.contains("[relu.config]") && e.contains("RND_CONV"), "{e}");
-    let e = err("[relu.config]\nname = \"integer\"\noverflow = \"CLIP\"\n");
-    assert!(e.contains("SAT_SYM"), "{e}");
-    let e = err("[relu.config]\nname = \"integer\"\ndata_in_widht = 8\n");
-    assert!(e.contains("data_in_widht"), "{e}");
-    let e = err("[relu.config]\nname = \"int8\"\n");
-    assert!(e.contains("int8") && e.contains("NA"), "{e}");
-    // a linear node needs weight formats
-    let e = err("[linear.config]\nname = \"integer\"\ndata_in_width = 8\ndata_in_frac_width = 4\n");
-    assert!(e.contains("fc1") && e.contains("weight_width"), "{e}");
-    let e = err("by = \"size\"\n");
-    assert!(e.contains("regex_name"), "{e}");
+    // (config, what its error must name)
+    let cases: &[(&str, &[&str])] = &[
+        ("by = \"name\"\n[fc_1.config]\nname = \"NA\"\n", &["fc_1", "fc1"]),
+        ("by = \"regex_name\"\n[\"conv.*\".config]\nname = \"NA\"\n", &["conv.*", "matches no node"]),
+        (
+            "by = \"regex_name\"\n[\"fc.*\".config]\nname = \"NA\"\n[\"fc1\".config]\nname = \"NA\"\n",
+            &["two regexes", "fc1"],
+        ),
+        ("by = \"type\"\n[conv2d.config]\nname = \"NA\"\n", &["conv2d", "layer_norm"]),
+        (
+            "[linear.config]\nname = \"integer\"\ndata_in_width = 0\ndata_in_frac_width = 0\n",
+            &["[linear.config]", "data_in_width = 0"],
+        ),
+        (
+            "[linear.config]\nname = \"integer\"\nweight_width = 65\nweight_frac_width = 0\n",
+            &["weight_width = 65"],
+        ),
+        ("[relu.config]\nname = \"integer\"\nrounding = \"ROUND\"\n", &["[relu.config]", "RND_CONV"]),
+        ("[relu.config]\nname = \"integer\"\noverflow = \"CLIP\"\n", &["SAT_SYM"]),
+        ("[relu.config]\nname = \"integer\"\ndata_in_widht = 8\n", &["data_in_widht"]),
+        ("[relu.config]\nname = \"int8\"\n", &["int8", "NA"]),
+        // a linear node needs weight formats
+        (
+            "[linear.config]\nname = \"integer\"\ndata_in_width = 8\ndata_in_frac_width = 4\n",
+            &["fc1", "weight_width"],
+        ),
+        ("by = \"size\"\n", &["regex_name"]),
+    ];
+    for (config, parts) in cases {
+        let e = quantize(mlp(3), &toml(config)).unwrap_err().to_string();
+        for part in *parts {
+            assert!(e.contains(part), "{config:?}: `{part}` not in: {e}");
+        }
+    }
 }
 
 #[test]
