@@ -10,7 +10,8 @@
 //! `x` everywhere, and every intermediate node used only inside the pattern.
 
 use super::raise_common::{
-    close, other_input, raise_all, replace, scalar_const, single_user, stem, users_map, with_scalar,
+    close, other_input, raise_all, replace, scalar_const, single_user, sole_input, stem, users_map,
+    with_scalar,
 };
 use crate::error::Result;
 use crate::graph::{MaseGraph, NodeId};
@@ -70,12 +71,7 @@ fn tail(g: &MaseGraph, users: &[Vec<NodeId>], a: NodeId, x: NodeId) -> Option<No
 
 /// Erf form anchored at an Erf node: returns (root, x).
 fn erf_form(g: &MaseGraph, users: &[Vec<NodeId>], e: NodeId) -> Option<(NodeId, NodeId)> {
-    let en = g.node(e);
-    if !matches!(en.op, Op::Erf) || en.inputs.len() != 1 {
-        return None;
-    }
-    let t = en.inputs[0];
-    single_user(g, users, t)?;
+    let t = sole_input(g, users, e, |op| matches!(op, Op::Erf))?;
     let x = if let Some((x, c)) = with_scalar(g, t, is_div, false) {
         close(c, SQRT2, TOL).then_some(x)?
     } else {
@@ -88,12 +84,7 @@ fn erf_form(g: &MaseGraph, users: &[Vec<NodeId>], e: NodeId) -> Option<(NodeId, 
 
 /// Tanh form anchored at a Tanh node: returns (root, x).
 fn tanh_form(g: &MaseGraph, users: &[Vec<NodeId>], th: NodeId) -> Option<(NodeId, NodeId)> {
-    let tn = g.node(th);
-    if !matches!(tn.op, Op::Tanh) || tn.inputs.len() != 1 {
-        return None;
-    }
-    let u = tn.inputs[0];
-    single_user(g, users, u)?;
+    let u = sole_input(g, users, th, |op| matches!(op, Op::Tanh))?;
     let (s, c1) = with_scalar(g, u, is_mul, true)?;
     if !close(c1, SQRT_2_OVER_PI, TOL) || single_user(g, users, s) != Some(u) || !is_add(&g.node(s).op) {
         return None;
