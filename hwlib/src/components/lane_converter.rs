@@ -15,7 +15,7 @@ use mase_ir::fixed::FixedFormat;
 use crate::component::{
     Component, Cost, Direction, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
-use crate::overrides::{self, Overrides};
+use crate::overrides::Overrides;
 use crate::port::check_format;
 use crate::{check_divides, check_range, param, param_list, port_format};
 
@@ -65,19 +65,16 @@ pub fn instance(
     lanes_in: usize,
     lanes_out: usize,
 ) -> Result<Params, String> {
-    let overrides = [
-        overrides::input(format.width.into(), format.frac.into()),
-        overrides::row(row_len as i64, lanes_in as i64),
-        vec![
-            ("DATA_IN_0_TENSOR_SIZE_DIM_1", (numel / row_len.max(1)) as i64),
-            ("DATA_OUT_0_PARALLELISM_DIM_0", lanes_out as i64),
-        ],
-    ];
-    crate::resolve_params(&LaneConverter, &overrides.concat())
+    let rows = (numel / row_len.max(1)) as i64;
+    let lanes = conversion(format.width.into(), row_len as i64, rows, lanes_in as i64, lanes_out as i64);
+    crate::resolve_params(
+        &LaneConverter,
+        &[lanes, vec![("DATA_IN_0_PRECISION_1", format.frac.into())]].concat(),
+    )
 }
 
-/// Overrides of the test instances: `bits`-bit lanes, `rows` rows of `row_len` elements,
-/// `lanes_in` elements per input beat and `lanes_out` per output beat.
+/// Overrides of a converter of `bits`-bit lanes over `rows` rows of `row_len` elements, `lanes_in`
+/// elements per input beat and `lanes_out` per output beat ([`instance`], the test instances).
 fn conversion(bits: i64, row_len: i64, rows: i64, lanes_in: i64, lanes_out: i64) -> Overrides {
     vec![
         ("DATA_IN_0_PRECISION_0", bits),
