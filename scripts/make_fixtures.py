@@ -122,14 +122,20 @@ def vi(name, shape):
 
 # ---------------------------------------------------------------- MLPs
 
-def mlp_gemm_relu():
-    b = Builder(1)
+def gemm_relu_layer(b):
+    """The MLPs' weights (fc1 16 -> 32, fc2 32 -> 10, drawn in this order) and their first
+    layer Relu(Gemm(x)); returns fc2's weight and bias and the ReLU output."""
     w1 = b.weight("fc1.weight", (32, 16), 0.25)
     b1 = b.weight("fc1.bias", (32,), 0.1)
     w2 = b.weight("fc2.weight", (10, 32), 0.2)
     b2 = b.weight("fc2.bias", (10,), 0.1)
     h = b.node("Gemm", ["x", w1, b1], alpha=1.0, beta=1.0, transB=1)
-    h = b.node("Relu", [h])
+    return w2, b2, b.node("Relu", [h])
+
+
+def mlp_gemm_relu():
+    b = Builder(1)
+    w2, b2, h = gemm_relu_layer(b)
     y = b.node("Gemm", [h, w2, b2], alpha=1.0, beta=1.0, transB=1)
     b.nodes[-1].output[0] = "y"
     m = b.model("mlp_gemm_relu", [vi("x", [4, 16])], [vi("y", [4, 10])], 13)
@@ -140,12 +146,7 @@ def mlp_gemm_relu():
 def mlp_two_outputs():
     """Two graph outputs: the hidden ReLU features (also used inside) and the logits reshaped."""
     b = Builder(5)
-    w1 = b.weight("fc1.weight", (32, 16), 0.25)
-    b1 = b.weight("fc1.bias", (32,), 0.1)
-    w2 = b.weight("fc2.weight", (10, 32), 0.2)
-    b2 = b.weight("fc2.bias", (10,), 0.1)
-    h = b.node("Gemm", ["x", w1, b1], alpha=1.0, beta=1.0, transB=1)
-    h = b.node("Relu", [h])
+    w2, b2, h = gemm_relu_layer(b)
     b.nodes[-1].output[0] = "features"
     y = b.node("Gemm", ["features", w2, b2], alpha=1.0, beta=1.0, transB=1)
     b.node("Reshape", [y, b.ints("shape_2x20", [2, 20])])

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use indexmap::IndexMap;
-use mase_hwlib::{Component, Cost, Direction, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
+use mase_hwlib::{Component, Cost, Direction, Info, Params, Stimulus, StreamSpec, StreamValues};
 use mase_ir::fixed::{from_f64, to_f64, FixedFormat};
 use mase_ir::tensor::Tensor;
 use mase_ir::{Error, MaseGraph, Node, Result};
@@ -341,17 +341,16 @@ fn table_model(
     Ok(table)
 }
 
+/// What every external module reports as a component (its parameters are its manifest's).
+const EXTERNAL_INFO: Info = Info {
+    name: "external",
+    description: "a user module described by a manifest (EXTERNAL toolchain)",
+    ..Info::DEFAULT
+};
+
 impl Component for External {
-    fn name(&self) -> &'static str {
-        "external"
-    }
-
-    fn description(&self) -> &'static str {
-        "a user module described by a manifest (EXTERNAL toolchain)"
-    }
-
-    fn params(&self) -> &'static [ParamSpec] {
-        &[]
+    fn info(&self) -> &'static Info {
+        &EXTERNAL_INFO
     }
 
     fn validate(&self, _p: &Params) -> std::result::Result<(), String> {

@@ -152,17 +152,84 @@ pub struct Stimulus {
     pub memories: StreamValues,
 }
 
+/// The fixed facts of a component (those that do not depend on its parameter values), one
+/// `const` per component returned by [`Component::info`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Info {
+    /// Short name: module `mase_<name>` in `rtl/mase_<name>.sv` (e.g. `linear`).
+    pub name: &'static str,
+    /// One sentence describing what the component computes.
+    pub description: &'static str,
+    /// SV parameters in declaration order, each with default and doc (see [`crate::port`] for
+    /// the building blocks).
+    pub params: &'static [ParamSpec],
+    /// Other RTL files this module instantiates directly, as file names in `rtl/` (e.g.
+    /// `"mase_skid_buffer.sv"`). [`crate::rtl_files`] resolves them transitively through the
+    /// registry.
+    pub dependencies: &'static [&'static str],
+    /// Whether the component takes a whole unit (row, sequence, tensor) of its input before its
+    /// first output beat; the stitcher sizes the FIFOs of parallel branches from it. False when
+    /// output follows input after the pipeline latency.
+    pub buffers_whole_unit: bool,
+    /// Whether `data_out_0` carries the elements of `data_in_0` in their own format (the
+    /// component moves or filters values but never re-quantizes them, so it has no
+    /// `DATA_OUT_0_PRECISION_*` parameters). False when the output format is
+    /// `DATA_OUT_0_PRECISION_0/1`, signed unless `DATA_OUT_0_SIGNED = 0`.
+    pub keeps_input_format: bool,
+}
+
+impl Info {
+    /// The base the components' `Info`s complete (`..Info::DEFAULT`): no parameters, no
+    /// dependencies, both flags false.
+    pub const DEFAULT: Info = Info {
+        name: "",
+        description: "",
+        params: &[],
+        dependencies: &[],
+        buffers_whole_unit: false,
+        keeps_input_format: false,
+    };
+}
+
+impl Stimulus {
+    /// The values of input stream `stream`; the error names `component`'s model and the stream.
+    pub fn input(&self, component: &str, stream: &str) -> Result<&Vec<i64>, String> {
+        self.inputs.get(stream).ok_or_else(|| format!("{component} model: missing input stream {stream}"))
+    }
+}
+
+/// The result of a model whose one output stream is `data_out_0`.
+pub fn data_out_0(values: Vec<i64>) -> StreamValues {
+    StreamValues::from([("data_out_0".to_string(), values)])
+}
+
+impl Cost {
+    /// The cost of a streaming stage with no multipliers and no memory.
+    pub fn streaming(latency_cycles: u64, ii_cycles: u64) -> Cost {
+        Cost { latency_cycles, ii_cycles, multipliers: 0, memory_bits: 0 }
+    }
+}
+
 /// A parameterized hardware component: the SV module `mase_<name>` and everything the flow needs
 /// to know about it. Implementations are unit structs held in `static`s (see [`crate::registry`]).
 pub trait Component: Sync {
+    /// The fixed facts of the component ([`Info`]).
+    fn info(&self) -> &'static Info;
+
     /// Short name: module `mase_<name>` in `rtl/mase_<name>.sv` (e.g. `linear`).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.info().name
+    }
 
     /// One sentence describing what the component computes.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &'static str {
+        self.info().description
+    }
 
     /// SV parameters in declaration order, each with default and doc.
-    fn params(&self) -> &'static [ParamSpec];
+    fn params(&self) -> &'static [ParamSpec] {
+        self.info().params
+    }
 
     /// Rejects exactly the parameter sets the RTL's parameter assertions reject, with the same
     /// message text (the RTL prints it via `$fatal`). `p` is fully resolved.
@@ -198,26 +265,21 @@ pub trait Component: Sync {
     /// Cost model: latency, II per row, multipliers, memory bits.
     fn cost(&self, p: &Params) -> Cost;
 
-    /// Other RTL files this module instantiates directly, as file names in `rtl/` (e.g.
-    /// `"mase_skid_buffer.sv"`). [`crate::rtl_files`] resolves them transitively through the
-    /// registry. Default: none.
+    /// Other RTL files this module instantiates directly ([`Info::dependencies`]).
     fn dependencies(&self) -> &'static [&'static str] {
-        &[]
+        self.info().dependencies
     }
 
-    /// Whether the component takes a whole unit (row, sequence, tensor) of its input before its
-    /// first output beat; the stitcher sizes the FIFOs of parallel branches from it. Default:
-    /// false (output follows input after the pipeline latency).
+    /// Whether the component takes a whole unit of its input before its first output beat
+    /// ([`Info::buffers_whole_unit`]).
     fn buffers_whole_unit(&self) -> bool {
-        false
+        self.info().buffers_whole_unit
     }
 
-    /// Whether `data_out_0` carries the elements of `data_in_0` in their own format (the
-    /// component moves or filters values but never re-quantizes them, so it has no
-    /// `DATA_OUT_0_PRECISION_*` parameters). Default: false (the output format is
-    /// `DATA_OUT_0_PRECISION_0/1`, signed unless `DATA_OUT_0_SIGNED = 0`).
+    /// Whether `data_out_0` carries the elements of `data_in_0` in their own format
+    /// ([`Info::keeps_input_format`]).
     fn keeps_input_format(&self) -> bool {
-        false
+        self.info().keeps_input_format
     }
 
     /// The number of rows a stimulus must be a multiple of (e.g. `TENSOR_SIZE_DIM_1` for a

@@ -9,14 +9,12 @@
 //!
 //! | item | meaning |
 //! |---|---|
-//! | [`Component::name`] | `relu` → module `mase_relu` in `rtl/mase_relu.sv` |
-//! | [`Component::params`] | SV parameters in declaration order ([`ParamSpec`]: name, default, doc) |
+//! | [`Component::info`] | the fixed facts ([`Info`]): name (`relu` → module `mase_relu` in `rtl/mase_relu.sv`), description, SV parameters in declaration order ([`ParamSpec`]: name, default, doc; built from [`port`]'s groups), RTL dependencies, flags |
 //! | [`Component::validate`] | rejects exactly what the RTL's parameter assertions reject, same text |
 //! | [`Component::streams`] | valid/ready ports ([`StreamSpec`]): name, direction, lanes, width, signedness, beats per row |
 //! | [`Component::memories`] + [`Component::layout_memory`] | ROMs ([`MemorySpec`]) and their word layout in datapath read order |
 //! | [`Component::model`] | bit-accurate integer model: [`Stimulus`] → output [`StreamValues`] |
 //! | [`Component::cost`] | [`Cost`]: latency, II per row, multipliers, memory bits |
-//! | [`Component::dependencies`] | other `rtl/` files the module instantiates |
 //! | [`Component::test_params`] / [`Component::invalid_params`] | instances for the shared tests |
 //! | [`Component::random_stimulus`] | random data for tests/bench (default uniform over full range) |
 //!
@@ -51,7 +49,8 @@
 //! ## Adding a component (three places)
 //!
 //! 1. `rtl/mase_<name>.sv` following the conventions above.
-//! 2. `hwlib/src/components/<name>.rs`: a unit struct implementing [`Component`].
+//! 2. `hwlib/src/components/<name>.rs`: a unit struct implementing [`Component`] (its `const INFO`
+//!    built from the [`port`] groups, checks and streams; its test instances from [`overrides`]).
 //! 3. One line `<name>::<Type>,` in the `registry!` list of [`components`] (it declares the
 //!    module and registers the component), then regenerate the README's component table
 //!    (`cargo run -- components --markdown`).
@@ -64,14 +63,16 @@
 pub mod binding;
 pub mod component;
 pub mod components;
+pub mod overrides;
+pub mod port;
 pub mod registry;
 
 use std::path::PathBuf;
 
 pub use binding::{op_role, Binding, NodeView, OpRole, Par};
 pub use component::{
-    uniform_stimulus, value_range, Component, Cost, Direction, MemorySpec, ParamDefault, ParamSpec, Params,
-    Stimulus, StreamSpec, StreamValues,
+    data_out_0, uniform_stimulus, value_range, Component, Cost, Direction, Info, MemorySpec, ParamDefault,
+    ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
 pub use registry::{lookup, registry};
 
@@ -192,6 +193,13 @@ pub fn block_stream_order(rows: usize, cols: usize, p1: usize, p0: usize) -> Vec
         }
     }
     order
+}
+
+/// Memory bits of a `mase_pingpong_buffer` holding `words` words of `word_bits` bits: two banks of
+/// `2^ceil(log2(words))` words (at least two). Linear and matmul double-buffer their operand rows
+/// in it, transpose its tensors.
+pub fn pingpong_bits(words: usize, word_bits: u64) -> u64 {
+    2 * (1u64 << words.next_power_of_two().trailing_zeros().max(1)) * word_bits
 }
 
 /// Checks `lo <= p[name] <= hi`. Message (RTL must print the same):

@@ -16,3 +16,22 @@ pub fn lookup(name: &str) -> Result<&'static dyn Component, String> {
         format!("unknown component `{name}`; registered components: {}", names.join(", "))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every component accepts each of its `test_params` and rejects each of its
+    /// `invalid_params` (the RTL side of the rejection is checked in `sim/tests/components.rs`).
+    #[test]
+    fn every_component_validates_its_own_parameter_sets() {
+        for c in registry() {
+            for good in c.test_params() {
+                crate::resolve_params(*c, &good).unwrap_or_else(|e| panic!("{} {good:?}: {e}", c.name()));
+            }
+            for bad in c.invalid_params() {
+                assert!(crate::resolve_params(*c, &bad).is_err(), "{} accepted {bad:?}", c.name());
+            }
+        }
+    }
+}

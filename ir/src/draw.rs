@@ -90,37 +90,41 @@ const ALL_TYPES: [MaseType; 7] = [
     MaseType::Output,
 ];
 
-/// Escapes text for XML content and attribute values.
-pub fn xml_escape(s: &str) -> String {
+/// `s` with every character `escape` maps to a replacement replaced by it.
+fn escape_with(s: &str, escape: impl Fn(char) -> Option<&'static str>) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // Control characters are not allowed in XML 1.0 text.
-            c if (c as u32) < 0x20 && c != '\t' && c != '\n' => out.push('\u{fffd}'),
-            c => out.push(c),
+        match escape(c) {
+            Some(r) => out.push_str(r),
+            None => out.push(c),
         }
     }
     out
 }
 
+/// Escapes text for XML content and attribute values.
+pub fn xml_escape(s: &str) -> String {
+    escape_with(s, |c| match c {
+        '&' => Some("&amp;"),
+        '<' => Some("&lt;"),
+        '>' => Some("&gt;"),
+        '"' => Some("&quot;"),
+        '\'' => Some("&apos;"),
+        // Control characters are not allowed in XML 1.0 text.
+        c if (c as u32) < 0x20 && c != '\t' && c != '\n' => Some("\u{fffd}"),
+        _ => None,
+    })
+}
+
 /// Escapes text for a double-quoted DOT string.
 fn dot_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
+    escape_with(s, |c| match c {
+        '"' => Some("\\\""),
+        '\\' => Some("\\\\"),
+        '\n' => Some("\\n"),
+        c if c.is_control() => Some(" "),
+        _ => None,
+    })
 }
 
 /// The third box line: output shape and a type tag, when metadata records them.

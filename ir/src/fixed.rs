@@ -156,16 +156,22 @@ fn mode_key(s: &str) -> String {
     up.strip_prefix("AP_").map(str::to_string).unwrap_or(up)
 }
 
+/// The mode of `all` named `s` (see [`mode_key`]); the error names the `kind` of mode and lists
+/// the valid names.
+fn parse_mode<M: Copy>(s: &str, all: &[M], name: fn(M) -> &'static str, kind: &str) -> Result<M, String> {
+    let k = mode_key(s);
+    all.iter().copied().find(|&m| name(m) == k).ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|&m| name(m)).collect();
+        format!("unknown {kind} mode '{s}'; valid modes: {}", names.join(", "))
+    })
+}
+
 impl FromStr for Rounding {
     type Err = String;
     /// Parses a mode name (case-insensitive, optional `AP_` prefix); the error lists the valid
     /// names.
     fn from_str(s: &str) -> Result<Self, String> {
-        let k = mode_key(s);
-        Rounding::ALL.into_iter().find(|m| m.name() == k).ok_or_else(|| {
-            let names: Vec<&str> = Rounding::ALL.iter().map(|m| m.name()).collect();
-            format!("unknown rounding mode '{s}'; valid modes: {}", names.join(", "))
-        })
+        parse_mode(s, &Rounding::ALL, Rounding::name, "rounding")
     }
 }
 
@@ -174,11 +180,7 @@ impl FromStr for Overflow {
     /// Parses a mode name (case-insensitive, optional `AP_` prefix); the error lists the valid
     /// names.
     fn from_str(s: &str) -> Result<Self, String> {
-        let k = mode_key(s);
-        Overflow::ALL.into_iter().find(|m| m.name() == k).ok_or_else(|| {
-            let names: Vec<&str> = Overflow::ALL.iter().map(|m| m.name()).collect();
-            format!("unknown overflow mode '{s}'; valid modes: {}", names.join(", "))
-        })
+        parse_mode(s, &Overflow::ALL, Overflow::name, "overflow")
     }
 }
 
@@ -504,28 +506,29 @@ pub fn wide_to_f64(code: i128, frac: i32) -> f64 {
     v
 }
 
+/// `a` and `b` as `i128` codes aligned to the finer of their fractional bit counts, with that
+/// count; `None` when the counts differ by more than 63 (a shifted code could then need more than
+/// 128 bits).
+fn align(a: i64, a_frac: i32, b: i64, b_frac: i32) -> Option<(i128, i128, i32)> {
+    let f = a_frac.max(b_frac);
+    let da = (f as i64 - a_frac as i64) as u32;
+    let db = (f as i64 - b_frac as i64) as u32;
+    if da > 63 || db > 63 {
+        return None;
+    }
+    Some(((a as i128) << da, (b as i128) << db, f))
+}
+
 /// Exact `a × 2^-a_frac + b × 2^-b_frac`, aligned to the finer of the two fractional bit
 /// counts: `(code, max(a_frac, b_frac))`. `None` when the fractional bit counts differ by more
 /// than 63 (the exact sum could then need more than 128 bits).
 pub fn add(a: i64, a_frac: i32, b: i64, b_frac: i32) -> Option<(i128, i32)> {
-    let f = a_frac.max(b_frac);
-    let da = (f as i64 - a_frac as i64) as u32;
-    let db = (f as i64 - b_frac as i64) as u32;
-    if da > 63 || db > 63 {
-        return None;
-    }
-    Some((((a as i128) << da) + ((b as i128) << db), f))
+    align(a, a_frac, b, b_frac).map(|(a, b, f)| (a + b, f))
 }
 
 /// Exact `a × 2^-a_frac - b × 2^-b_frac` (see [`add`]).
 pub fn sub(a: i64, a_frac: i32, b: i64, b_frac: i32) -> Option<(i128, i32)> {
-    let f = a_frac.max(b_frac);
-    let da = (f as i64 - a_frac as i64) as u32;
-    let db = (f as i64 - b_frac as i64) as u32;
-    if da > 63 || db > 63 {
-        return None;
-    }
-    Some((((a as i128) << da) - ((b as i128) << db), f))
+    align(a, a_frac, b, b_frac).map(|(a, b, f)| (a - b, f))
 }
 
 /// Exact product: `(a × b, a_frac + b_frac)`. The code always fits (|a × b| ≤ 2^126); `None`

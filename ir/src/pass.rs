@@ -27,6 +27,42 @@ pub trait Pass: Sync {
     fn run(&self, graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)>;
 }
 
+/// A pass given by its registry name, its description and the function that runs it: how the
+/// IR's passes are declared ([`crate::passes::REGISTRY`]).
+pub struct FnPass {
+    /// Registry name, e.g. `add_common_metadata`.
+    pub name: &'static str,
+    /// One line for `mase passes --list`.
+    pub description: &'static str,
+    /// Runs the pass.
+    pub run: fn(MaseGraph, &PassArgs) -> Result<(MaseGraph, PassInfo)>,
+}
+
+impl Pass for FnPass {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn description(&self) -> &'static str {
+        self.description
+    }
+    fn run(&self, graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
+        (self.run)(graph, args)
+    }
+}
+
+/// For a pass that takes no arguments: an error naming `pass` and the first argument given.
+pub fn no_args(pass: &str, args: &PassArgs) -> Result<()> {
+    match args.keys().next() {
+        Some(k) => Err(Error::Config(format!("{pass} takes no arguments, got '{k}'"))),
+        None => Ok(()),
+    }
+}
+
+/// The info of a pass that reports the graph's size: `nodes` = its node count.
+pub fn node_count(graph: &MaseGraph) -> PassInfo {
+    PassInfo::from_iter([("nodes".to_string(), graph.len().into())])
+}
+
 /// A set of registered passes with one run loop.
 #[derive(Clone)]
 pub struct PassManager {

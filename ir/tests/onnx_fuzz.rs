@@ -3,11 +3,14 @@
 //! either `Ok` or `Err` is fine. Also hostile sizes (huge or overflowing dims) give errors
 //! before anything large is allocated.
 
+mod onnx_support;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use mase_ir::onnx::proto::*;
 use mase_ir::onnx::{import_bytes, ImportOptions};
+use onnx_support::vi;
 use prost::Message;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -94,20 +97,6 @@ fn mutated_models_never_panic() {
     }
     println!("{ok} imported, {err} rejected, in {:.2} s", start.elapsed().as_secs_f64());
     assert!(err > 0 && ok + err == small.len() * 400 + 300);
-}
-
-fn vi(name: &str, shape: &[i64]) -> ValueInfoProto {
-    ValueInfoProto {
-        name: name.into(),
-        r#type: Some(TypeProto {
-            tensor_type: Some(TypeProtoTensor {
-                elem_type: 1,
-                shape: Some(TensorShapeProto {
-                    dim: shape.iter().map(|&d| Dimension { value: Some(DimValue::DimValue(d)) }).collect(),
-                }),
-            }),
-        }),
-    }
 }
 
 fn model(inits: Vec<TensorProto>, input_shape: &[i64]) -> Vec<u8> {

@@ -2,6 +2,8 @@
 //! numerical agreement with onnxruntime (max abs error ≤ 1e-4 × max |output|), dynamic input
 //! shapes, metadata, and the errors bad files give.
 
+mod onnx_support;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -278,6 +280,8 @@ fn bad_files_give_clear_errors() {
 fn import_time_10mb() {
     use mase_ir::onnx::proto::*;
     use prost::Message;
+
+    use crate::onnx_support::vi;
     let dims = [1024usize, 1024, 1024, 256];
     let mut nodes = Vec::new();
     let mut inits = Vec::new();
@@ -321,17 +325,6 @@ fn import_time_10mb() {
         });
         prev = format!("r{k}");
     }
-    let vi = |name: &str, shape: &[i64]| ValueInfoProto {
-        name: name.into(),
-        r#type: Some(TypeProto {
-            tensor_type: Some(TypeProtoTensor {
-                elem_type: 1,
-                shape: Some(TensorShapeProto {
-                    dim: shape.iter().map(|&d| Dimension { value: Some(DimValue::DimValue(d)) }).collect(),
-                }),
-            }),
-        }),
-    };
     let model = ModelProto {
         ir_version: 8,
         opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 17 }],
@@ -401,22 +394,7 @@ mod built {
     use mase_ir::onnx::proto::*;
     use prost::Message;
 
-    pub fn vi(name: &str, shape: &[i64]) -> ValueInfoProto {
-        ValueInfoProto {
-            name: name.into(),
-            r#type: Some(TypeProto {
-                tensor_type: Some(TypeProtoTensor {
-                    elem_type: 1,
-                    shape: Some(TensorShapeProto {
-                        dim: shape
-                            .iter()
-                            .map(|&d| Dimension { value: Some(DimValue::DimValue(d)) })
-                            .collect(),
-                    }),
-                }),
-            }),
-        }
-    }
+    pub use crate::onnx_support::vi;
 
     pub fn model(
         nodes: Vec<NodeProto>,
@@ -476,25 +454,18 @@ fn initializer_listed_as_input_is_not_a_placeholder() {
 #[test]
 fn unsupported_attribute_names_node_attribute_and_alternatives() {
     use mase_ir::onnx::proto::*;
-    let attr = AttributeProto { name: "fancy".into(), r#type: 2, i: 1, ..Default::default() };
-    let bytes = built::model(
-        vec![built::node("Softmax", "my_softmax", &["x"], "y", vec![attr])],
-        vec![],
-        vec![built::vi("x", &[2, 3])],
-        "y",
-    );
-    let err = import_bytes(&bytes, "m.onnx", &ImportOptions::default()).unwrap_err().to_string();
+    // The import error of a Softmax node `name` carrying `attr`.
+    let error = |name: &str, attr: AttributeProto| {
+        let node = built::node("Softmax", name, &["x"], "y", vec![attr]);
+        let bytes = built::model(vec![node], vec![], vec![built::vi("x", &[2, 3])], "y");
+        import_bytes(&bytes, "m.onnx", &ImportOptions::default()).unwrap_err().to_string()
+    };
+    let err =
+        error("my_softmax", AttributeProto { name: "fancy".into(), r#type: 2, i: 1, ..Default::default() });
     for part in ["m.onnx", "my_softmax", "Softmax", "'fancy'", "axis"] {
         assert!(err.contains(part), "'{part}' not in: {err}");
     }
     // An attribute of the wrong type is named too.
-    let attr = AttributeProto { name: "axis".into(), r#type: 1, f: 1.0, ..Default::default() };
-    let bytes = built::model(
-        vec![built::node("Softmax", "sm", &["x"], "y", vec![attr])],
-        vec![],
-        vec![built::vi("x", &[2, 3])],
-        "y",
-    );
-    let err = import_bytes(&bytes, "m.onnx", &ImportOptions::default()).unwrap_err().to_string();
+    let err = error("sm", AttributeProto { name: "axis".into(), r#type: 1, f: 1.0, ..Default::default() });
     assert!(err.contains("'axis'") && err.contains("INT"), "{err}");
 }

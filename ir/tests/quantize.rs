@@ -2,12 +2,13 @@
 //! hand-built graphs and on the importer's fixtures.
 
 mod fixed_model;
+mod support;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use mase_ir::fixed::{cast_code, from_f64, FixedFormat, Overflow, Rounding};
-use mase_ir::metadata::{TensorMeta, ValueType};
+use mase_ir::metadata::ValueType;
 use mase_ir::onnx::{import_file, ImportOptions};
 use mase_ir::pass::{find_pass, run_pass, PassInfo};
 use mase_ir::passes::add_common_metadata::add_common_metadata;
@@ -18,40 +19,10 @@ use num_bigint::BigInt;
 use num_rational::BigRational;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use support::{mlp, rand_tensor};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn rand_tensor(rng: &mut ChaCha8Rng, shape: &[usize], scale: f32) -> Tensor {
-    let n = shape.iter().product();
-    Tensor::from_f32(shape, (0..n).map(|_| rng.gen_range(-1.0f32..1.0) * scale).collect()).unwrap()
-}
-
-/// x[4,16] → fc1 (8) → relu → fc2 (5) → output, with common metadata.
-fn mlp(seed: u64) -> MaseGraph {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut g = MaseGraph::new("mlp");
-    g.weights.insert("fc1.weight".into(), rand_tensor(&mut rng, &[8, 16], 0.5));
-    g.weights.insert("fc1.bias".into(), rand_tensor(&mut rng, &[8], 0.2));
-    g.weights.insert("fc2.weight".into(), rand_tensor(&mut rng, &[5, 8], 0.5));
-    g.weights.insert("fc2.bias".into(), rand_tensor(&mut rng, &[5], 0.2));
-    let x = g.add_node("x", Op::Placeholder, vec![]).unwrap();
-    g.node_mut(x).meta.common.results.insert(
-        "data_out_0".into(),
-        TensorMeta { shape: vec![4, 16], precision: vec![32], ..Default::default() },
-    );
-    let h = g
-        .add_node("fc1", Op::Linear { weight: "fc1.weight".into(), bias: Some("fc1.bias".into()) }, vec![x])
-        .unwrap();
-    let r = g.add_node("relu", Op::Relu, vec![h]).unwrap();
-    let t = g.add_node("view", Op::Reshape { shape: vec![4, 8] }, vec![r]).unwrap();
-    let y = g
-        .add_node("fc2", Op::Linear { weight: "fc2.weight".into(), bias: Some("fc2.bias".into()) }, vec![t])
-        .unwrap();
-    g.add_node("output", Op::Output, vec![y]).unwrap();
-    add_common_metadata(&mut g).unwrap();
-    g
 }
 
 fn toml(s: &str) -> toml::Table {
@@ -152,32 +123,40 @@ name = "NA"
 
 #[test]
 fn config_mistakes_are_errors_naming_the_key() {
-    let err = |s: &str| quantize(mlp(3), &toml(s)).unwrap_err().to_string();
-    let e = err("by = \"name\"\n[fc_1.config]\nname = \"NA\"\n");
-    assert!(e.contains("fc_1") && e.contains("fc1"), "{e}");
-    let e = err("by = \"regex_name\"\n[\"conv.*\".config]\nname = \"NA\"\n");
-    assert!(e.contains("conv.*") && e.contains("matches no node"), "{e}");
-    let e = err("by = \"regex_name\"\n[\"fc.*\".config]\nname = \"NA\"\n[\"fc1\".config]\nname = \"NA\"\n");
-    assert!(e.contains("two regexes") && e.contains("fc1"), "{e}");
-    let e = err("by = \"type\"\n[conv2d.config]\nname = \"NA\"\n");
-    assert!(e.contains("conv2d") && e.contains("layer_norm"), "{e}");
-    let e = err("[linear.config]\nname = \"integer\"\ndata_in_width = 0\ndata_in_frac_width = 0\n");
-    assert!(e.contains("[linear.config]") && e.contains("data_in_width = 0"), "{e}");
-    let e = err("[linear.config]\nname = \"integer\"\nweight_width = 65\nweight_frac_width = 0\n");
-    assert!(e.contains("weight_width = 65"), "{e}");
-    let e = err("[relu.config]\nname = \"integer\"\nrounding = \"ROUND\"\n");
-    assert!(e.contains("[relu.config]") && e.contains("RND_CONV"), "{e}");
-    let e = err("[relu.config]\nname = \"integer\"\noverflow = \"CLIP\"\n");
-    assert!(e.contains("SAT_SYM"), "{e}");
-    let e = err("[relu.config]\nname = \"integer\"\ndata_in_widht = 8\n");
-    assert!(e.contains("data_in_widht"), "{e}");
-    let e = err("[relu.config]\nname = \"int8\"\n");
-    assert!(e.contains("int8") && e.contains("NA"), "{e}");
-    // a linear node needs weight formats
-    let e = err("[linear.config]\nname = \"integer\"\ndata_in_width = 8\ndata_in_frac_width = 4\n");
-    assert!(e.contains("fc1") && e.contains("weight_width"), "{e}");
-    let e = err("by = \"size\"\n");
-    assert!(e.contains("regex_name"), "{e}");
+    // (config, what its error must name)
+    let cases: &[(&str, &[&str])] = &[
+        ("by = \"name\"\n[fc_1.config]\nname = \"NA\"\n", &["fc_1", "fc1"]),
+        ("by = \"regex_name\"\n[\"conv.*\".config]\nname = \"NA\"\n", &["conv.*", "matches no node"]),
+        (
+            "by = \"regex_name\"\n[\"fc.*\".config]\nname = \"NA\"\n[\"fc1\".config]\nname = \"NA\"\n",
+            &["two regexes", "fc1"],
+        ),
+        ("by = \"type\"\n[conv2d.config]\nname = \"NA\"\n", &["conv2d", "layer_norm"]),
+        (
+            "[linear.config]\nname = \"integer\"\ndata_in_width = 0\ndata_in_frac_width = 0\n",
+            &["[linear.config]", "data_in_width = 0"],
+        ),
+        (
+            "[linear.config]\nname = \"integer\"\nweight_width = 65\nweight_frac_width = 0\n",
+            &["weight_width = 65"],
+        ),
+        ("[relu.config]\nname = \"integer\"\nrounding = \"ROUND\"\n", &["[relu.config]", "RND_CONV"]),
+        ("[relu.config]\nname = \"integer\"\noverflow = \"CLIP\"\n", &["SAT_SYM"]),
+        ("[relu.config]\nname = \"integer\"\ndata_in_widht = 8\n", &["data_in_widht"]),
+        ("[relu.config]\nname = \"int8\"\n", &["int8", "NA"]),
+        // a linear node needs weight formats
+        (
+            "[linear.config]\nname = \"integer\"\ndata_in_width = 8\ndata_in_frac_width = 4\n",
+            &["fc1", "weight_width"],
+        ),
+        ("by = \"size\"\n", &["regex_name"]),
+    ];
+    for (config, parts) in cases {
+        let e = quantize(mlp(3), &toml(config)).unwrap_err().to_string();
+        for part in *parts {
+            assert!(e.contains(part), "{config:?}: `{part}` not in: {e}");
+        }
+    }
 }
 
 #[test]

@@ -13,12 +13,14 @@ use mase_sim::{check_project, load_project, Project, RunConfig};
 
 use super::quantize::read_toml;
 
-/// Rate overrides from the command line.
-#[derive(Debug, Clone, Copy, Default)]
+/// Rate overrides from the command line (`mase emit` and `mase flow`).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
 pub struct Rate {
-    /// `--target-ii`: cycles per input row.
+    /// Cycles per input row the slowest stage may take (overrides the hardware configuration).
+    #[arg(long, value_name = "CYCLES", conflicts_with = "multiplier_budget")]
     pub target_ii: Option<u64>,
-    /// `--multiplier-budget`.
+    /// Most multipliers the design may use (overrides the hardware configuration).
+    #[arg(long, value_name = "N")]
     pub multiplier_budget: Option<u64>,
 }
 

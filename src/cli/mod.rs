@@ -139,12 +139,8 @@ enum Command {
         /// Hardware configuration (TOML: target_ii, multiplier_budget, lanes, top, nodes.*).
         #[arg(long)]
         config: Option<PathBuf>,
-        /// Cycles per input row the slowest stage may take (overrides the configuration).
-        #[arg(long, value_name = "CYCLES", conflicts_with = "multiplier_budget")]
-        target_ii: Option<u64>,
-        /// Most multipliers the design may use (overrides the configuration).
-        #[arg(long, value_name = "N")]
-        multiplier_budget: Option<u64>,
+        #[command(flatten)]
+        rate: flow::Rate,
         /// Project directory to write (new, empty, or an earlier emit's).
         #[arg(short, long)]
         output: PathBuf,
@@ -193,12 +189,8 @@ enum Command {
         /// several inferences along the batch axis); replaces [calibration] inputs.
         #[arg(long, value_name = "NAME=FILE")]
         calibrate: Vec<String>,
-        /// Cycles per input row the slowest stage may take (overrides [hardware]).
-        #[arg(long, value_name = "CYCLES", conflicts_with = "multiplier_budget")]
-        target_ii: Option<u64>,
-        /// Most multipliers the design may use (overrides [hardware]).
-        #[arg(long, value_name = "N")]
-        multiplier_budget: Option<u64>,
+        #[command(flatten)]
+        rate: flow::Rate,
         /// Project directory to write.
         #[arg(short, long)]
         output: PathBuf,
@@ -276,14 +268,13 @@ pub fn main() -> anyhow::Result<()> {
         Command::Synth { what: SynthWhat::Component { name, params, json } } => {
             hw::synth(&name, &params, json)
         }
-        Command::Emit { prefix, config, target_ii, multiplier_budget, output } => {
-            flow::emit(&prefix, config.as_deref(), flow::Rate { target_ii, multiplier_budget }, &output)
+        Command::Emit { prefix, config, rate, output } => {
+            flow::emit(&prefix, config.as_deref(), rate, &output)
         }
         Command::Sim { dir, input, inferences, stall_prob, seed, vcd, json, golden } => {
             flow::sim(&dir, &flow::SimArgs { inputs: input, inferences, stall_prob, seed, vcd, json, golden })
         }
-        Command::Flow { model, input_shape, config, calibrate, target_ii, multiplier_budget, output } => {
-            let rate = flow::Rate { target_ii, multiplier_budget };
+        Command::Flow { model, input_shape, config, calibrate, rate, output } => {
             flow::flow(&model, &flow::FlowArgs { shapes: input_shape, config, calibrate, rate }, &output)
         }
         Command::Demo { output } => demo::run(&output),

@@ -10,14 +10,19 @@
 
 use mase_ir::fixed::{cast_code, FixedFormat, Overflow, Rounding};
 
-use crate::component::{Component, Cost, Direction, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
-use crate::{check_block_shape, check_equal, check_range, param};
+use crate::component::{
+    data_out_0, Component, Cost, Direction, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
+};
+use crate::overrides::{self, input, modes, output, row, rows};
+use crate::port::{beats_per_row, block_stream, check_same_shape};
+use crate::{
+    check_block_shape, check_range, output_modes, param, param_list, port_format, port_shape, same_shape,
+};
 
 /// The cast component.
 pub struct Cast;
 
-/// Largest fractional bit magnitude a format parameter may take (as `FixedFormat::validate`).
-pub const MAX_FRAC: i64 = mase_ir::fixed::MAX_FRAC_MAGNITUDE as i64;
+pub use crate::port::MAX_FRAC;
 
 /// SV code of a rounding mode: its index in [`Rounding::ALL`] (TRN = 0 … RND_CONV = 6).
 pub fn rounding_code(r: Rounding) -> i64 {
@@ -58,52 +63,43 @@ pub fn output_format(p: &Params, prefix: &str, signed: bool) -> FixedFormat {
     }
 }
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec::value("DATA_IN_0_PRECISION_0", 16, "input total bits (1..64 signed, 1..63 unsigned)"),
-    ParamSpec::value("DATA_IN_0_PRECISION_1", 8, "input fractional bits (-2^24..2^24)"),
-    ParamSpec::value("DATA_IN_0_SIGNED", 1, "1: input is two's complement, 0: unsigned"),
-    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_0", 8, "tensor size along dim 0 (elements per row)"),
-    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_1", 1, "tensor size along dim 1 (rows)"),
-    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_0", 4, "elements of dim 0 per beat"),
-    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_1", 1, "rows per beat"),
-    ParamSpec::value("DATA_OUT_0_PRECISION_0", 8, "output total bits (1..64 signed, 1..63 unsigned)"),
-    ParamSpec::value("DATA_OUT_0_PRECISION_1", 4, "output fractional bits (-2^24..2^24)"),
-    ParamSpec::value("DATA_OUT_0_SIGNED", 1, "1: output is two's complement, 0: unsigned"),
-    ParamSpec::same_as(
-        "DATA_OUT_0_TENSOR_SIZE_DIM_0",
-        "DATA_IN_0_TENSOR_SIZE_DIM_0",
-        "output dim 0 (= input)",
-    ),
-    ParamSpec::same_as(
-        "DATA_OUT_0_TENSOR_SIZE_DIM_1",
-        "DATA_IN_0_TENSOR_SIZE_DIM_1",
-        "output dim 1 (= input)",
-    ),
-    ParamSpec::same_as(
-        "DATA_OUT_0_PARALLELISM_DIM_0",
-        "DATA_IN_0_PARALLELISM_DIM_0",
-        "output elements of dim 0 per beat (= input)",
-    ),
-    ParamSpec::same_as(
-        "DATA_OUT_0_PARALLELISM_DIM_1",
-        "DATA_IN_0_PARALLELISM_DIM_1",
-        "output rows per beat (= input)",
-    ),
-    ParamSpec::value(
-        "DATA_OUT_0_ROUNDING",
-        0,
-        "rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV",
-    ),
-    ParamSpec::value("DATA_OUT_0_OVERFLOW", 1, "overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM"),
-];
+/// Name, description, RTL dependencies and parameters.
+const INFO: Info = Info {
+    name: "cast",
+    description:
+        "element-wise fixed-point format conversion, every ap_fixed rounding/overflow mode; output registered",
+    dependencies: &["mase_assert.svh", "mase_cast_core.sv"],
+    params: param_list![
+        port_format!(
+            "DATA_IN_0",
+            16,
+            "input total bits (1..64 signed, 1..63 unsigned)",
+            8,
+            "input fractional bits (-2^24..2^24)"
+        ),
+        [ParamSpec::value("DATA_IN_0_SIGNED", 1, "1: input is two's complement, 0: unsigned")],
+        port_shape!("DATA_IN_0", [8, 1, 4, 1]),
+        port_format!(
+            "DATA_OUT_0",
+            8,
+            "output total bits (1..64 signed, 1..63 unsigned)",
+            4,
+            "output fractional bits (-2^24..2^24)"
+        ),
+        [ParamSpec::value("DATA_OUT_0_SIGNED", 1, "1: output is two's complement, 0: unsigned")],
+        same_shape!("DATA_OUT_0", "DATA_IN_0", "output", "input"),
+        output_modes!("DATA_OUT_0", "rounding", "overflow"),
+    ],
+    ..Info::DEFAULT
+};
 
-/// Checks a `<prefix>_PRECISION_0` width against its signedness (1..64 signed, 1..63 unsigned).
-fn check_width(p: &Params, prefix: &str, signed: bool) -> Result<(), String> {
-    check_range(p, &format!("{prefix}_PRECISION_0"), 1, if signed { 64 } else { 63 })
-}
-
-fn lanes(p: &Params) -> usize {
-    (param(p, "DATA_IN_0_PARALLELISM_DIM_0") * param(p, "DATA_IN_0_PARALLELISM_DIM_1")) as usize
+/// Checks `<prefix>_SIGNED` (0 or 1), then the `<prefix>_PRECISION_0` width against it (1..64
+/// signed, 1..63 unsigned) and the `<prefix>_PRECISION_1` fractional bits.
+fn check_signed_format(p: &Params, prefix: &str) -> Result<(), String> {
+    check_range(p, &format!("{prefix}_SIGNED"), 0, 1)?;
+    let signed = param(p, &format!("{prefix}_SIGNED")) == 1;
+    check_range(p, &format!("{prefix}_PRECISION_0"), 1, if signed { 64 } else { 63 })?;
+    check_range(p, &format!("{prefix}_PRECISION_1"), -MAX_FRAC, MAX_FRAC)
 }
 
 /// Resolved parameters of a cast from `from` into `to` (with `to`'s rounding and overflow) over
@@ -115,88 +111,49 @@ pub fn instance(
     cols: usize,
     lanes: usize,
 ) -> Result<Params, String> {
-    crate::resolve_params(
-        &Cast,
-        &[
-            ("DATA_IN_0_PRECISION_0", from.width as i64),
-            ("DATA_IN_0_PRECISION_1", from.frac as i64),
-            ("DATA_IN_0_TENSOR_SIZE_DIM_0", cols as i64),
-            ("DATA_IN_0_TENSOR_SIZE_DIM_1", rows as i64),
-            ("DATA_IN_0_PARALLELISM_DIM_0", lanes as i64),
-            ("DATA_IN_0_PARALLELISM_DIM_1", 1),
-            ("DATA_IN_0_SIGNED", from.signed as i64),
-            ("DATA_OUT_0_PRECISION_0", to.width as i64),
-            ("DATA_OUT_0_PRECISION_1", to.frac as i64),
-            ("DATA_OUT_0_ROUNDING", rounding_code(to.rounding)),
-            ("DATA_OUT_0_OVERFLOW", overflow_code(to.overflow)),
-            ("DATA_OUT_0_SIGNED", to.signed as i64),
-        ],
-    )
+    let overrides = [
+        overrides::input(from.width.into(), from.frac.into()),
+        overrides::row(cols as i64, lanes as i64),
+        overrides::rows(rows as i64, 1),
+        vec![("DATA_IN_0_SIGNED", from.signed.into()), ("DATA_OUT_0_SIGNED", to.signed.into())],
+        overrides::output(to.width.into(), to.frac.into()),
+        overrides::modes(rounding_code(to.rounding), overflow_code(to.overflow)),
+    ];
+    crate::resolve_params(&Cast, &overrides.concat())
 }
 
 impl Component for Cast {
-    fn name(&self) -> &'static str {
-        "cast"
-    }
-
-    fn description(&self) -> &'static str {
-        "element-wise fixed-point format conversion, every ap_fixed rounding/overflow mode; output registered"
-    }
-
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
+    fn info(&self) -> &'static Info {
+        &INFO
     }
 
     fn validate(&self, p: &Params) -> Result<(), String> {
-        check_range(p, "DATA_IN_0_SIGNED", 0, 1)?;
-        check_width(p, "DATA_IN_0", param(p, "DATA_IN_0_SIGNED") == 1)?;
-        check_range(p, "DATA_IN_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        check_signed_format(p, "DATA_IN_0")?;
         check_block_shape(p, "DATA_IN_0")?;
-        check_range(p, "DATA_OUT_0_SIGNED", 0, 1)?;
-        check_width(p, "DATA_OUT_0", param(p, "DATA_OUT_0_SIGNED") == 1)?;
-        check_range(p, "DATA_OUT_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
-        for s in ["TENSOR_SIZE_DIM_0", "TENSOR_SIZE_DIM_1", "PARALLELISM_DIM_0", "PARALLELISM_DIM_1"] {
-            check_equal(p, &format!("DATA_OUT_0_{s}"), &format!("DATA_IN_0_{s}"))?;
-        }
+        check_signed_format(p, "DATA_OUT_0")?;
+        check_same_shape(p, "DATA_OUT_0", "DATA_IN_0")?;
         check_modes(p, "DATA_OUT_0")
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
-        let beats =
-            (param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") / param(p, "DATA_IN_0_PARALLELISM_DIM_0")) as usize;
-        ["DATA_IN_0", "DATA_OUT_0"]
-            .iter()
-            .zip([Direction::In, Direction::Out])
-            .map(|(prefix, dir)| StreamSpec {
-                name: prefix.to_lowercase(),
-                dir,
-                lanes: lanes(p),
-                width: param(p, &format!("{prefix}_PRECISION_0")) as u32,
-                signed: param(p, &format!("{prefix}_SIGNED")) == 1,
-                beats_per_row: beats,
+        [("DATA_IN_0", Direction::In), ("DATA_OUT_0", Direction::Out)]
+            .into_iter()
+            .map(|(port, dir)| StreamSpec {
+                signed: param(p, &format!("{port}_SIGNED")) == 1,
+                ..block_stream(p, port, dir)
             })
             .collect()
     }
 
     fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
-        let x = stim.inputs.get("data_in_0").ok_or("cast model: missing input stream data_in_0")?;
+        let x = stim.input("cast", "data_in_0")?;
         let from_frac = param(p, "DATA_IN_0_PRECISION_1") as i32;
         let to = output_format(p, "DATA_OUT_0", param(p, "DATA_OUT_0_SIGNED") == 1);
-        let mut out = StreamValues::new();
-        out.insert(
-            "data_out_0".to_string(),
-            x.iter().map(|&v| cast_code(v as i128, from_frac, &to)).collect(),
-        );
-        Ok(out)
+        Ok(data_out_0(x.iter().map(|&v| cast_code(v as i128, from_frac, &to)).collect()))
     }
 
     fn cost(&self, p: &Params) -> Cost {
-        let beats = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") / param(p, "DATA_IN_0_PARALLELISM_DIM_0");
-        Cost { latency_cycles: 1, ii_cycles: beats as u64, multipliers: 0, memory_bits: 0 }
-    }
-
-    fn dependencies(&self) -> &'static [&'static str] {
-        &["mase_assert.svh", "mase_cast_core.sv"]
+        Cost::streaming(1, beats_per_row(p, "DATA_IN_0") as u64)
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
@@ -204,84 +161,23 @@ impl Component for Cast {
         // on either side, negative and larger-than-width fractional bits, 64-bit lanes.
         vec![
             vec![],
-            vec![
-                ("DATA_IN_0_PRECISION_0", 2),
-                ("DATA_IN_0_PRECISION_1", 0),
-                ("DATA_OUT_0_PRECISION_0", 3),
-                ("DATA_OUT_0_PRECISION_1", 2),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 5),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
-                ("DATA_OUT_0_ROUNDING", 1),
-                ("DATA_OUT_0_OVERFLOW", 0),
-            ],
-            vec![
-                ("DATA_IN_0_PRECISION_0", 13),
-                ("DATA_IN_0_PRECISION_1", 7),
-                ("DATA_OUT_0_PRECISION_0", 5),
-                ("DATA_OUT_0_PRECISION_1", 2),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 9),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 3),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_1", 4),
-                ("DATA_IN_0_PARALLELISM_DIM_1", 2),
-                ("DATA_OUT_0_ROUNDING", 2),
-                ("DATA_OUT_0_OVERFLOW", 2),
-            ],
-            vec![
-                ("DATA_IN_0_PRECISION_0", 12),
-                ("DATA_IN_0_PRECISION_1", 9),
-                ("DATA_IN_0_SIGNED", 0),
-                ("DATA_OUT_0_PRECISION_0", 6),
-                ("DATA_OUT_0_PRECISION_1", 3),
-                ("DATA_OUT_0_ROUNDING", 3),
-                ("DATA_OUT_0_OVERFLOW", 3),
-            ],
-            vec![
-                ("DATA_IN_0_PRECISION_0", 16),
-                ("DATA_IN_0_PRECISION_1", 10),
-                ("DATA_OUT_0_PRECISION_0", 7),
-                ("DATA_OUT_0_PRECISION_1", 5),
-                ("DATA_OUT_0_SIGNED", 0),
-                ("DATA_OUT_0_ROUNDING", 4),
-                ("DATA_OUT_0_OVERFLOW", 1),
-            ],
-            vec![
-                ("DATA_IN_0_PRECISION_0", 9),
-                ("DATA_IN_0_PRECISION_1", -2),
-                ("DATA_OUT_0_PRECISION_0", 11),
-                ("DATA_OUT_0_PRECISION_1", 1),
-                ("DATA_OUT_0_ROUNDING", 5),
-                ("DATA_OUT_0_OVERFLOW", 3),
-            ],
-            vec![
-                ("DATA_IN_0_PRECISION_0", 10),
-                ("DATA_IN_0_PRECISION_1", 14),
-                ("DATA_OUT_0_PRECISION_0", 4),
-                ("DATA_OUT_0_PRECISION_1", 6),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 6),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 6),
-                ("DATA_OUT_0_ROUNDING", 6),
-                ("DATA_OUT_0_OVERFLOW", 0),
-            ],
-            vec![
-                ("DATA_IN_0_PRECISION_0", 64),
-                ("DATA_IN_0_PRECISION_1", 20),
-                ("DATA_OUT_0_PRECISION_0", 64),
-                ("DATA_OUT_0_PRECISION_1", 30),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 4),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 2),
-                ("DATA_OUT_0_ROUNDING", 6),
-                ("DATA_OUT_0_OVERFLOW", 1),
-            ],
+            [input(2, 0), output(3, 2), row(5, 1), modes(1, 0)].concat(),
+            [input(13, 7), output(5, 2), row(9, 3), rows(4, 2), modes(2, 2)].concat(),
+            [input(12, 9), vec![("DATA_IN_0_SIGNED", 0)], output(6, 3), modes(3, 3)].concat(),
+            [input(16, 10), output(7, 5), vec![("DATA_OUT_0_SIGNED", 0)], modes(4, 1)].concat(),
+            [input(9, -2), output(11, 1), modes(5, 3)].concat(),
+            [input(10, 14), output(4, 6), row(6, 6), modes(6, 0)].concat(),
+            [input(64, 20), output(64, 30), row(4, 2), modes(6, 1)].concat(),
         ]
     }
 
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         vec![
             vec![("DATA_IN_0_SIGNED", 0), ("DATA_IN_0_PRECISION_0", 64)],
-            vec![("DATA_OUT_0_PRECISION_0", 65)],
-            vec![("DATA_IN_0_PARALLELISM_DIM_0", 3)],
-            vec![("DATA_OUT_0_ROUNDING", 7)],
-            vec![("DATA_OUT_0_OVERFLOW", -1)],
+            output(65, 4),
+            row(8, 3),
+            modes(7, 1),
+            modes(0, -1),
             vec![("DATA_OUT_0_PARALLELISM_DIM_0", 2)],
         ]
     }
@@ -306,15 +202,5 @@ mod tests {
         // The RTL defaults (0, 1) are the hardware defaults TRN, SAT.
         assert_eq!(rounding_from_code(0), Some(Rounding::default()));
         assert_eq!(overflow_from_code(1), Some(Overflow::default()));
-    }
-
-    #[test]
-    fn validate_rejects_unsigned_64_and_bad_modes() {
-        for bad in Cast.invalid_params() {
-            assert!(crate::resolve_params(&Cast, &bad).is_err(), "{bad:?} accepted");
-        }
-        for good in Cast.test_params() {
-            crate::resolve_params(&Cast, &good).unwrap_or_else(|e| panic!("{good:?}: {e}"));
-        }
     }
 }

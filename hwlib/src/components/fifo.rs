@@ -2,18 +2,27 @@
 //! (block or distributed RAM) plus one output register; cuts the data, valid and ready paths.
 //! Data is opaque: `LANES` lanes of `DATA_WIDTH` bits; capacity `DEPTH + 1` beats.
 
-use crate::component::{Component, Cost, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
-use crate::components::skid_buffer::{passthrough_model, passthrough_streams};
+use crate::component::{Component, Cost, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
+use crate::components::skid_buffer::{check_lanes, passthrough_model, passthrough_streams};
 use crate::{check_range, param};
 
 /// The FIFO component.
 pub struct Fifo;
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec::value("DATA_WIDTH", 8, "bits per lane (1..64)"),
-    ParamSpec::value("LANES", 1, "lanes per beat (1..1024); ports are LANES*DATA_WIDTH bits"),
-    ParamSpec::value("DEPTH", 16, "memory depth in beats (2..65536); capacity is DEPTH + 1"),
-];
+/// Name, description, RTL dependencies and parameters.
+const INFO: Info = Info {
+    name: "fifo",
+    description:
+        "first-word-fall-through FIFO on an inferred sync-read RAM; cuts data, valid and ready paths",
+    dependencies: &["mase_assert.svh"],
+    keeps_input_format: true,
+    params: &[
+        ParamSpec::value("DATA_WIDTH", 8, "bits per lane (1..64)"),
+        ParamSpec::value("LANES", 1, "lanes per beat (1..1024); ports are LANES*DATA_WIDTH bits"),
+        ParamSpec::value("DEPTH", 16, "memory depth in beats (2..65536); capacity is DEPTH + 1"),
+    ],
+    ..Info::DEFAULT
+};
 
 /// Resolved parameters of a FIFO of `depth` beats (clamped to the component's 2..65536) of
 /// `lanes` lanes of `width` bits: the typed instance builder the stitcher uses.
@@ -25,29 +34,12 @@ pub fn instance(width: u32, lanes: usize, depth: usize) -> Result<Params, String
 }
 
 impl Component for Fifo {
-    fn name(&self) -> &'static str {
-        "fifo"
-    }
-
-    fn dependencies(&self) -> &'static [&'static str] {
-        &["mase_assert.svh"]
-    }
-
-    fn description(&self) -> &'static str {
-        "first-word-fall-through FIFO on an inferred sync-read RAM; cuts data, valid and ready paths"
-    }
-
-    fn keeps_input_format(&self) -> bool {
-        true
-    }
-
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
+    fn info(&self) -> &'static Info {
+        &INFO
     }
 
     fn validate(&self, p: &Params) -> Result<(), String> {
-        check_range(p, "DATA_WIDTH", 1, 64)?;
-        check_range(p, "LANES", 1, 1024)?;
+        check_lanes(p)?;
         check_range(p, "DEPTH", 2, 65536)
     }
 

@@ -40,48 +40,42 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::component::{
-    Component, Cost, Direction, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
+    data_out_0, Component, Cost, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
-use crate::components::cast::{check_modes, output_format, MAX_FRAC};
-use crate::{check_block_shape, check_equal, check_range, param};
+use crate::components::cast::output_format;
+use crate::overrides::{input, modes, output, row, rows};
+use crate::port::{self, check_cast_output, check_port};
+use crate::{check_range, output_modes, param, param_list, port_format, port_shape, same_shape};
 
 /// The GELU component.
 pub struct Gelu;
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec::value("DATA_IN_0_PRECISION_0", 8, "input total bits (1..16), signed"),
-    ParamSpec::value("DATA_IN_0_PRECISION_1", 4, "input fractional bits"),
-    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_0", 8, "tensor size along dim 0 (columns)"),
-    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_1", 1, "tensor size along dim 1 (rows)"),
-    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_0", 4, "elements of dim 0 per beat"),
-    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_1", 1, "rows per beat"),
-    ParamSpec::value("DATA_OUT_0_PRECISION_0", 8, "output total bits (1..32), signed"),
-    ParamSpec::value("DATA_OUT_0_PRECISION_1", 4, "output fractional bits"),
-    ParamSpec::same_as("DATA_OUT_0_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0", "output dim 0 (= input)"),
-    ParamSpec::same_as("DATA_OUT_0_TENSOR_SIZE_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1", "output dim 1 (= input)"),
-    ParamSpec::same_as(
-        "DATA_OUT_0_PARALLELISM_DIM_0",
-        "DATA_IN_0_PARALLELISM_DIM_0",
-        "output elements of dim 0 per beat (= input)",
-    ),
-    ParamSpec::same_as("DATA_OUT_0_PARALLELISM_DIM_1", "DATA_IN_0_PARALLELISM_DIM_1", "output rows per beat (= input)"),
-    ParamSpec::value(
-        "DATA_OUT_0_ROUNDING",
-        0,
-        "rounding of the table entries and the upper tail: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV",
-    ),
-    ParamSpec::value("DATA_OUT_0_OVERFLOW", 1, "overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM"),
-    ParamSpec::value(
-        "TABLE_NEG",
-        32768,
-        "lowest tabulated input code is -TABLE_NEG (0..32768, clamped to the input range); below it GELU = 0",
-    ),
-    ParamSpec::value(
-        "TABLE_POS",
-        32767,
-        "highest tabulated input code (0..32767, clamped to the input range); above it GELU = cast(x)",
-    ),
-];
+/// Name, description, RTL dependencies and parameters.
+const INFO: Info = Info {
+    name: "gelu",
+    description: "element-wise GELU (erf form) by per-lane table lookup with identity/zero tails; inputs up to 16 bits",
+    dependencies: &["mase_assert.svh", "mase_cast_core.sv", "mase_skid_buffer.sv"],
+    params: param_list![
+        port_format!("DATA_IN_0", 8, "input total bits (1..16), signed", 4, "input fractional bits"),
+        port_shape!("DATA_IN_0", [8, 1, 4, 1], "tensor size along dim 0 (columns)"),
+        port_format!("DATA_OUT_0", 8, "output total bits (1..32), signed", 4, "output fractional bits"),
+        same_shape!("DATA_OUT_0", "DATA_IN_0", "output", "input"),
+        output_modes!("DATA_OUT_0", "rounding of the table entries and the upper tail", "overflow"),
+        [
+            ParamSpec::value(
+                "TABLE_NEG",
+                32768,
+                "lowest tabulated input code is -TABLE_NEG (0..32768, clamped to the input range); below it GELU = 0",
+            ),
+            ParamSpec::value(
+                "TABLE_POS",
+                32767,
+                "highest tabulated input code (0..32767, clamped to the input range); above it GELU = cast(x)",
+            ),
+        ],
+    ],
+    ..Info::DEFAULT
+};
 
 /// `e^{-y}` for `y ≥ 0` in double precision using only IEEE-exact operations (+, ×, ÷ by
 /// powers of two): halve `y` until it is at most 2^-6, sum the Taylor series, square back.
@@ -214,11 +208,11 @@ pub fn gelu_element(p: &Params, table: &[i64], x: i64) -> i64 {
 }
 
 fn lanes(p: &Params) -> usize {
-    (param(p, "DATA_IN_0_PARALLELISM_DIM_0") * param(p, "DATA_IN_0_PARALLELISM_DIM_1")) as usize
+    port::lanes(p, "DATA_IN_0")
 }
 
 fn beats(p: &Params) -> usize {
-    (param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") / param(p, "DATA_IN_0_PARALLELISM_DIM_0")) as usize
+    port::beats_per_row(p, "DATA_IN_0")
 }
 
 /// Number of table entries (ROM depth; at least 1, also for parameter sets that `validate`
@@ -229,45 +223,19 @@ fn depth(p: &Params) -> usize {
 }
 
 impl Component for Gelu {
-    fn name(&self) -> &'static str {
-        "gelu"
-    }
-
-    fn description(&self) -> &'static str {
-        "element-wise GELU (erf form) by per-lane table lookup with identity/zero tails; inputs up to 16 bits"
-    }
-
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
+    fn info(&self) -> &'static Info {
+        &INFO
     }
 
     fn validate(&self, p: &Params) -> Result<(), String> {
-        check_range(p, "DATA_IN_0_PRECISION_0", 1, 16)?;
-        check_range(p, "DATA_IN_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
-        check_block_shape(p, "DATA_IN_0")?;
-        check_range(p, "DATA_OUT_0_PRECISION_0", 1, 32)?;
-        check_range(p, "DATA_OUT_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
-        for s in ["TENSOR_SIZE_DIM_0", "TENSOR_SIZE_DIM_1", "PARALLELISM_DIM_0", "PARALLELISM_DIM_1"] {
-            check_equal(p, &format!("DATA_OUT_0_{s}"), &format!("DATA_IN_0_{s}"))?;
-        }
-        check_modes(p, "DATA_OUT_0")?;
+        check_port(p, "DATA_IN_0", 16)?;
+        check_cast_output(p, "DATA_OUT_0", "DATA_IN_0", 32)?;
         check_range(p, "TABLE_NEG", 0, 32768)?;
         check_range(p, "TABLE_POS", 0, 32767)
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
-        ["DATA_IN_0", "DATA_OUT_0"]
-            .iter()
-            .zip([Direction::In, Direction::Out])
-            .map(|(prefix, dir)| StreamSpec {
-                name: prefix.to_lowercase(),
-                dir,
-                lanes: lanes(p),
-                width: param(p, &format!("{prefix}_PRECISION_0")) as u32,
-                signed: true,
-                beats_per_row: beats(p),
-            })
-            .collect()
+        port::unary_streams(p)
     }
 
     fn memories(&self, p: &Params) -> Vec<MemorySpec> {
@@ -293,7 +261,7 @@ impl Component for Gelu {
     }
 
     fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
-        let x = stim.inputs.get("data_in_0").ok_or("gelu model: missing input stream data_in_0")?;
+        let x = stim.input("gelu", "data_in_0")?;
         let generated;
         let table = match stim.memories.get("table") {
             Some(t) => t,
@@ -309,9 +277,7 @@ impl Component for Gelu {
                 depth(p)
             ));
         }
-        let mut out = StreamValues::new();
-        out.insert("data_out_0".to_string(), x.iter().map(|&v| gelu_element(p, table, v)).collect());
-        Ok(out)
+        Ok(data_out_0(x.iter().map(|&v| gelu_element(p, table, v)).collect()))
     }
 
     fn cost(&self, p: &Params) -> Cost {
@@ -324,70 +290,31 @@ impl Component for Gelu {
         }
     }
 
-    fn dependencies(&self) -> &'static [&'static str] {
-        &["mase_assert.svh", "mase_cast_core.sv", "mase_skid_buffer.sv"]
-    }
-
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         let (lo16, hi16) = table_range(&FixedFormat::signed(16, 12), 12);
         vec![
             vec![],
-            vec![
-                ("DATA_IN_0_PRECISION_0", 2),
-                ("DATA_IN_0_PRECISION_1", 0),
-                ("DATA_OUT_0_PRECISION_0", 3),
-                ("DATA_OUT_0_PRECISION_1", 1),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 5),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
-            ],
+            [input(2, 0), output(3, 1), row(5, 1)].concat(),
             // 16-bit formats with the recommended (narrowed) table, P = 2, odd beat count
-            vec![
-                ("DATA_IN_0_PRECISION_0", 16),
-                ("DATA_IN_0_PRECISION_1", 12),
-                ("DATA_OUT_0_PRECISION_0", 16),
-                ("DATA_OUT_0_PRECISION_1", 12),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 6),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 2),
-                ("TABLE_NEG", -lo16),
-                ("TABLE_POS", hi16),
-            ],
+            [input(16, 12), output(16, 12), row(6, 2), vec![("TABLE_NEG", -lo16), ("TABLE_POS", hi16)]]
+                .concat(),
             // narrow table so both tails are hit often; 2-D blocks; RND + SAT_SYM
-            vec![
-                ("DATA_IN_0_PRECISION_0", 12),
-                ("DATA_IN_0_PRECISION_1", 8),
-                ("DATA_OUT_0_PRECISION_0", 10),
-                ("DATA_OUT_0_PRECISION_1", 6),
-                ("DATA_OUT_0_ROUNDING", 2),
-                ("DATA_OUT_0_OVERFLOW", 3),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 12),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 4),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_1", 4),
-                ("DATA_IN_0_PARALLELISM_DIM_1", 2),
-                ("TABLE_NEG", 600),
-                ("TABLE_POS", 500),
-            ],
+            [
+                input(12, 8),
+                output(10, 6),
+                modes(2, 3),
+                row(12, 4),
+                rows(4, 2),
+                vec![("TABLE_NEG", 600), ("TABLE_POS", 500)],
+            ]
+            .concat(),
             // output narrower than the tail values: upper tail saturates
-            vec![
-                ("DATA_IN_0_PRECISION_0", 9),
-                ("DATA_IN_0_PRECISION_1", 3),
-                ("DATA_OUT_0_PRECISION_0", 6),
-                ("DATA_OUT_0_PRECISION_1", 2),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 9),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 3),
-                ("TABLE_NEG", 40),
-                ("TABLE_POS", 30),
-            ],
+            [input(9, 3), output(6, 2), row(9, 3), vec![("TABLE_NEG", 40), ("TABLE_POS", 30)]].concat(),
         ]
     }
 
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
-        vec![
-            vec![("DATA_IN_0_PRECISION_0", 17)],
-            vec![("TABLE_NEG", 32769)],
-            vec![("TABLE_POS", 40000)],
-            vec![("DATA_OUT_0_OVERFLOW", 4)],
-            vec![("DATA_IN_0_PARALLELISM_DIM_0", 3)],
-        ]
+        vec![input(17, 4), vec![("TABLE_NEG", 32769)], vec![("TABLE_POS", 40000)], modes(0, 4), row(8, 3)]
     }
 
     fn generated_memory(&self, p: &Params, mem: &str) -> Option<Vec<i64>> {
@@ -406,7 +333,11 @@ impl Component for Gelu {
 }
 
 impl crate::binding::Binding for Gelu {
-    fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
+    fn overrides(
+        &self,
+        v: &crate::binding::NodeView,
+        par: crate::binding::Par,
+    ) -> mase_ir::Result<Vec<(String, i64)>> {
         let x = v.signed_input(0, 16)?;
         let out = v.out_format()?;
         // The narrowest table whose 0 / identity tails stay within a quarter output LSB of the
@@ -421,7 +352,11 @@ impl crate::binding::Binding for Gelu {
     }
 
     /// The tanh form uses the component's table lookup with its own table.
-    fn data_memories(&self, v: &crate::binding::NodeView, p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
+    fn data_memories(
+        &self,
+        v: &crate::binding::NodeView,
+        p: &Params,
+    ) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
         Ok(match approximation(v) {
             mase_ir::op::GeluApprox::Tanh => vec![("table".to_string(), function_table(p, gelu_tanh_f64))],
             mase_ir::op::GeluApprox::None => Vec::new(),

@@ -12,26 +12,43 @@
 
 use mase_ir::fixed::FixedFormat;
 
-use crate::component::{Component, Cost, Direction, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
-use crate::{check_divides, check_range, param};
-
-use super::cast::MAX_FRAC;
+use crate::component::{
+    Component, Cost, Direction, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
+};
+use crate::overrides::Overrides;
+use crate::port::check_format;
+use crate::{check_divides, check_range, param, param_list, port_format};
 
 /// The lane converter component.
 pub struct LaneConverter;
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec::value("DATA_IN_0_PRECISION_0", 8, "lane bits (1..64), the same on both sides"),
-    ParamSpec::value("DATA_IN_0_PRECISION_1", 4, "fractional bits (format only; data passes through)"),
-    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_0", 8, "tensor size along dim 0 (elements per row)"),
-    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_1", 1, "tensor size along dim 1 (rows; format only)"),
-    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_0", 2, "P_IN: elements of dim 0 per input beat"),
-    ParamSpec::value(
-        "DATA_OUT_0_PARALLELISM_DIM_0",
-        4,
-        "P_OUT: elements of dim 0 per output beat (a multiple or a divisor of P_IN)",
-    ),
-];
+/// Name, description, RTL dependencies and parameters.
+const INFO: Info = Info {
+    name: "lane_converter",
+    description: "changes the lanes per beat of a row-major stream (gather or split); full rate, order kept",
+    dependencies: &["mase_assert.svh"],
+    keeps_input_format: true,
+    params: param_list![
+        port_format!(
+            "DATA_IN_0",
+            8,
+            "lane bits (1..64), the same on both sides",
+            4,
+            "fractional bits (format only; data passes through)"
+        ),
+        [
+            ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_0", 8, "tensor size along dim 0 (elements per row)"),
+            ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_1", 1, "tensor size along dim 1 (rows; format only)"),
+            ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_0", 2, "P_IN: elements of dim 0 per input beat"),
+            ParamSpec::value(
+                "DATA_OUT_0_PARALLELISM_DIM_0",
+                4,
+                "P_OUT: elements of dim 0 per output beat (a multiple or a divisor of P_IN)",
+            ),
+        ],
+    ],
+    ..Info::DEFAULT
+};
 
 /// `(P_IN, P_OUT)` of resolved parameters.
 fn lanes(p: &Params) -> (i64, i64) {
@@ -48,43 +65,33 @@ pub fn instance(
     lanes_in: usize,
     lanes_out: usize,
 ) -> Result<Params, String> {
+    let rows = (numel / row_len.max(1)) as i64;
+    let lanes = conversion(format.width.into(), row_len as i64, rows, lanes_in as i64, lanes_out as i64);
     crate::resolve_params(
         &LaneConverter,
-        &[
-            ("DATA_IN_0_PRECISION_0", format.width as i64),
-            ("DATA_IN_0_PRECISION_1", format.frac as i64),
-            ("DATA_IN_0_TENSOR_SIZE_DIM_0", row_len as i64),
-            ("DATA_IN_0_TENSOR_SIZE_DIM_1", (numel / row_len.max(1)) as i64),
-            ("DATA_IN_0_PARALLELISM_DIM_0", lanes_in as i64),
-            ("DATA_OUT_0_PARALLELISM_DIM_0", lanes_out as i64),
-        ],
+        &[lanes, vec![("DATA_IN_0_PRECISION_1", format.frac.into())]].concat(),
     )
 }
 
+/// Overrides of a converter of `bits`-bit lanes over `rows` rows of `row_len` elements, `lanes_in`
+/// elements per input beat and `lanes_out` per output beat ([`instance`], the test instances).
+fn conversion(bits: i64, row_len: i64, rows: i64, lanes_in: i64, lanes_out: i64) -> Overrides {
+    vec![
+        ("DATA_IN_0_PRECISION_0", bits),
+        ("DATA_IN_0_TENSOR_SIZE_DIM_0", row_len),
+        ("DATA_IN_0_TENSOR_SIZE_DIM_1", rows),
+        ("DATA_IN_0_PARALLELISM_DIM_0", lanes_in),
+        ("DATA_OUT_0_PARALLELISM_DIM_0", lanes_out),
+    ]
+}
+
 impl Component for LaneConverter {
-    fn name(&self) -> &'static str {
-        "lane_converter"
-    }
-
-    fn dependencies(&self) -> &'static [&'static str] {
-        &["mase_assert.svh"]
-    }
-
-    fn description(&self) -> &'static str {
-        "changes the lanes per beat of a row-major stream (gather or split); full rate, order kept"
-    }
-
-    fn keeps_input_format(&self) -> bool {
-        true
-    }
-
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
+    fn info(&self) -> &'static Info {
+        &INFO
     }
 
     fn validate(&self, p: &Params) -> Result<(), String> {
-        check_range(p, "DATA_IN_0_PRECISION_0", 1, 64)?;
-        check_range(p, "DATA_IN_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        check_format(p, "DATA_IN_0", 64)?;
         check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 1 << 20)?;
         check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 1 << 20)?;
         check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
@@ -118,7 +125,7 @@ impl Component for LaneConverter {
     }
 
     fn model(&self, _p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
-        let x = stim.inputs.get("data_in_0").ok_or("lane_converter model: missing input stream data_in_0")?;
+        let x = stim.input("lane_converter", "data_in_0")?;
         Ok(std::iter::once(("data_out_0".to_string(), x.clone())).collect())
     }
 
@@ -141,72 +148,28 @@ impl Component for LaneConverter {
             // Defaults: gather 2 -> 4.
             vec![],
             // Gather from single lanes, narrow lanes, several groups per row.
-            vec![
-                ("DATA_IN_0_PRECISION_0", 2),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 12),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
-                ("DATA_OUT_0_PARALLELISM_DIM_0", 3),
-            ],
+            conversion(2, 12, 1, 1, 3),
             // Split to single lanes, odd width, several rows per tensor.
-            vec![
-                ("DATA_IN_0_PRECISION_0", 13),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 10),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_1", 3),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 5),
-                ("DATA_OUT_0_PARALLELISM_DIM_0", 1),
-            ],
+            conversion(13, 10, 3, 5, 1),
             // Split 8 -> 2 (K = 4), 64-bit lanes.
-            vec![
-                ("DATA_IN_0_PRECISION_0", 64),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 16),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 8),
-                ("DATA_OUT_0_PARALLELISM_DIM_0", 2),
-            ],
+            conversion(64, 16, 1, 8, 2),
             // Gather 2 -> 8 (K = 4), 64-bit lanes, a whole row per output beat.
-            vec![
-                ("DATA_IN_0_PRECISION_0", 64),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 8),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_1", 4),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 2),
-                ("DATA_OUT_0_PARALLELISM_DIM_0", 8),
-            ],
+            conversion(64, 8, 4, 2, 8),
             // Equal lane counts: a register slice.
-            vec![
-                ("DATA_IN_0_PRECISION_0", 7),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 9),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 3),
-                ("DATA_OUT_0_PARALLELISM_DIM_0", 3),
-            ],
+            conversion(7, 9, 1, 3, 3),
             // P = 1 on both sides.
-            vec![
-                ("DATA_IN_0_PRECISION_0", 5),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 3),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
-                ("DATA_OUT_0_PARALLELISM_DIM_0", 1),
-            ],
+            conversion(5, 3, 1, 1, 1),
         ]
     }
 
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         vec![
             // Neither lane count divides the other.
-            vec![
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 6),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 3),
-                ("DATA_OUT_0_PARALLELISM_DIM_0", 2),
-            ],
+            conversion(8, 6, 1, 3, 2),
             // P_OUT does not divide the row.
-            vec![
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 6),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 2),
-                ("DATA_OUT_0_PARALLELISM_DIM_0", 4),
-            ],
+            conversion(8, 6, 1, 2, 4),
             // P_IN does not divide the row.
-            vec![
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 6),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 4),
-                ("DATA_OUT_0_PARALLELISM_DIM_0", 2),
-            ],
+            conversion(8, 6, 1, 4, 2),
         ]
     }
 }
@@ -215,16 +178,6 @@ impl Component for LaneConverter {
 mod tests {
     use super::*;
     use crate::resolve_params;
-
-    #[test]
-    fn every_test_instance_is_valid_and_every_invalid_one_rejected() {
-        for ov in LaneConverter.test_params() {
-            assert!(resolve_params(&LaneConverter, &ov).is_ok(), "{ov:?}");
-        }
-        for ov in LaneConverter.invalid_params() {
-            assert!(resolve_params(&LaneConverter, &ov).is_err(), "{ov:?}");
-        }
-    }
 
     #[test]
     fn non_dividing_pair_names_the_gcd_workaround() {

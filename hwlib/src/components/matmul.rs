@@ -16,49 +16,62 @@
 
 use mase_ir::fixed::{accumulate, cast_code};
 
-use super::cast::{check_modes, output_format, MAX_FRAC};
+use super::cast::{check_modes, output_format};
 use crate::block_stream_order;
-use crate::component::{Component, Cost, Direction, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
-use crate::{check_divides, check_equal, check_range, param};
+use crate::component::{
+    data_out_0, Component, Cost, Direction, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
+};
+use crate::overrides::{input, input_1, modes, output, row};
+use crate::port::{check_derived, check_format, check_row_shape};
+use crate::{
+    check_divides, check_equal, check_range, output_modes, param, param_list, pingpong_bits, port_format,
+    port_shape,
+};
 
 /// The matmul component.
 pub struct Matmul;
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec::value("DATA_IN_0_PRECISION_0", 8, "A element bits (1..32, signed)"),
-    ParamSpec::value("DATA_IN_0_PRECISION_1", 4, "A fractional bits"),
-    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_0", 16, "K: elements per A row (1..65536)"),
-    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_1", 4, "N: A rows per sequence (1..65536)"),
-    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_0", 4, "P_IN: A elements per beat (divides K)"),
-    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_1", 1, "A rows per beat (must be 1)"),
-    ParamSpec::value("DATA_IN_1_PRECISION_0", 8, "B element bits (1..32, signed)"),
-    ParamSpec::value("DATA_IN_1_PRECISION_1", 4, "B fractional bits"),
-    ParamSpec::value("DATA_IN_1_TENSOR_SIZE_DIM_0", 8, "data_in_1 columns: M (TRANSPOSE_B = 0) or K (= 1)"),
-    ParamSpec::value("DATA_IN_1_TENSOR_SIZE_DIM_1", 16, "data_in_1 rows: K (TRANSPOSE_B = 0) or M (= 1)"),
-    ParamSpec::value(
-        "DATA_IN_1_PARALLELISM_DIM_0",
-        2,
-        "data_in_1 block columns: P_OUT (TRANSPOSE_B = 0) or P_IN",
-    ),
-    ParamSpec::value(
-        "DATA_IN_1_PARALLELISM_DIM_1",
-        4,
-        "data_in_1 block rows: P_IN (TRANSPOSE_B = 0) or P_OUT",
-    ),
-    ParamSpec::value("DATA_OUT_0_PRECISION_0", 16, "output element bits (1..64, signed)"),
-    ParamSpec::value("DATA_OUT_0_PRECISION_1", 8, "output fractional bits"),
-    ParamSpec::value("DATA_OUT_0_TENSOR_SIZE_DIM_0", 8, "M: outputs per row (1..65536)"),
-    ParamSpec::same_as("DATA_OUT_0_TENSOR_SIZE_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1", "output rows (= N)"),
-    ParamSpec::value("DATA_OUT_0_PARALLELISM_DIM_0", 2, "P_OUT: outputs per beat (divides M)"),
-    ParamSpec::value("DATA_OUT_0_PARALLELISM_DIM_1", 1, "output rows per beat (must be 1)"),
-    ParamSpec::value(
-        "DATA_OUT_0_ROUNDING",
-        0,
-        "output rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV",
-    ),
-    ParamSpec::value("DATA_OUT_0_OVERFLOW", 1, "output overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM"),
-    ParamSpec::value("TRANSPOSE_B", 0, "0: data_in_1 is B [K, M]; 1: data_in_1 is Bᵀ [M, K] (Q·Kᵀ)"),
-];
+/// Name, description, RTL dependencies and parameters.
+const INFO: Info = Info {
+    name: "matmul",
+    description: "C = A·B of two streams (B or Bᵀ double-buffered per sequence), P_IN×P_OUT multipliers, exact sum, output cast",
+    dependencies: super::linear::DOT_PRODUCT_RTL,
+    buffers_whole_unit: true,
+    params: param_list![
+        port_format!("DATA_IN_0", 8, "A element bits (1..32, signed)", 4, "A fractional bits"),
+        port_shape!(
+            "DATA_IN_0",
+            [16, 4, 4, 1],
+            [
+                "K: elements per A row (1..65536)",
+                "N: A rows per sequence (1..65536)",
+                "P_IN: A elements per beat (divides K)",
+                "A rows per beat (must be 1)",
+            ]
+        ),
+        port_format!("DATA_IN_1", 8, "B element bits (1..32, signed)", 4, "B fractional bits"),
+        port_shape!(
+            "DATA_IN_1",
+            [8, 16, 2, 4],
+            [
+                "data_in_1 columns: M (TRANSPOSE_B = 0) or K (= 1)",
+                "data_in_1 rows: K (TRANSPOSE_B = 0) or M (= 1)",
+                "data_in_1 block columns: P_OUT (TRANSPOSE_B = 0) or P_IN",
+                "data_in_1 block rows: P_IN (TRANSPOSE_B = 0) or P_OUT",
+            ]
+        ),
+        port_format!("DATA_OUT_0", 16, "output element bits (1..64, signed)", 8, "output fractional bits"),
+        [
+            ParamSpec::value("DATA_OUT_0_TENSOR_SIZE_DIM_0", 8, "M: outputs per row (1..65536)"),
+            ParamSpec::same_as("DATA_OUT_0_TENSOR_SIZE_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1", "output rows (= N)"),
+            ParamSpec::value("DATA_OUT_0_PARALLELISM_DIM_0", 2, "P_OUT: outputs per beat (divides M)"),
+            ParamSpec::value("DATA_OUT_0_PARALLELISM_DIM_1", 1, "output rows per beat (must be 1)"),
+        ],
+        output_modes!("DATA_OUT_0", "output rounding", "output overflow"),
+        [ParamSpec::value("TRANSPOSE_B", 0, "0: data_in_1 is B [K, M]; 1: data_in_1 is Bᵀ [M, K] (Q·Kᵀ)")],
+    ],
+    ..Info::DEFAULT
+};
 
 /// Derived sizes of an instance.
 #[derive(Debug, Clone, Copy)]
@@ -139,38 +152,15 @@ pub fn instance(
     v
 }
 
-/// `ceil(log2(n))`, at least 1 (the RTL's address widths).
-fn addr_bits(n: usize) -> u32 {
-    n.next_power_of_two().trailing_zeros().max(1)
-}
-
 impl Component for Matmul {
-    fn name(&self) -> &'static str {
-        "matmul"
-    }
-
-    fn description(&self) -> &'static str {
-        "C = A·B of two streams (B or Bᵀ double-buffered per sequence), P_IN×P_OUT multipliers, exact sum, output cast"
-    }
-
-    fn buffers_whole_unit(&self) -> bool {
-        true
-    }
-
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
+    fn info(&self) -> &'static Info {
+        &INFO
     }
 
     fn validate(&self, p: &Params) -> Result<(), String> {
-        check_range(p, "DATA_IN_0_PRECISION_0", 1, 32)?;
-        check_range(p, "DATA_IN_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
-        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 65536)?;
-        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 65536)?;
-        check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
-        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
-        check_range(p, "DATA_IN_0_PARALLELISM_DIM_1", 1, 1)?;
-        check_range(p, "DATA_OUT_0_PRECISION_0", 1, 64)?;
-        check_range(p, "DATA_OUT_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        check_format(p, "DATA_IN_0", 32)?;
+        check_row_shape(p, "DATA_IN_0", 65536, 65536, 1024)?;
+        check_format(p, "DATA_OUT_0", 64)?;
         check_range(p, "DATA_OUT_0_TENSOR_SIZE_DIM_0", 1, 65536)?;
         check_equal(p, "DATA_OUT_0_TENSOR_SIZE_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1")?;
         check_range(p, "DATA_OUT_0_PARALLELISM_DIM_0", 1, 1024)?;
@@ -189,8 +179,7 @@ impl Component for Matmul {
         }
         check_modes(p, "DATA_OUT_0")?;
         check_range(p, "TRANSPOSE_B", 0, 1)?;
-        check_range(p, "DATA_IN_1_PRECISION_0", 1, 32)?;
-        check_range(p, "DATA_IN_1_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        check_format(p, "DATA_IN_1", 32)?;
         let t = d.transposed;
         let rules = [
             ("DATA_IN_1_TENSOR_SIZE_DIM_0", if t { "K" } else { "M" }),
@@ -198,13 +187,7 @@ impl Component for Matmul {
             ("DATA_IN_1_PARALLELISM_DIM_0", if t { "P_IN" } else { "P_OUT" }),
             ("DATA_IN_1_PARALLELISM_DIM_1", if t { "P_OUT" } else { "P_IN" }),
         ];
-        for ((name, what), want) in rules.iter().zip(derived_b_shape(p)) {
-            let got = param(p, name);
-            if got != want {
-                return Err(format!("{name} ({got}) must equal {what} ({want})"));
-            }
-        }
-        Ok(())
+        check_derived(p, &rules, &derived_b_shape(p))
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
@@ -241,8 +224,8 @@ impl Component for Matmul {
 
     fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
         let d = Dims::of(p);
-        let a = stim.inputs.get("data_in_0").ok_or("matmul model: missing input stream data_in_0")?;
-        let b = stim.inputs.get("data_in_1").ok_or("matmul model: missing input stream data_in_1")?;
+        let a = stim.input("matmul", "data_in_0")?;
+        let b = stim.input("matmul", "data_in_1")?;
         let (na, nb) = (d.n * d.k, d.k * d.m);
         if a.len() % na != 0 || b.len() % nb != 0 || a.len() / na != b.len() / nb {
             return Err(format!(
@@ -273,20 +256,16 @@ impl Component for Matmul {
                 }
             }
         }
-        let mut out = StreamValues::new();
-        out.insert("data_out_0".into(), y);
-        Ok(out)
+        Ok(data_out_0(y))
     }
 
     fn cost(&self, p: &Params) -> Cost {
         let d = Dims::of(p);
         let (nib, nob) = (d.nib() as u64, d.nob() as u64);
-        let a_buf =
-            2 * (1u64 << addr_bits(d.nib())) * d.p_in as u64 * param(p, "DATA_IN_0_PRECISION_0") as u64;
-        let b_buf = 2
-            * (1u64 << addr_bits(d.nib() * d.nob()))
-            * (d.p_in * d.p_out) as u64
-            * param(p, "DATA_IN_1_PRECISION_0") as u64;
+        let a_buf = pingpong_bits(d.nib(), d.p_in as u64 * param(p, "DATA_IN_0_PRECISION_0") as u64);
+        let b_words = d.nib() * d.nob();
+        let b_buf =
+            pingpong_bits(b_words, (d.p_in * d.p_out) as u64 * param(p, "DATA_IN_1_PRECISION_0") as u64);
         Cost {
             latency_cycles: nob * nib + nib + 4,
             ii_cycles: d.n as u64 * nob * nib,
@@ -295,41 +274,14 @@ impl Component for Matmul {
         }
     }
 
-    fn dependencies(&self) -> &'static [&'static str] {
-        &[
-            "mase_assert.svh",
-            "mase_cast_core.sv",
-            "mase_skid_buffer.sv",
-            "mase_pingpong_buffer.sv",
-            "mase_dot_product.sv",
-        ]
-    }
-
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         vec![
             // Defaults: A[4, 16] · B[16, 8], P_IN = 4, P_OUT = 2.
             instance(4, 16, 8, 4, 2, false, &[]),
             // Q·Kᵀ form: Bᵀ streamed as rows, odd sizes.
-            instance(3, 6, 5, 3, 5, true, &[("DATA_OUT_0_PRECISION_0", 12), ("DATA_OUT_0_PRECISION_1", 5)]),
+            instance(3, 6, 5, 3, 5, true, &output(12, 5)),
             // P = 1, 2..3-bit operands, RND_CONV + SAT_SYM.
-            instance(
-                2,
-                5,
-                3,
-                1,
-                1,
-                false,
-                &[
-                    ("DATA_IN_0_PRECISION_0", 2),
-                    ("DATA_IN_0_PRECISION_1", 1),
-                    ("DATA_IN_1_PRECISION_0", 3),
-                    ("DATA_IN_1_PRECISION_1", 0),
-                    ("DATA_OUT_0_PRECISION_0", 4),
-                    ("DATA_OUT_0_PRECISION_1", 1),
-                    ("DATA_OUT_0_ROUNDING", 6),
-                    ("DATA_OUT_0_OVERFLOW", 3),
-                ],
-            ),
+            instance(2, 5, 3, 1, 1, false, &[input(2, 1), input_1(3, 0), output(4, 1), modes(6, 3)].concat()),
             // 16-bit operands, one row per sequence, one output block, RND + WRAP.
             instance(
                 1,
@@ -338,38 +290,37 @@ impl Component for Matmul {
                 2,
                 4,
                 true,
-                &[
-                    ("DATA_IN_0_PRECISION_0", 16),
-                    ("DATA_IN_0_PRECISION_1", 12),
-                    ("DATA_IN_1_PRECISION_0", 16),
-                    ("DATA_IN_1_PRECISION_1", 9),
-                    ("DATA_OUT_0_PRECISION_0", 16),
-                    ("DATA_OUT_0_PRECISION_1", 6),
-                    ("DATA_OUT_0_ROUNDING", 2),
-                    ("DATA_OUT_0_OVERFLOW", 0),
-                ],
+                &[input(16, 12), input_1(16, 9), output(16, 6), modes(2, 0)].concat(),
             ),
             // A·V form with N > M·K/(P_IN·P_OUT) (B load shorter than compute), P_OUT > 1, P_IN = 1.
-            instance(7, 3, 4, 1, 2, false, &[("DATA_OUT_0_PRECISION_0", 10), ("DATA_OUT_0_PRECISION_1", 3)]),
+            instance(7, 3, 4, 1, 2, false, &output(10, 3)),
         ]
     }
 
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         vec![
-            vec![("DATA_IN_0_PARALLELISM_DIM_0", 3)],
-            vec![("DATA_IN_0_PRECISION_0", 33)],
+            row(16, 3),
+            input(33, 4),
             vec![("DATA_OUT_0_PARALLELISM_DIM_0", 3)],
             vec![("TRANSPOSE_B", 1)],
             vec![("DATA_IN_1_PARALLELISM_DIM_1", 2)],
-            vec![("DATA_OUT_0_OVERFLOW", 4)],
+            modes(0, 4),
         ]
     }
 }
 
 impl crate::binding::Binding for Matmul {
-    fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
+    fn overrides(
+        &self,
+        v: &crate::binding::NodeView,
+        par: crate::binding::Par,
+    ) -> mase_ir::Result<Vec<(String, i64)>> {
         let (a, b) = (v.in_shape(0)?, v.in_shape(1)?);
-        if a.len() < 2 || b.len() < 2 || a[..a.len() - 2] != b[..b.len() - 2] || a[a.len() - 1] != b[b.len() - 2] {
+        if a.len() < 2
+            || b.len() < 2
+            || a[..a.len() - 2] != b[..b.len() - 2]
+            || a[a.len() - 1] != b[b.len() - 2]
+        {
             return Err(v.error(format!(
                 "operands {a:?} · {b:?}: the matmul component takes [..., N, K] · [..., K, M] with equal batch dimensions"
             )));
@@ -383,7 +334,8 @@ impl crate::binding::Binding for Matmul {
             ("DATA_IN_1_PRECISION_1", fb.frac as i64),
         ];
         let transposed_b = crate::binding::layout::matmul_transposed_b(v.graph, v.node);
-        let p = instance(n as i64, k as i64, m as i64, par.p_in as i64, par.p_out as i64, transposed_b, &extra);
+        let p =
+            instance(n as i64, k as i64, m as i64, par.p_in as i64, par.p_out as i64, transposed_b, &extra);
         crate::binding::Overrides::default().extend(p).output(&v.out_format()?).done()
     }
 
@@ -454,13 +406,7 @@ mod tests {
     }
 
     #[test]
-    fn validation_matches_the_documented_rules() {
-        for bad in Matmul.invalid_params() {
-            assert!(resolve_params(&Matmul, &bad).is_err(), "{bad:?} accepted");
-        }
-        for good in Matmul.test_params() {
-            resolve_params(&Matmul, &good).unwrap_or_else(|e| panic!("{good:?}: {e}"));
-        }
+    fn cost_at_the_defaults() {
         let c = Matmul.cost(&resolve_params(&Matmul, &[] as &[(&str, i64)]).unwrap());
         assert_eq!(c.multipliers, 8);
         assert_eq!(c.ii_cycles, 4 * 4 * 4);

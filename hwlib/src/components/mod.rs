@@ -3,6 +3,8 @@
 //! listing order (`mase components`, the README table, the shared component test). Adding a
 //! component is one line `<name>::<Type>,` here.
 
+pub mod binary;
+
 /// Declares `pub mod <module>;` for each entry and the registry array of their components.
 macro_rules! registry {
     ($($module:ident :: $ty:ident),* $(,)?) => {

@@ -22,71 +22,52 @@
 use mase_ir::fixed::cast_code;
 
 use crate::component::{
-    Component, Cost, Direction, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
+    data_out_0, Component, Cost, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
-use crate::components::cast::{check_modes, output_format, MAX_FRAC};
-use crate::{check_block_shape, check_equal, check_range, param};
+use crate::components::cast::output_format;
+use crate::overrides::{constant, input, modes, output, row, rows};
+use crate::port::{self, check_cast_output, check_format, check_port};
+use crate::{check_range, output_modes, param, param_list, port_format, port_shape, same_shape};
 
 /// The constant-multiplier component.
 pub struct Mul;
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec::value("DATA_IN_0_PRECISION_0", 8, "input total bits (1..32), signed"),
-    ParamSpec::value("DATA_IN_0_PRECISION_1", 4, "input fractional bits"),
-    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_0", 8, "tensor size along dim 0 (channels / columns)"),
-    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_1", 1, "tensor size along dim 1 (rows)"),
-    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_0", 4, "elements of dim 0 per beat"),
-    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_1", 1, "rows per beat"),
-    ParamSpec::value("CONST_PRECISION_0", 8, "constant total bits (1..32), signed"),
-    ParamSpec::value("CONST_PRECISION_1", 4, "constant fractional bits"),
-    ParamSpec::value(
-        "CONST_PER_CHANNEL",
-        0,
-        "0: one scalar constant CONST_VALUE; 1: one constant per column from a ROM",
-    ),
-    ParamSpec::value(
-        "CONST_VALUE",
-        24,
-        "scalar constant as an integer code of the constant format (unused per channel)",
-    ),
-    ParamSpec::value("DATA_OUT_0_PRECISION_0", 8, "output total bits (1..64), signed"),
-    ParamSpec::value("DATA_OUT_0_PRECISION_1", 4, "output fractional bits"),
-    ParamSpec::same_as(
-        "DATA_OUT_0_TENSOR_SIZE_DIM_0",
-        "DATA_IN_0_TENSOR_SIZE_DIM_0",
-        "output dim 0 (= input)",
-    ),
-    ParamSpec::same_as(
-        "DATA_OUT_0_TENSOR_SIZE_DIM_1",
-        "DATA_IN_0_TENSOR_SIZE_DIM_1",
-        "output dim 1 (= input)",
-    ),
-    ParamSpec::same_as(
-        "DATA_OUT_0_PARALLELISM_DIM_0",
-        "DATA_IN_0_PARALLELISM_DIM_0",
-        "output elements of dim 0 per beat (= input)",
-    ),
-    ParamSpec::same_as(
-        "DATA_OUT_0_PARALLELISM_DIM_1",
-        "DATA_IN_0_PARALLELISM_DIM_1",
-        "output rows per beat (= input)",
-    ),
-    ParamSpec::value(
-        "DATA_OUT_0_ROUNDING",
-        0,
-        "rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV",
-    ),
-    ParamSpec::value("DATA_OUT_0_OVERFLOW", 1, "overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM"),
-];
+/// Name, description, RTL dependencies and parameters.
+const INFO: Info = Info {
+    name: "mul",
+    description: "multiplication by a scalar or per-channel constant (power-of-two scalars as shifts), exact product then output cast",
+    dependencies: &["mase_assert.svh", "mase_cast_core.sv", "mase_skid_buffer.sv"],
+    params: param_list![
+        port_format!("DATA_IN_0", 8, "input total bits (1..32), signed", 4, "input fractional bits"),
+        port_shape!("DATA_IN_0", [8, 1, 4, 1], "tensor size along dim 0 (channels / columns)"),
+        port_format!("CONST", 8, "constant total bits (1..32), signed", 4, "constant fractional bits"),
+        [
+            ParamSpec::value(
+                "CONST_PER_CHANNEL",
+                0,
+                "0: one scalar constant CONST_VALUE; 1: one constant per column from a ROM",
+            ),
+            ParamSpec::value(
+                "CONST_VALUE",
+                24,
+                "scalar constant as an integer code of the constant format (unused per channel)",
+            ),
+        ],
+        port_format!("DATA_OUT_0", 8, "output total bits (1..64), signed", 4, "output fractional bits"),
+        same_shape!("DATA_OUT_0", "DATA_IN_0", "output", "input"),
+        output_modes!("DATA_OUT_0", "rounding", "overflow"),
+    ],
+    ..Info::DEFAULT
+};
 
 /// Lanes per beat (`P1 × P0`).
 fn lanes(p: &Params) -> usize {
-    (param(p, "DATA_IN_0_PARALLELISM_DIM_0") * param(p, "DATA_IN_0_PARALLELISM_DIM_1")) as usize
+    port::lanes(p, "DATA_IN_0")
 }
 
 /// Beats per block row (`TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0`).
 fn beats(p: &Params) -> usize {
-    (param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") / param(p, "DATA_IN_0_PARALLELISM_DIM_0")) as usize
+    port::beats_per_row(p, "DATA_IN_0")
 }
 
 /// True when the instance multiplies by a scalar that is 0 or `±2^k`: the RTL then uses a shift
@@ -103,48 +84,21 @@ pub fn mul_element(p: &Params, x: i64, c: i64) -> i64 {
 }
 
 impl Component for Mul {
-    fn name(&self) -> &'static str {
-        "mul"
-    }
-
-    fn description(&self) -> &'static str {
-        "multiplication by a scalar or per-channel constant (power-of-two scalars as shifts), exact product then output cast"
-    }
-
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
+    fn info(&self) -> &'static Info {
+        &INFO
     }
 
     fn validate(&self, p: &Params) -> Result<(), String> {
-        check_range(p, "DATA_IN_0_PRECISION_0", 1, 32)?;
-        check_range(p, "DATA_IN_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
-        check_block_shape(p, "DATA_IN_0")?;
-        check_range(p, "CONST_PRECISION_0", 1, 32)?;
-        check_range(p, "CONST_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        check_port(p, "DATA_IN_0", 32)?;
+        check_format(p, "CONST", 32)?;
         check_range(p, "CONST_PER_CHANNEL", 0, 1)?;
         let cw = param(p, "CONST_PRECISION_0");
         check_range(p, "CONST_VALUE", -(1i64 << (cw - 1)), (1i64 << (cw - 1)) - 1)?;
-        check_range(p, "DATA_OUT_0_PRECISION_0", 1, 64)?;
-        check_range(p, "DATA_OUT_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
-        for s in ["TENSOR_SIZE_DIM_0", "TENSOR_SIZE_DIM_1", "PARALLELISM_DIM_0", "PARALLELISM_DIM_1"] {
-            check_equal(p, &format!("DATA_OUT_0_{s}"), &format!("DATA_IN_0_{s}"))?;
-        }
-        check_modes(p, "DATA_OUT_0")
+        check_cast_output(p, "DATA_OUT_0", "DATA_IN_0", 64)
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
-        ["DATA_IN_0", "DATA_OUT_0"]
-            .iter()
-            .zip([Direction::In, Direction::Out])
-            .map(|(prefix, dir)| StreamSpec {
-                name: prefix.to_lowercase(),
-                dir,
-                lanes: lanes(p),
-                width: param(p, &format!("{prefix}_PRECISION_0")) as u32,
-                signed: true,
-                beats_per_row: beats(p),
-            })
-            .collect()
+        port::unary_streams(p)
     }
 
     fn memories(&self, p: &Params) -> Vec<MemorySpec> {
@@ -180,7 +134,7 @@ impl Component for Mul {
     }
 
     fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
-        let x = stim.inputs.get("data_in_0").ok_or("mul model: missing input stream data_in_0")?;
+        let x = stim.input("mul", "data_in_0")?;
         let per_channel = param(p, "CONST_PER_CHANNEL") == 1;
         let consts: Vec<i64> = if per_channel {
             let c = stim
@@ -210,9 +164,7 @@ impl Component for Mul {
                 mul_element(p, v, c)
             })
             .collect();
-        let mut m = StreamValues::new();
-        m.insert("data_out_0".to_string(), out);
-        Ok(m)
+        Ok(data_out_0(out))
     }
 
     fn cost(&self, p: &Params) -> Cost {
@@ -225,80 +177,59 @@ impl Component for Mul {
         }
     }
 
-    fn dependencies(&self) -> &'static [&'static str] {
-        &["mase_assert.svh", "mase_cast_core.sv", "mase_skid_buffer.sv"]
-    }
-
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         vec![
             vec![],
             // power-of-two scalars: shift, negated shift, zero
-            vec![("CONST_VALUE", 64), ("DATA_OUT_0_PRECISION_0", 12), ("DATA_OUT_0_PRECISION_1", 3)],
-            vec![
-                ("DATA_IN_0_PRECISION_0", 2),
-                ("DATA_IN_0_PRECISION_1", 0),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 5),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
-                ("CONST_PRECISION_0", 3),
-                ("CONST_PRECISION_1", 1),
-                ("CONST_VALUE", -4),
-                ("DATA_OUT_0_PRECISION_0", 3),
-                ("DATA_OUT_0_PRECISION_1", 0),
-                ("DATA_OUT_0_ROUNDING", 2),
-            ],
-            vec![("CONST_VALUE", 0), ("DATA_IN_0_TENSOR_SIZE_DIM_0", 3), ("DATA_IN_0_PARALLELISM_DIM_0", 3)],
+            [vec![("CONST_VALUE", 64)], output(12, 3)].concat(),
+            [
+                input(2, 0),
+                row(5, 1),
+                constant(3, 1),
+                vec![("CONST_VALUE", -4)],
+                output(3, 0),
+                vec![("DATA_OUT_0_ROUNDING", 2)],
+            ]
+            .concat(),
+            [vec![("CONST_VALUE", 0)], row(3, 3)].concat(),
             // general scalar, rounding to nearest even, symmetric saturation
-            vec![
-                ("DATA_IN_0_PRECISION_0", 16),
-                ("DATA_IN_0_PRECISION_1", 12),
-                ("CONST_PRECISION_0", 16),
-                ("CONST_PRECISION_1", 14),
-                ("CONST_VALUE", -23170),
-                ("DATA_OUT_0_PRECISION_0", 16),
-                ("DATA_OUT_0_PRECISION_1", 12),
-                ("DATA_OUT_0_ROUNDING", 6),
-                ("DATA_OUT_0_OVERFLOW", 3),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 9),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 3),
-            ],
+            [
+                input(16, 12),
+                constant(16, 14),
+                vec![("CONST_VALUE", -23170)],
+                output(16, 12),
+                modes(6, 3),
+                row(9, 3),
+            ]
+            .concat(),
             // per-channel constants, P = 1, odd length
-            vec![
-                ("CONST_PER_CHANNEL", 1),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 7),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
-            ],
+            [vec![("CONST_PER_CHANNEL", 1)], row(7, 1)].concat(),
             // per-channel, 2-D blocks, wrapping output
-            vec![
-                ("CONST_PER_CHANNEL", 1),
-                ("DATA_IN_0_PRECISION_0", 11),
-                ("DATA_IN_0_PRECISION_1", 5),
-                ("CONST_PRECISION_0", 5),
-                ("CONST_PRECISION_1", 2),
-                ("CONST_VALUE", 3),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 12),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 4),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_1", 4),
-                ("DATA_IN_0_PARALLELISM_DIM_1", 2),
-                ("DATA_OUT_0_PRECISION_0", 9),
-                ("DATA_OUT_0_PRECISION_1", 3),
-                ("DATA_OUT_0_OVERFLOW", 0),
-            ],
+            [
+                vec![("CONST_PER_CHANNEL", 1)],
+                input(11, 5),
+                constant(5, 2),
+                vec![("CONST_VALUE", 3)],
+                row(12, 4),
+                rows(4, 2),
+                output(9, 3),
+                vec![("DATA_OUT_0_OVERFLOW", 0)],
+            ]
+            .concat(),
         ]
     }
 
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
-        vec![
-            vec![("CONST_VALUE", 128)],
-            vec![("CONST_PER_CHANNEL", 2)],
-            vec![("DATA_IN_0_PARALLELISM_DIM_0", 3)],
-            vec![("DATA_OUT_0_ROUNDING", 7)],
-            vec![("DATA_IN_0_PRECISION_0", 33)],
-        ]
+        vec![vec![("CONST_VALUE", 128)], vec![("CONST_PER_CHANNEL", 2)], row(8, 3), modes(7, 1), input(33, 4)]
     }
 }
 
 impl crate::binding::Binding for Mul {
-    fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
+    fn overrides(
+        &self,
+        v: &crate::binding::NodeView,
+        par: crate::binding::Par,
+    ) -> mase_ir::Result<Vec<(String, i64)>> {
         let mase_ir::Op::MulScalar { scalar } = &v.node.op else {
             return Err(v.error("the mul component binds multiplications by a scalar only"));
         };

@@ -1,16 +1,32 @@
 //! `skid_buffer`: full-throughput two-entry register slice (`rtl/mase_skid_buffer.sv`) that cuts
 //! the data, valid and ready paths of a stream. Data is opaque: `LANES` lanes of `DATA_WIDTH` bits.
 
-use crate::component::{Component, Cost, Direction, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
+use crate::component::{
+    data_out_0, Component, Cost, Direction, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
+};
 use crate::{check_range, param};
 
 /// The skid buffer (register slice) component.
 pub struct SkidBuffer;
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec::value("DATA_WIDTH", 8, "bits per lane (1..64)"),
-    ParamSpec::value("LANES", 1, "lanes per beat (1..1024); ports are LANES*DATA_WIDTH bits"),
-];
+/// Name, description, RTL dependencies and parameters.
+const INFO: Info = Info {
+    name: "skid_buffer",
+    description: "two-entry register slice cutting data, valid and ready paths at full throughput",
+    dependencies: &["mase_assert.svh"],
+    params: &[
+        ParamSpec::value("DATA_WIDTH", 8, "bits per lane (1..64)"),
+        ParamSpec::value("LANES", 1, "lanes per beat (1..1024); ports are LANES*DATA_WIDTH bits"),
+    ],
+    ..Info::DEFAULT
+};
+
+/// Checks the lane parameters of an opaque pass-through: `DATA_WIDTH` in 1..64, `LANES` in
+/// 1..1024.
+pub(crate) fn check_lanes(p: &Params) -> Result<(), String> {
+    check_range(p, "DATA_WIDTH", 1, 64)?;
+    check_range(p, "LANES", 1, 1024)
+}
 
 /// Input and output streams of an opaque `LANES × DATA_WIDTH` pass-through (one beat per row).
 pub(crate) fn passthrough_streams(p: &Params) -> Vec<StreamSpec> {
@@ -37,35 +53,17 @@ pub(crate) fn passthrough_streams(p: &Params) -> Vec<StreamSpec> {
 
 /// The identity model of a pass-through: `data_out_0` = `data_in_0`.
 pub(crate) fn passthrough_model(name: &str, stim: &Stimulus) -> Result<StreamValues, String> {
-    let x = stim
-        .inputs
-        .get("data_in_0")
-        .ok_or_else(|| format!("{name} model: missing input stream data_in_0"))?;
-    let mut out = StreamValues::new();
-    out.insert("data_out_0".to_string(), x.clone());
-    Ok(out)
+    let x = stim.input(name, "data_in_0")?;
+    Ok(data_out_0(x.clone()))
 }
 
 impl Component for SkidBuffer {
-    fn name(&self) -> &'static str {
-        "skid_buffer"
-    }
-
-    fn dependencies(&self) -> &'static [&'static str] {
-        &["mase_assert.svh"]
-    }
-
-    fn description(&self) -> &'static str {
-        "two-entry register slice cutting data, valid and ready paths at full throughput"
-    }
-
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
+    fn info(&self) -> &'static Info {
+        &INFO
     }
 
     fn validate(&self, p: &Params) -> Result<(), String> {
-        check_range(p, "DATA_WIDTH", 1, 64)?;
-        check_range(p, "LANES", 1, 1024)
+        check_lanes(p)
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {

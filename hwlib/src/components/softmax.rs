@@ -48,11 +48,16 @@
 use mase_ir::fixed::{cast_code, from_f64, FixedFormat, Overflow, Rounding};
 
 use crate::component::{
-    Component, Cost, Direction, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
+    data_out_0, Component, Cost, Direction, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec,
+    StreamValues,
 };
 use crate::components::cast::{check_modes, output_format};
 pub use crate::components::gelu::exp_neg;
-use crate::{check_divides, check_equal, check_range, param};
+use crate::overrides::{input, output, row, rows};
+use crate::port::{beats_per_row, block_stream, check_format, check_same_shape};
+use crate::{
+    check_divides, check_range, output_modes, param, param_list, port_format, port_shape, same_shape,
+};
 
 /// The softmax component.
 pub struct Softmax;
@@ -60,46 +65,45 @@ pub struct Softmax;
 /// Fractional bits of the constant `K = round(log2(e) · 2^KF)`.
 pub const KF: u32 = 24;
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec::value("DATA_IN_0_PRECISION_0", 8, "input total bits (1..16), signed"),
-    ParamSpec::value("DATA_IN_0_PRECISION_1", 4, "input fractional bits (0..24)"),
-    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_0", 8, "row length L (softmax dimension, 1..4096)"),
-    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_1", 1, "rows of the tensor"),
-    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_0", 4, "elements of a row per beat (P)"),
-    ParamSpec::value("DATA_IN_0_PARALLELISM_DIM_1", 1, "rows per beat (must be 1)"),
-    ParamSpec::value("DATA_OUT_0_PRECISION_0", 8, "output total bits (1..32)"),
-    ParamSpec::value("DATA_OUT_0_PRECISION_1", 7, "output fractional bits (-2^24..2^24)"),
-    ParamSpec::value("DATA_OUT_0_SIGNED", 0, "1: output two's complement, 0: unsigned"),
-    ParamSpec::same_as(
-        "DATA_OUT_0_TENSOR_SIZE_DIM_0",
-        "DATA_IN_0_TENSOR_SIZE_DIM_0",
-        "output dim 0 (= input)",
-    ),
-    ParamSpec::same_as(
-        "DATA_OUT_0_TENSOR_SIZE_DIM_1",
-        "DATA_IN_0_TENSOR_SIZE_DIM_1",
-        "output dim 1 (= input)",
-    ),
-    ParamSpec::same_as(
-        "DATA_OUT_0_PARALLELISM_DIM_0",
-        "DATA_IN_0_PARALLELISM_DIM_0",
-        "output elements per beat (= input)",
-    ),
-    ParamSpec::same_as(
-        "DATA_OUT_0_PARALLELISM_DIM_1",
-        "DATA_IN_0_PARALLELISM_DIM_1",
-        "output rows per beat (= input)",
-    ),
-    ParamSpec::value(
-        "DATA_OUT_0_ROUNDING",
-        0,
-        "rounding: 0 TRN, 1 TRN_ZERO, 2 RND, 3 RND_ZERO, 4 RND_INF, 5 RND_MIN_INF, 6 RND_CONV",
-    ),
-    ParamSpec::value("DATA_OUT_0_OVERFLOW", 1, "overflow: 0 WRAP, 1 SAT, 2 SAT_ZERO, 3 SAT_SYM"),
-    ParamSpec::value("EXP_FRAC", 24, "fractional bits EF of exp values and table entries (4..28)"),
-    ParamSpec::value("EXP_TABLE_BITS", 10, "index bits H of each of the two exp tables (1..12)"),
-    ParamSpec::value("RECIP_BITS", 20, "reciprocal precision RB in bits (4..28)"),
-];
+/// Name, description, RTL dependencies and parameters.
+const INFO: Info = Info {
+    name: "softmax",
+    description: "softmax over dim 0: max subtraction, exp by two tables and a shift, exact sum, pipelined exact reciprocal, multiply and cast",
+    dependencies: &["mase_assert.svh", "mase_fifo.sv", "mase_wide_fifo.sv", "mase_cast_core.sv", "mase_skid_buffer.sv"],
+    buffers_whole_unit: true,
+    params: param_list![
+        port_format!("DATA_IN_0", 8, "input total bits (1..16), signed", 4, "input fractional bits (0..24)"),
+        port_shape!(
+            "DATA_IN_0",
+            [8, 1, 4, 1],
+            [
+                "row length L (softmax dimension, 1..4096)",
+                "rows of the tensor",
+                "elements of a row per beat (P)",
+                "rows per beat (must be 1)",
+            ]
+        ),
+        port_format!("DATA_OUT_0", 8, "output total bits (1..32)", 7, "output fractional bits (-2^24..2^24)"),
+        [ParamSpec::value("DATA_OUT_0_SIGNED", 0, "1: output two's complement, 0: unsigned")],
+        same_shape!(
+            "DATA_OUT_0",
+            "DATA_IN_0",
+            [
+                "output dim 0 (= input)",
+                "output dim 1 (= input)",
+                "output elements per beat (= input)",
+                "output rows per beat (= input)",
+            ]
+        ),
+        output_modes!("DATA_OUT_0", "rounding", "overflow"),
+        [
+            ParamSpec::value("EXP_FRAC", 24, "fractional bits EF of exp values and table entries (4..28)"),
+            ParamSpec::value("EXP_TABLE_BITS", 10, "index bits H of each of the two exp tables (1..12)"),
+            ParamSpec::value("RECIP_BITS", 20, "reciprocal precision RB in bits (4..28)"),
+        ],
+    ],
+    ..Info::DEFAULT
+};
 
 /// `K = round(log2(e) · 2^KF)`.
 pub fn log2e_const() -> i64 {
@@ -183,7 +187,7 @@ pub fn softmax_row(p: &Params, t_hi: &[i64], t_lo: &[i64], row: &[i64]) -> Vec<i
 }
 
 fn beats(p: &Params) -> usize {
-    (param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") / param(p, "DATA_IN_0_PARALLELISM_DIM_0")) as usize
+    beats_per_row(p, "DATA_IN_0")
 }
 
 /// FIFO depths `(X, M, E, R)` in beats / rows (each `mase_fifo` holds depth + 1).
@@ -194,20 +198,8 @@ pub fn fifo_depths(p: &Params) -> (u64, u64, u64, u64) {
 }
 
 impl Component for Softmax {
-    fn name(&self) -> &'static str {
-        "softmax"
-    }
-
-    fn description(&self) -> &'static str {
-        "softmax over dim 0: max subtraction, exp by two tables and a shift, exact sum, pipelined exact reciprocal, multiply and cast"
-    }
-
-    fn buffers_whole_unit(&self) -> bool {
-        true
-    }
-
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
+    fn info(&self) -> &'static Info {
+        &INFO
     }
 
     fn validate(&self, p: &Params) -> Result<(), String> {
@@ -218,12 +210,9 @@ impl Component for Softmax {
         check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
         check_range(p, "DATA_IN_0_PARALLELISM_DIM_1", 1, 1)?;
         check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
-        check_range(p, "DATA_OUT_0_PRECISION_0", 1, 32)?;
-        check_range(p, "DATA_OUT_0_PRECISION_1", -(1 << 24), 1 << 24)?;
+        check_format(p, "DATA_OUT_0", 32)?;
         check_range(p, "DATA_OUT_0_SIGNED", 0, 1)?;
-        for s in ["TENSOR_SIZE_DIM_0", "TENSOR_SIZE_DIM_1", "PARALLELISM_DIM_0", "PARALLELISM_DIM_1"] {
-            check_equal(p, &format!("DATA_OUT_0_{s}"), &format!("DATA_IN_0_{s}"))?;
-        }
+        check_same_shape(p, "DATA_OUT_0", "DATA_IN_0")?;
         check_modes(p, "DATA_OUT_0")?;
         check_range(p, "EXP_FRAC", 4, 28)?;
         check_range(p, "EXP_TABLE_BITS", 1, 12)?;
@@ -231,25 +220,9 @@ impl Component for Softmax {
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
-        let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as usize;
-        vec![
-            StreamSpec {
-                name: "data_in_0".into(),
-                dir: Direction::In,
-                lanes,
-                width: param(p, "DATA_IN_0_PRECISION_0") as u32,
-                signed: true,
-                beats_per_row: beats(p),
-            },
-            StreamSpec {
-                name: "data_out_0".into(),
-                dir: Direction::Out,
-                lanes,
-                width: param(p, "DATA_OUT_0_PRECISION_0") as u32,
-                signed: param(p, "DATA_OUT_0_SIGNED") == 1,
-                beats_per_row: beats(p),
-            },
-        ]
+        let signed = param(p, "DATA_OUT_0_SIGNED") == 1;
+        let output = StreamSpec { signed, ..block_stream(p, "DATA_OUT_0", Direction::Out) };
+        vec![block_stream(p, "DATA_IN_0", Direction::In), output]
     }
 
     fn memories(&self, p: &Params) -> Vec<MemorySpec> {
@@ -282,7 +255,7 @@ impl Component for Softmax {
     }
 
     fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
-        let x = stim.inputs.get("data_in_0").ok_or("softmax model: missing input stream data_in_0")?;
+        let x = stim.input("softmax", "data_in_0")?;
         let w = Widths::of(p);
         let (gen_hi, gen_lo) = exp_tables(w.ef, w.h);
         let t_hi = stim.memories.get("exp_hi").unwrap_or(&gen_hi);
@@ -303,12 +276,7 @@ impl Component for Softmax {
                 x.len()
             ));
         }
-        let mut out = StreamValues::new();
-        out.insert(
-            "data_out_0".to_string(),
-            x.chunks(l).flat_map(|row| softmax_row(p, t_hi, t_lo, row)).collect(),
-        );
-        Ok(out)
+        Ok(data_out_0(x.chunks(l).flat_map(|row| softmax_row(p, t_hi, t_lo, row)).collect()))
     }
 
     fn cost(&self, p: &Params) -> Cost {
@@ -331,77 +299,39 @@ impl Component for Softmax {
         }
     }
 
-    fn dependencies(&self) -> &'static [&'static str] {
-        &["mase_assert.svh", "mase_fifo.sv", "mase_wide_fifo.sv", "mase_cast_core.sv", "mase_skid_buffer.sv"]
-    }
-
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         vec![
             vec![],
             // P = 1, odd row length, 2-bit input
-            vec![
-                ("DATA_IN_0_PRECISION_0", 2),
-                ("DATA_IN_0_PRECISION_1", 0),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 5),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
-                ("DATA_OUT_0_PRECISION_0", 4),
-                ("DATA_OUT_0_PRECISION_1", 3),
-            ],
+            [input(2, 0), row(5, 1), output(4, 3)].concat(),
             // 16-bit formats, signed output, rounding to nearest
-            vec![
-                ("DATA_IN_0_PRECISION_0", 16),
-                ("DATA_IN_0_PRECISION_1", 12),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 12),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 3),
-                ("DATA_OUT_0_PRECISION_0", 16),
-                ("DATA_OUT_0_PRECISION_1", 15),
-                ("DATA_OUT_0_SIGNED", 1),
-                ("DATA_OUT_0_ROUNDING", 2),
-            ],
+            [
+                input(16, 12),
+                row(12, 3),
+                output(16, 15),
+                vec![("DATA_OUT_0_SIGNED", 1), ("DATA_OUT_0_ROUNDING", 2)],
+            ]
+            .concat(),
             // one beat per row (L = P), small internal widths
-            vec![
-                ("DATA_IN_0_PRECISION_0", 6),
-                ("DATA_IN_0_PRECISION_1", 2),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 4),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 4),
-                ("EXP_FRAC", 10),
-                ("EXP_TABLE_BITS", 4),
-                ("RECIP_BITS", 8),
-            ],
+            [input(6, 2), row(4, 4), vec![("EXP_FRAC", 10), ("EXP_TABLE_BITS", 4), ("RECIP_BITS", 8)]]
+                .concat(),
             // rows of 66 elements, P = 2 (33 beats per row), signed output with SAT_SYM
-            vec![
-                ("DATA_IN_0_PRECISION_0", 10),
-                ("DATA_IN_0_PRECISION_1", 6),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 66),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 2),
-                ("DATA_OUT_0_PRECISION_0", 9),
-                ("DATA_OUT_0_PRECISION_1", 8),
-                ("DATA_OUT_0_SIGNED", 1),
-                ("DATA_OUT_0_OVERFLOW", 3),
-            ],
+            [
+                input(10, 6),
+                row(66, 2),
+                output(9, 8),
+                vec![("DATA_OUT_0_SIGNED", 1), ("DATA_OUT_0_OVERFLOW", 3)],
+            ]
+            .concat(),
             // wide beats: 48 lanes (the exp FIFO is split into two groups of lanes), 2 beats per row
-            vec![
-                ("DATA_IN_0_PRECISION_0", 12),
-                ("DATA_IN_0_PRECISION_1", 8),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 96),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 48),
-                ("DATA_OUT_0_PRECISION_0", 16),
-                ("DATA_OUT_0_PRECISION_1", 16),
-                ("EXP_TABLE_BITS", 6),
-            ],
+            [input(12, 8), row(96, 48), output(16, 16), vec![("EXP_TABLE_BITS", 6)]].concat(),
             // a single element per row: output is 1.0 saturated
-            vec![("DATA_IN_0_TENSOR_SIZE_DIM_0", 1), ("DATA_IN_0_PARALLELISM_DIM_0", 1)],
+            row(1, 1),
         ]
     }
 
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
-        vec![
-            vec![("DATA_IN_0_PARALLELISM_DIM_1", 2)],
-            vec![("DATA_IN_0_PRECISION_0", 17)],
-            vec![("DATA_IN_0_PARALLELISM_DIM_0", 3)],
-            vec![("EXP_FRAC", 29)],
-            vec![("DATA_OUT_0_SIGNED", 2)],
-        ]
+        vec![rows(1, 2), input(17, 4), row(8, 3), vec![("EXP_FRAC", 29)], vec![("DATA_OUT_0_SIGNED", 2)]]
     }
 
     fn generated_memory(&self, p: &Params, mem: &str) -> Option<Vec<i64>> {
@@ -425,7 +355,11 @@ impl Component for Softmax {
 }
 
 impl crate::binding::Binding for Softmax {
-    fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
+    fn overrides(
+        &self,
+        v: &crate::binding::NodeView,
+        par: crate::binding::Par,
+    ) -> mase_ir::Result<Vec<(String, i64)>> {
         let mase_ir::Op::Softmax { axis } = &v.node.op else {
             return Err(v.error("the softmax component binds softmax nodes only"));
         };

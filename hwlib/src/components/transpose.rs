@@ -19,40 +19,71 @@
 //! II = `NW` cycles per tensor (`NW` = beats per tensor), latency `NW + 2`.
 
 use crate::block_stream_order;
-use crate::component::{Component, Cost, Direction, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
-use crate::components::cast::MAX_FRAC;
-use crate::{check_divides, check_equal, check_range, param};
+use crate::component::{
+    data_out_0, Component, Cost, Direction, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
+};
+use crate::overrides::{input, row};
+use crate::port::{check_derived, check_format, check_same_format};
+use crate::{check_divides, check_range, param, param_list, pingpong_bits, port_format, port_shape};
 
 /// The transpose / head split / head merge component.
 pub struct Transpose;
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec::value("DATA_IN_0_PRECISION_0", 8, "W: element bits (1..64; moved, not interpreted)"),
-    ParamSpec::value("DATA_IN_0_PRECISION_1", 4, "element fractional bits (format only)"),
-    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_0", 8, "B·C: elements per input row (1..65536)"),
-    ParamSpec::value("DATA_IN_0_TENSOR_SIZE_DIM_1", 4, "A: input rows per tensor (1..65536)"),
-    ParamSpec::value(
-        "DATA_IN_0_PARALLELISM_DIM_0",
-        2,
-        "P0: elements of dim 0 per beat (divides dim 0, or BLOCK_SIZE when > 1)",
-    ),
-    ParamSpec::value(
-        "DATA_IN_0_PARALLELISM_DIM_1",
-        2,
-        "P1: rows per beat (divides dim 1; 1 when BLOCK_SIZE > 1)",
-    ),
-    ParamSpec::value("BLOCK_SIZE", 1, "C: elements moved as a unit (1 = transpose, d = head split/merge)"),
-    ParamSpec::same_as("DATA_OUT_0_PRECISION_0", "DATA_IN_0_PRECISION_0", "output element bits (= input)"),
-    ParamSpec::same_as("DATA_OUT_0_PRECISION_1", "DATA_IN_0_PRECISION_1", "output fractional bits (= input)"),
-    ParamSpec::value("DATA_OUT_0_TENSOR_SIZE_DIM_0", 4, "elements per output row (= A·C)"),
-    ParamSpec::value("DATA_OUT_0_TENSOR_SIZE_DIM_1", 8, "output rows (= B)"),
-    ParamSpec::value(
-        "DATA_OUT_0_PARALLELISM_DIM_0",
-        2,
-        "output elements per beat row (= P1 if C = 1, else P0)",
-    ),
-    ParamSpec::value("DATA_OUT_0_PARALLELISM_DIM_1", 2, "output rows per beat (= P0 if C = 1, else 1)"),
-];
+/// Name, description, RTL dependencies and parameters.
+const INFO: Info = Info {
+    name: "transpose",
+    description:
+        "double-buffered reorder [A][B][C] -> [B][A][C]: 2-D transpose (C = 1), head split / merge (C = d)",
+    dependencies: &["mase_assert.svh", "mase_skid_buffer.sv", "mase_pingpong_buffer.sv"],
+    buffers_whole_unit: true,
+    keeps_input_format: true,
+    params: param_list![
+        port_format!(
+            "DATA_IN_0",
+            8,
+            "W: element bits (1..64; moved, not interpreted)",
+            4,
+            "element fractional bits (format only)"
+        ),
+        port_shape!(
+            "DATA_IN_0",
+            [8, 4, 2, 2],
+            [
+                "B·C: elements per input row (1..65536)",
+                "A: input rows per tensor (1..65536)",
+                "P0: elements of dim 0 per beat (divides dim 0, or BLOCK_SIZE when > 1)",
+                "P1: rows per beat (divides dim 1; 1 when BLOCK_SIZE > 1)",
+            ]
+        ),
+        [
+            ParamSpec::value(
+                "BLOCK_SIZE",
+                1,
+                "C: elements moved as a unit (1 = transpose, d = head split/merge)"
+            ),
+            ParamSpec::same_as(
+                "DATA_OUT_0_PRECISION_0",
+                "DATA_IN_0_PRECISION_0",
+                "output element bits (= input)"
+            ),
+            ParamSpec::same_as(
+                "DATA_OUT_0_PRECISION_1",
+                "DATA_IN_0_PRECISION_1",
+                "output fractional bits (= input)"
+            ),
+        ],
+        port_shape!(
+            "DATA_OUT_0",
+            [4, 8, 2, 2],
+            [
+                "elements per output row (= A·C)",
+                "output rows (= B)",
+                "output elements per beat row (= P1 if C = 1, else P0)",
+                "output rows per beat (= P0 if C = 1, else 1)",
+            ]
+        ),
+    ],
+};
 
 /// Derived geometry of an instance.
 #[derive(Debug, Clone, Copy)]
@@ -135,35 +166,13 @@ pub fn instance(width: i64, dim0: i64, dim1: i64, p0: i64, p1: i64, block: i64) 
     v
 }
 
-/// `ceil(log2(n))`, at least 1 (the RTL's address width).
-fn addr_bits(n: usize) -> u32 {
-    n.next_power_of_two().trailing_zeros().max(1)
-}
-
 impl Component for Transpose {
-    fn name(&self) -> &'static str {
-        "transpose"
-    }
-
-    fn description(&self) -> &'static str {
-        "double-buffered reorder [A][B][C] -> [B][A][C]: 2-D transpose (C = 1), head split / merge (C = d)"
-    }
-
-    fn buffers_whole_unit(&self) -> bool {
-        true
-    }
-
-    fn keeps_input_format(&self) -> bool {
-        true
-    }
-
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
+    fn info(&self) -> &'static Info {
+        &INFO
     }
 
     fn validate(&self, p: &Params) -> Result<(), String> {
-        check_range(p, "DATA_IN_0_PRECISION_0", 1, 64)?;
-        check_range(p, "DATA_IN_0_PRECISION_1", -MAX_FRAC, MAX_FRAC)?;
+        check_format(p, "DATA_IN_0", 64)?;
         check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 65536)?;
         check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 65536)?;
         check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
@@ -190,8 +199,7 @@ impl Component for Transpose {
         if nw > 1 << 20 {
             return Err(format!("beats per tensor must be between 1 and 1048576, got {nw}"));
         }
-        check_equal(p, "DATA_OUT_0_PRECISION_0", "DATA_IN_0_PRECISION_0")?;
-        check_equal(p, "DATA_OUT_0_PRECISION_1", "DATA_IN_0_PRECISION_1")?;
+        check_same_format(p, "DATA_OUT_0", "DATA_IN_0")?;
         let d = derived_output(p);
         let rules = [
             ("DATA_OUT_0_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_1 * BLOCK_SIZE"),
@@ -205,13 +213,7 @@ impl Component for Transpose {
                 "DATA_IN_0_PARALLELISM_DIM_0 if BLOCK_SIZE = 1, else DATA_IN_0_PARALLELISM_DIM_1",
             ),
         ];
-        for ((name, rule), want) in rules.iter().zip(d) {
-            let got = param(p, name);
-            if got != want {
-                return Err(format!("{name} ({got}) must equal {rule} ({want})"));
-            }
-        }
-        Ok(())
+        check_derived(p, &rules, &d)
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
@@ -235,7 +237,7 @@ impl Component for Transpose {
     /// of the output (row `b`, element `a·C + k`); both sides in block stream order.
     fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
         let g = Geo::of(p);
-        let x = stim.inputs.get("data_in_0").ok_or("transpose model: missing input stream data_in_0")?;
+        let x = stim.input("transpose", "data_in_0")?;
         let n = g.a * g.b * g.c;
         if x.len() % n != 0 {
             return Err(format!("transpose model: {} input values are not whole tensors of {n}", x.len()));
@@ -256,9 +258,7 @@ impl Component for Transpose {
                 y.push(tensor[oa * g.b * g.c + ob * g.c + k]);
             }
         }
-        let mut out = StreamValues::new();
-        out.insert("data_out_0".into(), y);
-        Ok(out)
+        Ok(data_out_0(y))
     }
 
     fn cost(&self, p: &Params) -> Cost {
@@ -269,12 +269,8 @@ impl Component for Transpose {
             latency_cycles: nw + 2,
             ii_cycles: nw,
             multipliers: 0,
-            memory_bits: 2 * (1u64 << addr_bits(g.words())) * word,
+            memory_bits: pingpong_bits(g.words(), word),
         }
-    }
-
-    fn dependencies(&self) -> &'static [&'static str] {
-        &["mase_assert.svh", "mase_skid_buffer.sv", "mase_pingpong_buffer.sv"]
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
@@ -296,8 +292,8 @@ impl Component for Transpose {
 
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         vec![
-            vec![("DATA_IN_0_PRECISION_0", 65)],
-            vec![("DATA_IN_0_PARALLELISM_DIM_0", 3)],
+            input(65, 4),
+            row(8, 3),
             vec![("BLOCK_SIZE", 3)],
             instance(8, 8, 4, 2, 2, 4),
             vec![("DATA_OUT_0_TENSOR_SIZE_DIM_1", 7)],
@@ -307,8 +303,13 @@ impl Component for Transpose {
 }
 
 impl crate::binding::Binding for Transpose {
-    fn overrides(&self, v: &crate::binding::NodeView, par: crate::binding::Par) -> mase_ir::Result<Vec<(String, i64)>> {
-        let t = block_of(v)?.ok_or_else(|| v.error("transpose keeps the element order; it needs no instance"))?;
+    fn overrides(
+        &self,
+        v: &crate::binding::NodeView,
+        par: crate::binding::Par,
+    ) -> mase_ir::Result<Vec<(String, i64)>> {
+        let t =
+            block_of(v)?.ok_or_else(|| v.error("transpose keeps the element order; it needs no instance"))?;
         let x = v.in_format(0)?;
         let p = instance(x.width as i64, (t.b * t.c) as i64, t.a as i64, par.p_in as i64, 1, t.c as i64);
         crate::binding::Overrides::default().extend(p).set("DATA_IN_0_PRECISION_1", x.frac as i64).done()
@@ -378,15 +379,5 @@ mod tests {
         let y = Transpose.model(&p, &stim).unwrap()["data_out_0"].clone();
         // output [4, 2] in 2×2 blocks: block rows (c 0..2) then (c 2..4)
         assert_eq!(y, vec![0, 10, 1, 11, 2, 12, 3, 13]);
-    }
-
-    #[test]
-    fn validation_matches_the_documented_rules() {
-        for bad in Transpose.invalid_params() {
-            assert!(resolve_params(&Transpose, &bad).is_err(), "{bad:?} accepted");
-        }
-        for good in Transpose.test_params() {
-            resolve_params(&Transpose, &good).unwrap_or_else(|e| panic!("{good:?}: {e}"));
-        }
     }
 }

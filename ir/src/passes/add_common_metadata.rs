@@ -25,15 +25,12 @@ use std::collections::HashMap;
 
 use indexmap::IndexMap;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::graph::MaseGraph;
 use crate::metadata::{TensorMeta, ValueType};
 use crate::op::Op;
-use crate::pass::{Pass, PassArgs, PassInfo};
+use crate::pass::{no_args, node_count, PassArgs, PassInfo};
 use crate::tensor::{DType, Tensor};
-
-/// Sets mase_op/mase_type and propagates shapes and types by running the interpreter.
-pub struct AddCommonMetadataPass;
 
 /// The entry to record: the old one when its shape is unchanged (keeps fixed formats), else a
 /// fresh one.
@@ -102,20 +99,11 @@ pub fn add_common_metadata(graph: &mut MaseGraph) -> Result<()> {
     Ok(())
 }
 
-impl Pass for AddCommonMetadataPass {
-    fn name(&self) -> &'static str {
-        "add_common_metadata"
-    }
-    fn description(&self) -> &'static str {
-        "set mase_op/mase_type and propagate shapes and types (args/results) by running the float interpreter on a dummy input"
-    }
-    fn run(&self, mut graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
-        if let Some(k) = args.keys().next() {
-            return Err(Error::Config(format!("add_common_metadata takes no arguments, got '{k}'")));
-        }
-        add_common_metadata(&mut graph)?;
-        let mut info = PassInfo::new();
-        info.insert("nodes".into(), graph.len().into());
-        Ok((graph, info))
-    }
+/// The pass (`add_common_metadata` in [`super::REGISTRY`]): sets mase_op/mase_type and propagates
+/// shapes and types by running the interpreter.
+pub fn run(mut graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
+    no_args("add_common_metadata", args)?;
+    add_common_metadata(&mut graph)?;
+    let info = node_count(&graph);
+    Ok((graph, info))
 }

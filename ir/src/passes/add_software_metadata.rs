@@ -45,11 +45,8 @@ use crate::error::{Error, Result};
 use crate::graph::MaseGraph;
 use crate::metadata::{RangeStat, SoftwareMeta, SoftwareTensorMeta, Stats, VarianceStat};
 use crate::op::Op;
-use crate::pass::{Pass, PassArgs, PassInfo};
+use crate::pass::{PassArgs, PassInfo};
 use crate::tensor::Tensor;
-
-/// Computes software statistics over calibration inputs.
-pub struct AddSoftwareMetadataPass;
 
 /// Options of [`software_stats`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -339,31 +336,25 @@ fn parse_args(graph: &MaseGraph, args: &PassArgs) -> Result<(StatsOptions, FileL
     Ok((opts, lists))
 }
 
-impl Pass for AddSoftwareMetadataPass {
-    fn name(&self) -> &'static str {
-        "add_software_metadata"
-    }
-    fn description(&self) -> &'static str {
-        "statistics over calibration inputs (min/max, quantile and n-sigma ranges, online and precise variance)"
-    }
-    fn run(&self, graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
-        let (opts, lists) = parse_args(&graph, args)?;
-        let n = lists.first().map_or(0, |l| l.1.len()).min(opts.max_samples.unwrap_or(usize::MAX));
-        let mut samples = Vec::with_capacity(n);
-        for s in 0..n {
-            let mut sample = HashMap::new();
-            for (name, files) in &lists {
-                sample.insert(name.clone(), crate::npy::read_npy_input(Path::new(&files[s]))?);
-            }
-            samples.push(sample);
+/// The pass (`add_software_metadata` in [`super::REGISTRY`]): computes software statistics over
+/// calibration inputs.
+pub fn run(graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
+    let (opts, lists) = parse_args(&graph, args)?;
+    let n = lists.first().map_or(0, |l| l.1.len()).min(opts.max_samples.unwrap_or(usize::MAX));
+    let mut samples = Vec::with_capacity(n);
+    for s in 0..n {
+        let mut sample = HashMap::new();
+        for (name, files) in &lists {
+            sample.insert(name.clone(), crate::npy::read_npy_input(Path::new(&files[s]))?);
         }
-        let graph = software_stats(graph, &samples, &opts)?;
-        let mut info = PassInfo::new();
-        info.insert("samples".into(), n.into());
-        info.insert("quantile".into(), opts.quantile.into());
-        info.insert("n_sigma".into(), opts.n_sigma.into());
-        let with_stats = graph.nodes().filter(|(_, nd)| !nd.meta.software.results.is_empty()).count();
-        info.insert("nodes_with_stats".into(), with_stats.into());
-        Ok((graph, info))
+        samples.push(sample);
     }
+    let graph = software_stats(graph, &samples, &opts)?;
+    let mut info = PassInfo::new();
+    info.insert("samples".into(), n.into());
+    info.insert("quantile".into(), opts.quantile.into());
+    info.insert("n_sigma".into(), opts.n_sigma.into());
+    let with_stats = graph.nodes().filter(|(_, nd)| !nd.meta.software.results.is_empty()).count();
+    info.insert("nodes_with_stats".into(), with_stats.into());
+    Ok((graph, info))
 }

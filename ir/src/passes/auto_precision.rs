@@ -24,13 +24,10 @@
 
 use crate::error::{Error, Result};
 use crate::graph::MaseGraph;
-use crate::pass::{Pass, PassArgs, PassInfo};
+use crate::pass::{PassArgs, PassInfo};
 use crate::quant::apply_plan;
 use crate::quant::auto::{auto_plan, describe_plan, AutoOptions, RangeKind};
 use crate::quant::channel::Granularity;
-
-/// Picks precisions from statistics and quantizes.
-pub struct AutoPrecisionPass;
 
 fn width_arg(args: &PassArgs, key: &str) -> Result<Option<u32>> {
     match args.get(key) {
@@ -91,15 +88,9 @@ pub fn auto_precision(graph: MaseGraph, opts: &AutoOptions) -> Result<(MaseGraph
     Ok((graph, info))
 }
 
-impl Pass for AutoPrecisionPass {
-    fn name(&self) -> &'static str {
-        "auto_precision"
-    }
-    fn description(&self) -> &'static str {
-        "pick fixed-point fractions from calibration statistics (min_max, quantile or n_sigma) for a total width; quantizes weights"
-    }
-    fn run(&self, graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
-        let opts = parse_args(args)?;
-        auto_precision(graph, &opts)
-    }
+/// The pass (`auto_precision` in [`super::REGISTRY`]): picks precisions from statistics and
+/// quantizes.
+pub fn run(graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
+    let opts = parse_args(args)?;
+    auto_precision(graph, &opts)
 }

@@ -6,12 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::graph::MaseGraph;
-use crate::pass::{Pass, PassArgs, PassInfo};
-
-/// Counts nodes per mase op.
-pub struct CountOpsPass;
+use crate::pass::{no_args, PassArgs, PassInfo};
 
 /// Node counts per mase op, in name order.
 pub fn count_ops(graph: &MaseGraph) -> BTreeMap<&'static str, usize> {
@@ -22,22 +19,13 @@ pub fn count_ops(graph: &MaseGraph) -> BTreeMap<&'static str, usize> {
     counts
 }
 
-impl Pass for CountOpsPass {
-    fn name(&self) -> &'static str {
-        "count_ops"
+/// The pass (`count_ops` in [`super::REGISTRY`]): counts nodes per mase op.
+pub fn run(graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
+    no_args("count_ops", args)?;
+    let mut info = PassInfo::new();
+    for (op, n) in count_ops(&graph) {
+        info.insert(op.to_string(), n.into());
     }
-    fn description(&self) -> &'static str {
-        "analysis: number of nodes per mase op (and `total`) in the info map"
-    }
-    fn run(&self, graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
-        if let Some(k) = args.keys().next() {
-            return Err(Error::Config(format!("count_ops takes no arguments, got '{k}'")));
-        }
-        let mut info = PassInfo::new();
-        for (op, n) in count_ops(&graph) {
-            info.insert(op.to_string(), n.into());
-        }
-        info.insert("total".into(), graph.len().into());
-        Ok((graph, info))
-    }
+    info.insert("total".into(), graph.len().into());
+    Ok((graph, info))
 }

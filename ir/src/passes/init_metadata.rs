@@ -10,15 +10,12 @@
 //! to build its dummy input. Its type is reset to float `[32]` (integer inputs stay `NA`
 //! `[64]`).
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::graph::MaseGraph;
 use crate::metadata::{NodeMeta, TensorMeta, ValueType};
 use crate::op::Op;
-use crate::pass::{Pass, PassArgs, PassInfo};
+use crate::pass::{no_args, node_count, PassArgs, PassInfo};
 use crate::tensor::DType;
-
-/// Resets metadata to the empty tree (keeping graph input shapes).
-pub struct InitMetadataPass;
 
 /// Resets the metadata of every node of `graph` (see the module documentation).
 pub fn init_metadata(graph: &mut MaseGraph) {
@@ -42,20 +39,11 @@ pub fn init_metadata(graph: &mut MaseGraph) {
     }
 }
 
-impl Pass for InitMetadataPass {
-    fn name(&self) -> &'static str {
-        "init_metadata"
-    }
-    fn description(&self) -> &'static str {
-        "reset every node's metadata to the empty tree with mase_op/mase_type from its op (input shapes kept)"
-    }
-    fn run(&self, mut graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
-        if let Some(k) = args.keys().next() {
-            return Err(Error::Config(format!("init_metadata takes no arguments, got '{k}'")));
-        }
-        init_metadata(&mut graph);
-        let mut info = PassInfo::new();
-        info.insert("nodes".into(), graph.len().into());
-        Ok((graph, info))
-    }
+/// The pass (`init_metadata` in [`super::REGISTRY`]): resets metadata to the empty tree (keeping
+/// graph input shapes).
+pub fn run(mut graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
+    no_args("init_metadata", args)?;
+    init_metadata(&mut graph);
+    let info = node_count(&graph);
+    Ok((graph, info))
 }

@@ -15,23 +15,70 @@ pub mod raise_linear;
 pub mod raise_mul_scalar;
 pub mod remove_dropout;
 
-use crate::pass::Pass;
+use crate::pass::{FnPass, Pass};
 
-pub use validate::ValidatePass;
-
-/// Every IR pass, by name ([`crate::pass::PassManager::software`]). Adding a pass: one file in
-/// this folder and one line here (hardware passes: `mase_emit::HARDWARE_PASSES`).
+/// Every IR pass, by name ([`crate::pass::PassManager::software`]): its registry name, its line
+/// for `mase passes --list` and its function. Adding a pass: one file in this folder with a
+/// `pub fn run` and one entry here (hardware passes: `mase_emit::HARDWARE_PASSES`).
 pub static REGISTRY: &[&dyn Pass] = &[
-    &ValidatePass,
-    &init_metadata::InitMetadataPass,
-    &add_common_metadata::AddCommonMetadataPass,
-    &add_software_metadata::AddSoftwareMetadataPass,
-    &quantize::QuantizePass,
-    &auto_precision::AutoPrecisionPass,
-    &remove_dropout::RemoveDropoutPass,
-    &count_ops::CountOpsPass,
-    &raise_linear::RaiseLinearPass,
-    &raise_gelu::RaiseGeluPass,
-    &raise_layer_norm::RaiseLayerNormPass,
-    &raise_mul_scalar::RaiseMulScalarPass,
+    &FnPass {
+        name: "validate",
+        description: "check invariants: unique names, inputs defined before use (acyclic), one output, weights present, shapes consistent",
+        run: validate::run,
+    },
+    &FnPass {
+        name: "init_metadata",
+        description: "reset every node's metadata to the empty tree with mase_op/mase_type from its op (input shapes kept)",
+        run: init_metadata::run,
+    },
+    &FnPass {
+        name: "add_common_metadata",
+        description: "set mase_op/mase_type and propagate shapes and types (args/results) by running the float interpreter on a dummy input",
+        run: add_common_metadata::run,
+    },
+    &FnPass {
+        name: "add_software_metadata",
+        description: "statistics over calibration inputs (min/max, quantile and n-sigma ranges, online and precise variance)",
+        run: add_software_metadata::run,
+    },
+    &FnPass {
+        name: "quantize",
+        description: "fixed-point formats from a MASE-style config (by type/name/regex_name, [<key>.config] tables); quantizes weights",
+        run: quantize::quantize,
+    },
+    &FnPass {
+        name: "auto_precision",
+        description: "pick fixed-point fractions from calibration statistics (min_max, quantile or n_sigma) for a total width; quantizes weights",
+        run: auto_precision::run,
+    },
+    &FnPass {
+        name: "remove_dropout",
+        description: "transform: remove dropout and identity nodes, rewiring their users to their input",
+        run: remove_dropout::run,
+    },
+    &FnPass {
+        name: "count_ops",
+        description: "analysis: number of nodes per mase op (and `total`) in the info map",
+        run: count_ops::run,
+    },
+    &FnPass {
+        name: "raise_linear",
+        description: "MatMul/Gemm by a constant 2-D weight (+ Add of a constant bias over the last dim) -> linear",
+        run: raise_linear::run,
+    },
+    &FnPass {
+        name: "raise_gelu",
+        description: "Erf-form and Tanh-form GELU sub-graphs -> gelu",
+        run: raise_gelu::run,
+    },
+    &FnPass {
+        name: "raise_layer_norm",
+        description: "decomposed layer norm (ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div [+Mul gamma][+Add beta]) -> layer_norm",
+        run: raise_layer_norm::run,
+    },
+    &FnPass {
+        name: "raise_mul_scalar",
+        description: "Mul by / Div by a single-element constant -> mul by a scalar",
+        run: raise_mul_scalar::run,
+    },
 ];

@@ -16,13 +16,10 @@
 
 use crate::error::Result;
 use crate::graph::MaseGraph;
-use crate::pass::{Pass, PassArgs, PassInfo};
+use crate::pass::PassInfo;
 use crate::quant::{apply_plan, config};
 
-/// Applies a quantize config.
-pub struct QuantizePass;
-
-/// Runs the pass on a parsed config table.
+/// The pass (`quantize` in [`super::REGISTRY`]): applies a quantize config, the pass arguments.
 pub fn quantize(graph: MaseGraph, table: &toml::Table) -> Result<(MaseGraph, PassInfo)> {
     let cfg = config::parse(table)?;
     crate::quant::plan::require_common_metadata(&graph, "quantize")?;
@@ -40,16 +37,4 @@ pub fn quantize(graph: MaseGraph, table: &toml::Table) -> Result<(MaseGraph, Pas
     let na: serde_json::Map<String, serde_json::Value> = na.into_iter().map(|(n, k)| (n, k.into())).collect();
     info.insert("na".into(), na.into());
     Ok((graph, info))
-}
-
-impl Pass for QuantizePass {
-    fn name(&self) -> &'static str {
-        "quantize"
-    }
-    fn description(&self) -> &'static str {
-        "fixed-point formats from a MASE-style config (by type/name/regex_name, [<key>.config] tables); quantizes weights"
-    }
-    fn run(&self, graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
-        quantize(graph, args)
-    }
 }

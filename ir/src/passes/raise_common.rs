@@ -4,6 +4,7 @@
 use crate::error::Result;
 use crate::graph::{MaseGraph, NodeId};
 use crate::op::Op;
+use crate::pass::PassInfo;
 use crate::tensor::Tensor;
 
 /// Users of every node, indexed by node id (the output node counts as a user).
@@ -122,4 +123,36 @@ pub(crate) fn stem<'a>(name: &'a str, suffixes: &[&str]) -> &'a str {
         }
     }
     name
+}
+
+/// The input of `id` when `id` is a one-input node whose op passes `is_op` and that input has no
+/// other user (`None` otherwise).
+pub(crate) fn sole_input(
+    g: &MaseGraph,
+    users: &[Vec<NodeId>],
+    id: NodeId,
+    is_op: impl Fn(&Op) -> bool,
+) -> Option<NodeId> {
+    let node = g.node(id);
+    let [input] = node.inputs.as_slice() else { return None };
+    if !is_op(&node.op) {
+        return None;
+    }
+    single_user(g, users, *input)?;
+    Some(*input)
+}
+
+/// The loop of every `raise_*` pass: `raise_one` rewrites one match in place (false when none
+/// is left), after which the graph is compacted, dropping the replaced nodes so the next search
+/// does not see them. The info reports `raised`, the number of rewrites.
+pub(crate) fn raise_all(
+    mut g: MaseGraph,
+    mut raise_one: impl FnMut(&mut MaseGraph) -> Result<bool>,
+) -> Result<(MaseGraph, PassInfo)> {
+    let mut count = 0usize;
+    while raise_one(&mut g)? {
+        g.compact()?;
+        count += 1;
+    }
+    Ok((g, PassInfo::from_iter([("raised".to_string(), count.into())])))
 }

@@ -10,15 +10,13 @@
 //! `x` everywhere, and every intermediate node used only inside the pattern.
 
 use super::raise_common::{
-    close, other_input, replace, scalar_const, single_user, stem, users_map, with_scalar,
+    close, other_input, raise_all, replace, scalar_const, single_user, sole_input, stem, users_map,
+    with_scalar,
 };
 use crate::error::Result;
 use crate::graph::{MaseGraph, NodeId};
 use crate::op::{GeluApprox, Op};
-use crate::pass::{Pass, PassArgs, PassInfo};
-
-/// Raises Erf-form and Tanh-form GELU sub-graphs to `gelu`.
-pub struct RaiseGeluPass;
+use crate::pass::{PassArgs, PassInfo};
 
 const SQRT2: f64 = std::f64::consts::SQRT_2;
 const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
@@ -73,12 +71,7 @@ fn tail(g: &MaseGraph, users: &[Vec<NodeId>], a: NodeId, x: NodeId) -> Option<No
 
 /// Erf form anchored at an Erf node: returns (root, x).
 fn erf_form(g: &MaseGraph, users: &[Vec<NodeId>], e: NodeId) -> Option<(NodeId, NodeId)> {
-    let en = g.node(e);
-    if !matches!(en.op, Op::Erf) || en.inputs.len() != 1 {
-        return None;
-    }
-    let t = en.inputs[0];
-    single_user(g, users, t)?;
+    let t = sole_input(g, users, e, |op| matches!(op, Op::Erf))?;
     let x = if let Some((x, c)) = with_scalar(g, t, is_div, false) {
         close(c, SQRT2, TOL).then_some(x)?
     } else {
@@ -91,12 +84,7 @@ fn erf_form(g: &MaseGraph, users: &[Vec<NodeId>], e: NodeId) -> Option<(NodeId, 
 
 /// Tanh form anchored at a Tanh node: returns (root, x).
 fn tanh_form(g: &MaseGraph, users: &[Vec<NodeId>], th: NodeId) -> Option<(NodeId, NodeId)> {
-    let tn = g.node(th);
-    if !matches!(tn.op, Op::Tanh) || tn.inputs.len() != 1 {
-        return None;
-    }
-    let u = tn.inputs[0];
-    single_user(g, users, u)?;
+    let u = sole_input(g, users, th, |op| matches!(op, Op::Tanh))?;
     let (s, c1) = with_scalar(g, u, is_mul, true)?;
     if !close(c1, SQRT_2_OVER_PI, TOL) || single_user(g, users, s) != Some(u) || !is_add(&g.node(s).op) {
         return None;
@@ -134,23 +122,13 @@ fn find(g: &MaseGraph) -> Option<(NodeId, NodeId, NodeId, GeluApprox)> {
     })
 }
 
-impl Pass for RaiseGeluPass {
-    fn name(&self) -> &'static str {
-        "raise_gelu"
-    }
-    fn description(&self) -> &'static str {
-        "Erf-form and Tanh-form GELU sub-graphs -> gelu"
-    }
-    fn run(&self, mut g: MaseGraph, _args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
-        let mut count = 0usize;
-        while let Some((anchor, root, x, approximate)) = find(&g) {
-            let base = stem(&g.node(anchor).name, &["erf", "tanh"]).to_string();
-            replace(&mut g, root, &format!("{base}_gelu"), Op::Gelu { approximate }, vec![x])?;
-            g.compact()?;
-            count += 1;
-        }
-        let mut info = PassInfo::new();
-        info.insert("raised".into(), count.into());
-        Ok((g, info))
-    }
+/// The pass (`raise_gelu` in [`super::REGISTRY`]): raises Erf-form and Tanh-form GELU sub-graphs to
+/// `gelu`.
+pub fn run(g: MaseGraph, _args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
+    raise_all(g, |g| {
+        let Some((anchor, root, x, approximate)) = find(g) else { return Ok(false) };
+        let base = stem(&g.node(anchor).name, &["erf", "tanh"]).to_string();
+        replace(g, root, &format!("{base}_gelu"), Op::Gelu { approximate }, vec![x])?;
+        Ok(true)
+    })
 }

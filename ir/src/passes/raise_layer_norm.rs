@@ -13,15 +13,14 @@
 //! gamma and beta constant 1-D tensors whose length is the size of the last dimension (when
 //! recorded). The ONNX `LayerNormalization` op is imported as `layer_norm` directly.
 
-use super::raise_common::{close, const_tensor, rank, replace, single_user, stem, users_map, with_scalar};
+use super::raise_common::{
+    close, const_tensor, raise_all, rank, replace, single_user, stem, users_map, with_scalar,
+};
 use crate::error::Result;
 use crate::graph::{MaseGraph, NodeId};
 use crate::op::Op;
-use crate::pass::{Pass, PassArgs, PassInfo};
+use crate::pass::{PassArgs, PassInfo};
 use crate::tensor::Tensor;
-
-/// Raises decomposed layer normalization to `layer_norm`.
-pub struct RaiseLayerNormPass;
 
 struct Match {
     div: NodeId,
@@ -138,36 +137,25 @@ fn match_at(g: &MaseGraph, users: &[Vec<NodeId>], div: NodeId) -> Option<Match> 
     Some(m)
 }
 
-impl Pass for RaiseLayerNormPass {
-    fn name(&self) -> &'static str {
-        "raise_layer_norm"
-    }
-    fn description(&self) -> &'static str {
-        "decomposed layer norm (ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div [+Mul gamma][+Add beta]) -> layer_norm"
-    }
-    fn run(&self, mut g: MaseGraph, _args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
-        let mut count = 0usize;
-        loop {
-            let users = users_map(&g);
-            let Some(m) = g.ids().find_map(|id| match_at(&g, &users, id)) else { break };
-            let base = stem(&g.node(m.div).name, &["div"]).to_string();
-            let name = g.fresh_name(&format!("{base}_layer_norm"));
-            let mut put = |role: &str, t: Option<Tensor>| {
-                t.map(|t| {
-                    let k = format!("{name}.{role}");
-                    g.weights.insert(k.clone(), t);
-                    k
-                })
-            };
-            let weight = put("weight", m.gamma);
-            let bias = put("bias", m.beta);
-            let op = Op::LayerNorm { axis: -1, epsilon: m.eps, weight, bias };
-            replace(&mut g, m.root, &name, op, vec![m.x])?;
-            g.compact()?;
-            count += 1;
-        }
-        let mut info = PassInfo::new();
-        info.insert("raised".into(), count.into());
-        Ok((g, info))
-    }
+/// The pass (`raise_layer_norm` in [`super::REGISTRY`]): raises decomposed layer normalization to
+/// `layer_norm`.
+pub fn run(g: MaseGraph, _args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
+    raise_all(g, |g| {
+        let users = users_map(g);
+        let Some(m) = g.ids().find_map(|id| match_at(g, &users, id)) else { return Ok(false) };
+        let base = stem(&g.node(m.div).name, &["div"]).to_string();
+        let name = g.fresh_name(&format!("{base}_layer_norm"));
+        let mut put = |role: &str, t: Option<Tensor>| {
+            t.map(|t| {
+                let k = format!("{name}.{role}");
+                g.weights.insert(k.clone(), t);
+                k
+            })
+        };
+        let weight = put("weight", m.gamma);
+        let bias = put("bias", m.beta);
+        let op = Op::LayerNorm { axis: -1, epsilon: m.eps, weight, bias };
+        replace(g, m.root, &name, op, vec![m.x])?;
+        Ok(true)
+    })
 }

@@ -11,15 +11,12 @@
 
 use ndarray::Ix2;
 
-use super::raise_common::{const_tensor, rank, replace, single_user, stem, users_map};
+use super::raise_common::{const_tensor, raise_all, rank, replace, single_user, stem, users_map};
 use crate::error::Result;
 use crate::graph::{MaseGraph, NodeId};
 use crate::op::Op;
-use crate::pass::{Pass, PassArgs, PassInfo};
+use crate::pass::{PassArgs, PassInfo};
 use crate::tensor::Tensor;
-
-/// Raises MatMul / Gemm with a constant weight (+ bias Add) to `linear`.
-pub struct RaiseLinearPass;
 
 struct Match {
     root: NodeId,
@@ -77,32 +74,21 @@ fn find(g: &MaseGraph) -> Option<Match> {
     None
 }
 
-impl Pass for RaiseLinearPass {
-    fn name(&self) -> &'static str {
-        "raise_linear"
-    }
-    fn description(&self) -> &'static str {
-        "MatMul/Gemm by a constant 2-D weight (+ Add of a constant bias over the last dim) -> linear"
-    }
-    fn run(&self, mut g: MaseGraph, _args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
-        let mut count = 0usize;
-        while let Some(m) = find(&g) {
-            let base = stem(&g.node(m.matmul).name, &["matmul"]).to_string();
-            let name = g.fresh_name(&format!("{base}_linear"));
-            let wkey = format!("{name}.weight");
-            g.weights.insert(wkey.clone(), m.weight);
-            let bkey = m.bias.map(|b| {
-                let k = format!("{name}.bias");
-                g.weights.insert(k.clone(), b);
-                k
-            });
-            replace(&mut g, m.root, &name, Op::Linear { weight: wkey, bias: bkey }, vec![m.x])?;
-            // Drops the replaced nodes so the next search does not see them.
-            g.compact()?;
-            count += 1;
-        }
-        let mut info = PassInfo::new();
-        info.insert("raised".into(), count.into());
-        Ok((g, info))
-    }
+/// The pass (`raise_linear` in [`super::REGISTRY`]): raises MatMul / Gemm with a constant
+/// weight (+ bias Add) to `linear`.
+pub fn run(g: MaseGraph, _args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
+    raise_all(g, |g| {
+        let Some(m) = find(g) else { return Ok(false) };
+        let base = stem(&g.node(m.matmul).name, &["matmul"]).to_string();
+        let name = g.fresh_name(&format!("{base}_linear"));
+        let wkey = format!("{name}.weight");
+        g.weights.insert(wkey.clone(), m.weight);
+        let bkey = m.bias.map(|b| {
+            let k = format!("{name}.bias");
+            g.weights.insert(k.clone(), b);
+            k
+        });
+        replace(g, m.root, &name, Op::Linear { weight: wkey, bias: bkey }, vec![m.x])?;
+        Ok(true)
+    })
 }

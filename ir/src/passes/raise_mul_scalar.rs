@@ -8,14 +8,11 @@
 //! activation, a division by zero. Runs after `raise_gelu` and `raise_layer_norm`, which match
 //! the plain Mul/Div nodes.
 
-use super::raise_common::{replace, stem, with_scalar};
+use super::raise_common::{raise_all, replace, stem, with_scalar};
 use crate::error::Result;
 use crate::graph::{MaseGraph, NodeId};
 use crate::op::Op;
-use crate::pass::{Pass, PassArgs, PassInfo};
-
-/// Raises Mul/Div by a scalar constant to `mul` by a scalar.
-pub struct RaiseMulScalarPass;
+use crate::pass::{PassArgs, PassInfo};
 
 fn find(g: &MaseGraph) -> Option<(NodeId, NodeId, f32)> {
     g.ids().find_map(|id| {
@@ -28,23 +25,13 @@ fn find(g: &MaseGraph) -> Option<(NodeId, NodeId, f32)> {
     })
 }
 
-impl Pass for RaiseMulScalarPass {
-    fn name(&self) -> &'static str {
-        "raise_mul_scalar"
-    }
-    fn description(&self) -> &'static str {
-        "Mul by / Div by a single-element constant -> mul by a scalar"
-    }
-    fn run(&self, mut g: MaseGraph, _args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
-        let mut count = 0usize;
-        while let Some((id, x, scalar)) = find(&g) {
-            let base = stem(&g.node(id).name, &["mul", "div"]).to_string();
-            replace(&mut g, id, &format!("{base}_mul_scalar"), Op::MulScalar { scalar }, vec![x])?;
-            g.compact()?;
-            count += 1;
-        }
-        let mut info = PassInfo::new();
-        info.insert("raised".into(), count.into());
-        Ok((g, info))
-    }
+/// The pass (`raise_mul_scalar` in [`super::REGISTRY`]): raises Mul/Div by a scalar constant to
+/// `mul` by a scalar.
+pub fn run(g: MaseGraph, _args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
+    raise_all(g, |g| {
+        let Some((id, x, scalar)) = find(g) else { return Ok(false) };
+        let base = stem(&g.node(id).name, &["mul", "div"]).to_string();
+        replace(g, id, &format!("{base}_mul_scalar"), Op::MulScalar { scalar }, vec![x])?;
+        Ok(true)
+    })
 }

@@ -5,51 +5,40 @@
 //! which drops the now unused nodes. The info map gives `removed` (all nodes removed),
 //! `dropout` and `identity` (how many of each were removed).
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::graph::MaseGraph;
 use crate::op::Op;
-use crate::pass::{Pass, PassArgs, PassInfo};
+use crate::pass::{no_args, PassArgs, PassInfo};
 
-/// Removes dropout and identity nodes by rewiring their users to their input.
-pub struct RemoveDropoutPass;
-
-impl Pass for RemoveDropoutPass {
-    fn name(&self) -> &'static str {
-        "remove_dropout"
-    }
-    fn description(&self) -> &'static str {
-        "transform: remove dropout and identity nodes, rewiring their users to their input"
-    }
-    fn run(&self, mut graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
-        if let Some(k) = args.keys().next() {
-            return Err(Error::Config(format!("remove_dropout takes no arguments, got '{k}'")));
+/// The pass (`remove_dropout` in [`super::REGISTRY`]): removes dropout and identity nodes by
+/// rewiring their users to their input.
+pub fn run(mut graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
+    no_args("remove_dropout", args)?;
+    let targets: Vec<_> = graph
+        .nodes()
+        .filter(|(_, n)| matches!(n.op, Op::Dropout { .. } | Op::Identity))
+        .map(|(id, _)| id)
+        .collect();
+    let (mut dropout, mut identity) = (0usize, 0usize);
+    // Arena order is topological, so a chain of removable nodes resolves front to back:
+    // each node's input has already been rewired past earlier removed nodes.
+    for &id in &targets {
+        let node = graph.node(id);
+        let [input] = node.inputs.as_slice() else {
+            return Err(node.error(format!("expected exactly one input, found {}", node.inputs.len())));
+        };
+        let input = *input;
+        if matches!(node.op, Op::Dropout { .. }) {
+            dropout += 1;
+        } else {
+            identity += 1;
         }
-        let targets: Vec<_> = graph
-            .nodes()
-            .filter(|(_, n)| matches!(n.op, Op::Dropout { .. } | Op::Identity))
-            .map(|(id, _)| id)
-            .collect();
-        let (mut dropout, mut identity) = (0usize, 0usize);
-        // Arena order is topological, so a chain of removable nodes resolves front to back:
-        // each node's input has already been rewired past earlier removed nodes.
-        for &id in &targets {
-            let node = graph.node(id);
-            let [input] = node.inputs.as_slice() else {
-                return Err(node.error(format!("expected exactly one input, found {}", node.inputs.len())));
-            };
-            let input = *input;
-            if matches!(node.op, Op::Dropout { .. }) {
-                dropout += 1;
-            } else {
-                identity += 1;
-            }
-            graph.replace_all_uses(id, input);
-        }
-        graph.compact()?;
-        let mut info = PassInfo::new();
-        info.insert("removed".into(), (dropout + identity).into());
-        info.insert("dropout".into(), dropout.into());
-        info.insert("identity".into(), identity.into());
-        Ok((graph, info))
+        graph.replace_all_uses(id, input);
     }
+    graph.compact()?;
+    let mut info = PassInfo::new();
+    info.insert("removed".into(), (dropout + identity).into());
+    info.insert("dropout".into(), dropout.into());
+    info.insert("identity".into(), identity.into());
+    Ok((graph, info))
 }
