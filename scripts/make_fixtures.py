@@ -10,7 +10,9 @@ inputs as `<name>.in.<input>.npy` and the outputs onnxruntime computes as `<name
 with the onnxruntime outputs, so the tests need no Python.
 
 Models:
-  mlp_gemm_relu            Gemm / Relu / Gemm (16 -> 32 -> 10, batch 4)
+  mlp_gemm_relu            Gemm / Relu / Gemm (16 -> 32 -> 10, batch 4), plus a labelled data set
+                           for sweeps (--mlp-eval): calibration inputs, evaluation inputs and one
+                           class label per row (see mlp_gemm_relu_eval)
   mlp_matmul_gelu          MatMul+Add, Erf-form GELU, MatMul+Add
   mlp_two_outputs          Gemm / Relu / Gemm / Reshape with the ReLU features as a second output
   encoder_layer            BERT-tiny-shaped encoder layer (hidden 128, 2 heads, FFN 512, seq 8)
@@ -135,6 +137,27 @@ def mlp_gemm_relu():
     m = b.model("mlp_gemm_relu", [vi("x", [4, 16])], [vi("y", [4, 10])], 13)
     save("mlp_gemm_relu", m, {"x": rand_input(101, (4, 16))})
     return y
+
+
+def mlp_gemm_relu_eval():
+    """Labelled data for mlp_gemm_relu (its weights are seeded, not trained): calibration inputs
+    (8 inferences of 4 rows stacked on the batch axis), evaluation inputs (90 inferences = 360
+    rows, another seed) and one class per evaluation row: the float model's argmax, with a
+    seeded 10% of the rows relabelled at random, so float accuracy is below 100% like a real
+    classifier's and a quantized design is judged on the same labels."""
+    path = os.path.join(OUT, "mlp_gemm_relu.onnx")
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    calib = rand_input(201, (8 * 4, 16))
+    x = rand_input(202, (90 * 4, 16))
+    y = np.concatenate([sess.run(None, {"x": x[i:i + 4]})[0] for i in range(0, len(x), 4)])
+    labels = y.argmax(axis=1).astype(np.int64)
+    rng = np.random.default_rng(203)
+    flip = rng.random(len(labels)) < 0.1
+    labels[flip] = rng.integers(0, 10, size=int(flip.sum()))
+    np.save(os.path.join(OUT, "mlp_gemm_relu.calib.x.npy"), calib)
+    np.save(os.path.join(OUT, "mlp_gemm_relu.eval.x.npy"), x)
+    np.save(os.path.join(OUT, "mlp_gemm_relu.eval.labels.npy"), labels)
+    print(f"mlp_gemm_relu eval: float accuracy {(y.argmax(axis=1) == labels).mean():.4f} on {len(labels)} rows")
 
 
 def mlp_two_outputs():
@@ -548,10 +571,16 @@ def main():
     ap = argparse.ArgumentParser(description="Writes the ONNX test fixtures into tests/fixtures/.")
     ap.add_argument("--minilm", metavar="OUT.onnx",
                     help="write only a MiniLM-sized encoder layer to OUT.onnx and exit")
+    ap.add_argument("--mlp-eval", action="store_true",
+                    help="write only the labelled calibration / evaluation data of mlp_gemm_relu "
+                         "(tests/fixtures/mlp_gemm_relu.{calib.x,eval.x,eval.labels}.npy) and exit")
     ap.add_argument("--minilm-real", metavar="DIR",
                     help="write only the MiniLM-sized layer with real-model activation statistics "
                          "(outlier channels) and its calibration / evaluation inputs to DIR and exit")
     args = ap.parse_args()
+    if args.mlp_eval:
+        mlp_gemm_relu_eval()
+        return
     if args.minilm_real:
         minilm_real(args.minilm_real)
         return
@@ -564,6 +593,7 @@ def main():
         if f.endswith(".onnx") or f.endswith(".npy"):
             os.remove(os.path.join(OUT, f))
     mlp_gemm_relu()
+    mlp_gemm_relu_eval()
     mlp_matmul_gelu()
     mlp_two_outputs()
     encoder_layer("encoder_layer", 17, False, SEQ)
