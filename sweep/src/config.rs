@@ -137,7 +137,7 @@ fn resolve_paths(table: &mut toml::Table, base_dir: Option<&Path>) {
     if let Some(toml::Value::Table(inputs)) =
         table.get_mut("calibration").and_then(|c| c.as_table_mut()).and_then(|c| c.get_mut("inputs"))
     {
-        for files in inputs.values_mut() {
+        for (_, files) in inputs.iter_mut() {
             if let toml::Value::Array(a) = files {
                 a.iter_mut().for_each(abs);
             }
@@ -146,7 +146,7 @@ fn resolve_paths(table: &mut toml::Table, base_dir: Option<&Path>) {
     if let Some(toml::Value::Table(nodes)) =
         table.get_mut("hardware").and_then(|h| h.as_table_mut()).and_then(|h| h.get_mut("nodes"))
     {
-        for n in nodes.values_mut() {
+        for (_, n) in nodes.iter_mut() {
             if let Some(e) = n.as_table_mut().and_then(|n| n.get_mut("external")) {
                 abs(e);
             }

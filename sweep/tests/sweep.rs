@@ -1,5 +1,5 @@
-//! Sweeps of the labelled fixture MLP (`mlp_gemm_relu`, data from `make_fixtures.py
-//! --mlp-eval`): the front is non-dominated and complete, the best 8-bit point keeps the float
+//! Sweeps of the labelled fixture MLP (`mlp_classifier`, a trained 16 → 32 → 10 classifier from `make_fixtures.py
+//! --mlp-classifier`): the front is non-dominated and complete, the best 8-bit point keeps the float
 //! model's accuracy, a rerun takes every point from the cache, merged shards equal the
 //! unsharded sweep byte for byte, a point's `mase flow` configuration rebuilds the same design,
 //! and bad configurations are errors that list what is valid. No Verilator here (see
@@ -19,18 +19,18 @@ range = "min_max"
 [sweep]
 width = [6, 8, 12]
 weight_width = [4, 8]
-multiplier_budget = [8, 40, 400]
+multiplier_budget = [1, 40, 400]
 "#;
 
 fn options(toml_text: &str, out: &Path) -> SweepOptions {
     let table: toml::Table = toml_text.parse().unwrap();
     let config = SweepConfig::from_table(table, "SWEEP.toml", None).unwrap();
     let mut data = Data::default();
-    data.calibrate.insert("x".into(), vec![fixture("mlp_gemm_relu.calib.x.npy")]);
-    data.eval.insert("x".into(), vec![fixture("mlp_gemm_relu.eval.x.npy")]);
-    data.labels = Some(fixture("mlp_gemm_relu.eval.labels.npy"));
+    data.calibrate.insert("x".into(), vec![fixture("mlp_classifier.calib.x.npy")]);
+    data.eval.insert("x".into(), vec![fixture("mlp_classifier.eval.x.npy")]);
+    data.labels = Some(fixture("mlp_classifier.eval.labels.npy"));
     SweepOptions {
-        model: fixture("mlp_gemm_relu.onnx"),
+        model: fixture("mlp_classifier.onnx"),
         config,
         data,
         jobs: 2,
@@ -76,10 +76,10 @@ fn front_accuracy_cache_and_shards() {
     let o = mase_sweep::run_sweep(&opts).unwrap();
     assert_eq!((o.points.len(), o.evaluated, o.cached), (18, 18, 0));
 
-    // Budget 8 is below what the MLP needs at any parallelism: those points fail with the
+    // Budget 1 is below what the MLP needs at any parallelism: those points fail with the
     // flow's message; the others are built.
     let failed: Vec<&PointResult> = o.points.iter().filter(|p| p.error.is_some()).collect();
-    assert!(failed.iter().all(|p| p.spec.rate == Some(mase_sweep::Rate::MultiplierBudget(8))), "{failed:?}");
+    assert!(failed.iter().all(|p| p.spec.rate == Some(mase_sweep::Rate::MultiplierBudget(1))), "{failed:?}");
     let built: Vec<&PointResult> = o.points.iter().filter(|p| p.metrics.is_some()).collect();
     assert!(built.len() >= 12, "{} built", built.len());
 
@@ -88,7 +88,8 @@ fn front_accuracy_cache_and_shards() {
         let beaten = built.iter().any(|q| better(objectives(q), objectives(p)));
         assert_eq!(p.pareto, !beaten, "{} pareto flag {} but beaten = {beaten}", p.id, p.pareto);
     }
-    assert!(built.iter().any(|p| p.pareto) && built.iter().any(|p| !p.pareto));
+    let csv = std::fs::read_to_string(full.join("points.csv")).unwrap();
+    assert!(built.iter().any(|p| p.pareto) && built.iter().any(|p| !p.pareto), "{csv}");
 
     // Best 8-bit point (activations and weights) within 1 point of the float model.
     let float = built[0].metrics.as_ref().unwrap().float_top1.unwrap();

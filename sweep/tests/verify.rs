@@ -16,11 +16,11 @@ fn verify_two_pareto_points_bit_exact() {
     let text = "[sweep]\nwidth = [8, 12]\nweight_width = [8]\nmultiplier_budget = [40, 400]\n";
     let config = SweepConfig::from_table(text.parse().unwrap(), "SWEEP.toml", None).unwrap();
     let mut data = Data::default();
-    data.calibrate.insert("x".into(), vec![fixture("mlp_gemm_relu.calib.x.npy")]);
-    data.eval.insert("x".into(), vec![fixture("mlp_gemm_relu.eval.x.npy")]);
-    data.labels = Some(fixture("mlp_gemm_relu.eval.labels.npy"));
+    data.calibrate.insert("x".into(), vec![fixture("mlp_classifier.calib.x.npy")]);
+    data.eval.insert("x".into(), vec![fixture("mlp_classifier.eval.x.npy")]);
+    data.labels = Some(fixture("mlp_classifier.eval.labels.npy"));
     let opts = SweepOptions {
-        model: fixture("mlp_gemm_relu.onnx"),
+        model: fixture("mlp_classifier.onnx"),
         config,
         data,
         jobs: 1,
