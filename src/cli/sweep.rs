@@ -86,7 +86,10 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
                 v.model_ii
             );
         }
-        println!("wrote      {}/{{points.csv,points.json,pareto.csv,pareto.svg,README.md,configs/}}", out.display());
+        println!(
+            "wrote      {}/{{points.csv,points.json,pareto.csv,pareto.svg,README.md,configs/}}",
+            out.display()
+        );
     }
     if let Some(v) = o.verified.iter().find(|v| !v.bit_exact) {
         anyhow::bail!("{}: the RTL differs from the golden model in {} elements", v.id, v.mismatches);

@@ -43,7 +43,8 @@ fn main() {
         data.labels = Some(fixture("mlp_classifier.eval.labels.npy"));
         (fixture("mlp_classifier.onnx"), text, data)
     };
-    let config = SweepConfig::from_table(text.parse().expect("valid TOML"), "sweep_speed", None).expect("config");
+    let config =
+        SweepConfig::from_table(text.parse().expect("valid TOML"), "sweep_speed", None).expect("config");
     let opts = |jobs: usize, dir: &str| SweepOptions {
         model: model.clone(),
         config: config.clone(),
@@ -57,12 +58,18 @@ fn main() {
     };
     let (t1, o1) = run(&opts(1, "j1"));
     let failed = o1.points.iter().filter(|p| p.error.is_some()).count();
-    println!("points        {} ({} failed to build), {} on the front", o1.points.len(), failed, o1.points.iter().filter(|p| p.pareto).count());
+    println!(
+        "points        {} ({} failed to build), {} on the front",
+        o1.points.len(),
+        failed,
+        o1.points.iter().filter(|p| p.pareto).count()
+    );
     println!("-j 1          {t1:.2} s ({:.1} ms/point)", t1 * 1e3 / o1.points.len() as f64);
     let (t2, o2) = run(&opts(2, "j2"));
     println!("-j 2          {t2:.2} s, speedup {:.2}x", t1 / t2);
     let (t3, o3) = run(&opts(2, "j2"));
     println!("rerun (cache) {t3:.3} s, {} evaluated, {} cached", o3.evaluated, o3.cached);
-    let same = std::fs::read(tmp.path().join("j1/points.csv")).ok() == std::fs::read(tmp.path().join("j2/points.csv")).ok();
+    let same = std::fs::read(tmp.path().join("j1/points.csv")).ok()
+        == std::fs::read(tmp.path().join("j2/points.csv")).ok();
     println!("-j 1 and -j 2 points.csv identical: {same} ({} vs {} evaluated)", o1.evaluated, o2.evaluated);
 }

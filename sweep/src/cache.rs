@@ -99,7 +99,8 @@ impl Cache {
         let mut n = 0;
         for e in rd.flatten() {
             let name = e.file_name();
-            let is_entry = name.to_string_lossy().ends_with(".json") && !name.to_string_lossy().starts_with('.');
+            let is_entry =
+                name.to_string_lossy().ends_with(".json") && !name.to_string_lossy().starts_with('.');
             let dst = self.dir.join(&name);
             if is_entry && !dst.exists() {
                 std::fs::copy(e.path(), &dst).map_err(io("copying", e.path()))?;

@@ -100,7 +100,10 @@ impl SweepConfig {
         let sweep = match table.remove("sweep") {
             Some(toml::Value::Table(t)) => t,
             Some(v) => {
-                return Err(SweepError::Config(format!("{origin}: [sweep] must be a table, got {}", v.type_str())))
+                return Err(SweepError::Config(format!(
+                    "{origin}: [sweep] must be a table, got {}",
+                    v.type_str()
+                )))
             }
             None => {
                 return Err(SweepError::Config(format!(

@@ -105,7 +105,13 @@ impl Context {
     /// `--calibrate`, else `[calibration] inputs`, else seeded inputs, as `mase flow` does),
     /// reads the evaluation data and runs the float model on it. `ops` are the mase ops of the
     /// per-op axes; each must occur in the graph.
-    pub fn prepare(onnx: &[u8], origin: &str, flow: &FlowConfig, data: &Data, ops: &[String]) -> Result<Context> {
+    pub fn prepare(
+        onnx: &[u8],
+        origin: &str,
+        flow: &FlowConfig,
+        data: &Data,
+        ops: &[String],
+    ) -> Result<Context> {
         let import = ImportOptions { input_shapes: data.input_shapes.clone(), raise: true };
         let graph = import_bytes(onnx, origin, &import)?;
         let chain = ["init_metadata", "add_common_metadata", "remove_dropout", "validate"];

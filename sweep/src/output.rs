@@ -77,7 +77,8 @@ pub fn mark_front(points: &mut [PointResult]) {
 pub fn front_sorted(points: &[PointResult]) -> Vec<&PointResult> {
     let mut f: Vec<&PointResult> = points.iter().filter(|p| p.pareto).collect();
     f.sort_by(|a, b| {
-        let (ma, mb) = (a.metrics.as_ref().expect("front points have metrics"), b.metrics.as_ref().expect("same"));
+        let (ma, mb) =
+            (a.metrics.as_ref().expect("front points have metrics"), b.metrics.as_ref().expect("same"));
         pareto::accuracy(mb)
             .total_cmp(&pareto::accuracy(ma))
             .then(ma.multipliers.cmp(&mb.multipliers))
@@ -140,7 +141,12 @@ pub fn csv(points: &[PointResult], rows: &[&PointResult]) -> String {
     );
     let mut out = head.join(",") + "\n";
     for p in rows {
-        let mut f = vec![p.spec.index.to_string(), p.id.clone(), p.spec.width.to_string(), p.spec.weight_width.to_string()];
+        let mut f = vec![
+            p.spec.index.to_string(),
+            p.id.clone(),
+            p.spec.width.to_string(),
+            p.spec.weight_width.to_string(),
+        ];
         if rate.is_some() {
             f.push(opt(p.spec.rate.map(|r| match r {
                 Rate::MultiplierBudget(v) | Rate::TargetIi(v) => v,
@@ -244,7 +250,8 @@ pub fn readme(meta: &Meta, points: &[PointResult]) -> String {
     let front = front_sorted(points);
     let ok = points.iter().filter(|p| p.metrics.is_some()).count();
     let labelled = meta.labels.is_some();
-    let metric = if labelled { "top-1 accuracy on the labels" } else { "cosine similarity to the float model" };
+    let metric =
+        if labelled { "top-1 accuracy on the labels" } else { "cosine similarity to the float model" };
     let mut s = String::new();
     let _ = writeln!(s, "# Design-space sweep of {}\n", meta.model);
     let _ = writeln!(
@@ -326,7 +333,8 @@ pub fn write_all(dir: &Path, meta: &Meta, points: &[PointResult]) -> Result<()> 
     write("points.csv", &csv(points, &all))?;
     write("pareto.csv", &csv(points, &front_sorted(points)))?;
     let doc = Document { sweep: meta.clone(), points: points.to_vec() };
-    let json = serde_json::to_string_pretty(&doc).map_err(|e| SweepError::Config(format!("points.json: {e}")))?;
+    let json =
+        serde_json::to_string_pretty(&doc).map_err(|e| SweepError::Config(format!("points.json: {e}")))?;
     write("points.json", &(json + "\n"))?;
     write("pareto.svg", &crate::svg::plot(points, meta.labels.is_some()))?;
     write("README.md", &readme(meta, points))?;

@@ -83,7 +83,8 @@ pub fn describe(opts: &SweepOptions, onnx: &[u8], product: usize, selected: usiz
     let mut key = Key::default();
     key.field("mase-sweep").field(env!("CARGO_PKG_VERSION")).field(onnx).field(input_shapes.join(";"));
     key.field(&base_config);
-    let calib = if opts.data.calibrate.is_empty() { &cfg.base.calibration.inputs } else { &opts.data.calibrate };
+    let calib =
+        if opts.data.calibrate.is_empty() { &cfg.base.calibration.inputs } else { &opts.data.calibrate };
     for (k, files) in [("calibrate", calib), ("eval", &opts.data.eval)] {
         key.field(k);
         for (name, fs) in files {
@@ -149,10 +150,16 @@ pub fn run_sweep(opts: &SweepOptions) -> Result<SweepOutcome> {
                     if let Some(m) = &entry.metrics {
                         let acc = crate::pareto::accuracy(m);
                         let mut b = best.lock().expect("no panics while holding the lock");
-                        let better = b.as_ref().is_none_or(|(a, mu, _)| acc > *a || (acc == *a && m.multipliers < *mu));
+                        let better = b
+                            .as_ref()
+                            .is_none_or(|(a, mu, _)| acc > *a || (acc == *a && m.multipliers < *mu));
                         if better {
                             *b = Some((acc, m.multipliers, spec.id(total)));
-                            bar.set_message(format!("best {} acc {acc:.4} {} mult", spec.id(total), m.multipliers));
+                            bar.set_message(format!(
+                                "best {} acc {acc:.4} {} mult",
+                                spec.id(total),
+                                m.multipliers
+                            ));
                         }
                     }
                     bar.inc(1);
@@ -171,7 +178,13 @@ pub fn run_sweep(opts: &SweepOptions) -> Result<SweepOutcome> {
         .zip(entries)
         .map(|(spec, e)| {
             let e = e.expect("every point evaluated or cached");
-            PointResult { id: spec.id(product), spec: spec.clone(), metrics: e.metrics, error: e.error, pareto: false }
+            PointResult {
+                id: spec.id(product),
+                spec: spec.clone(),
+                metrics: e.metrics,
+                error: e.error,
+                pareto: false,
+            }
         })
         .collect();
     mark_front(&mut results);
@@ -188,15 +201,21 @@ pub fn run_sweep(opts: &SweepOptions) -> Result<SweepOutcome> {
         let p = opts.out_dir.join("verify.json");
         std::fs::write(&p, text).map_err(io("writing", &p))?;
     }
-    Ok(SweepOutcome { meta, evaluated: missing.len(), cached: points.len() - missing.len(), points: results, verified })
+    Ok(SweepOutcome {
+        meta,
+        evaluated: missing.len(),
+        cached: points.len() - missing.len(),
+        points: results,
+        verified,
+    })
 }
 
 fn progress_bar(n: usize, show: bool) -> ProgressBar {
     let target = if show { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
     let bar = ProgressBar::with_draw_target(Some(n as u64), target);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{bar:30} {pos}/{len} points  {per_sec}  eta {eta}  {msg}",
-    ) {
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:30} {pos}/{len} points  {per_sec}  eta {eta}  {msg}")
+    {
         bar.set_style(style);
     }
     bar

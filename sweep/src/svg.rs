@@ -59,7 +59,12 @@ pub fn plot(points: &[PointResult], labelled: bool) -> String {
         ok.iter().filter(|p| p.pareto).count()
     );
     if ok.is_empty() {
-        let _ = writeln!(s, r#"<text x="{}" y="{}" text-anchor="middle">no point could be built</text>"#, W / 2.0, H / 2.0);
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle">no point could be built</text>"#,
+            W / 2.0,
+            H / 2.0
+        );
         s.push_str("</svg>\n");
         return s;
     }
@@ -67,30 +72,68 @@ pub fn plot(points: &[PointResult], labelled: bool) -> String {
     let ys: Vec<f64> = ok.iter().map(|p| pareto::accuracy(&m(p))).collect();
     let iis: Vec<f64> = ok.iter().map(|p| (m(p).ii_cycles.max(1) as f64).ln()).collect();
     let (x0, x1) = (0.0, xs.iter().copied().fold(1.0, f64::max) * 1.05);
-    let (ymin, ymax) = (ys.iter().copied().fold(f64::INFINITY, f64::min), ys.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+    let (ymin, ymax) = (
+        ys.iter().copied().fold(f64::INFINITY, f64::min),
+        ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    );
     let pad = ((ymax - ymin) * 0.08).max(1e-3);
     let (y0, y1) = (ymin - pad, ymax + pad);
-    let (i0, i1) = (iis.iter().copied().fold(f64::INFINITY, f64::min), iis.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+    let (i0, i1) = (
+        iis.iter().copied().fold(f64::INFINITY, f64::min),
+        iis.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    );
     let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
     let py = |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
     let (pl, pr, pt, pb) = (LEFT, W - RIGHT, TOP, H - BOTTOM);
-    let _ = writeln!(s, r##"<rect x="{pl}" y="{pt}" width="{}" height="{}" fill="none" stroke="#444"/>"##, pr - pl, pb - pt);
+    let _ = writeln!(
+        s,
+        r##"<rect x="{pl}" y="{pt}" width="{}" height="{}" fill="none" stroke="#444"/>"##,
+        pr - pl,
+        pb - pt
+    );
     for t in ticks(x0, x1) {
         let x = px(t);
-        let _ = writeln!(s, r##"<line x1="{x:.1}" y1="{pb}" x2="{x:.1}" y2="{}" stroke="#444"/><text x="{x:.1}" y="{}" text-anchor="middle">{t}</text>"##, pb + 5.0, pb + 19.0);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{x:.1}" y1="{pb}" x2="{x:.1}" y2="{}" stroke="#444"/><text x="{x:.1}" y="{}" text-anchor="middle">{t}</text>"##,
+            pb + 5.0,
+            pb + 19.0
+        );
     }
     for t in ticks(y0, y1) {
         let y = py(t);
-        let _ = writeln!(s, r##"<line x1="{}" y1="{y:.1}" x2="{pl}" y2="{y:.1}" stroke="#444"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##, pl - 5.0, pl - 8.0, y + 4.0, format_tick(t));
+        let _ = writeln!(
+            s,
+            r##"<line x1="{}" y1="{y:.1}" x2="{pl}" y2="{y:.1}" stroke="#444"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            pl - 5.0,
+            pl - 8.0,
+            y + 4.0,
+            format_tick(t)
+        );
     }
-    let _ = writeln!(s, r#"<text x="{}" y="{}" text-anchor="middle">multipliers (cost model)</text>"#, (pl + pr) / 2.0, H - 18.0);
-    let _ = writeln!(s, r#"<text transform="translate(20,{}) rotate(-90)" text-anchor="middle">{}</text>"#, (pt + pb) / 2.0, esc(y_label));
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">multipliers (cost model)</text>"#,
+        (pl + pr) / 2.0,
+        H - 18.0
+    );
+    let _ = writeln!(
+        s,
+        r#"<text transform="translate(20,{}) rotate(-90)" text-anchor="middle">{}</text>"#,
+        (pt + pb) / 2.0,
+        esc(y_label)
+    );
     let frac = |v: f64| if i1 > i0 { (v - i0) / (i1 - i0) } else { 0.0 };
     // Front line: front points by multipliers, then accuracy.
-    let mut front: Vec<(f64, f64)> = ok.iter().zip(xs.iter().zip(&ys)).filter(|(p, _)| p.pareto).map(|(_, (x, y))| (*x, *y)).collect();
+    let mut front: Vec<(f64, f64)> =
+        ok.iter().zip(xs.iter().zip(&ys)).filter(|(p, _)| p.pareto).map(|(_, (x, y))| (*x, *y)).collect();
     front.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
     let pts: Vec<String> = front.iter().map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y))).collect();
-    let _ = writeln!(s, r##"<polyline points="{}" fill="none" stroke="#222" stroke-width="1.2" stroke-dasharray="4 3"/>"##, pts.join(" "));
+    let _ = writeln!(
+        s,
+        r##"<polyline points="{}" fill="none" stroke="#222" stroke-width="1.2" stroke-dasharray="4 3"/>"##,
+        pts.join(" ")
+    );
     for pass in [false, true] {
         for (k, p) in ok.iter().enumerate() {
             if p.pareto != pass {
@@ -98,11 +141,22 @@ pub fn plot(points: &[PointResult], labelled: bool) -> String {
             }
             let (x, y, c) = (px(xs[k]), py(ys[k]), colour(frac(iis[k])));
             let mm = m(p);
-            let title = format!("{}: accuracy {:.4}, {} multipliers, {} memory bits, ii {}", p.id, ys[k], mm.multipliers, mm.memory_bits, mm.ii_cycles);
+            let title = format!(
+                "{}: accuracy {:.4}, {} multipliers, {} memory bits, ii {}",
+                p.id, ys[k], mm.multipliers, mm.memory_bits, mm.ii_cycles
+            );
             if pass {
-                let _ = writeln!(s, r#"<circle cx="{x:.1}" cy="{y:.1}" r="6" fill="{c}" stroke="black" stroke-width="1.5"><title>{}</title></circle>"#, esc(&title));
+                let _ = writeln!(
+                    s,
+                    r#"<circle cx="{x:.1}" cy="{y:.1}" r="6" fill="{c}" stroke="black" stroke-width="1.5"><title>{}</title></circle>"#,
+                    esc(&title)
+                );
             } else {
-                let _ = writeln!(s, r#"<circle cx="{x:.1}" cy="{y:.1}" r="3.5" fill="{c}" fill-opacity="0.55"><title>{}</title></circle>"#, esc(&title));
+                let _ = writeln!(
+                    s,
+                    r#"<circle cx="{x:.1}" cy="{y:.1}" r="3.5" fill="{c}" fill-opacity="0.55"><title>{}</title></circle>"#,
+                    esc(&title)
+                );
             }
         }
     }
@@ -113,11 +167,32 @@ pub fn plot(points: &[PointResult], labelled: bool) -> String {
         let f = k as f64 / 4.0;
         let ii = (i0 + f * (i1 - i0)).exp();
         let y = pt + 28.0 + 20.0 * k as f64;
-        let _ = writeln!(s, r#"<circle cx="{}" cy="{y}" r="6" fill="{}"/><text x="{}" y="{}">{:.0}</text>"#, lx + 6.0, colour(f), lx + 18.0, y + 4.0, ii);
+        let _ = writeln!(
+            s,
+            r#"<circle cx="{}" cy="{y}" r="6" fill="{}"/><text x="{}" y="{}">{:.0}</text>"#,
+            lx + 6.0,
+            colour(f),
+            lx + 18.0,
+            y + 4.0,
+            ii
+        );
     }
     let ly = pt + 150.0;
-    let _ = writeln!(s, r#"<circle cx="{}" cy="{ly}" r="6" fill="white" stroke="black" stroke-width="1.5"/><text x="{}" y="{}">Pareto front</text>"#, lx + 6.0, lx + 18.0, ly + 4.0);
-    let _ = writeln!(s, r#"<circle cx="{}" cy="{}" r="3.5" fill="gray" fill-opacity="0.55"/><text x="{}" y="{}">other points</text>"#, lx + 6.0, ly + 20.0, lx + 18.0, ly + 24.0);
+    let _ = writeln!(
+        s,
+        r#"<circle cx="{}" cy="{ly}" r="6" fill="white" stroke="black" stroke-width="1.5"/><text x="{}" y="{}">Pareto front</text>"#,
+        lx + 6.0,
+        lx + 18.0,
+        ly + 4.0
+    );
+    let _ = writeln!(
+        s,
+        r#"<circle cx="{}" cy="{}" r="3.5" fill="gray" fill-opacity="0.55"/><text x="{}" y="{}">other points</text>"#,
+        lx + 6.0,
+        ly + 20.0,
+        lx + 18.0,
+        ly + 24.0
+    );
     s.push_str("</svg>\n");
     s
 }

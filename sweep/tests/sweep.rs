@@ -60,7 +60,8 @@ const OUTPUTS: [&str; 5] = ["points.csv", "points.json", "pareto.csv", "pareto.s
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out: Vec<(String, Vec<u8>)> =
         OUTPUTS.iter().map(|f| (f.to_string(), std::fs::read(dir.join(f)).unwrap())).collect();
-    let mut configs: Vec<_> = std::fs::read_dir(dir.join("configs")).unwrap().flatten().map(|e| e.path()).collect();
+    let mut configs: Vec<_> =
+        std::fs::read_dir(dir.join("configs")).unwrap().flatten().map(|e| e.path()).collect();
     configs.sort();
     for c in configs {
         out.push((c.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&c).unwrap()));
@@ -101,7 +102,14 @@ fn front_accuracy_cache_and_shards() {
     assert!((float - best8).abs() <= 0.01, "best 8-bit top-1 {best8} vs float {float}");
     // Narrower settings cost accuracy (cosine against the float model).
     let cos = |w: u32, ww: u32| {
-        built.iter().find(|p| p.spec.width == w && p.spec.weight_width == ww).unwrap().metrics.as_ref().unwrap().cosine
+        built
+            .iter()
+            .find(|p| p.spec.width == w && p.spec.weight_width == ww)
+            .unwrap()
+            .metrics
+            .as_ref()
+            .unwrap()
+            .cosine
     };
     assert!(cos(6, 4) < cos(12, 8), "cosine 6/4 {} vs 12/8 {}", cos(6, 4), cos(12, 8));
 
@@ -152,10 +160,19 @@ fn a_points_flow_configuration_rebuilds_its_design() {
     let f = mase_emit::flow::run_flow(&std::fs::read(&opts.model).unwrap(), &fo).unwrap();
     let r = &f.emitted.report;
     assert_eq!((r.ii_cycles, r.multipliers, r.memory_bits), (m.ii_cycles, m.multipliers, m.memory_bits));
-    let ctx = mase_sweep::Context::prepare(&std::fs::read(&opts.model).unwrap(), "mlp", &opts.config.base, &opts.data, &[])
-        .unwrap();
+    let ctx = mase_sweep::Context::prepare(
+        &std::fs::read(&opts.model).unwrap(),
+        "mlp",
+        &opts.config.base,
+        &opts.data,
+        &[],
+    )
+    .unwrap();
     let (_, design) = ctx.build(&p.spec).unwrap();
-    assert_eq!(mase_emit::sv::top_sv(&design), std::fs::read_to_string(tmp.path().join("proj/top.sv")).unwrap());
+    assert_eq!(
+        mase_emit::sv::top_sv(&design),
+        std::fs::read_to_string(tmp.path().join("proj/top.sv")).unwrap()
+    );
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(readme.contains(&format!("--config configs/{}.toml", p.id)), "{readme}");
 }
@@ -179,12 +196,19 @@ fn per_op_widths_change_only_that_ops_formats() {
         let (g, _) = ctx.build(&points[k]).unwrap();
         g.nodes()
             .filter_map(|(_, n)| {
-                n.meta.common.results.get("data_out_0").and_then(|r| r.precision.first().copied()).map(|w| (n.op.mase_op(), w))
+                n.meta
+                    .common
+                    .results
+                    .get("data_out_0")
+                    .and_then(|r| r.precision.first().copied())
+                    .map(|w| (n.op.mase_op(), w))
             })
             .collect::<Vec<_>>()
     };
     let (a, b) = (widths(0), widths(1));
-    assert!(a.iter().any(|(op, w)| *op == "relu" && *w == 8) && b.iter().any(|(op, w)| *op == "relu" && *w == 16));
+    assert!(
+        a.iter().any(|(op, w)| *op == "relu" && *w == 8) && b.iter().any(|(op, w)| *op == "relu" && *w == 16)
+    );
     assert!(b.iter().filter(|(op, _)| *op == "linear").all(|(_, w)| *w == 8), "{b:?}");
     let o = mase_sweep::run_sweep(&opts).unwrap();
     assert!(o.points.iter().all(|p| p.metrics.is_some()), "{:?}", o.points);
@@ -200,7 +224,16 @@ fn config_error(text: &str) -> String {
 #[test]
 fn bad_configurations_are_errors_listing_what_is_valid() {
     let e = config_error("[sweep]\nwidth = [8]\nweight_granularity = [\"per_channel\"]\n");
-    for k in ["SWEEP.toml", "weight_granularity", "width", "weight_width", "multiplier_budget", "target_ii", "samples", "ops"] {
+    for k in [
+        "SWEEP.toml",
+        "weight_granularity",
+        "width",
+        "weight_width",
+        "multiplier_budget",
+        "target_ii",
+        "samples",
+        "ops",
+    ] {
         assert!(e.contains(k), "{k} missing in: {e}");
     }
     let e = config_error("[sweep.ops.relu]\nwidths = [8]\n");
@@ -238,10 +271,8 @@ fn samples_draw_a_seeded_subset_and_shards_partition_it() {
     assert_eq!(a.len(), 7);
     assert_eq!(a, mase_sweep::point::selected(&cfg), "seeded");
     assert!(a.windows(2).all(|w| w[0].index < w[1].index));
-    let mut union: Vec<usize> = (0..3)
-        .flat_map(|i| Shard { index: i, count: 3 }.slice(a.clone()))
-        .map(|p| p.index)
-        .collect();
+    let mut union: Vec<usize> =
+        (0..3).flat_map(|i| Shard { index: i, count: 3 }.slice(a.clone())).map(|p| p.index).collect();
     union.sort_unstable();
     assert_eq!(union, a.iter().map(|p| p.index).collect::<Vec<_>>());
 }
