@@ -271,8 +271,8 @@ pub fn quantize(graph: MaseGraph, opts: &AutoOptions, ops: &BTreeMap<String, u32
     let mut plan = auto_plan(&graph, opts)?;
     let mut by_width: HashMap<u32, mase_ir::quant::Plan> = HashMap::new();
     for (op, &w) in ops {
-        if !by_width.contains_key(&w) {
-            by_width.insert(w, auto_plan(&graph, &AutoOptions { width: w, ..*opts })?);
+        if let std::collections::hash_map::Entry::Vacant(e) = by_width.entry(w) {
+            e.insert(auto_plan(&graph, &AutoOptions { width: w, ..*opts })?);
         }
         for (id, f) in &by_width[&w] {
             if graph.node(*id).op.mase_op() == op {
