@@ -1,11 +1,11 @@
 //! Evaluating points. [`Context::prepare`] does once what every point shares: import, the
 //! analysis passes, calibration statistics, the evaluation inputs and the float model's outputs
 //! on them. [`Context::evaluate`] then quantizes the statistics graph at the point's widths
-//! (exactly as `mase flow` does, see [`quantize`]), runs the hardware passes at its rate, reads
+//! (exactly as `mase flow` does: [`mase_emit::per_op::auto_precision_ops`]), runs the hardware passes at its rate, reads
 //! the cost-model figures of the stitched design ([`mase_emit::report`]) and runs the golden
 //! model (the bit-exact model of the RTL) on the evaluation inputs.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use mase_emit::calibration::{load_samples, Sample};
@@ -15,7 +15,6 @@ use mase_emit::{FlowConfig, HwConfig};
 use mase_ir::fixed::to_f64;
 use mase_ir::onnx::{import_bytes, ImportOptions};
 use mase_ir::passes::add_software_metadata::{software_stats, StatsOptions};
-use mase_ir::quant::auto::{auto_plan, AutoOptions};
 use mase_ir::{MaseGraph, Tensor};
 use serde::{Deserialize, Serialize};
 
@@ -177,7 +176,9 @@ impl Context {
         auto.width = spec.width;
         auto.weight_width = spec.weight_width;
         let opts = auto.options()?;
-        let qgraph = quantize(self.stats_graph.clone(), &opts, &spec.ops)?;
+        let mut ops = self.auto.op_widths();
+        ops.extend(spec.ops.iter().map(|(k, v)| (k.clone(), *v)));
+        let (qgraph, _) = mase_emit::per_op::auto_precision_ops(self.stats_graph.clone(), &opts, &ops)?;
         let hw = self.point_hw(spec)?;
         let (graph, _) = mase_emit::add_hardware_metadata(qgraph, &hw)?;
         let design = mase_emit::design_of(&graph, hw.top_name())?;
@@ -259,26 +260,4 @@ pub fn point_hw(base: &HwConfig, rate: Option<Rate>) -> Result<HwConfig> {
         }
     }
     Ok(hw.checked("sweep point")?)
-}
-
-/// Quantizes a graph with statistics. Without per-op widths this is the `auto_precision` pass
-/// exactly as `mase flow` runs it; with them, each op's nodes take the formats the plan at that
-/// op's activation width gives them (weights keep the point's weight width).
-pub fn quantize(graph: MaseGraph, opts: &AutoOptions, ops: &BTreeMap<String, u32>) -> Result<MaseGraph> {
-    if ops.is_empty() {
-        return Ok(mase_ir::passes::auto_precision::auto_precision(graph, opts)?.0);
-    }
-    let mut plan = auto_plan(&graph, opts)?;
-    let mut by_width: HashMap<u32, mase_ir::quant::Plan> = HashMap::new();
-    for (op, &w) in ops {
-        if let std::collections::hash_map::Entry::Vacant(e) = by_width.entry(w) {
-            e.insert(auto_plan(&graph, &AutoOptions { width: w, ..*opts })?);
-        }
-        for (id, f) in &by_width[&w] {
-            if graph.node(*id).op.mase_op() == op {
-                plan.insert(*id, f.clone());
-            }
-        }
-    }
-    Ok(mase_ir::quant::apply_plan(graph, &plan, "auto_precision")?.0)
 }

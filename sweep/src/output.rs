@@ -175,12 +175,9 @@ pub fn csv(points: &[PointResult], rows: &[&PointResult]) -> String {
     out
 }
 
-/// The flow configuration of a point: the base with the point's widths and rate; `None` for a
-/// point with per-op widths, which `[passes.auto_precision]` cannot express.
-pub fn point_config(meta: &Meta, spec: &PointSpec) -> Result<Option<String>> {
-    if !spec.ops.is_empty() {
-        return Ok(None);
-    }
+/// The flow configuration of a point: the base with the point's widths (per-op widths as
+/// `[passes.auto_precision.ops.<op>]`) and rate.
+pub fn point_config(meta: &Meta, spec: &PointSpec) -> Result<String> {
     let mut t: toml::Table =
         meta.base_config.parse().map_err(|e| SweepError::Config(format!("base configuration: {e}")))?;
     let table = |t: &mut toml::Table, k: &str| -> Result<toml::Table> {
@@ -194,6 +191,15 @@ pub fn point_config(meta: &Meta, spec: &PointSpec) -> Result<Option<String>> {
     let mut auto = table(&mut passes, "auto_precision")?;
     auto.insert("width".into(), i64::from(spec.width).into());
     auto.insert("weight_width".into(), i64::from(spec.weight_width).into());
+    if !spec.ops.is_empty() {
+        let mut ops = table(&mut auto, "ops")?;
+        for (op, w) in &spec.ops {
+            let mut o = toml::Table::new();
+            o.insert("width".into(), i64::from(*w).into());
+            ops.insert(op.clone(), o.into());
+        }
+        auto.insert("ops".into(), ops.into());
+    }
     passes.insert("auto_precision".into(), auto.into());
     t.insert("passes".into(), passes.into());
     if let Some(rate) = spec.rate {
@@ -208,15 +214,11 @@ pub fn point_config(meta: &Meta, spec: &PointSpec) -> Result<Option<String>> {
         hw.insert(k.into(), (v as i64).into());
         t.insert("hardware".into(), hw.into());
     }
-    let text = toml::to_string(&t).map_err(|e| SweepError::Config(format!("point configuration: {e}")))?;
-    Ok(Some(text))
+    toml::to_string(&t).map_err(|e| SweepError::Config(format!("point configuration: {e}")))
 }
 
 /// The `mase flow` command line that emits a point (run in the sweep's directory).
-pub fn flow_command(meta: &Meta, p: &PointResult) -> Option<String> {
-    if !p.spec.ops.is_empty() {
-        return None;
-    }
+pub fn flow_command(meta: &Meta, p: &PointResult) -> String {
     let mut c = format!("mase flow {} --config configs/{}.toml", meta.model, p.id);
     for s in &meta.input_shapes {
         let _ = write!(c, " --input-shape {s}");
@@ -225,7 +227,7 @@ pub fn flow_command(meta: &Meta, p: &PointResult) -> Option<String> {
         let _ = write!(c, " --calibrate {s}");
     }
     let _ = write!(c, " -o {}", p.id);
-    Some(c)
+    c
 }
 
 fn settings(p: &PointResult) -> String {
@@ -304,18 +306,7 @@ pub fn readme(meta: &Meta, points: &[PointResult]) -> String {
         "Every point's flow configuration is `configs/<id>.toml`; from this directory, e.g.:\n\n```sh"
     );
     for p in &front {
-        match flow_command(meta, p) {
-            Some(c) => {
-                let _ = writeln!(s, "{c}");
-            }
-            None => {
-                let _ = writeln!(
-                    s,
-                    "# {}: per-op widths are not expressible in a flow configuration; build it with mase_sweep::Context::build",
-                    p.id
-                );
-            }
-        }
+        let _ = writeln!(s, "{}", flow_command(meta, p));
     }
     let _ = writeln!(s, "```\n\nThen `mase sim <id>` simulates it under Verilator against the golden model.");
     s
@@ -339,9 +330,7 @@ pub fn write_all(dir: &Path, meta: &Meta, points: &[PointResult]) -> Result<()> 
     write("pareto.svg", &crate::svg::plot(points, meta.labels.is_some()))?;
     write("README.md", &readme(meta, points))?;
     for p in points {
-        if let Some(text) = point_config(meta, &p.spec)? {
-            write(&format!("configs/{}.toml", p.id), &text)?;
-        }
+        write(&format!("configs/{}.toml", p.id), &point_config(meta, &p.spec)?)?;
     }
     Ok(())
 }

@@ -144,37 +144,35 @@ fn front_accuracy_cache_and_shards() {
     assert_eq!(mase_sweep::run_sweep(&m).unwrap().evaluated, 0);
 }
 
+/// Emits `p` with `mase_emit::flow::run_flow` from its `configs/<id>.toml` and checks that the
+/// design is the sweep's: same figures, same `top.sv`.
+fn check_point_config_rebuilds(opts: &SweepOptions, p: &PointResult, tmp: &Path) {
+    let m = p.metrics.as_ref().unwrap();
+    let cfg = mase_emit::FlowConfig::from_file(&opts.out_dir.join("configs").join(format!("{}.toml", p.id)))
+        .unwrap();
+    let mut fo = mase_emit::flow::FlowOptions::new("mlp", tmp.join(&p.id));
+    fo.config = cfg;
+    fo.config.calibration.inputs = opts.data.calibrate.clone();
+    let onnx = std::fs::read(&opts.model).unwrap();
+    let f = mase_emit::flow::run_flow(&onnx, &fo).unwrap();
+    let r = &f.emitted.report;
+    assert_eq!((r.ii_cycles, r.multipliers, r.memory_bits), (m.ii_cycles, m.multipliers, m.memory_bits));
+    let ops: Vec<String> = p.spec.ops.keys().cloned().collect();
+    let ctx = mase_sweep::Context::prepare(&onnx, "mlp", &opts.config.base, &opts.data, &ops).unwrap();
+    let (_, design) = ctx.build(&p.spec).unwrap();
+    let top = std::fs::read_to_string(tmp.join(&p.id).join("top.sv")).unwrap();
+    assert_eq!(mase_emit::sv::top_sv(&design), top, "{}", p.id);
+    let readme = std::fs::read_to_string(opts.out_dir.join("README.md")).unwrap();
+    assert!(!p.pareto || readme.contains(&format!("--config configs/{}.toml", p.id)), "{readme}");
+}
+
 #[test]
 fn a_points_flow_configuration_rebuilds_its_design() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("s");
-    let text = "[sweep]\nwidth = [10]\nweight_width = [6]\ntarget_ii = [64]\n";
-    let opts = options(text, &out);
+    let opts =
+        options("[sweep]\nwidth = [10]\nweight_width = [6]\ntarget_ii = [64]\n", &tmp.path().join("s"));
     let o = mase_sweep::run_sweep(&opts).unwrap();
-    let p = &o.points[0];
-    let m = p.metrics.as_ref().unwrap();
-    let cfg = mase_emit::FlowConfig::from_file(&out.join("configs").join(format!("{}.toml", p.id))).unwrap();
-    let mut fo = mase_emit::flow::FlowOptions::new("mlp", tmp.path().join("proj"));
-    fo.config = cfg;
-    fo.config.calibration.inputs = opts.data.calibrate.clone();
-    let f = mase_emit::flow::run_flow(&std::fs::read(&opts.model).unwrap(), &fo).unwrap();
-    let r = &f.emitted.report;
-    assert_eq!((r.ii_cycles, r.multipliers, r.memory_bits), (m.ii_cycles, m.multipliers, m.memory_bits));
-    let ctx = mase_sweep::Context::prepare(
-        &std::fs::read(&opts.model).unwrap(),
-        "mlp",
-        &opts.config.base,
-        &opts.data,
-        &[],
-    )
-    .unwrap();
-    let (_, design) = ctx.build(&p.spec).unwrap();
-    assert_eq!(
-        mase_emit::sv::top_sv(&design),
-        std::fs::read_to_string(tmp.path().join("proj/top.sv")).unwrap()
-    );
-    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
-    assert!(readme.contains(&format!("--config configs/{}.toml", p.id)), "{readme}");
+    check_point_config_rebuilds(&opts, &o.points[0], tmp.path());
 }
 
 #[test]
@@ -214,6 +212,8 @@ fn per_op_widths_change_only_that_ops_formats() {
     assert!(o.points.iter().all(|p| p.metrics.is_some()), "{:?}", o.points);
     let csv = std::fs::read_to_string(tmp.path().join("s/points.csv")).unwrap();
     assert!(csv.lines().next().unwrap().contains("relu_width"), "{csv}");
+    // The per-op point's flow configuration (`[passes.auto_precision.ops.relu]`) rebuilds it.
+    check_point_config_rebuilds(&opts, &o.points[1], tmp.path());
 }
 
 fn config_error(text: &str) -> String {
@@ -248,6 +248,8 @@ fn bad_configurations_are_errors_listing_what_is_valid() {
     assert!(e.contains("nothing to sweep"), "{e}");
     let e = config_error("[hardware]\nfoo = 1\n[sweep]\nwidth = [8]\n");
     assert!(e.contains("foo") && e.contains("multiplier_budget"), "{e}");
+    let e = config_error("[passes.auto_precision.ops.relu]\nwidths = 8\n[sweep]\nwidth = [8]\n");
+    assert!(e.contains("widths") && e.contains("`width`"), "{e}");
     let e = config_error("[passes.auto_precision]\nwidth = 8\n");
     assert!(e.contains("no [sweep] table"), "{e}");
     // An op the model does not have.
