@@ -5,8 +5,9 @@
 //!
 //! `cargo run --release -p mase-sweep --example sweep_speed [MODEL.onnx INPUT POINTS]` — with a
 //! model (e.g. the MiniLM-sized layer of `make_fixtures.py --minilm`), it sweeps `POINTS`
-//! (default 50) seeded points of a width × weight-width × target-ii product with seeded
-//! calibration and evaluation inputs on graph input `INPUT`.
+//! (default 50) seeded points of a width × weight-width × target-ii product (widths up to 16:
+//! the softmax component takes at most 16-bit inputs) with seeded calibration and evaluation
+//! inputs (`INPUT` names the graph input, for the message only).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -27,9 +28,13 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let tmp = tempfile::tempdir().expect("temporary directory");
     let (model, text, data) = if let Some(model) = args.first() {
+        println!(
+            "model         {model} (graph input {}), seeded inputs",
+            args.get(1).map_or("?", String::as_str)
+        );
         let points: usize = args.get(2).and_then(|p| p.parse().ok()).unwrap_or(50);
         let text = format!(
-            "[calibration]\nsamples = 2\n[sweep]\nwidth = [6, 8, 10, 12, 14, 16, 20, 24]\n\
+            "[calibration]\nsamples = 2\n[sweep]\nwidth = [6, 8, 10, 12, 14, 16]\n\
              weight_width = [4, 5, 6, 8]\ntarget_ii = [20000, 40000, 80000, 160000]\nsamples = {points}\n"
         );
         (PathBuf::from(model), text, Data::default())
