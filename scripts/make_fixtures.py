@@ -11,6 +11,9 @@ with the onnxruntime outputs, so the tests need no Python.
 
 Models:
   mlp_gemm_relu            Gemm / Relu / Gemm (16 -> 32 -> 10, batch 4)
+  mlp_classifier           the same shape trained on a seeded 10-class task, with calibration
+                           inputs, 360 held-out evaluation rows and their labels (for sweeps;
+                           --mlp-classifier writes only these files)
   mlp_matmul_gelu          MatMul+Add, Erf-form GELU, MatMul+Add
   mlp_two_outputs          Gemm / Relu / Gemm / Reshape with the ReLU features as a second output
   encoder_layer            BERT-tiny-shaped encoder layer (hidden 128, 2 heads, FFN 512, seq 8)
@@ -141,6 +144,60 @@ def mlp_gemm_relu():
     m = b.model("mlp_gemm_relu", [vi("x", [4, 16])], [vi("y", [4, 10])], 13)
     save("mlp_gemm_relu", m, {"x": rand_input(101, (4, 16))})
     return y
+
+
+def mlp_classifier():
+    """A trained classifier of the fixture MLP's shape (Gemm / Relu / Gemm, 16 -> 32 -> 10,
+    batch 4) with labelled data, for sweeps: the task is 10 seeded Gaussian clusters in 16
+    dimensions (overlapping, so the float model is not perfect); the network is trained by
+    full-batch gradient descent on softmax cross-entropy (numpy, seeded). Writes the model,
+    calibration inputs (64 training rows stacked on the batch axis), held-out evaluation inputs
+    (360 rows) and their true class labels."""
+    rng = np.random.default_rng(300)
+    means = rng.standard_normal((10, 16)) * 1.1
+
+    def draw(n):
+        y = rng.integers(0, 10, size=n)
+        return (means[y] + rng.standard_normal((n, 16))).astype(np.float32), y
+
+    x_train, y_train = draw(4000)
+    x_eval, y_eval = draw(360)
+    w1 = rng.standard_normal((32, 16)) * 0.25
+    b1 = np.zeros(32)
+    w2 = rng.standard_normal((10, 32)) * 0.2
+    b2 = np.zeros(10)
+    onehot = np.eye(10)[y_train]
+    for _ in range(600):
+        h = np.maximum(x_train @ w1.T + b1, 0.0)
+        z = h @ w2.T + b2
+        p = np.exp(z - z.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        dz = (p - onehot) / len(x_train)
+        dh = (dz @ w2) * (h > 0)
+        w2 -= 0.5 * dz.T @ h
+        b2 -= 0.5 * dz.sum(axis=0)
+        w1 -= 0.5 * dh.T @ x_train
+        b1 -= 0.5 * dh.sum(axis=0)
+    b = Builder(0)
+    w1n = b.init("fc1.weight", w1.astype(np.float32))
+    b1n = b.init("fc1.bias", b1.astype(np.float32))
+    w2n = b.init("fc2.weight", w2.astype(np.float32))
+    b2n = b.init("fc2.bias", b2.astype(np.float32))
+    h = b.node("Gemm", ["x", w1n, b1n], alpha=1.0, beta=1.0, transB=1)
+    h = b.node("Relu", [h])
+    b.node("Gemm", [h, w2n, b2n], alpha=1.0, beta=1.0, transB=1)
+    b.nodes[-1].output[0] = "y"
+    m = b.model("mlp_classifier", [vi("x", [4, 16])], [vi("y", [4, 10])], 13)
+    save("mlp_classifier", m, {"x": x_eval[:4]})
+    sess = ort.InferenceSession(os.path.join(OUT, "mlp_classifier.onnx"), providers=["CPUExecutionProvider"])
+    y = np.concatenate([sess.run(None, {"x": x_eval[i:i + 4]})[0] for i in range(0, len(x_eval), 4)])
+    np.save(os.path.join(OUT, "mlp_classifier.calib.x.npy"), x_train[:64])
+    np.save(os.path.join(OUT, "mlp_classifier.eval.x.npy"), x_eval)
+    np.save(os.path.join(OUT, "mlp_classifier.eval.labels.npy"), y_eval.astype(np.int64))
+    top2 = np.sort(y, axis=1)[:, -2:]
+    print(f"mlp_classifier: float accuracy {(y.argmax(axis=1) == y_eval).mean():.4f} on {len(y_eval)} held-out rows "
+          f"(train {(np.argmax(z, axis=1) == y_train).mean():.4f}); median top-2 logit margin "
+          f"{np.median(top2[:, 1] - top2[:, 0]):.3f}")
 
 
 def mlp_two_outputs():
@@ -549,10 +606,17 @@ def main():
     ap = argparse.ArgumentParser(description="Writes the ONNX test fixtures into tests/fixtures/.")
     ap.add_argument("--minilm", metavar="OUT.onnx",
                     help="write only a MiniLM-sized encoder layer to OUT.onnx and exit")
+    ap.add_argument("--mlp-classifier", action="store_true",
+                    help="write only the trained mlp_classifier fixture and its labelled data "
+                         "(tests/fixtures/mlp_classifier.*) and exit")
     ap.add_argument("--minilm-real", metavar="DIR",
                     help="write only the MiniLM-sized layer with real-model activation statistics "
                          "(outlier channels) and its calibration / evaluation inputs to DIR and exit")
     args = ap.parse_args()
+    if args.mlp_classifier:
+        os.makedirs(OUT, exist_ok=True)
+        mlp_classifier()
+        return
     if args.minilm_real:
         minilm_real(args.minilm_real)
         return
@@ -565,6 +629,7 @@ def main():
         if f.endswith(".onnx") or f.endswith(".npy"):
             os.remove(os.path.join(OUT, f))
     mlp_gemm_relu()
+    mlp_classifier()
     mlp_matmul_gelu()
     mlp_two_outputs()
     encoder_layer("encoder_layer", 17, False, SEQ)

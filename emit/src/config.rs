@@ -11,6 +11,8 @@
 //! bias_width = 8
 //! range = "min_max"           # or "quantile", "n_sigma"
 //! weight_granularity = "per_tensor"  # or "per_channel"
+//! [passes.auto_precision.ops.softmax]
+//! width = 12                  # optional: activation width of every node of a mase op
 //! [calibration]
 //! inputs = { x = ["x.npy"] }  # data per graph input (relative to the file; several
 //!                             # inferences may be stacked along the batch axis)
@@ -88,6 +90,18 @@ pub struct AutoPrecision {
     pub range: String,
     /// `per_tensor` or `per_channel` (one fraction per output channel of each linear weight).
     pub weight_granularity: String,
+    /// Activation widths per mase op (`[passes.auto_precision.ops.<op>] width = W`), see
+    /// [`crate::per_op`].
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub ops: BTreeMap<String, OpPrecision>,
+}
+
+/// `[passes.auto_precision.ops.<op>]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpPrecision {
+    /// Activation width of the op's nodes (2..=64).
+    pub width: u32,
 }
 
 impl Default for AutoPrecision {
@@ -98,6 +112,7 @@ impl Default for AutoPrecision {
             bias_width: 8,
             range: "min_max".into(),
             weight_granularity: "per_tensor".into(),
+            ops: BTreeMap::new(),
         }
     }
 }
@@ -105,9 +120,22 @@ impl Default for AutoPrecision {
 impl AutoPrecision {
     /// The pass's options, checked by the pass's own argument parser (one place for its rules).
     pub fn options(&self) -> Result<AutoOptions> {
-        let table = toml::Table::try_from(self)
+        let mut table = toml::Table::try_from(self)
             .map_err(|e| Error::Config(format!("[passes.auto_precision]: {e}")))?;
-        mase_ir::passes::auto_precision::parse_args(&table)
+        table.remove("ops");
+        let opts = mase_ir::passes::auto_precision::parse_args(&table)?;
+        if let Some((op, w)) = self.ops.iter().find(|(_, o)| !(2..=64).contains(&o.width)) {
+            return Err(Error::Config(format!(
+                "[passes.auto_precision.ops.{op}] width = {}: supported widths are 2..=64",
+                w.width
+            )));
+        }
+        Ok(opts)
+    }
+
+    /// The per-op activation widths (mase op → width).
+    pub fn op_widths(&self) -> BTreeMap<String, u32> {
+        self.ops.iter().map(|(k, v)| (k.clone(), v.width)).collect()
     }
 }
 

@@ -16,7 +16,6 @@ use std::time::Instant;
 use mase_ir::onnx::{import_bytes, ImportOptions};
 use mase_ir::pass::{run_step, PassInfo};
 use mase_ir::passes::add_software_metadata::{software_stats, StatsOptions};
-use mase_ir::passes::auto_precision::auto_precision;
 use mase_ir::{Error, MaseGraph, Result, Tensor};
 use rand::{Rng, SeedableRng};
 use serde_json::json;
@@ -149,7 +148,12 @@ pub fn quantized_graph(onnx: &[u8], opts: &FlowOptions) -> Result<Quantized> {
         };
         info.insert("calibration".into(), calib);
         let (g, i) = run_step("auto_precision", graph.clone(), |g| {
-            auto_precision(software_stats(g, &samples, &StatsOptions::default())?, &auto)
+            let ops = config.passes.auto_precision.op_widths();
+            crate::per_op::auto_precision_ops(
+                software_stats(g, &samples, &StatsOptions::default())?,
+                &auto,
+                &ops,
+            )
         })?;
         info.insert("auto_precision".into(), i.into());
         g

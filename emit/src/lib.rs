@@ -14,6 +14,7 @@ pub mod flow;
 pub mod golden;
 pub mod hw_pass;
 pub mod parallel;
+pub mod per_op;
 pub mod project;
 pub mod report;
 pub mod sv;

@@ -10,6 +10,7 @@ mod info;
 mod passes;
 mod quantize;
 mod run;
+mod sweep;
 
 use std::path::PathBuf;
 
@@ -195,9 +196,68 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Design-space sweep: the flow over precision and rate axes (SWEEP.toml [sweep]), each
+    /// point's golden-model accuracy and cost-model figures, the Pareto front; `mase sweep merge`
+    /// joins shards.
+    #[command(args_conflicts_with_subcommands = true)]
+    Sweep {
+        #[command(subcommand)]
+        merge: Option<SweepWhat>,
+        /// The ONNX model.
+        #[arg(required = true)]
+        model: Option<PathBuf>,
+        /// Sweep configuration: a flow configuration plus [sweep] axes (width, weight_width,
+        /// multiplier_budget or target_ii, samples, seed, [sweep.ops.<op>] width).
+        #[arg(long, required = true)]
+        config: Option<PathBuf>,
+        /// Full shape of an input with dynamic dimensions, e.g. input=1x8x128.
+        #[arg(long = "input-shape", value_name = "NAME=DIMS")]
+        input_shape: Vec<String>,
+        /// Calibration data of a graph input, NAME=FILE.npy (repeatable); replaces
+        /// [calibration] inputs.
+        #[arg(long, value_name = "NAME=FILE")]
+        calibrate: Vec<String>,
+        /// Evaluation data of a graph input, NAME=FILE.npy (repeatable; inferences stacked);
+        /// seeded inputs when omitted.
+        #[arg(long, value_name = "NAME=FILE")]
+        eval: Vec<String>,
+        /// Class labels of the evaluation rows (.npy of integers, one per row of the first
+        /// output): the front then uses top-1 accuracy.
+        #[arg(long)]
+        labels: Option<PathBuf>,
+        /// Points evaluated in parallel.
+        #[arg(short = 'j', long, default_value_t = 1)]
+        jobs: usize,
+        /// Run only the I-th of N disjoint slices of the points (0-based), e.g. 0/4.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+        /// Simulate the K most accurate Pareto points under Verilator (bit-exact, measured ii).
+        #[arg(long, value_name = "K", default_value_t = 0)]
+        verify: usize,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Output directory.
+        #[arg(short, long, required = true)]
+        output: Option<PathBuf>,
+    },
     Demo {
         /// Output directory (created; only files inside it are written).
         #[arg(short, long, default_value = "mase-demo")]
+        output: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum SweepWhat {
+    /// Merge the output directories of shards (`--shard I/N`) into one; the front is
+    /// recomputed over all points.
+    Merge {
+        /// The shards' output directories.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// The merged output directory.
+        #[arg(short, long)]
         output: PathBuf,
     },
 }
@@ -276,6 +336,37 @@ pub fn main() -> anyhow::Result<()> {
         }
         Command::Flow { model, input_shape, config, calibrate, rate, output } => {
             flow::flow(&model, &flow::FlowArgs { shapes: input_shape, config, calibrate, rate }, &output)
+        }
+        Command::Sweep { merge: Some(SweepWhat::Merge { dirs, output }), .. } => sweep::merge(&dirs, &output),
+        Command::Sweep {
+            merge: None,
+            model,
+            config,
+            input_shape,
+            calibrate,
+            eval,
+            labels,
+            jobs,
+            shard,
+            verify,
+            json,
+            output,
+        } => {
+            let (Some(model), Some(config), Some(output)) = (model, config, output) else {
+                anyhow::bail!("mase sweep needs MODEL, --config SWEEP.toml and -o DIR (or: mase sweep merge DIR… -o DIR)");
+            };
+            let a = sweep::SweepArgs {
+                config,
+                shapes: input_shape,
+                calibrate,
+                eval,
+                labels,
+                jobs,
+                shard,
+                verify,
+                json,
+            };
+            sweep::sweep(&model, &a, &output)
         }
         Command::Demo { output } => demo::run(&output),
     }

@@ -1,0 +1,155 @@
+//! `mase sweep MODEL --config SWEEP.toml -o DIR …` and `mase sweep merge DIR… -o DIR`: thin
+//! wrappers of [`mase_sweep::run_sweep`] and [`mase_sweep::merge`] that print a summary.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use mase_sweep::output::{front_sorted, PointResult};
+use mase_sweep::{Data, Shard, SweepConfig, SweepOptions};
+
+/// Options of `mase sweep`.
+pub struct SweepArgs {
+    /// `--config SWEEP.toml`.
+    pub config: PathBuf,
+    /// `--input-shape NAME=DIMS` values.
+    pub shapes: Vec<String>,
+    /// `--calibrate NAME=FILE.npy` values.
+    pub calibrate: Vec<String>,
+    /// `--eval NAME=FILE.npy` values.
+    pub eval: Vec<String>,
+    /// `--labels FILE.npy`.
+    pub labels: Option<PathBuf>,
+    /// `-j N`.
+    pub jobs: usize,
+    /// `--shard I/N`.
+    pub shard: Option<String>,
+    /// `--verify K`.
+    pub verify: usize,
+    /// `--json`.
+    pub json: bool,
+}
+
+/// `mase sweep MODEL --config SWEEP.toml -o DIR`.
+pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let config = SweepConfig::from_file(&a.config)?;
+    let data = Data {
+        input_shapes: super::args::input_shapes(&a.shapes)?,
+        calibrate: super::args::calibration_files(&a.calibrate)?,
+        eval: eval_files(&a.eval)?,
+        labels: a.labels.clone(),
+    };
+    let shard = a.shard.as_deref().map(str::parse::<Shard>).transpose()?;
+    let opts = SweepOptions {
+        model: model.to_path_buf(),
+        config,
+        data,
+        jobs: a.jobs,
+        shard,
+        verify: a.verify,
+        out_dir: out.to_path_buf(),
+        progress: std::io::stderr().is_terminal() && !a.json,
+        cache_dir: None,
+    };
+    let o = mase_sweep::run_sweep(&opts)?;
+    let secs = t.elapsed().as_secs_f64();
+    if a.json {
+        let v = serde_json::json!({
+            "points": o.points.len(),
+            "evaluated": o.evaluated,
+            "cached": o.cached,
+            "failed": o.points.iter().filter(|p| p.error.is_some()).count(),
+            "pareto": front_sorted(&o.points).iter().map(|p| &p.id).collect::<Vec<_>>(),
+            "verified": o.verified,
+            "seconds": secs,
+            "out": out.display().to_string(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!(
+            "sweep      {} points ({} evaluated, {} cached) in {secs:.2} s with -j {}",
+            o.points.len(),
+            o.evaluated,
+            o.cached,
+            a.jobs
+        );
+        print_front(&o.points);
+        for v in &o.verified {
+            println!(
+                "verify     {}: bit_exact {} ({} mismatches, {} inferences), ii measured {} vs model {}",
+                v.id,
+                v.bit_exact,
+                v.mismatches,
+                v.inferences,
+                v.measured_ii.map(|x| format!("{x:.0}")).unwrap_or_else(|| "n/a".into()),
+                v.model_ii
+            );
+        }
+        println!(
+            "wrote      {}/{{points.csv,points.json,pareto.csv,pareto.svg,README.md,configs/}}",
+            out.display()
+        );
+    }
+    if let Some(v) = o.verified.iter().find(|v| !v.bit_exact) {
+        anyhow::bail!("{}: the RTL differs from the golden model in {} elements", v.id, v.mismatches);
+    }
+    Ok(())
+}
+
+fn print_front(points: &[PointResult]) {
+    let failed = points.iter().filter(|p| p.error.is_some()).count();
+    if failed > 0 {
+        println!("failed     {failed} points (see the error column of points.csv)");
+    }
+    let front = front_sorted(points);
+    println!("pareto     {} points:", front.len());
+    for p in front.iter().take(10) {
+        let m = p.metrics.as_ref().expect("front points have metrics");
+        println!(
+            "           {} width {} weight {}: accuracy {:.4}, ii {}, {} multipliers, {} memory bits",
+            p.id,
+            p.spec.width,
+            p.spec.weight_width,
+            mase_sweep::pareto::accuracy(m),
+            m.ii_cycles,
+            m.multipliers,
+            m.memory_bits
+        );
+    }
+    if front.len() > 10 {
+        println!("           … {} more in pareto.csv", front.len() - 10);
+    }
+}
+
+/// Parses `--eval NAME=FILE.npy` values (files per graph input, in order).
+fn eval_files(specs: &[String]) -> anyhow::Result<std::collections::BTreeMap<String, Vec<PathBuf>>> {
+    let mut out: std::collections::BTreeMap<String, Vec<PathBuf>> = Default::default();
+    for s in specs {
+        let Some((name, file)) = s.split_once('=') else {
+            anyhow::bail!("--eval '{s}': expected NAME=FILE.npy (NAME a graph input)");
+        };
+        out.entry(name.to_string()).or_default().push(PathBuf::from(file));
+    }
+    Ok(out)
+}
+
+/// `mase sweep merge DIR… -o DIR`.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
+    let doc = mase_sweep::merge(dirs, out)?;
+    println!(
+        "merged     {} directories: {} of {} selected points",
+        dirs.len(),
+        doc.points.len(),
+        doc.sweep.selected
+    );
+    if doc.points.len() < doc.sweep.selected {
+        eprintln!(
+            "warning: {} points are missing (a shard not run or not given); the front covers the merged points only",
+            doc.sweep.selected - doc.points.len()
+        );
+    }
+    print_front(&doc.points);
+    println!("wrote      {}", out.display());
+    Ok(())
+}

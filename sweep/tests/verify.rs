@@ -1,0 +1,44 @@
+//! `--verify 2` on the labelled fixture MLP: the two most accurate Pareto points are emitted and
+//! simulated under Verilator with random stalls; both must be bit-exact against the golden model,
+//! and the measured ii (with stalls) must not beat the cost model's figure by more than 10%.
+
+use std::path::PathBuf;
+
+use mase_sweep::{Data, SweepConfig, SweepOptions};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
+}
+
+#[test]
+fn verify_two_pareto_points_bit_exact() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = "[sweep]\nwidth = [8, 12]\nweight_width = [8]\nmultiplier_budget = [40, 400]\n";
+    let config = SweepConfig::from_table(text.parse().unwrap(), "SWEEP.toml", None).unwrap();
+    let mut data = Data::default();
+    data.calibrate.insert("x".into(), vec![fixture("mlp_classifier.calib.x.npy")]);
+    data.eval.insert("x".into(), vec![fixture("mlp_classifier.eval.x.npy")]);
+    data.labels = Some(fixture("mlp_classifier.eval.labels.npy"));
+    let opts = SweepOptions {
+        model: fixture("mlp_classifier.onnx"),
+        config,
+        data,
+        jobs: 1,
+        shard: None,
+        verify: 2,
+        out_dir: tmp.path().join("s"),
+        progress: false,
+        cache_dir: None,
+    };
+    let o = mase_sweep::run_sweep(&opts).unwrap();
+    assert_eq!(o.verified.len(), 2, "{:?}", o.verified);
+    for v in &o.verified {
+        assert!(v.bit_exact, "{v:?}");
+        let p = o.points.iter().find(|p| p.id == v.id).unwrap();
+        assert!(p.pareto);
+        assert_eq!(v.model_ii, p.metrics.as_ref().unwrap().ii_cycles);
+        let ii = v.measured_ii.expect("4 inferences give a measured ii");
+        assert!(ii >= v.model_ii as f64 * 0.9, "{v:?}");
+    }
+    assert!(tmp.path().join("s/verify.json").exists());
+}
