@@ -53,6 +53,7 @@ pub fn point_key(sweep_key: &str, spec: &PointSpec) -> String {
     let settings = serde_json::json!({
         "width": spec.width,
         "weight_width": spec.weight_width,
+        "weight_granularity": spec.weight_granularity,
         "rate": spec.rate,
         "ops": spec.ops,
     });

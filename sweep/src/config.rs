@@ -7,6 +7,8 @@
 //! [sweep]
 //! width = [8, 12, 16]          # activation widths
 //! weight_width = [4, 6, 8]     # weight and constant widths
+//! weight_granularity = ["per_tensor", "per_channel"]  # linear weights: one fraction, or one per
+//!                              # output channel
 //! multiplier_budget = [16, 64] # or target_ii = [...] (cycles per inference): the rate axis
 //! samples = 20                 # optional: a seeded random subset of 20 points of the product
 //! seed = 0                     # optional: the subset's seed
@@ -22,6 +24,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use mase_emit::FlowConfig;
+use mase_ir::quant::channel::Granularity;
 use serde::Deserialize;
 
 use crate::error::{io, Result, SweepError};
@@ -36,6 +39,9 @@ pub struct Axes {
     /// Weight (and constant) widths.
     #[serde(default)]
     pub weight_width: Option<Vec<u32>>,
+    /// Weight granularities (`per_tensor`, `per_channel`).
+    #[serde(default)]
+    pub weight_granularity: Option<Vec<Granularity>>,
     /// Multiplier budgets of the whole design (rate axis; excludes `target_ii`).
     #[serde(default)]
     pub multiplier_budget: Option<Vec<u64>>,
@@ -171,6 +177,9 @@ impl Axes {
             if let Some(w) = list.iter().find(|w| !(2..=64).contains(*w)) {
                 return bad(format!("{name} contains {w}: widths are 2..=64"));
             }
+        }
+        if self.weight_granularity.as_ref().is_some_and(Vec::is_empty) {
+            return bad("weight_granularity = []: an axis needs at least one value".into());
         }
         if self.multiplier_budget.is_some() && self.target_ii.is_some() {
             return bad("gives both multiplier_budget and target_ii: choose one rate axis".into());

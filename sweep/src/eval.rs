@@ -175,6 +175,7 @@ impl Context {
         let mut auto = self.auto.clone();
         auto.width = spec.width;
         auto.weight_width = spec.weight_width;
+        auto.weight_granularity = spec.weight_granularity.clone();
         let opts = auto.options()?;
         let mut ops = self.auto.op_widths();
         ops.extend(spec.ops.iter().map(|(k, v)| (k.clone(), *v)));

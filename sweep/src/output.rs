@@ -119,7 +119,13 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 pub fn csv(points: &[PointResult], rows: &[&PointResult]) -> String {
     let rate = rate_column(points);
     let ops = op_columns(points);
-    let mut head = vec!["index".to_string(), "id".into(), "width".into(), "weight_width".into()];
+    let mut head = vec![
+        "index".to_string(),
+        "id".into(),
+        "width".into(),
+        "weight_width".into(),
+        "weight_granularity".into(),
+    ];
     head.extend(rate.map(String::from));
     head.extend(ops.iter().map(|o| format!("{o}_width")));
     head.extend(
@@ -146,6 +152,7 @@ pub fn csv(points: &[PointResult], rows: &[&PointResult]) -> String {
             p.id.clone(),
             p.spec.width.to_string(),
             p.spec.weight_width.to_string(),
+            p.spec.weight_granularity.clone(),
         ];
         if rate.is_some() {
             f.push(opt(p.spec.rate.map(|r| match r {
@@ -191,6 +198,7 @@ pub fn point_config(meta: &Meta, spec: &PointSpec) -> Result<String> {
     let mut auto = table(&mut passes, "auto_precision")?;
     auto.insert("width".into(), i64::from(spec.width).into());
     auto.insert("weight_width".into(), i64::from(spec.weight_width).into());
+    auto.insert("weight_granularity".into(), spec.weight_granularity.clone().into());
     if !spec.ops.is_empty() {
         let mut ops = table(&mut auto, "ops")?;
         for (op, w) in &spec.ops {
@@ -232,6 +240,9 @@ pub fn flow_command(meta: &Meta, p: &PointResult) -> String {
 
 fn settings(p: &PointResult) -> String {
     let mut s = format!("w{} ww{}", p.spec.width, p.spec.weight_width);
+    if p.spec.weight_granularity == "per_channel" {
+        s.push_str(" per-channel");
+    }
     match p.spec.rate {
         Some(Rate::MultiplierBudget(b)) => {
             let _ = write!(s, " budget {b}");

@@ -1,4 +1,5 @@
-//! The points of a sweep: the product of the axes in a fixed order (width, weight_width, rate,
+//! The points of a sweep: the product of the axes in a fixed order (width, weight_width,
+//! weight_granularity, rate,
 //! then the per-op axes by op name), optionally a seeded subset of it, and the `--shard I/N`
 //! slice. A point's index is its position in the whole product, so indices, ids and shards do
 //! not depend on how the run was split.
@@ -20,6 +21,8 @@ pub struct PointSpec {
     pub width: u32,
     /// Weight width.
     pub weight_width: u32,
+    /// Weight granularity (`per_tensor` or `per_channel`).
+    pub weight_granularity: String,
     /// Rate target, when the sweep has a rate axis.
     pub rate: Option<Rate>,
     /// Activation width per mase op (the `[sweep.ops]` axes).
@@ -35,12 +38,24 @@ impl PointSpec {
     }
 }
 
+/// The configuration spelling of a granularity.
+fn granularity_name(g: mase_ir::quant::channel::Granularity) -> &'static str {
+    match g {
+        mase_ir::quant::channel::Granularity::PerTensor => "per_tensor",
+        mase_ir::quant::channel::Granularity::PerChannel => "per_channel",
+    }
+}
+
 /// Every point of the product, in index order.
 pub fn product(cfg: &SweepConfig) -> Vec<PointSpec> {
     let base = &cfg.base.passes.auto_precision;
     let axes = &cfg.axes;
     let widths = axes.width.clone().unwrap_or_else(|| vec![base.width]);
     let wws = axes.weight_width.clone().unwrap_or_else(|| vec![base.weight_width]);
+    let grans: Vec<String> = match &axes.weight_granularity {
+        Some(g) => g.iter().map(|g| granularity_name(*g).to_string()).collect(),
+        None => vec![base.weight_granularity.clone()],
+    };
     let rates: Vec<Option<Rate>> = {
         let r = axes.rates();
         if r.is_empty() {
@@ -65,9 +80,18 @@ pub fn product(cfg: &SweepConfig) -> Vec<PointSpec> {
     let mut out = Vec::new();
     for &width in &widths {
         for &weight_width in &wws {
-            for &rate in &rates {
-                for ops in &op_combos {
-                    out.push(PointSpec { index: out.len(), width, weight_width, rate, ops: ops.clone() });
+            for weight_granularity in &grans {
+                for &rate in &rates {
+                    for ops in &op_combos {
+                        out.push(PointSpec {
+                            index: out.len(),
+                            width,
+                            weight_width,
+                            weight_granularity: weight_granularity.clone(),
+                            rate,
+                            ops: ops.clone(),
+                        });
+                    }
                 }
             }
         }

@@ -70,6 +70,7 @@ pub fn describe(opts: &SweepOptions, onnx: &[u8], product: usize, selected: usiz
         toml::to_string(&cfg.base_table).map_err(|e| SweepError::Config(format!("{}: {e}", cfg.origin)))?;
     let axes = serde_json::json!({
         "width": cfg.axes.width, "weight_width": cfg.axes.weight_width,
+        "weight_granularity": cfg.axes.weight_granularity.as_ref().map(|g| format!("{g:?}")),
         "multiplier_budget": cfg.axes.multiplier_budget, "target_ii": cfg.axes.target_ii,
         "samples": cfg.axes.samples, "seed": cfg.axes.seed,
         "ops": cfg.axes.ops.iter().map(|(k, v)| (k.clone(), v.width.clone())).collect::<BTreeMap<_, _>>(),

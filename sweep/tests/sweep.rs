@@ -223,9 +223,10 @@ fn config_error(text: &str) -> String {
 
 #[test]
 fn bad_configurations_are_errors_listing_what_is_valid() {
-    let e = config_error("[sweep]\nwidth = [8]\nweight_granularity = [\"per_channel\"]\n");
+    let e = config_error("[sweep]\nwidth = [8]\nweight_precision = [8]\n");
     for k in [
         "SWEEP.toml",
+        "weight_precision",
         "weight_granularity",
         "width",
         "weight_width",
@@ -277,4 +278,23 @@ fn samples_draw_a_seeded_subset_and_shards_partition_it() {
         (0..3).flat_map(|i| Shard { index: i, count: 3 }.slice(a.clone())).map(|p| p.index).collect();
     union.sort_unstable();
     assert_eq!(union, a.iter().map(|p| p.index).collect::<Vec<_>>());
+}
+
+#[test]
+fn weight_granularity_is_an_axis_and_each_point_rebuilds_with_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = options(
+        "[sweep]\nwidth = [8]\nweight_width = [4]\nweight_granularity = [\"per_tensor\", \"per_channel\"]\n",
+        &tmp.path().join("s"),
+    );
+    let o = mase_sweep::run_sweep(&opts).unwrap();
+    let grans: Vec<&str> = o.points.iter().map(|p| p.spec.weight_granularity.as_str()).collect();
+    assert_eq!(grans, ["per_tensor", "per_channel"]);
+    let csv = std::fs::read_to_string(opts.out_dir.join("points.csv")).unwrap();
+    assert!(
+        csv.lines().next().unwrap().contains("weight_granularity") && csv.contains("per_channel"),
+        "{csv}"
+    );
+    // The per-channel point's configuration rebuilds its design (per-channel linears included).
+    check_point_config_rebuilds(&opts, &o.points[1], tmp.path());
 }
