@@ -48,17 +48,17 @@ pub fn tensor_to_py<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyA
 
 /// A float32 numpy array of `shape`.
 pub fn f32_array<'py>(py: Python<'py>, shape: &[usize], data: Vec<f32>) -> PyResult<Bound<'py, PyAny>> {
-    Ok(PyArrayDyn::from_vec(py, data).reshape(shape.to_vec())?.into_any())
+    Ok(numpy::PyArray1::from_vec(py, data).reshape(shape.to_vec())?.into_any())
 }
 
 /// A float64 numpy array of `shape`.
 pub fn f64_array<'py>(py: Python<'py>, shape: &[usize], data: Vec<f64>) -> PyResult<Bound<'py, PyAny>> {
-    Ok(PyArrayDyn::from_vec(py, data).reshape(shape.to_vec())?.into_any())
+    Ok(numpy::PyArray1::from_vec(py, data).reshape(shape.to_vec())?.into_any())
 }
 
 /// An int64 numpy array of `shape`.
 pub fn i64_array<'py>(py: Python<'py>, shape: &[usize], data: Vec<i64>) -> PyResult<Bound<'py, PyAny>> {
-    Ok(PyArrayDyn::from_vec(py, data).reshape(shape.to_vec())?.into_any())
+    Ok(numpy::PyArray1::from_vec(py, data).reshape(shape.to_vec())?.into_any())
 }
 
 /// Keyword arguments as named tensors (graph inputs).
