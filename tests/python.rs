@@ -1,6 +1,6 @@
 //! The Python package's suite inside `cargo test`: a cached venv (`target/py-venv`, or
 //! `$MASE_PY_VENV`) gets maturin, numpy and pytest from PyPI, then `pip install ./py` (built
-//! with the test profile into this workspace's target dir, so the crates `cargo test` just
+//! with the dev profile into this workspace's target dir, so the dependencies `cargo test` just
 //! compiled are reused), then pytest runs `py/tests` (API, harness, the README's Python example)
 //! and `testbenches/` (one cocotb-style testbench per library component). Any failure fails this
 //! test with pytest's output. Needs `python3` with `venv` (Python >= 3.9), like `.ci/run`
@@ -53,8 +53,9 @@ fn python_package_suite() {
         Command::new(&py)
             .args(["-m", "pip", "install", "-q", "--no-build-isolation", "--force-reinstall", "--no-deps"])
             .arg(root.join("py"))
-            // The test profile: the dependencies `cargo test` built are reused.
-            .env("MATURIN_PEP517_ARGS", "--profile test")
+            // The dev profile (target/debug): the dependencies `cargo test` built are reused (the
+            // test profile cannot be used: `cargo rustc --profile test` builds a test harness).
+            .env("MATURIN_PEP517_ARGS", "--profile dev")
             .env("CARGO_TARGET_DIR", root.join("target")),
         "pip install ./py",
     );
