@@ -47,7 +47,8 @@ fn venv(dir: &Path) -> PathBuf {
 #[test]
 fn python_package_suite() {
     let root = root();
-    let dir = std::env::var_os("MASE_PY_VENV").map(PathBuf::from).unwrap_or_else(|| root.join("target/py-venv"));
+    let dir =
+        std::env::var_os("MASE_PY_VENV").map(PathBuf::from).unwrap_or_else(|| root.join("target/py-venv"));
     let py = venv(&dir);
     run(
         Command::new(&py)

@@ -22,7 +22,8 @@ pub fn tensor_from_py(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Tensor> {
     let ro = arr.readonly();
     let shape = ro.shape().to_vec();
     let data = ro.as_slice().map_err(|e| mase_err(format!("{what}: {e}")))?.to_vec();
-    Tensor::from_f32(&shape, data).ok_or_else(|| mase_err(format!("{what}: shape {shape:?} does not match its data")))
+    Tensor::from_f32(&shape, data)
+        .ok_or_else(|| mase_err(format!("{what}: shape {shape:?} does not match its data")))
 }
 
 /// An int64 array of `shape` from anything `numpy.asarray` accepts.

@@ -150,7 +150,8 @@ pub struct PyNode {
 
 /// The view of node `n`.
 fn node_view(g: &MaseGraph, n: &mase_ir::Node) -> PyNode {
-    let kind = serde_json::to_value(n.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let kind =
+        serde_json::to_value(n.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
     PyNode {
         name: n.name.clone(),
         op: n.op.mase_op().to_string(),

@@ -60,7 +60,8 @@ pub(crate) fn samples_of(graph: &mase_ir::MaseGraph, inputs: &Bound<'_, PyDict>)
                 names.join(", ")
             ))
         })?;
-        let shape = node.out_shape().ok_or_else(|| mase_err(node.error("graph input has no shape")))?.to_vec();
+        let shape =
+            node.out_shape().ok_or_else(|| mase_err(node.error("graph input has no shape")))?.to_vec();
         let arrays: Vec<Bound<'_, PyAny>> = if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
             v.try_iter()?.collect::<PyResult<_>>()?
         } else {

@@ -121,7 +121,11 @@ pub fn sim_build_component(
             })?;
             let (_, codes) = i64_from_py(&v, &format!("memory `{k}`"))?;
             if codes.len() != spec.values {
-                return Err(mase_err(format!("memory `{k}`: {} values given, it holds {}", codes.len(), spec.values)));
+                return Err(mase_err(format!(
+                    "memory `{k}`: {} values given, it holds {}",
+                    codes.len(),
+                    spec.values
+                )));
             }
             stim.memories.insert(k, codes);
         }
@@ -132,7 +136,11 @@ pub fn sim_build_component(
         .iter()
         .map(|s| {
             let frac = p.get(&format!("{}_PRECISION_1", s.name.to_uppercase())).copied().unwrap_or(0) as i32;
-            let format = if s.signed { FixedFormat::signed(s.width, frac) } else { FixedFormat::unsigned(s.width, frac) };
+            let format = if s.signed {
+                FixedFormat::signed(s.width, frac)
+            } else {
+                FixedFormat::unsigned(s.width, frac)
+            };
             StreamInfo {
                 name: s.name.clone(),
                 input: s.dir == Direction::In,
@@ -292,7 +300,12 @@ impl NativeSim {
     }
 
     /// `(values, codes)` of `array` quantized into stream `k`'s format, shape `[n, *shape]`.
-    fn quantize<'py>(&self, py: Python<'py>, k: usize, array: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+    fn quantize<'py>(
+        &self,
+        py: Python<'py>,
+        k: usize,
+        array: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         let c = self.codes_of(k, array, false)?;
         self.arrays(py, k, c)
     }
@@ -329,7 +342,8 @@ impl NativeSim {
         } else {
             let py = value.py();
             let mask = 1u8.into_pyobject(py)?.lshift(n * 32)?.sub(1u8)?;
-            let bytes: Vec<u8> = value.bitand(&mask)?.call_method1("to_bytes", (n * 4, "little"))?.extract()?;
+            let bytes: Vec<u8> =
+                value.bitand(&mask)?.call_method1("to_bytes", (n * 4, "little"))?.extract()?;
             bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
         };
         self.stepper.poke(idx, &words);
@@ -341,10 +355,17 @@ impl NativeSim {
     /// models; components: the component's bit-exact model (with this build's memories).
     /// Returns `{output name: (values, codes)}`.
     #[pyo3(signature = (inputs, codes=false))]
-    fn golden<'py>(&self, py: Python<'py>, inputs: &Bound<'py, PyDict>, codes: bool) -> PyResult<Bound<'py, PyDict>> {
+    fn golden<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: &Bound<'py, PyDict>,
+        codes: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let mut given = Vec::new();
         for (k, s) in self.streams.iter().enumerate().filter(|(_, s)| s.input) {
-            let v = inputs.get_item(&s.name)?.ok_or_else(|| mase_err(format!("golden: no value for input `{}`", s.name)))?;
+            let v = inputs
+                .get_item(&s.name)?
+                .ok_or_else(|| mase_err(format!("golden: no value for input `{}`", s.name)))?;
             given.push((k, self.codes_of(k, &v, codes)?));
         }
         let outs: Vec<Vec<i64>> = match &self.golden {
@@ -358,7 +379,11 @@ impl NativeSim {
                     stim.inputs.insert(self.streams[k].name.clone(), codes);
                 }
                 let out = c.model(p, &stim).map_err(|e| sim_err(format!("{} model: {e}", c.name())))?;
-                self.streams.iter().filter(|s| !s.input).map(|s| out.get(&s.name).cloned().unwrap_or_default()).collect()
+                self.streams
+                    .iter()
+                    .filter(|s| !s.input)
+                    .map(|s| out.get(&s.name).cloned().unwrap_or_default())
+                    .collect()
             }
         };
         let d = PyDict::new(py);

@@ -311,7 +311,10 @@ impl Stepper {
             }
             match a.s.spec.dir {
                 Direction::In => {
-                    if !a.offering && !a.queue.is_empty() && (a.stall == 0.0 || self.rng.gen::<f64>() >= a.stall) {
+                    if !a.offering
+                        && !a.queue.is_empty()
+                        && (a.stall == 0.0 || self.rng.gen::<f64>() >= a.stall)
+                    {
                         a.offering = true;
                         match a.s.data_p {
                             // The fast path's beats are two words (one u64).
@@ -418,7 +421,13 @@ impl Stepper {
 
 /// Samples output agent `a` after the settle: checks a held beat, then takes the offered beat
 /// when ready (appending its elements to `a.got`). Whether a beat was taken.
-fn sample(a: &mut Agent, model: &Model, cycle: u64, words: &mut Vec<u32>, vals: &mut Vec<i64>) -> Result<bool> {
+fn sample(
+    a: &mut Agent,
+    model: &Model,
+    cycle: u64,
+    words: &mut Vec<u32>,
+    vals: &mut Vec<i64>,
+) -> Result<bool> {
     let s = &mut a.s;
     let valid = s.valid_p.get();
     if let Some(h) = a.held.take() {
