@@ -44,6 +44,13 @@ fn venv(dir: &Path) -> PathBuf {
     py
 }
 
+/// `PATH` with the venv's `bin/` first.
+fn with_venv_path(py: &Path) -> std::ffi::OsString {
+    let bin = py.parent().expect("the venv's bin directory").to_path_buf();
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&rest))).expect("PATH")
+}
+
 #[test]
 fn python_package_suite() {
     let root = root();
@@ -57,7 +64,8 @@ fn python_package_suite() {
             // The dev profile (target/debug): the dependencies `cargo test` built are reused (the
             // test profile cannot be used: `cargo rustc --profile test` builds a test harness).
             .env("MATURIN_PEP517_ARGS", "--profile dev")
-            .env("CARGO_TARGET_DIR", root.join("target")),
+            // maturin's build hook looks for the `maturin` executable on PATH.
+            .env("PATH", with_venv_path(&py)),
         "pip install ./py",
     );
     run(

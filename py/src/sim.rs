@@ -437,9 +437,13 @@ pub fn component_stimulus<'py>(
     Ok(d)
 }
 
-/// The registry: `[(name, description, [(param, default, doc)], test_params)]`.
+/// One registry entry: name, description, parameters `(name, default, doc)` and the parameter
+/// overrides of each instance of its shared test.
+pub type ComponentEntry = (String, String, Vec<(String, String, String)>, Vec<Vec<(String, i64)>>);
+
+/// The registry, one [`ComponentEntry`] per component.
 #[pyfunction]
-pub fn component_list() -> Vec<(String, String, Vec<(String, String, String)>, Vec<Vec<(String, i64)>>)> {
+pub fn component_list() -> Vec<ComponentEntry> {
     mase_sim::components()
         .into_iter()
         .map(|c| {
