@@ -132,3 +132,12 @@ def test_flow_returns_plain_data(fixtures, tmp_path):
     assert isinstance(out["graph"], MaseGraph)
     with pytest.raises(MaseError, match="lanez"):
         mase_rs.flow(fixtures / "mlp_gemm_relu.onnx", tmp_path / "hw2", config={"hardware": {"lanez": 2}})
+
+
+def test_flow_reads_a_flow_toml(fixtures, root, tmp_path):
+    out = mase_rs.flow(fixtures / "mlp_gemm_relu.onnx", tmp_path / "hw", config=root / "examples" / "flow_mlp_int8.toml")
+    assert out["report"]["top"] == "mlp_top"
+    assert out["info"]["calibration"]["source"] == "data"
+    fc = [n for n in out["graph"].nodes.values() if n.op == "linear"][0]
+    assert fc.meta["mase"].parameters["common"]["args"]["data_in_0"]["precision"][0] == 8
+    assert fc.meta["mase"].parameters["hardware"]["toolchain"] == "INTERNAL"
