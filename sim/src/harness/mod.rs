@@ -11,12 +11,14 @@
 //! Pieces, one job each: `driver.rs` (an input stream), `monitor.rs` (an output stream and the
 //! stream rule), `scoreboard.rs` (comparison), `watchdog.rs` (deadlock report), `stream.rs` (the
 //! ports a driver and a monitor share), `pack.rs` (lane values to port words). [`run_streams`]
-//! here sequences them cycle by cycle.
+//! here sequences them cycle by cycle; `step.rs` ([`Stepper`]) runs the same cycle for front ends
+//! that feed stimulus incrementally and wait for events (the Python package).
 
 mod driver;
 mod monitor;
 mod pack;
 mod scoreboard;
+mod step;
 mod stream;
 mod watchdog;
 
@@ -33,6 +35,7 @@ use driver::Driver;
 use monitor::{Monitor, Seen};
 pub use pack::{pack, unpack, unpack_u64};
 use scoreboard::Scoreboard;
+pub use step::{Stepper, Wait};
 use stream::StreamPorts;
 use watchdog::Watchdog;
 

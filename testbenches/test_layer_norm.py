@@ -1,0 +1,11 @@
+"""Testbench of `layer_norm` (LayerNorm over a row): every parameter set of its shared test, random valid gaps
+and ready drops, bit-exact against the component's Rust model (see tb_common.py)."""
+
+import pytest
+
+from tb_common import check_component, param_sets
+
+
+@pytest.mark.parametrize("index,params", param_sets("layer_norm"))
+def test_layer_norm(index, params):
+    check_component("layer_norm", index, params)

@@ -1,0 +1,11 @@
+"""Testbench of `mul` (multiplication by a scalar or per-channel constant): every parameter set of its shared test, random valid gaps
+and ready drops, bit-exact against the component's Rust model (see tb_common.py)."""
+
+import pytest
+
+from tb_common import check_component, param_sets
+
+
+@pytest.mark.parametrize("index,params", param_sets("mul"))
+def test_mul(index, params):
+    check_component("mul", index, params)

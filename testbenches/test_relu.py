@@ -1,0 +1,11 @@
+"""Testbench of `relu` (element-wise ReLU): every parameter set of its shared test, random valid gaps
+and ready drops, bit-exact against the component's Rust model (see tb_common.py)."""
+
+import pytest
+
+from tb_common import check_component, param_sets
+
+
+@pytest.mark.parametrize("index,params", param_sets("relu"))
+def test_relu(index, params):
+    check_component("relu", index, params)
