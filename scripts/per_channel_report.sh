@@ -17,7 +17,7 @@ for g in per_tensor per_channel; do
     "$mase" flow "$dir/minilm_real.onnx" --config "$cfg" \
       --calibrate hidden_states="$dir/minilm_real.calib.hidden_states.npy" -o "$work/$g.$w" > /dev/null 2>&1
     cos=$("$mase" sim "$work/$g.$w" --golden --input hidden_states="$dir/minilm_real.eval.hidden_states.npy" --json 2>/dev/null \
-      | python3 -c 'import json,sys; print(json.load(sys.stdin)["cosine"])')
+      | python3 -c 'import json,sys; print(json.load(sys.stdin)["cosine_vs_float"])')
     printf '%-12s %-8s %s\n' "$g" "$w" "$cos"
   done
 done

@@ -70,10 +70,10 @@ fn sweep_rerun_shards_merge_and_errors() {
         );
     }
     // An axis the sweep does not have.
-    std::fs::write(dir.join("BAD.toml"), "[sweep]\nweight_granularity = [\"per_channel\"]\n").unwrap();
+    std::fs::write(dir.join("BAD.toml"), "[sweep]\nweight_precision = [8]\n").unwrap();
     let out = mase(&["sweep", &model, "--config", "BAD.toml", "-o", "bad"], dir);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("BAD.toml") && err.contains("weight_granularity"), "{err}");
+    assert!(!out.status.success() && err.contains("BAD.toml") && err.contains("weight_precision"), "{err}");
     assert!(
         err.contains("`width`") && err.contains("`multiplier_budget`") && err.contains("`target_ii`"),
         "{err}"
