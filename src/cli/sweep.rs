@@ -107,10 +107,11 @@ fn print_front(points: &[PointResult]) {
     for p in front.iter().take(10) {
         let m = p.metrics.as_ref().expect("front points have metrics");
         println!(
-            "           {} width {} weight {}: accuracy {:.4}, ii {}, {} multipliers, {} memory bits",
+            "           {} width {} weight {}{}: accuracy {:.4}, ii {}, {} multipliers, {} memory bits",
             p.id,
             p.spec.width,
             p.spec.weight_width,
+            if p.spec.weight_granularity == "per_channel" { " per-channel" } else { "" },
             mase_sweep::pareto::accuracy(m),
             m.ii_cycles,
             m.multipliers,

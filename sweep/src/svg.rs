@@ -124,11 +124,23 @@ pub fn plot(points: &[PointResult], labelled: bool) -> String {
         esc(y_label)
     );
     let frac = |v: f64| if i1 > i0 { (v - i0) / (i1 - i0) } else { 0.0 };
-    // Front line: front points by multipliers, then accuracy.
+    // Front line: the front has more objectives than this plot's two axes, so the line is its
+    // shadow here, a staircase through the front points that raise the best accuracy so far as
+    // multipliers grow.
     let mut front: Vec<(f64, f64)> =
         ok.iter().zip(xs.iter().zip(&ys)).filter(|(p, _)| p.pareto).map(|(_, (x, y))| (*x, *y)).collect();
-    front.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    let pts: Vec<String> = front.iter().map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y))).collect();
+    front.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    let mut pts: Vec<String> = Vec::new();
+    let mut best = f64::NEG_INFINITY;
+    for (x, y) in front {
+        if y > best {
+            if best.is_finite() {
+                pts.push(format!("{:.1},{:.1}", px(x), py(best)));
+            }
+            pts.push(format!("{:.1},{:.1}", px(x), py(y)));
+            best = y;
+        }
+    }
     let _ = writeln!(
         s,
         r##"<polyline points="{}" fill="none" stroke="#222" stroke-width="1.2" stroke-dasharray="4 3"/>"##,
