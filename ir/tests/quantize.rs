@@ -232,30 +232,37 @@ fn linear_model(x: &[i64], fx: i32, w: &[i64], fw: i32, b: i64, fb: i32) -> BigR
     acc
 }
 
-#[test]
-fn quantized_execution_is_integer_exact_for_linear_layers() {
-    let (g, _) = quantize(mlp(6), &int8_config()).unwrap();
-    let inp = input(7);
-    let vals = run_quantized_values(&g, &inp).unwrap();
-    let fc1 = g.find("fc1").unwrap();
-    let QValue::Fixed { codes: y, format: yf } = &vals[fc1.0] else { panic!("fc1 is fixed") };
-    let xf = fmt_of(&g, "fc1", "args", "data_in_0").unwrap();
+/// fc1's quantized outputs equal the exact rational model of its integer codes, each output
+/// channel at its own weight fraction (per-channel weights) or the tensor's; fc1's codes and
+/// format.
+fn assert_fc1_exact<'v>(
+    g: &MaseGraph,
+    vals: &'v [QValue],
+    inp: &HashMap<String, Tensor>,
+) -> (&'v ndarray::ArrayD<i64>, FixedFormat) {
+    let QValue::Fixed { codes: y, format: yf } = &vals[g.find("fc1").unwrap().0] else {
+        panic!("fc1 is fixed")
+    };
+    let xf = fmt_of(g, "fc1", "args", "data_in_0").unwrap();
     let xq: Vec<i64> = inp["x"].as_f32().unwrap().iter().map(|v| from_f64(f64::from(*v), &xf)).collect();
     let (w, b) = (&g.qweights["fc1.weight"], &g.qweights["fc1.bias"]);
     for r in 0..4 {
         for o in 0..8 {
             let wrow: Vec<i64> = (0..16).map(|i| w.codes[[o, i]]).collect();
-            let exact = linear_model(
-                &xq[r * 16..(r + 1) * 16],
-                xf.frac,
-                &wrow,
-                w.format.frac,
-                b.codes[[o]],
-                b.format.frac,
-            );
+            let x = &xq[r * 16..(r + 1) * 16];
+            let exact = linear_model(x, xf.frac, &wrow, w.frac_of_row(o), b.codes[[o]], b.format.frac);
             assert_eq!(y[[r, o]], fixed_model::cast_i64(&exact, yf), "row {r} out {o}");
         }
     }
+    (y, *yf)
+}
+
+#[test]
+fn quantized_execution_is_integer_exact_for_linear_layers() {
+    let (g, _) = quantize(mlp(6), &int8_config()).unwrap();
+    let inp = input(7);
+    let vals = run_quantized_values(&g, &inp).unwrap();
+    let (y, yf) = assert_fc1_exact(&g, &vals, &inp);
     // relu is exact on the codes: max(code, 0) cast into its data_out
     let relu = g.find("relu").unwrap();
     let QValue::Fixed { codes: rc, format: rf } = &vals[relu.0] else { panic!("relu is fixed") };
@@ -467,26 +474,7 @@ fn per_channel_weights_use_each_rows_own_fraction_exactly() {
     assert_eq!(fmt_of(&g, "fc1", "args", "weight").unwrap().frac, w.format.frac);
     let inp = input(7);
     let vals = run_quantized_values(&g, &inp).unwrap();
-    let QValue::Fixed { codes: y, format: yf } = &vals[g.find("fc1").unwrap().0] else {
-        panic!("fc1 is fixed")
-    };
-    let xf = fmt_of(&g, "fc1", "args", "data_in_0").unwrap();
-    let xq: Vec<i64> = inp["x"].as_f32().unwrap().iter().map(|v| from_f64(f64::from(*v), &xf)).collect();
-    let b = &g.qweights["fc1.bias"];
-    for r in 0..4 {
-        for o in 0..8 {
-            let wrow: Vec<i64> = (0..16).map(|i| w.codes[[o, i]]).collect();
-            let exact = linear_model(
-                &xq[r * 16..(r + 1) * 16],
-                xf.frac,
-                &wrow,
-                fracs[o],
-                b.codes[[o]],
-                b.format.frac,
-            );
-            assert_eq!(y[[r, o]], fixed_model::cast_i64(&exact, yf), "row {r} out {o}");
-        }
-    }
+    assert_fc1_exact(&g, &vals, &inp);
     // A fraction given with per-channel weights is an error naming the table.
     let bad = toml("[default.config]\nname = \"integer\"\nweight_width = 6\nweight_frac_width = 3\nweight_granularity = \"per_channel\"\n");
     let e = quantize(mlp(6), &bad).unwrap_err().to_string();

@@ -17,13 +17,3 @@ impl Binary for Add {
     );
     const EXACT: Exact = mase_ir::fixed::add;
 }
-
-impl crate::binding::Binding for Add {
-    fn overrides(
-        &self,
-        v: &crate::binding::NodeView,
-        par: crate::binding::Par,
-    ) -> mase_ir::Result<Vec<(String, i64)>> {
-        binary::join_overrides(v, par)
-    }
-}

@@ -133,8 +133,20 @@ impl<T: Binary> Component for T {
     }
 }
 
+/// Every binary component binds a join node the same way: operands of equal shapes, each in
+/// its own format.
+impl<T: Binary> crate::binding::Binding for T {
+    fn overrides(
+        &self,
+        v: &crate::binding::NodeView,
+        par: crate::binding::Par,
+    ) -> mase_ir::Result<Vec<(String, i64)>> {
+        join_overrides(v, par)
+    }
+}
+
 /// Overrides of a join node (add, sub): operands of equal shapes, each in its own format.
-pub(crate) fn join_overrides(
+fn join_overrides(
     v: &crate::binding::NodeView,
     par: crate::binding::Par,
 ) -> mase_ir::Result<Vec<(String, i64)>> {

@@ -17,13 +17,3 @@ impl Binary for Sub {
     );
     const EXACT: Exact = mase_ir::fixed::sub;
 }
-
-impl crate::binding::Binding for Sub {
-    fn overrides(
-        &self,
-        v: &crate::binding::NodeView,
-        par: crate::binding::Par,
-    ) -> mase_ir::Result<Vec<(String, i64)>> {
-        binary::join_overrides(v, par)
-    }
-}

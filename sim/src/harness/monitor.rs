@@ -59,19 +59,7 @@ impl Monitor {
     ) -> Result<Seen> {
         let s = &mut self.s;
         let valid = s.valid_p.get();
-        if let Some(h) = self.held.take() {
-            s.read(model, words);
-            let detail = if !valid {
-                "valid dropped while the beat was back-pressured"
-            } else if *words != h {
-                "data changed while the beat was back-pressured"
-            } else {
-                ""
-            };
-            if !detail.is_empty() {
-                return Err(SimError::Protocol { stream: s.spec.name.clone(), cycle, detail: detail.into() });
-            }
-        }
+        check_held(s, self.held.take(), valid, model, cycle, words)?;
         if !valid {
             return Ok(Seen::Nothing);
         }
@@ -101,4 +89,26 @@ impl Monitor {
         s.done += 1;
         Ok(Seen::Beat(base))
     }
+}
+
+/// Checks a beat the consumer held back last cycle (`held`, its packed words): still valid and
+/// unchanged, as the stream protocol requires; the protocol error names the stream and cycle.
+pub(crate) fn check_held(
+    s: &StreamPorts,
+    held: Option<Vec<u32>>,
+    valid: bool,
+    model: &Model,
+    cycle: u64,
+    words: &mut Vec<u32>,
+) -> Result<()> {
+    let Some(h) = held else { return Ok(()) };
+    s.read(model, words);
+    let detail = if !valid {
+        "valid dropped while the beat was back-pressured"
+    } else if *words != h {
+        "data changed while the beat was back-pressured"
+    } else {
+        return Ok(());
+    };
+    Err(SimError::Protocol { stream: s.spec.name.clone(), cycle, detail: detail.into() })
 }

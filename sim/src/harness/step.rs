@@ -430,19 +430,7 @@ fn sample(
 ) -> Result<bool> {
     let s = &mut a.s;
     let valid = s.valid_p.get();
-    if let Some(h) = a.held.take() {
-        s.read(model, words);
-        let detail = if !valid {
-            "valid dropped while the beat was back-pressured"
-        } else if *words != h {
-            "data changed while the beat was back-pressured"
-        } else {
-            ""
-        };
-        if !detail.is_empty() {
-            return Err(SimError::Protocol { stream: s.spec.name.clone(), cycle, detail: detail.into() });
-        }
-    }
+    super::monitor::check_held(s, a.held.take(), valid, model, cycle, words)?;
     if !valid {
         return Ok(false);
     }
