@@ -417,10 +417,12 @@ fn node_formats(graph: &MaseGraph, id: NodeId, e: &EntryConfig) -> Result<NodeFo
     let node = graph.node(id);
     let need = |kind: &str| -> Result<FixedFormat> {
         e.format(kind)?.ok_or_else(|| {
-            node.error(format!(
-                "[{}.config] must give {kind}_width and {kind}_frac_width for this node",
-                e.key
-            ))
+            let what = if kind == "weight" && e.weight_granularity == Granularity::PerChannel {
+                "weight_width (per-channel weights choose their fractions)".to_string()
+            } else {
+                format!("{kind}_width and {kind}_frac_width")
+            };
+            node.error(format!("[{}.config] must give {what} for this node", e.key))
         })
     };
     let mut f = NodeFormats::default();
