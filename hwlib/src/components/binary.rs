@@ -8,6 +8,7 @@
 use mase_ir::fixed::cast_code;
 
 use super::cast::output_format;
+use crate::binding::{Binding, NodeView, Par};
 use crate::component::{
     data_out_0, Component, Cost, Direction, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
@@ -135,21 +136,14 @@ impl<T: Binary> Component for T {
 
 /// Every binary component binds a join node the same way: operands of equal shapes, each in
 /// its own format.
-impl<T: Binary> crate::binding::Binding for T {
-    fn overrides(
-        &self,
-        v: &crate::binding::NodeView,
-        par: crate::binding::Par,
-    ) -> mase_ir::Result<Vec<(String, i64)>> {
+impl<T: Binary> Binding for T {
+    fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
         join_overrides(v, par)
     }
 }
 
 /// Overrides of a join node (add, sub): operands of equal shapes, each in its own format.
-fn join_overrides(
-    v: &crate::binding::NodeView,
-    par: crate::binding::Par,
-) -> mase_ir::Result<Vec<(String, i64)>> {
+fn join_overrides(v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
     let (a, b) = (v.in_shape(0)?, v.in_shape(1)?);
     if a != b {
         return Err(v.error(format!(

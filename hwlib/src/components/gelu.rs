@@ -39,6 +39,7 @@ use mase_ir::fixed::{cast_code, from_f64, to_f64, FixedFormat};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::binding::{Binding, NodeView, Par};
 use crate::component::{
     data_out_0, Component, Cost, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
@@ -332,12 +333,8 @@ impl Component for Gelu {
     }
 }
 
-impl crate::binding::Binding for Gelu {
-    fn overrides(
-        &self,
-        v: &crate::binding::NodeView,
-        par: crate::binding::Par,
-    ) -> mase_ir::Result<Vec<(String, i64)>> {
+impl Binding for Gelu {
+    fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
         let x = v.signed_input(0, 16)?;
         let out = v.out_format()?;
         // The narrowest table whose 0 / identity tails stay within a quarter output LSB of the
@@ -352,11 +349,7 @@ impl crate::binding::Binding for Gelu {
     }
 
     /// The tanh form uses the component's table lookup with its own table.
-    fn data_memories(
-        &self,
-        v: &crate::binding::NodeView,
-        p: &Params,
-    ) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
+    fn data_memories(&self, v: &NodeView, p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
         Ok(match approximation(v) {
             mase_ir::op::GeluApprox::Tanh => vec![("table".to_string(), function_table(p, gelu_tanh_f64))],
             mase_ir::op::GeluApprox::None => Vec::new(),
@@ -365,7 +358,7 @@ impl crate::binding::Binding for Gelu {
 }
 
 /// The GELU form of a gelu node.
-fn approximation(v: &crate::binding::NodeView) -> mase_ir::op::GeluApprox {
+fn approximation(v: &NodeView) -> mase_ir::op::GeluApprox {
     match &v.node.op {
         mase_ir::Op::Gelu { approximate } => *approximate,
         _ => mase_ir::op::GeluApprox::None,

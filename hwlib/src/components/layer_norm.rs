@@ -35,6 +35,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::cast::output_format;
+use crate::binding::{Binding, NodeView, Par};
 use crate::component::{
     data_out_0, uniform_stimulus, value_range, Component, Cost, Info, MemorySpec, ParamSpec, Params,
     Stimulus, StreamSpec, StreamValues,
@@ -476,12 +477,8 @@ impl Component for LayerNorm {
     }
 }
 
-impl crate::binding::Binding for LayerNorm {
-    fn overrides(
-        &self,
-        v: &crate::binding::NodeView,
-        par: crate::binding::Par,
-    ) -> mase_ir::Result<Vec<(String, i64)>> {
+impl Binding for LayerNorm {
+    fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
         let mase_ir::Op::LayerNorm { axis, epsilon, weight, bias } = &v.node.op else {
             return Err(v.error("the layer_norm component binds layer_norm nodes only"));
         };
@@ -505,11 +502,7 @@ impl crate::binding::Binding for LayerNorm {
             .done()
     }
 
-    fn data_memories(
-        &self,
-        v: &crate::binding::NodeView,
-        p: &Params,
-    ) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
+    fn data_memories(&self, v: &NodeView, p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
         let mase_ir::Op::LayerNorm { weight, bias, .. } = &v.node.op else { return Ok(Vec::new()) };
         let d = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") as usize;
         let or_const = |key: &Option<String>, c: i64| match key {

@@ -21,6 +21,7 @@
 use mase_ir::fixed::{accumulate, cast_code};
 
 use super::cast::{check_modes, output_format};
+use crate::binding::{Binding, NodeView, Par};
 use crate::component::{
     data_out_0, Component, Cost, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
@@ -496,12 +497,8 @@ fn channel_shifts(w: &mase_ir::tensor::QuantTensor) -> Option<Vec<i64>> {
     Some(fracs.iter().map(|f| i64::from(w.format.frac - f)).collect())
 }
 
-impl crate::binding::Binding for Linear {
-    fn overrides(
-        &self,
-        v: &crate::binding::NodeView,
-        par: crate::binding::Par,
-    ) -> mase_ir::Result<Vec<(String, i64)>> {
+impl Binding for Linear {
+    fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
         let mase_ir::Op::Linear { weight, bias } = &v.node.op else {
             return Err(v.error("the linear component binds linear nodes only"));
         };
@@ -532,7 +529,7 @@ impl crate::binding::Binding for Linear {
 
     /// Every `P_IN` dividing the input row and `P_OUT` dividing the output row, up to 256 each
     /// and 4096 multipliers.
-    fn candidates(&self, v: &crate::binding::NodeView) -> mase_ir::Result<Vec<crate::binding::Par>> {
+    fn candidates(&self, v: &NodeView) -> mase_ir::Result<Vec<Par>> {
         use crate::binding::{divisors, Par};
         let out = *v.out_shape()?.last().unwrap_or(&1);
         let mut c = Vec::new();
@@ -546,11 +543,7 @@ impl crate::binding::Binding for Linear {
         Ok(c)
     }
 
-    fn data_memories(
-        &self,
-        v: &crate::binding::NodeView,
-        _p: &Params,
-    ) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
+    fn data_memories(&self, v: &NodeView, _p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
         let mase_ir::Op::Linear { weight, bias } = &v.node.op else { return Ok(Vec::new()) };
         let mut m = vec![("weight".to_string(), v.weight_codes(weight)?)];
         if let Some(shifts) = channel_shifts(v.qweight(weight)?) {

@@ -17,6 +17,7 @@
 use mase_ir::fixed::{accumulate, cast_code};
 
 use super::cast::{check_modes, output_format};
+use crate::binding::{Binding, NodeView, Par};
 use crate::block_stream_order;
 use crate::component::{
     data_out_0, Component, Cost, Direction, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
@@ -309,12 +310,8 @@ impl Component for Matmul {
     }
 }
 
-impl crate::binding::Binding for Matmul {
-    fn overrides(
-        &self,
-        v: &crate::binding::NodeView,
-        par: crate::binding::Par,
-    ) -> mase_ir::Result<Vec<(String, i64)>> {
+impl Binding for Matmul {
+    fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
         let (a, b) = (v.in_shape(0)?, v.in_shape(1)?);
         if a.len() < 2
             || b.len() < 2
@@ -340,7 +337,7 @@ impl crate::binding::Binding for Matmul {
     }
 
     /// `B` streams row-major: along K (`p_out = 1`) when read as `Bᵀ`, else along M (`p_in = 1`).
-    fn candidates(&self, v: &crate::binding::NodeView) -> mase_ir::Result<Vec<crate::binding::Par>> {
+    fn candidates(&self, v: &NodeView) -> mase_ir::Result<Vec<Par>> {
         use crate::binding::{divisors, Par};
         Ok(if crate::binding::layout::matmul_transposed_b(v.graph, v.node) {
             divisors(v.row_len()?, 256).into_iter().map(|p| Par { p_in: p, p_out: 1 }).collect()
@@ -350,12 +347,12 @@ impl crate::binding::Binding for Matmul {
         })
     }
 
-    fn par_of_one(&self, a: usize) -> crate::binding::Par {
-        crate::binding::Par { p_in: 1, p_out: a }
+    fn par_of_one(&self, a: usize) -> Par {
+        Par { p_in: 1, p_out: a }
     }
 
     /// One whole `B` sequence enters before the first `A` row is needed.
-    fn input_lead(&self, v: &crate::binding::NodeView, k: usize) -> mase_ir::Result<f64> {
+    fn input_lead(&self, v: &NodeView, k: usize) -> mase_ir::Result<f64> {
         if k != 1 {
             return Ok(0.0);
         }

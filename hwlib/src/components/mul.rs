@@ -21,6 +21,7 @@
 
 use mase_ir::fixed::cast_code;
 
+use crate::binding::{Binding, NodeView, Par};
 use crate::component::{
     data_out_0, Component, Cost, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
@@ -224,12 +225,8 @@ impl Component for Mul {
     }
 }
 
-impl crate::binding::Binding for Mul {
-    fn overrides(
-        &self,
-        v: &crate::binding::NodeView,
-        par: crate::binding::Par,
-    ) -> mase_ir::Result<Vec<(String, i64)>> {
+impl Binding for Mul {
+    fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
         let mase_ir::Op::MulScalar { scalar } = &v.node.op else {
             return Err(v.error("the mul component binds multiplications by a scalar only"));
         };

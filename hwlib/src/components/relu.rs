@@ -1,6 +1,7 @@
 //! `relu`: element-wise `max(x, 0)` on a stream of signed fixed-point blocks (`rtl/mase_relu.sv`).
 //! Input and output share one format; the output is registered by a `mase_skid_buffer`.
 
+use crate::binding::{Binding, NodeView, Par};
 use crate::component::{
     data_out_0, Component, Cost, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
@@ -100,12 +101,8 @@ impl Component for Relu {
     }
 }
 
-impl crate::binding::Binding for Relu {
-    fn overrides(
-        &self,
-        v: &crate::binding::NodeView,
-        par: crate::binding::Par,
-    ) -> mase_ir::Result<Vec<(String, i64)>> {
+impl Binding for Relu {
+    fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
         crate::binding::Overrides::default()
             .tensor("DATA_IN_0", &v.signed_input(0, 64)?, &v.in_shape(0)?, par.p_in)
             .done()

@@ -47,6 +47,7 @@
 
 use mase_ir::fixed::{cast_code, from_f64, FixedFormat, Overflow, Rounding};
 
+use crate::binding::{Binding, NodeView, Par};
 use crate::component::{
     data_out_0, Component, Cost, Direction, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec,
     StreamValues,
@@ -354,12 +355,8 @@ impl Component for Softmax {
     }
 }
 
-impl crate::binding::Binding for Softmax {
-    fn overrides(
-        &self,
-        v: &crate::binding::NodeView,
-        par: crate::binding::Par,
-    ) -> mase_ir::Result<Vec<(String, i64)>> {
+impl Binding for Softmax {
+    fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
         let mase_ir::Op::Softmax { axis } = &v.node.op else {
             return Err(v.error("the softmax component binds softmax nodes only"));
         };

@@ -18,6 +18,7 @@
 //! a whole tensor in one bank while the other is read, so the stream never stops:
 //! II = `NW` cycles per tensor (`NW` = beats per tensor), latency `NW + 2`.
 
+use crate::binding::{Binding, NodeView, Par};
 use crate::block_stream_order;
 use crate::component::{
     data_out_0, Component, Cost, Direction, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
@@ -302,12 +303,8 @@ impl Component for Transpose {
     }
 }
 
-impl crate::binding::Binding for Transpose {
-    fn overrides(
-        &self,
-        v: &crate::binding::NodeView,
-        par: crate::binding::Par,
-    ) -> mase_ir::Result<Vec<(String, i64)>> {
+impl Binding for Transpose {
+    fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
         let t =
             block_of(v)?.ok_or_else(|| v.error("transpose keeps the element order; it needs no instance"))?;
         let x = v.in_format(0)?;
@@ -316,7 +313,7 @@ impl crate::binding::Binding for Transpose {
     }
 
     /// Lanes dividing the unit moved whole (one lane when units are single elements).
-    fn candidates(&self, v: &crate::binding::NodeView) -> mase_ir::Result<Vec<crate::binding::Par>> {
+    fn candidates(&self, v: &NodeView) -> mase_ir::Result<Vec<Par>> {
         use crate::binding::{divisors, Par};
         Ok(match block_of(v)? {
             Some(t) if t.c > 1 => divisors(t.c, 256).into_iter().map(Par::lanes).collect(),
@@ -324,14 +321,14 @@ impl crate::binding::Binding for Transpose {
         })
     }
 
-    fn passes_through(&self, v: &crate::binding::NodeView) -> mase_ir::Result<bool> {
+    fn passes_through(&self, v: &NodeView) -> mase_ir::Result<bool> {
         Ok(block_of(v)?.is_none())
     }
 }
 
 /// The block reorder a transpose node is built as (`None`: the identity on the element stream),
 /// or an error naming the permutation when the component cannot implement it.
-fn block_of(v: &crate::binding::NodeView) -> mase_ir::Result<Option<crate::binding::perm::BlockTranspose>> {
+fn block_of(v: &NodeView) -> mase_ir::Result<Option<crate::binding::perm::BlockTranspose>> {
     use crate::binding::perm::{classify, PermKind};
     let mase_ir::Op::Transpose { perm } = &v.node.op else {
         return Err(v.error("the transpose component binds transpose nodes only"));
