@@ -82,16 +82,7 @@ pub fn sim_build_design(project_dir: PathBuf, seed: u64) -> PyResult<NativeSim> 
             tensor: port.tensor.clone(),
         })
         .collect();
-    let model = Model::new(&b).py()?;
-    let stepper = Stepper::new(model, &specs, seed).py()?;
-    Ok(NativeSim {
-        stepper,
-        streams,
-        golden: Golden::Design(Box::new(p)),
-        build_s: b.build_s,
-        cache_hit: b.cache_hit,
-        words: Vec::new(),
-    })
+    NativeSim::load(&b, &specs, streams, Golden::Design(Box::new(p)), seed)
 }
 
 /// Builds (cached) library component `name` with parameter overrides `params` (SystemVerilog
@@ -151,19 +142,29 @@ pub fn sim_build_component(
             }
         })
         .collect();
-    let model = Model::new(&b).py()?;
-    let stepper = Stepper::new(model, &specs, seed).py()?;
-    Ok(NativeSim {
-        stepper,
-        streams,
-        golden: Golden::Component(c, p, stim.memories),
-        build_s: b.build_s,
-        cache_hit: b.cache_hit,
-        words: Vec::new(),
-    })
+    NativeSim::load(&b, &specs, streams, Golden::Component(c, p, stim.memories), seed)
 }
 
 impl NativeSim {
+    /// Loads build `b` behind a stepping harness over its stream ports `specs`.
+    fn load(
+        b: &mase_sim::Build,
+        specs: &[mase_hwlib::StreamSpec],
+        streams: Vec<StreamInfo>,
+        golden: Golden,
+        seed: u64,
+    ) -> PyResult<NativeSim> {
+        let stepper = Stepper::new(Model::new(b).py()?, specs, seed).py()?;
+        Ok(NativeSim {
+            stepper,
+            streams,
+            golden,
+            build_s: b.build_s,
+            cache_hit: b.cache_hit,
+            words: Vec::new(),
+        })
+    }
+
     fn info(&self, k: usize) -> PyResult<&StreamInfo> {
         self.streams.get(k).ok_or_else(|| mase_err(format!("no stream {k}")))
     }
