@@ -131,7 +131,6 @@ enum Command {
         #[command(subcommand)]
         what: SynthWhat,
     },
-    /// The main job on a built-in BERT-tiny-shaped encoder layer.
     /// Bind a quantized checkpoint to components and write the hardware project (top.sv, RTL,
     /// memories, file list, FuseSoC core, report, README).
     Emit {
@@ -241,6 +240,8 @@ enum Command {
         #[arg(short, long, required = true)]
         output: Option<PathBuf>,
     },
+    /// The main job on a built-in BERT-tiny-shaped encoder layer: ONNX → quantize → RTL →
+    /// Verilator with random stalls, bit-exact against the golden model, with figures.
     Demo {
         /// Output directory (created; only files inside it are written).
         #[arg(short, long, default_value = "mase-demo")]
