@@ -13,6 +13,7 @@ pub mod external;
 pub mod flow;
 pub mod golden;
 pub mod hw_pass;
+pub mod latency;
 pub mod parallel;
 pub mod per_op;
 pub mod project;

@@ -287,7 +287,12 @@ fn readme(d: &Design, r: &Report, lib: &[String]) -> String {
         "- initiation interval: {} cycles per inference (slowest instance: `{}`)",
         r.ii_cycles, r.slowest
     );
-    let _ = writeln!(s, "- latency estimate: {} cycles (lower bound)", r.latency_cycles_estimate);
+    let _ = writeln!(
+        s,
+        "- latency estimate: {} cycles to the first output beat{}",
+        r.latency_cycles_estimate,
+        latency_note(r)
+    );
     let _ = writeln!(s, "- multipliers: {}; memory: {} bits", r.multipliers, r.memory_bits);
     let counts: Vec<String> = r.instance_counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     let _ = writeln!(s, "- instances: {}\n", counts.join(", "));
@@ -325,4 +330,14 @@ fn readme(d: &Design, r: &Report, lib: &[String]) -> String {
         d.ports.first().map(|p| p.tensor.as_str()).unwrap_or("x")
     );
     s
+}
+
+/// What sets the latency: the instance on the latency chain that adds the most cycles, and how
+/// many of them it spends waiting for its input.
+fn latency_note(r: &Report) -> String {
+    let Some(top) = r.latency_path.iter().max_by_key(|s| s.added) else { return String::new() };
+    format!(
+        " (most of it at `{}` ({}): {} cycles, {} of them waiting for input its producer delivers below full rate)",
+        top.instance, top.component, top.added, top.waiting
+    )
 }

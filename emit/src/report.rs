@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use mase_hwlib::Params;
 
-use crate::design::{Design, Endpoint, InstKind, TopPort};
+use crate::design::{Design, InstKind, TopPort};
 
 /// Figures of one instance.
 #[derive(Debug, Clone, Serialize)]
@@ -46,9 +46,12 @@ pub struct Report {
     pub ii_cycles: u64,
     /// The slowest instance.
     pub slowest: String,
-    /// Latency estimate: the longest producer→consumer chain of cost-model latencies (a lower
-    /// bound; buffering instances fed below their full rate take longer).
+    /// Latency estimate: cycles from the first input beat to the first output beat with no
+    /// stalls, from the latency model ([`crate::latency`]).
     pub latency_cycles_estimate: u64,
+    /// The chain of instances that sets the latency, input side first, with the cycles each
+    /// adds.
+    pub latency_path: Vec<crate::latency::LatencyStep>,
     /// Total multipliers.
     pub multipliers: u64,
     /// Total memory bits.
@@ -85,26 +88,7 @@ pub fn report(d: &Design) -> Report {
         .collect();
     let slowest =
         instances.iter().max_by_key(|r| (r.cycles_per_inference, std::cmp::Reverse(r.name.clone())));
-    // Longest latency chain: relax along wires until nothing changes (the design is acyclic).
-    let mut t = vec![0u64; instances.len()];
-    for _ in 0..=instances.len() {
-        let mut changed = false;
-        for w in &d.wires {
-            if let (Endpoint::Inst(a, _), Endpoint::Inst(b, _)) = (&w.from, &w.to) {
-                let cand = t[*a] + instances[*b].latency_cycles;
-                if cand > t[*b] {
-                    t[*b] = cand;
-                    changed = true;
-                }
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    for (i, r) in instances.iter().enumerate() {
-        t[i] = t[i].max(r.latency_cycles);
-    }
+    let latency = crate::latency::latency(d);
     let mut counts = std::collections::BTreeMap::new();
     for i in &d.instances {
         let k =
@@ -116,7 +100,8 @@ pub fn report(d: &Design) -> Report {
         graph: d.graph.clone(),
         ii_cycles: slowest.map(|s| s.cycles_per_inference).unwrap_or(0),
         slowest: slowest.map(|s| s.name.clone()).unwrap_or_default(),
-        latency_cycles_estimate: t.iter().copied().max().unwrap_or(0),
+        latency_cycles_estimate: latency.cycles,
+        latency_path: latency.path,
         multipliers: instances.iter().map(|r| r.multipliers).sum(),
         memory_bits: instances.iter().map(|r| r.memory_bits).sum(),
         instance_counts: counts,

@@ -276,6 +276,20 @@ pub trait Component: Sync {
         self.info().buffers_whole_unit
     }
 
+    /// Beats of input stream `port` (per row of the stream, see [`StreamSpec::beats_per_row`])
+    /// the component must have taken before its first output beat can leave: what its
+    /// algorithm waits for. The design's latency model reads it to tell how long a buffering
+    /// instance waits when its producer delivers below full rate. Default: the whole row when
+    /// the component [buffers a whole unit](Info::buffers_whole_unit), else one beat.
+    fn beats_before_first_output(&self, p: &Params, port: &str) -> usize {
+        let row = self.streams(p).iter().find(|s| s.name == port).map_or(1, |s| s.beats_per_row);
+        if self.buffers_whole_unit() {
+            row
+        } else {
+            1
+        }
+    }
+
     /// Whether `data_out_0` carries the elements of `data_in_0` in their own format
     /// ([`Info::keeps_input_format`]).
     fn keeps_input_format(&self) -> bool {

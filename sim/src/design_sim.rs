@@ -116,6 +116,8 @@ pub struct DesignReport {
     pub first_mismatches: Vec<Mismatch>,
     /// Cycles from the first input beat to the first output valid.
     pub latency_cycles: u64,
+    /// The design's latency model for the same figure (no stalls; see `mase_emit::latency`).
+    pub model_latency_cycles: u64,
     /// Measured cycles per inference in steady state (needs ≥ 2 inferences).
     pub ii_cycles: Option<f64>,
     /// The cost models' bound: cycles per inference of the slowest instance.
@@ -190,7 +192,8 @@ pub fn simulate_project(p: &Project, inputs: &[Vec<i64>], cfg: &RunConfig) -> Re
     }
     let mut cfg = cfg.clone();
     // A whole-tensor stage may legitimately take long before its first output.
-    let slowest = mase_emit::report::report(d).ii_cycles;
+    let figures = mase_emit::report::report(d);
+    let slowest = figures.ii_cycles;
     cfg.watchdog_cycles = cfg.watchdog_cycles.max(4 * slowest + 10_000);
     let run = run_streams(&mut model, &streams, &in_map, &exp_map, &cfg)?;
     let outputs: Vec<Vec<i64>> = d
@@ -206,6 +209,7 @@ pub fn simulate_project(p: &Project, inputs: &[Vec<i64>], cfg: &RunConfig) -> Re
         mismatches: run.mismatch_count,
         first_mismatches: run.mismatches.iter().take(5).cloned().collect(),
         latency_cycles: run.latency_cycles().unwrap_or(0),
+        model_latency_cycles: figures.latency_cycles_estimate,
         ii_cycles: run.ii_cycles(),
         model_ii_cycles: slowest,
         cycles: run.cycles,

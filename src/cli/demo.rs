@@ -59,8 +59,9 @@ pub fn run(out: &Path) -> anyhow::Result<()> {
         s.bit_exact, s.mismatches, s.inferences, s.stall_prob
     );
     println!(
-        "           latency {} cycles; ii {:.0} cycles/inference without stalls (bound {}); {:.0} cycles/s; build {:.1} s{}",
+        "           latency {} cycles (model {}); ii {:.0} cycles/inference without stalls (bound {}); {:.0} cycles/s; build {:.1} s{}",
         fast.report.latency_cycles,
+        fast.report.model_latency_cycles,
         fast.report.ii_cycles.unwrap_or(0.0),
         fast.report.model_ii_cycles,
         fast.report.sim_cycles_per_s,

@@ -53,7 +53,7 @@ fn print_emitted(out: &Path, r: &mase_emit::report::Report, files: usize) {
     let counts: Vec<String> = r.instance_counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     println!("design     {} ({}): {}", r.top, r.graph, counts.join(", "));
     println!(
-        "figures    ii {} cycles/inference (slowest {}), latency >= {} cycles, {} multipliers, {} memory bits",
+        "figures    ii {} cycles/inference (slowest {}), latency {} cycles, {} multipliers, {} memory bits",
         r.ii_cycles, r.slowest, r.latency_cycles_estimate, r.multipliers, r.memory_bits
     );
     println!(
@@ -250,7 +250,10 @@ pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
         for m in &r.first_mismatches {
             println!("           {m}");
         }
-        println!("latency    {} cycles (first input beat to first output)", r.latency_cycles);
+        println!(
+            "latency    {} cycles (first input beat to first output; latency model {})",
+            r.latency_cycles, r.model_latency_cycles
+        );
         match r.ii_cycles {
             Some(ii) => {
                 println!("ii         {ii:.0} cycles per inference (cost-model bound {})", r.model_ii_cycles)

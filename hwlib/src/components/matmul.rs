@@ -260,6 +260,15 @@ impl Component for Matmul {
         Ok(data_out_0(y))
     }
 
+    /// All of `B` and the first row of `A` (one row of `A` gives one row of the product).
+    fn beats_before_first_output(&self, p: &Params, port: &str) -> usize {
+        let d = Dims::of(p);
+        match port {
+            "data_in_0" => d.nib(),
+            _ => d.nib() * d.nob(),
+        }
+    }
+
     fn cost(&self, p: &Params) -> Cost {
         let d = Dims::of(p);
         let (nib, nob) = (d.nib() as u64, d.nob() as u64);
