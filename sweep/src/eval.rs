@@ -139,9 +139,16 @@ impl Context {
         } else {
             load_samples(&graph, &data.eval).map_err(|e| SweepError::Config(format!("--eval: {e}")))?
         };
+        // The float model on every evaluation inference, on the sweep's worker threads.
+        let runs: Vec<Vec<Tensor>> = {
+            use rayon::prelude::*;
+            eval.par_iter()
+                .map(|s| mase_ir::interp::run_outputs(&graph, s))
+                .collect::<mase_ir::Result<_>>()?
+        };
         let mut per_out: Vec<Vec<Tensor>> = Vec::new();
-        for s in &eval {
-            for (k, t) in mase_ir::interp::run_outputs(&graph, s)?.into_iter().enumerate() {
+        for outs in runs {
+            for (k, t) in outs.into_iter().enumerate() {
                 if per_out.len() <= k {
                     per_out.push(Vec::new());
                 }

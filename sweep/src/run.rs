@@ -130,11 +130,11 @@ pub fn run_sweep(opts: &SweepOptions) -> Result<SweepOutcome> {
     let origin = opts.model.display().to_string();
     let mut ctx: Option<Context> = None;
     if !missing.is_empty() {
-        let c = Context::prepare(&onnx, &origin, &opts.config.base, &opts.data, &ops)?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(opts.jobs.max(1))
             .build()
             .map_err(|e| SweepError::Config(format!("-j {}: {e}", opts.jobs)))?;
+        let c = pool.install(|| Context::prepare(&onnx, &origin, &opts.config.base, &opts.data, &ops))?;
         let bar = progress_bar(missing.len(), opts.progress);
         let best: Mutex<Option<(f64, u64, String)>> = Mutex::new(None);
         let total = product;
