@@ -66,6 +66,7 @@ pub mod components;
 pub mod overrides;
 pub mod port;
 pub mod registry;
+pub mod resources;
 
 use std::path::PathBuf;
 
@@ -75,6 +76,7 @@ pub use component::{
     ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
 pub use registry::{lookup, registry};
+pub use resources::Resources;
 
 /// Resolves user overrides against a component's parameter list: unknown names are rejected
 /// (naming the valid ones), missing parameters take their defaults (in declaration order, so a

@@ -268,6 +268,8 @@ pub struct SynthReport {
     pub dsp: u64,
     /// Block RAM primitives (RAMB18E1 + RAMB36E1).
     pub bram: u64,
+    /// Block RAM in 18 kbit equivalents (RAMB18E1 + 2 × RAMB36E1).
+    pub bram18: u64,
     /// LUTs used as distributed RAM (RAM32M/RAM64M = 4, RAM*X1D = 2, …).
     pub lutram: u64,
     /// Every cell type and count of the flattened netlist.
@@ -352,6 +354,7 @@ pub fn synth_component(name: &str, overrides: &[(String, i64)]) -> Result<SynthR
             r.dsp += n;
         } else if cell.starts_with("RAMB") {
             r.bram += n;
+            r.bram18 += if cell.starts_with("RAMB36") { 2 * n } else { n };
         } else if let Some(l) = lutram_luts(cell) {
             r.lutram += n * l;
         }
