@@ -289,6 +289,13 @@ fn readme(d: &Design, r: &Report, lib: &[String]) -> String {
     );
     let _ = writeln!(s, "- latency estimate: {} cycles (lower bound)", r.latency_cycles_estimate);
     let _ = writeln!(s, "- multipliers: {}; memory: {} bits", r.multipliers, r.memory_bits);
+    let e = &r.resources;
+    let _ = writeln!(
+        s,
+        "- resources (estimate, Yosys synth_xilinx 7-series): {} LUT, {} FF, {} DSP, {} BRAM18, {} LUTRAM \
+         (`mase synth .` measures them)",
+        e.lut, e.ff, e.dsp, e.bram18, e.lutram
+    );
     let counts: Vec<String> = r.instance_counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     let _ = writeln!(s, "- instances: {}\n", counts.join(", "));
     let _ = writeln!(s, "## Files\n");

@@ -4,7 +4,7 @@
 //! the measurement, per component the median absolute LUT error, and over the whole set the
 //! median absolute LUT / FF error and whether DSP and BRAM (18k-equivalents) are exact.
 //!
-//! `cargo run -p mase-sim --example resource_fit -- [--only NAME] [--save FILE] [--load FILE]
+//! `cargo run -p mase-sim --example resource_fit -- [--only NAME,…] [--save FILE] [--load FILE]
 //! [--csv]`
 //!
 //! `--save FILE` writes the measurements (JSON) so that `--load FILE` re-checks a changed model
@@ -112,6 +112,11 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// Whether `--only` (a comma-separated list of component names) selects `name`.
+fn selected(only: &Option<String>, name: &str) -> bool {
+    only.as_ref().is_none_or(|o| o.split(',').any(|n| n == name))
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let (mut only, mut save, mut load, mut csv) = (None, None, None, false);
@@ -129,25 +134,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         let mut v = Vec::new();
         for c in registry() {
-            if only.as_deref().is_some_and(|o| o != c.name()) {
+            if !selected(&only, c.name()) {
                 continue;
             }
             for o in fit_set(*c) {
                 let r = synth_component(c.name(), &o)?;
                 eprintln!("{} {:?}: {:.1} s", c.name(), o, r.synth_s);
                 v.push(Sample { component: c.name().into(), overrides: o, measured: measured(&r) });
+                // Saved as it goes, so an interrupted run keeps what it measured.
+                if let Some(f) = &save {
+                    std::fs::write(f, serde_json::to_string_pretty(&v)?)?;
+                }
             }
         }
         v
     };
-    if let Some(f) = &save {
-        std::fs::write(f, serde_json::to_string_pretty(&samples)?)?;
-    }
     let mut per: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let (mut all_lut, mut all_ff) = (Vec::new(), Vec::new());
     let (mut dsp_bad, mut bram_bad) = (0, 0);
     for s in &samples {
-        if only.as_deref().is_some_and(|o| o != s.component) {
+        if !selected(&only, &s.component) {
             continue;
         }
         let c = lookup(&s.component)?;
