@@ -138,6 +138,8 @@ pub struct ProjectSynthReport {
     pub instances: Vec<InstanceSynth>,
     /// Cells of the top itself, outside every instance (clock buffer, any glue logic).
     pub glue: Resources,
+    /// The modelled glue from `report.json` (`glue_resources`).
+    pub glue_estimate: Resources,
     /// Whole-design measurement (instances + glue).
     pub measured: Resources,
     /// Whole-design estimate from `report.json` (instances + modelled glue).
@@ -214,7 +216,9 @@ pub fn synth_project(dir: &Path, progress: bool) -> Result<ProjectSynthReport> {
     let work = tempfile::tempdir().map_err(SimError::io("creating temp dir", std::env::temp_dir()))?;
     let (stat, cells) = (work.path().join("stat.txt"), work.path().join("cells.txt"));
     let sources: Vec<&String> = files.iter().filter(|f| !f.ends_with(".svh")).collect();
-    let quote = |p: &Path| format!("\"{}\"", p.display());
+    // Yosys takes `tee -o` paths verbatim (quotes would become part of the name); temp-dir paths
+    // have no spaces.
+    let quote = |p: &Path| p.display().to_string();
     let mut script = String::new();
     // Paths are relative to the project (the top's MEM_DIR defaults to "mem/"): Yosys runs in it.
     script.push_str(&format!(
@@ -273,6 +277,7 @@ pub fn synth_project(dir: &Path, progress: bool) -> Result<ProjectSynthReport> {
         dir: dir.to_path_buf(),
         top,
         glue: tally(&own),
+        glue_estimate: report.get("glue_resources").map(resources_of).unwrap_or_default(),
         measured: tally(&all),
         estimate: report.get("resources").map(resources_of).unwrap_or_default(),
         instances,
