@@ -161,7 +161,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let e = c.resources(&p);
         let m = &s.measured;
         if csv {
-            let vals: Vec<String> = p.values().map(|v| v.to_string()).collect();
+            let vals: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
             println!(
                 "{},{},{},{},{},{},{},{},{},{},{}",
                 s.component,
