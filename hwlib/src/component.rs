@@ -267,9 +267,7 @@ pub trait Component: Sync {
 
     /// Resource model: LUT, FF, DSP, BRAM and LUTRAM of the instance as Yosys `synth_xilinx`
     /// maps it, a function of the parameters fitted against Yosys (see [`crate::resources`]).
-    fn resources(&self, _p: &Params) -> crate::Resources {
-        crate::Resources::default()
-    }
+    fn resources(&self, p: &Params) -> crate::Resources;
 
     /// Other RTL files this module instantiates directly ([`Info::dependencies`]).
     fn dependencies(&self) -> &'static [&'static str] {

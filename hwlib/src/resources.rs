@@ -177,3 +177,26 @@ pub fn clog2(n: u64) -> u64 {
 pub fn pingpong(words: u64, width: u64) -> (u64, u64) {
     ram(2 << clog2(words), width)
 }
+
+/// A fitted count `Σ cᵢ·xᵢ`, rounded (`x[0]` is usually 1, for the constant term). The
+/// components keep their coefficients next to their feature lists.
+pub fn fitted(coefs: &[f64], features: &[u64]) -> u64 {
+    round(coefs.iter().zip(features).map(|(c, x)| c * *x as f64).sum())
+}
+
+/// Where Yosys puts a ROM (synchronous read, contents from a file) of `depth`×`width` bits that
+/// does not ask for block RAM: `(bram18, lut)`. Small ROMs become logic (about one LUT6 per 64
+/// bits of each output bit's function); larger ones block RAM (threshold fitted to Yosys 0.23).
+pub fn rom(depth: u64, width: u64) -> (u64, u64) {
+    if depth <= 1 || width == 0 {
+        return (0, 0);
+    }
+    if depth <= ROM_LOGIC_MAX_DEPTH {
+        (0, width * depth.div_ceil(64))
+    } else {
+        (bram18(depth, width), 0)
+    }
+}
+
+/// Deepest ROM Yosys 0.23 leaves in logic rather than block RAM (measured).
+const ROM_LOGIC_MAX_DEPTH: u64 = 64;

@@ -19,6 +19,12 @@ use crate::{
     check_block_shape, check_range, output_modes, param, param_list, port_format, port_shape, same_shape,
 };
 
+/// LUT and FF model of a cast over `[1, lanes × input bits, lanes × output bits]`, fitted to Yosys
+/// 0.23 with `sim/examples/resource_fit.rs`.
+const CAST_LUT: [f64; 3] = [4.0, 1.0, 1.0];
+/// See [`CAST_LUT`].
+const CAST_FF: [f64; 3] = [2.0, 0.0, 2.0];
+
 /// The cast component.
 pub struct Cast;
 
@@ -154,6 +160,15 @@ impl Component for Cast {
 
     fn cost(&self, p: &Params) -> Cost {
         Cost::streaming(1, beats_per_row(p, "DATA_IN_0") as u64)
+    }
+
+    /// Per lane: rounding adder and saturation on the input bits, the output register of the
+    /// output bits (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    fn resources(&self, p: &Params) -> crate::Resources {
+        use crate::resources::{fitted, pu};
+        let lanes = pu(p, "DATA_IN_0_PARALLELISM_DIM_0") * pu(p, "DATA_IN_0_PARALLELISM_DIM_1");
+        let x = [1, lanes * pu(p, "DATA_IN_0_PRECISION_0"), lanes * pu(p, "DATA_OUT_0_PRECISION_0")];
+        crate::Resources { lut: fitted(&CAST_LUT, &x), ff: fitted(&CAST_FF, &x), ..Default::default() }
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
