@@ -50,7 +50,9 @@
 //!
 //! 1. `rtl/mase_<name>.sv` following the conventions above.
 //! 2. `hwlib/src/components/<name>.rs`: a unit struct implementing [`Component`] (its `const INFO`
-//!    built from the [`port`] groups, checks and streams; its test instances from [`overrides`]).
+//!    built from the [`port`] groups, checks and streams; its test instances from [`overrides`];
+//!    its [`Component::resources`] from the mapping rules of [`resources`], LUT/FF fitted with
+//!    `cargo run -p mase-sim --example resource_fit -- --only <name>`).
 //! 3. One line `<name>::<Type>,` in the `registry!` list of [`components`] (it declares the
 //!    module and registers the component), then regenerate the README's component table
 //!    (`cargo run -- components --markdown`).
