@@ -5,11 +5,12 @@
 //! median absolute LUT / FF error and whether DSP and BRAM (18k-equivalents) are exact.
 //!
 //! `cargo run -p mase-sim --example resource_fit -- [--only NAME,…] [--save FILE] [--load FILE]
-//! [--csv]`
+//! [--csv] [--tests-only]`
 //!
 //! `--save FILE` writes the measurements (JSON) so that `--load FILE` re-checks a changed model
 //! without running Yosys again; `--csv` prints one row per instance with the model's features
-//! for refitting the constants (the fitted constants live in each `hwlib/src/components/*.rs`).
+//! for refitting the constants; `--tests-only` keeps only the test parameter sets (no width or
+//! parallelism variants), for a quick check (the fitted constants live in each `hwlib/src/components/*.rs`).
 //! Runs Yosys serially (about a second per small instance, a few minutes for the whole set).
 
 use std::collections::BTreeMap;
@@ -59,7 +60,7 @@ fn with_double_parallelism(p: &Params) -> Vec<(String, i64)> {
 
 /// The fit set of one component: test parameters, width variants, doubled parallelism; only
 /// valid and distinct sets.
-fn fit_set(c: &dyn Component) -> Vec<Vec<(String, i64)>> {
+fn fit_set(c: &dyn Component, tests_only: bool) -> Vec<Vec<(String, i64)>> {
     let mut seen: Vec<Params> = Vec::new();
     let mut out = Vec::new();
     let mut push = |o: Vec<(String, i64)>, seen: &mut Vec<Params>| {
@@ -74,6 +75,9 @@ fn fit_set(c: &dyn Component) -> Vec<Vec<(String, i64)>> {
         let o: Vec<(String, i64)> = t.iter().map(|(k, v)| (k.to_string(), *v)).collect();
         let Ok(p) = resolve_params(c, &o) else { continue };
         push(o, &mut seen);
+        if tests_only {
+            continue;
+        }
         for w in [4, 8, 16] {
             push(with_width(&p, w), &mut seen);
         }
@@ -119,13 +123,14 @@ fn selected(only: &Option<String>, name: &str) -> bool {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let (mut only, mut save, mut load, mut csv) = (None, None, None, false);
+    let (mut only, mut save, mut load, mut csv, mut tests_only) = (None, None, None, false, false);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--only" => only = Some(args.next().ok_or("--only needs a component name")?),
             "--save" => save = Some(args.next().ok_or("--save needs a file")?),
             "--load" => load = Some(args.next().ok_or("--load needs a file")?),
             "--csv" => csv = true,
+            "--tests-only" => tests_only = true,
             other => return Err(format!("unknown argument `{other}`").into()),
         }
     }
@@ -137,7 +142,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             if !selected(&only, c.name()) {
                 continue;
             }
-            for o in fit_set(*c) {
+            for o in fit_set(*c, tests_only) {
                 let r = synth_component(c.name(), &o)?;
                 eprintln!("{} {:?}: {:.1} s", c.name(), o, r.synth_s);
                 v.push(Sample { component: c.name().into(), overrides: o, measured: measured(&r) });

@@ -180,13 +180,16 @@ fn project_inputs(dir: &Path) -> Result<(Vec<String>, serde_json::Value, String)
 /// rewrites one status line on stderr with the elapsed seconds.
 fn run_with_progress(mut cmd: Command, what: &str, progress: bool) -> Result<()> {
     let show = progress && std::io::stderr().is_terminal();
-    let log = tempfile::NamedTempFile::new().map_err(SimError::io("creating temp file", std::env::temp_dir()))?;
+    let log =
+        tempfile::NamedTempFile::new().map_err(SimError::io("creating temp file", std::env::temp_dir()))?;
     let err_file = log.reopen().map_err(SimError::io("opening", log.path()))?;
     cmd.stdout(Stdio::null()).stderr(err_file);
     let t0 = Instant::now();
     let mut child = cmd.spawn().map_err(|e| SimError::Command { cmd: what.into(), detail: e.to_string() })?;
     let status = loop {
-        if let Some(s) = child.try_wait().map_err(|e| SimError::Command { cmd: what.into(), detail: e.to_string() })? {
+        if let Some(s) =
+            child.try_wait().map_err(|e| SimError::Command { cmd: what.into(), detail: e.to_string() })?
+        {
             break s;
         }
         if show {
@@ -199,7 +202,10 @@ fn run_with_progress(mut cmd: Command, what: &str, progress: bool) -> Result<()>
     }
     if !status.success() {
         let text = std::fs::read_to_string(log.path()).unwrap_or_default();
-        return Err(SimError::Command { cmd: what.into(), detail: format!("{status}\n{}", tool::tail(&text, 3000)) });
+        return Err(SimError::Command {
+            cmd: what.into(),
+            detail: format!("{status}\n{}", tool::tail(&text, 3000)),
+        });
     }
     Ok(())
 }
@@ -256,22 +262,43 @@ pub fn synth_project(dir: &Path, progress: bool) -> Result<ProjectSynthReport> {
         .flatten()
         .map(|i| {
             let s = |k: &str| i.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
-            (format!("{}_inst", s("name")), s("component"), resources_of(i.get("resources").unwrap_or(&serde_json::Value::Null)))
+            (
+                format!("{}_inst", s("name")),
+                s("component"),
+                resources_of(i.get("resources").unwrap_or(&serde_json::Value::Null)),
+            )
         })
         .collect();
     let mut instances = Vec::new();
     for (name, component, estimate) in &estimates {
         if let Some(module) = inst_module.remove(name) {
             let measured = tally(&flat_cells(&module, &modules, &mut memo));
-            instances.push(InstanceSynth { name: name.clone(), component: component.clone(), module, measured, estimate: *estimate });
+            instances.push(InstanceSynth {
+                name: name.clone(),
+                component: component.clone(),
+                module,
+                measured,
+                estimate: *estimate,
+            });
         }
     }
     for (name, module) in inst_module {
         let measured = tally(&flat_cells(&module, &modules, &mut memo));
-        instances.push(InstanceSynth { name, component: String::new(), module, measured, estimate: Resources::default() });
+        instances.push(InstanceSynth {
+            name,
+            component: String::new(),
+            module,
+            measured,
+            estimate: Resources::default(),
+        });
     }
-    let own: BTreeMap<String, u64> =
-        modules.get(&top).into_iter().flatten().filter(|(c, _)| !modules.contains_key(*c)).map(|(c, n)| (c.clone(), *n)).collect();
+    let own: BTreeMap<String, u64> = modules
+        .get(&top)
+        .into_iter()
+        .flatten()
+        .filter(|(c, _)| !modules.contains_key(*c))
+        .map(|(c, n)| (c.clone(), *n))
+        .collect();
     let all = flat_cells(&top, &modules, &mut memo);
     Ok(ProjectSynthReport {
         dir: dir.to_path_buf(),

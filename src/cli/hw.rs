@@ -135,7 +135,12 @@ pub fn synth_project(dir: &std::path::Path, json: bool) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(());
     }
-    println!("project {} (top {}; yosys synth_xilinx, hierarchy kept, {:.1} s)", dir.display(), r.top, r.synth_s);
+    println!(
+        "project {} (top {}; yosys synth_xilinx, hierarchy kept, {:.1} s)",
+        dir.display(),
+        r.top,
+        r.synth_s
+    );
     println!(
         "{:<40} {:<15} {:>15} {:>13} {:>9} {:>11} {:>11}",
         "instance", "component", "LUT meas/est", "FF meas/est", "DSP", "BRAM18", "LUTRAM"

@@ -30,7 +30,8 @@ const CAST_FF: [f64; 5] = [0.0, 0.84, 0.0, 0.26, 0.0];
 /// lanes × output bits when saturating]`.
 pub fn cast_features(p: &Params, from: &str, to: &str) -> [u64; 5] {
     let g = |k: &str| p.get(k).copied().unwrap_or(0);
-    let lanes = (g(&format!("{from}_PARALLELISM_DIM_0")) * g(&format!("{from}_PARALLELISM_DIM_1")).max(1)).max(1);
+    let lanes =
+        (g(&format!("{from}_PARALLELISM_DIM_0")) * g(&format!("{from}_PARALLELISM_DIM_1")).max(1)).max(1);
     let (wi, fi) = (g(&format!("{from}_PRECISION_0")), g(&format!("{from}_PRECISION_1")));
     let (wo, fo) = (g(&format!("{to}_PRECISION_0")), g(&format!("{to}_PRECISION_1")));
     let signed = |port: &str| p.get(&format!("{port}_SIGNED")).copied().unwrap_or(1);
@@ -188,7 +189,11 @@ impl Component for Cast {
     /// with `sim/examples/resource_fit.rs`).
     fn resources(&self, p: &Params) -> crate::Resources {
         let x = cast_features(p, "DATA_IN_0", "DATA_OUT_0");
-        crate::Resources { lut: crate::resources::fitted(&CAST_LUT, &x), ff: crate::resources::fitted(&CAST_FF, &x), ..Default::default() }
+        crate::Resources {
+            lut: crate::resources::fitted(&CAST_LUT, &x),
+            ff: crate::resources::fitted(&CAST_FF, &x),
+            ..Default::default()
+        }
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {

@@ -294,7 +294,8 @@ impl Component for Matmul {
         let lut_mul = if dsp_each == 0 { pi * po * aw * bw } else { 0 };
         let (a_bram, a_lutram) = pingpong(nib, pi * aw);
         let (b_bram, b_lutram) = pingpong(nib * nob, pi * po * bw);
-        let x = [1, lut_mul, po * (aw + bw + clog2(d.k as u64)), po * ow, clog2(nib) + clog2(nob), pi * po * bw];
+        let x =
+            [1, lut_mul, po * (aw + bw + clog2(d.k as u64)), po * ow, clog2(nib) + clog2(nob), pi * po * bw];
         crate::Resources {
             lut: fitted(&MATMUL_LUT, &x),
             ff: fitted(&MATMUL_FF, &x),
