@@ -144,3 +144,32 @@ fn demo_runs_and_never_writes_into_a_directory_it_does_not_own() {
     assert!(msg.contains("theirs"), "{msg}");
     assert_eq!(std::fs::read_to_string(theirs.join("notes.txt")).unwrap(), "mine");
 }
+
+/// `mase synth DIR` on a small emitted MLP: one row per instance of `report.json`, totals that are
+/// the instances plus the top's glue, the report's estimate next to the measurement, DSPs
+/// estimated exactly; a directory that is not a project is named in the error.
+#[test]
+fn synth_of_an_emitted_mlp_lists_instances_totals_and_estimates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    ok(&mase(&["flow", &fixture("mlp_gemm_relu.onnx"), "-o", "hw"], dir));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("hw/report.json")).unwrap()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&ok(&mase(&["synth", "hw", "--json"], dir))).unwrap();
+    let names = |a: &serde_json::Value, suffix: &str| -> Vec<String> {
+        a.as_array().unwrap().iter().map(|i| format!("{}{suffix}", i["name"].as_str().unwrap())).collect()
+    };
+    assert_eq!(names(&v["instances"], ""), names(&report["instances"], "_inst"));
+    let field = |r: &serde_json::Value, k: &str| r[k].as_u64().unwrap();
+    for k in ["lut", "ff", "dsp", "bram18", "lutram"] {
+        let sum: u64 = v["instances"].as_array().unwrap().iter().map(|i| field(&i["measured"], k)).sum();
+        assert_eq!(sum + field(&v["glue"], k), field(&v["measured"], k), "{k}: instances + glue = total");
+        assert_eq!(field(&v["estimate"], k), field(&report["resources"], k), "{k}: estimate from the report");
+    }
+    assert!(field(&v["measured"], "lut") > 0 && field(&v["measured"], "ff") > 0);
+    assert_eq!(field(&v["estimate"], "dsp"), field(&v["measured"], "dsp"));
+    let text = ok(&mase(&["synth", "hw"], dir));
+    assert!(text.contains("Gemm_linear_inst") && text.contains("total"), "{text}");
+    let e = err(&mase(&["synth", "."], dir));
+    assert!(e.contains("files.f") && e.contains("mase emit"), "{e}");
+}

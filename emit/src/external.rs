@@ -413,6 +413,12 @@ impl Component for External {
         }
     }
 
+    /// A user's module: mase cannot know its resources, so the estimate counts none (`mase
+    /// synth DIR` measures it).
+    fn resources(&self, _p: &Params) -> mase_hwlib::Resources {
+        mase_hwlib::Resources::default()
+    }
+
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         Vec::new()
     }

@@ -23,6 +23,7 @@ pub mod sv;
 pub use config::{FlowConfig, HwConfig};
 pub use design::{stitch, Design};
 pub use hw_pass::add_hardware_metadata;
+pub use report::design_resources;
 
 use mase_ir::pass::{Pass, PassManager};
 use mase_ir::{MaseGraph, Result};

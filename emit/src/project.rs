@@ -294,6 +294,13 @@ fn readme(d: &Design, r: &Report, lib: &[String]) -> String {
         latency_note(r)
     );
     let _ = writeln!(s, "- multipliers: {}; memory: {} bits", r.multipliers, r.memory_bits);
+    let e = &r.resources;
+    let _ = writeln!(
+        s,
+        "- resources (estimate, Yosys synth_xilinx 7-series): {} LUT, {} FF, {} DSP, {} BRAM18, {} LUTRAM \
+         (`mase synth .` measures them)",
+        e.lut, e.ff, e.dsp, e.bram18, e.lutram
+    );
     let counts: Vec<String> = r.instance_counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     let _ = writeln!(s, "- instances: {}\n", counts.join(", "));
     let _ = writeln!(s, "## Files\n");

@@ -1,10 +1,11 @@
 //! The design report (`report.json`): per instance its component, parameters and cost-model
 //! figures; for the whole design the analytic rate (the slowest instance's cycles per
-//! inference), a latency estimate and resource totals.
+//! inference), a latency estimate and resource totals (the resource model's estimate: the sum
+//! of the instances' [`mase_hwlib::Component::resources`] plus the top's own glue).
 
 use serde::Serialize;
 
-use mase_hwlib::Params;
+use mase_hwlib::{Params, Resources};
 
 use crate::design::{Design, InstKind, TopPort};
 
@@ -33,6 +34,9 @@ pub struct InstanceReport {
     pub multipliers: u64,
     /// Memory bits (ROMs, buffers).
     pub memory_bits: u64,
+    /// Resource model estimate (LUT, FF, DSP, BRAM18, LUTRAM); zero for a user's module, whose
+    /// resources mase cannot know.
+    pub resources: Resources,
 }
 
 /// The whole report.
@@ -56,12 +60,38 @@ pub struct Report {
     pub multipliers: u64,
     /// Total memory bits.
     pub memory_bits: u64,
+    /// Whole-design resource estimate: the instances' estimates plus [`Report::glue_resources`].
+    pub resources: Resources,
+    /// What the stitched top adds outside its instances ([`glue_resources`]).
+    pub glue_resources: Resources,
     /// Instances by kind: node, cast, fork, fifo, lane_converter.
     pub instance_counts: std::collections::BTreeMap<String, usize>,
     /// Stream ports.
     pub ports: Vec<TopPort>,
     /// Every instance.
     pub instances: Vec<InstanceReport>,
+}
+
+/// Resource estimate of one instance: its component's model, or zero for a user's module.
+fn instance_resources(i: &crate::design::Instance) -> Resources {
+    if i.external.is_some() {
+        Resources::default()
+    } else {
+        i.component().resources(&i.params)
+    }
+}
+
+/// What the stitched top adds outside its instances. The top only wires instances together
+/// (forks, FIFOs and lane converters are instances of their own), so it adds no LUT, FF, DSP or
+/// RAM; Yosys' one clock buffer (BUFG) is not a counted resource.
+pub fn glue_resources(_d: &Design) -> Resources {
+    Resources::default()
+}
+
+/// Whole-design resource estimate of `d`: the sum of its instances' resource models plus the
+/// top's glue (the figure `report.json` and the project README carry; the sweep's columns).
+pub fn design_resources(d: &Design) -> Resources {
+    d.instances.iter().map(instance_resources).sum::<Resources>() + glue_resources(d)
 }
 
 /// Builds the report of `d`.
@@ -83,6 +113,7 @@ pub fn report(d: &Design) -> Report {
                 cycles_per_inference: i.cycles_per_inference(),
                 multipliers: cost.multipliers,
                 memory_bits: cost.memory_bits,
+                resources: instance_resources(i),
             }
         })
         .collect();
@@ -104,6 +135,8 @@ pub fn report(d: &Design) -> Report {
         latency_path: latency.path,
         multipliers: instances.iter().map(|r| r.multipliers).sum(),
         memory_bits: instances.iter().map(|r| r.memory_bits).sum(),
+        resources: instances.iter().map(|r| r.resources).sum::<Resources>() + glue_resources(d),
+        glue_resources: glue_resources(d),
         instance_counts: counts,
         ports: d.ports.clone(),
         instances,

@@ -265,6 +265,10 @@ pub trait Component: Sync {
     /// Cost model: latency, II per row, multipliers, memory bits.
     fn cost(&self, p: &Params) -> Cost;
 
+    /// Resource model: LUT, FF, DSP, BRAM and LUTRAM of the instance as Yosys `synth_xilinx`
+    /// maps it, a function of the parameters fitted against Yosys (see [`crate::resources`]).
+    fn resources(&self, p: &Params) -> crate::Resources;
+
     /// Other RTL files this module instantiates directly ([`Info::dependencies`]).
     fn dependencies(&self) -> &'static [&'static str] {
         self.info().dependencies

@@ -50,7 +50,9 @@
 //!
 //! 1. `rtl/mase_<name>.sv` following the conventions above.
 //! 2. `hwlib/src/components/<name>.rs`: a unit struct implementing [`Component`] (its `const INFO`
-//!    built from the [`port`] groups, checks and streams; its test instances from [`overrides`]).
+//!    built from the [`port`] groups, checks and streams; its test instances from [`overrides`];
+//!    its [`Component::resources`] from the mapping rules of [`resources`], LUT/FF fitted with
+//!    `cargo run -p mase-sim --example resource_fit -- --only <name>`).
 //! 3. One line `<name>::<Type>,` in the `registry!` list of [`components`] (it declares the
 //!    module and registers the component), then regenerate the README's component table
 //!    (`cargo run -- components --markdown`).
@@ -66,6 +68,7 @@ pub mod components;
 pub mod overrides;
 pub mod port;
 pub mod registry;
+pub mod resources;
 
 use std::path::PathBuf;
 
@@ -75,6 +78,7 @@ pub use component::{
     ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
 pub use registry::{lookup, registry};
+pub use resources::Resources;
 
 /// Resolves user overrides against a component's parameter list: unknown names are rejected
 /// (naming the valid ones), missing parameters take their defaults (in declaration order, so a

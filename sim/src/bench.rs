@@ -268,22 +268,16 @@ pub struct SynthReport {
     pub dsp: u64,
     /// Block RAM primitives (RAMB18E1 + RAMB36E1).
     pub bram: u64,
+    /// Block RAM in 18 kbit equivalents (RAMB18E1 + 2 × RAMB36E1).
+    pub bram18: u64,
     /// LUTs used as distributed RAM (RAM32M/RAM64M = 4, RAM*X1D = 2, …).
     pub lutram: u64,
     /// Every cell type and count of the flattened netlist.
     pub cells: std::collections::BTreeMap<String, u64>,
     /// Seconds Yosys took.
     pub synth_s: f64,
-}
-
-/// LUTs per distributed-RAM primitive of the 7-series library.
-fn lutram_luts(cell: &str) -> Option<u64> {
-    Some(match cell {
-        "RAM32M" | "RAM64M" | "RAM128X1D" | "RAM256X1S" => 4,
-        "RAM32X1D" | "RAM64X1D" | "RAM128X1S" => 2,
-        "RAM16X1S" | "RAM32X1S" | "RAM64X1S" | "RAM16X1D" => 1,
-        _ => return None,
-    })
+    /// The resource model's estimate for the same instance ([`Component::resources`]).
+    pub estimate: mase_hwlib::Resources,
 }
 
 /// An integer as Yosys' `chparam` accepts it: decimal when non-negative, else a signed sized hex
@@ -334,28 +328,13 @@ pub fn synth_component(name: &str, overrides: &[(String, i64)]) -> Result<SynthR
         synth_s: t0.elapsed().as_secs_f64(),
         ..Default::default()
     };
-    // The last `stat` block lists "     <CELL>   <count>" lines.
-    let stat = log.rsplit("Number of cells:").next().unwrap_or("");
-    for line in stat.lines().skip(1) {
-        let mut it = line.split_whitespace();
-        let (Some(cell), Some(n), None) = (it.next(), it.next(), it.next()) else { continue };
-        let Ok(n) = n.parse::<u64>() else { continue };
-        if !cell.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') {
-            continue;
-        }
-        r.cells.insert(cell.to_string(), n);
-        if cell.starts_with("LUT") && cell.len() == 4 {
-            r.lut += n;
-        } else if ["FDRE", "FDSE", "FDCE", "FDPE"].contains(&cell) {
-            r.ff += n;
-        } else if cell.starts_with("DSP48") {
-            r.dsp += n;
-        } else if cell.starts_with("RAMB") {
-            r.bram += n;
-        } else if let Some(l) = lutram_luts(cell) {
-            r.lutram += n * l;
-        }
-    }
+    // The last `stat` block lists "     <CELL>   <count>" lines (one module: the netlist is flat).
+    let modules = crate::synth::parse_stat(&log);
+    r.cells = modules.get(&spec.top).or_else(|| modules.values().last()).cloned().unwrap_or_default();
+    let t = crate::synth::tally(&r.cells);
+    r.bram = r.cells.iter().filter(|(c, _)| c.starts_with("RAMB")).map(|(_, n)| n).sum();
+    (r.lut, r.ff, r.dsp, r.bram18, r.lutram) = (t.lut, t.ff, t.dsp, t.bram18, t.lutram);
+    r.estimate = c.resources(&r.params);
     Ok(r)
 }
 

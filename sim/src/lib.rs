@@ -29,6 +29,7 @@ pub mod error;
 pub mod harness;
 pub mod model;
 pub mod shim;
+pub mod synth;
 pub mod tool;
 pub mod verilate;
 
@@ -43,4 +44,5 @@ pub use design_sim::{
 pub use error::{Result, SimError};
 pub use harness::{run_streams, Mismatch, RunConfig, RunResult};
 pub use model::Model;
+pub use synth::{synth_project, InstanceSynth, ProjectSynthReport};
 pub use verilate::{build, Build, BuildSpec, ParamValue};

@@ -1,4 +1,5 @@
-//! Component commands: `mase components`, `mase bench component`, `mase synth component`.
+//! Component commands: `mase components`, `mase bench component`, `mase synth component`, and
+//! `mase synth DIR` (a whole emitted project).
 
 use std::path::PathBuf;
 
@@ -102,11 +103,66 @@ pub fn synth(name: &str, params: &[String], json: bool) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         println!("component {} (yosys synth_xilinx, {:.1} s)", r.component, r.synth_s);
-        println!(
-            "lut    {}\nff     {}\ndsp    {}\nbram   {}\nlutram {}",
-            r.lut, r.ff, r.dsp, r.bram, r.lutram
-        );
+        let e = &r.estimate;
+        println!("         measured  estimate  error");
+        for (k, m, est) in [
+            ("lut", r.lut, e.lut),
+            ("ff", r.ff, e.ff),
+            ("dsp", r.dsp, e.dsp),
+            ("bram18", r.bram18, e.bram18),
+            ("lutram", r.lutram, e.lutram),
+        ] {
+            println!("{k:<8} {m:>9} {est:>9}  {}", rel_error(est, m));
+        }
     }
+    Ok(())
+}
+
+/// `est` against `meas` as a signed percentage ("-" when both are zero).
+fn rel_error(est: u64, meas: u64) -> String {
+    match (est, meas) {
+        (0, 0) => "-".into(),
+        (_, 0) => "n/a".into(),
+        _ => format!("{:+.0} %", 100.0 * (est as f64 - meas as f64) / meas as f64),
+    }
+}
+
+/// Runs Yosys on an emitted project and prints per instance and in total the measured resources
+/// next to the estimate of its `report.json`.
+pub fn synth_project(dir: &std::path::Path, json: bool) -> anyhow::Result<()> {
+    let r = mase_sim::synth_project(dir, true)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+        return Ok(());
+    }
+    println!(
+        "project {} (top {}; yosys synth_xilinx, hierarchy kept, {:.1} s)",
+        dir.display(),
+        r.top,
+        r.synth_s
+    );
+    println!(
+        "{:<40} {:<15} {:>15} {:>13} {:>9} {:>11} {:>11}",
+        "instance", "component", "LUT meas/est", "FF meas/est", "DSP", "BRAM18", "LUTRAM"
+    );
+    let row = |name: &str, comp: &str, m: &mase_hwlib::Resources, e: &mase_hwlib::Resources| {
+        println!(
+            "{:<40} {:<15} {:>15} {:>13} {:>9} {:>11} {:>11}",
+            name,
+            comp,
+            format!("{}/{}", m.lut, e.lut),
+            format!("{}/{}", m.ff, e.ff),
+            format!("{}/{}", m.dsp, e.dsp),
+            format!("{}/{}", m.bram18, e.bram18),
+            format!("{}/{}", m.lutram, e.lutram),
+        )
+    };
+    for i in &r.instances {
+        row(&i.name, &i.component, &i.measured, &i.estimate);
+    }
+    row("(top glue)", "", &r.glue, &r.glue_estimate);
+    row("total", "", &r.measured, &r.estimate);
+    println!("total LUT error {}", rel_error(r.estimate.lut, r.measured.lut));
     Ok(())
 }
 

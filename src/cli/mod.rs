@@ -126,10 +126,18 @@ enum Command {
         #[command(subcommand)]
         what: BenchWhat,
     },
-    /// Synthesize with Yosys synth_xilinx (`mase synth component NAME …`).
+    /// Synthesize with Yosys synth_xilinx: an emitted project (`mase synth DIR`, per-instance
+    /// breakdown, estimate next to measured) or one component (`mase synth component NAME …`).
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
     Synth {
         #[command(subcommand)]
-        what: SynthWhat,
+        what: Option<SynthWhat>,
+        /// Project directory written by `mase emit` / `mase flow`.
+        #[arg(required = true)]
+        dir: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Bind a quantized checkpoint to components and write the hardware project (top.sv, RTL,
     /// memories, file list, FuseSoC core, report, README).
@@ -326,9 +334,13 @@ pub fn main() -> anyhow::Result<()> {
         Command::Bench { what: BenchWhat::Component { name, params, rows, seed, stall_prob, json, vcd } } => {
             hw::bench(&hw::BenchArgs { name, params, rows, seed, stall_prob, json, vcd })
         }
-        Command::Synth { what: SynthWhat::Component { name, params, json } } => {
+        Command::Synth { what: Some(SynthWhat::Component { name, params, json }), .. } => {
             hw::synth(&name, &params, json)
         }
+        Command::Synth { what: None, dir, json } => match dir {
+            Some(dir) => hw::synth_project(&dir, json),
+            None => anyhow::bail!("mase synth: name a project directory (or `component NAME`)"),
+        },
         Command::Emit { prefix, config, rate, output } => {
             flow::emit(&prefix, config.as_deref(), rate, &output)
         }

@@ -62,6 +62,12 @@ const PARAMS: &[ParamSpec] = param_list![
     output_modes!("DATA_OUT_0", "rounding", "overflow"),
 ];
 
+/// LUT and FF model of add/sub over `[1, lanes × in0 bits, lanes × in1 bits, lanes × out bits]`,
+/// fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`.
+const BINARY_LUT: [f64; 4] = [4.0, 1.0, 1.0, 1.0];
+/// See [`BINARY_LUT`].
+const BINARY_FF: [f64; 4] = [2.0, 0.0, 0.0, 2.0];
+
 impl<T: Binary> Component for T {
     fn info(&self) -> &'static Info {
         &T::INFO
@@ -113,6 +119,20 @@ impl<T: Binary> Component for T {
 
     fn cost(&self, p: &Params) -> Cost {
         Cost::streaming(1, beats_per_row(p, "DATA_IN_0") as u64)
+    }
+
+    /// Per lane: the aligned exact sum of both inputs and its cast to the output bits, the
+    /// output register (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    fn resources(&self, p: &Params) -> crate::Resources {
+        use crate::resources::{fitted, pu};
+        let lanes = pu(p, "DATA_IN_0_PARALLELISM_DIM_0") * pu(p, "DATA_IN_0_PARALLELISM_DIM_1");
+        let x = [
+            1,
+            lanes * pu(p, "DATA_IN_0_PRECISION_0"),
+            lanes * pu(p, "DATA_IN_1_PRECISION_0"),
+            lanes * pu(p, "DATA_OUT_0_PRECISION_0"),
+        ];
+        crate::Resources { lut: fitted(&BINARY_LUT, &x), ff: fitted(&BINARY_FF, &x), ..Default::default() }
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {

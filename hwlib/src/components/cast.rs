@@ -19,6 +19,33 @@ use crate::{
     check_block_shape, check_range, output_modes, param, param_list, port_format, port_shape, same_shape,
 };
 
+/// LUT model of a cast over [`cast_features`], fitted to Yosys 0.23 with
+/// `sim/examples/resource_fit.rs`.
+const CAST_LUT: [f64; 5] = [2.04, 0.0, 0.0, 0.18, 1.15];
+/// FF model of a cast over [`cast_features`] (same fit).
+const CAST_FF: [f64; 5] = [0.0, 0.84, 0.0, 0.26, 0.0];
+
+/// Features of the resource model of a cast from port `from` to port `to`: `[1, lanes × output
+/// bits that carry information, lanes × saturated integer bits, lanes × rounded output bits,
+/// lanes × output bits when saturating]`.
+pub fn cast_features(p: &Params, from: &str, to: &str) -> [u64; 5] {
+    let g = |k: &str| p.get(k).copied().unwrap_or(0);
+    let lanes =
+        (g(&format!("{from}_PARALLELISM_DIM_0")) * g(&format!("{from}_PARALLELISM_DIM_1")).max(1)).max(1);
+    let (wi, fi) = (g(&format!("{from}_PRECISION_0")), g(&format!("{from}_PRECISION_1")));
+    let (wo, fo) = (g(&format!("{to}_PRECISION_0")), g(&format!("{to}_PRECISION_1")));
+    let signed = |port: &str| p.get(&format!("{port}_SIGNED")).copied().unwrap_or(1);
+    let rounds = i64::from(g(&format!("{to}_ROUNDING")) != 0 && fi > fo);
+    let eff = (wi - fi + fo + rounds).min(wo).max(1);
+    let sat = if g(&format!("{to}_OVERFLOW")) != 0 {
+        ((wi - fi) + rounds - (wo - fo) + i64::from(signed(from) != signed(to))).max(0)
+    } else {
+        0
+    };
+    let n = lanes as u64;
+    [1, n * eff as u64, n * sat as u64, n * (rounds * eff) as u64, n * if sat > 0 { wo as u64 } else { 0 }]
+}
+
 /// The cast component.
 pub struct Cast;
 
@@ -154,6 +181,19 @@ impl Component for Cast {
 
     fn cost(&self, p: &Params) -> Cost {
         Cost::streaming(1, beats_per_row(p, "DATA_IN_0") as u64)
+    }
+
+    /// Per lane: the output bits that carry information, the rounding adder when fractional
+    /// bits are dropped with a rounding mode, the saturation logic when integer bits are dropped
+    /// (or the signedness changes) with a saturating mode ([`cast_features`]; fitted to Yosys 0.23
+    /// with `sim/examples/resource_fit.rs`).
+    fn resources(&self, p: &Params) -> crate::Resources {
+        let x = cast_features(p, "DATA_IN_0", "DATA_OUT_0");
+        crate::Resources {
+            lut: crate::resources::fitted(&CAST_LUT, &x),
+            ff: crate::resources::fitted(&CAST_FF, &x),
+            ..Default::default()
+        }
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {

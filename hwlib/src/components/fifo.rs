@@ -61,6 +61,23 @@ impl Component for Fifo {
         }
     }
 
+    /// LUT/FF fitted to Yosys 0.23 over the fit set of `sim/examples/resource_fit.rs`
+    /// (pointer logic grows with log2(depth); the output register holds one word); the memory
+    /// by Yosys' mapping rule ([`crate::resources::ram`]).
+    fn resources(&self, p: &Params) -> crate::Resources {
+        use crate::resources::{linear, pu, ram};
+        let (word, depth) = (pu(p, "DATA_WIDTH") * pu(p, "LANES"), pu(p, "DEPTH"));
+        let abits = depth.max(2).next_power_of_two().trailing_zeros() as u64;
+        let (bram18, lutram) = ram(depth, word);
+        crate::Resources {
+            lut: linear(5.0, &[(5.0, abits)]),
+            ff: linear(6.0, &[(1.0, word), (2.0, abits)]),
+            dsp: 0,
+            bram18,
+            lutram,
+        }
+    }
+
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         vec![
             vec![],

@@ -208,6 +208,12 @@ pub fn gelu_element(p: &Params, table: &[i64], x: i64) -> i64 {
     }
 }
 
+/// LUT and FF model of gelu (tables aside) over `[1, lanes × IW, lanes × OW]`, fitted to Yosys
+/// 0.23 with `sim/examples/resource_fit.rs`.
+const GELU_LUT: [f64; 3] = [4.0, 1.0, 1.0];
+/// See [`GELU_LUT`].
+const GELU_FF: [f64; 3] = [2.0, 1.0, 1.0];
+
 fn lanes(p: &Params) -> usize {
     port::lanes(p, "DATA_IN_0")
 }
@@ -288,6 +294,23 @@ impl Component for Gelu {
             ii_cycles: beats(p) as u64,
             multipliers: 0,
             memory_bits: rom_bits * lanes(p) as u64,
+        }
+    }
+
+    /// One table per lane (depth × OW bits) where Yosys puts a ROM ([`crate::resources::rom`]);
+    /// index arithmetic and the output register per lane (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    fn resources(&self, p: &Params) -> crate::Resources {
+        use crate::resources::{fitted, pu, rom};
+        let n = lanes(p) as u64;
+        let (iw, ow) = (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
+        let (rom_bram, rom_lut) = rom(depth(p) as u64, ow);
+        let x = [1, n * iw, n * ow];
+        crate::Resources {
+            lut: fitted(&GELU_LUT, &x) + n * rom_lut,
+            ff: fitted(&GELU_FF, &x),
+            dsp: 0,
+            bram18: n * rom_bram,
+            lutram: 0,
         }
     }
 

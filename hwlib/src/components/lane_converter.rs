@@ -19,6 +19,12 @@ use crate::overrides::Overrides;
 use crate::port::check_format;
 use crate::{check_divides, check_range, param, param_list, port_format};
 
+/// LUT and FF model of a lane converter over `[1, W × max(P_IN, P_OUT), W × (P_IN + P_OUT)]`,
+/// fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`.
+const LC_LUT: [f64; 3] = [4.0, 1.0, 0.0];
+/// See [`LC_LUT`].
+const LC_FF: [f64; 3] = [4.0, 1.0, 0.0];
+
 /// The lane converter component.
 pub struct LaneConverter;
 
@@ -141,6 +147,15 @@ impl Component for LaneConverter {
             multipliers: 0,
             memory_bits: 0,
         }
+    }
+
+    /// The gather/split register of max(P_IN, P_OUT) lanes and its muxes (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    fn resources(&self, p: &Params) -> crate::Resources {
+        use crate::resources::{fitted, pu};
+        let w = pu(p, "DATA_IN_0_PRECISION_0");
+        let (pi, po) = (pu(p, "DATA_IN_0_PARALLELISM_DIM_0"), pu(p, "DATA_OUT_0_PARALLELISM_DIM_0"));
+        let x = [1, w * pi.max(po), w * (pi + po)];
+        crate::Resources { lut: fitted(&LC_LUT, &x), ff: fitted(&LC_FF, &x), ..Default::default() }
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {

@@ -158,6 +158,15 @@ fn clog2(n: i64) -> i64 {
     (n.max(1) as u64).next_power_of_two().trailing_zeros() as i64
 }
 
+/// LUT and FF model of layer_norm (ROMs aside) over `[1, lanes × input bits, lanes × output bits,
+/// lanes × gamma bits]`, fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`.
+const LAYER_NORM_LUT: [f64; 4] = [500.0, 1.0, 1.0, 1.0];
+/// See [`LAYER_NORM_LUT`].
+const LAYER_NORM_FF: [f64; 4] = [500.0, 1.0, 1.0, 1.0];
+/// DSPs of layer_norm over `[1, lanes]`: the per-row statistics and Newton steps, and the
+/// per-lane centre, scale and gamma products.
+const LAYER_NORM_DSP: [f64; 2] = [8.0, 3.0];
+
 /// Derived constants of an instance (the RTL's localparams, same names).
 #[derive(Debug, Clone, Copy)]
 struct Geo {
@@ -416,6 +425,26 @@ impl Component for LayerNorm {
             ii_cycles: nw,
             multipliers: 4 * g.p as u64 + 2 + 3 * NEWTON_STEPS as u64,
             memory_bits: ring + roms,
+        }
+    }
+
+    /// The row ring by the RAM rule, gamma/beta ROMs where Yosys puts them; DSPs and LUT/FF
+    /// (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    fn resources(&self, p: &Params) -> crate::Resources {
+        use crate::resources::{fitted, pu, ram, rom};
+        let g = Geo::of(p);
+        let (lanes, w) = (g.p as u64, g.w as u64);
+        let nw = g.nw() as u64;
+        let (ring_bram, ring_lutram) = ram(slots(p) as u64 * nw, lanes * w);
+        let (gb, gl) = rom(nw, lanes * pu(p, "WEIGHT_PRECISION_0"));
+        let (bb, bl) = rom(nw, lanes * pu(p, "BIAS_PRECISION_0"));
+        let x = [1, lanes * w, lanes * pu(p, "DATA_OUT_0_PRECISION_0"), lanes * pu(p, "WEIGHT_PRECISION_0")];
+        crate::Resources {
+            lut: fitted(&LAYER_NORM_LUT, &x) + gl + bl,
+            ff: fitted(&LAYER_NORM_FF, &x),
+            dsp: fitted(&LAYER_NORM_DSP, &[1, lanes]),
+            bram18: ring_bram + gb + bb,
+            lutram: ring_lutram,
         }
     }
 

@@ -408,6 +408,39 @@ impl Component for Linear {
         }
     }
 
+    /// DSPs by Yosys' multiplier mapping (P_IN × P_OUT products of IW × WW bits; products under
+    /// 9 bits go to LUTs), the weight ROM in block RAM (`rom_style = "block"`), the row buffer by
+    /// the RAM rule; LUT/FF fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`: LUT
+    /// multipliers, accumulators (P_OUT × (IW + WW + log2 IN) bits), the output cast, block
+    /// counters and the bias ROM (in LUTs).
+    fn resources(&self, p: &Params) -> crate::Resources {
+        use crate::resources::{bram18, clog2, linear, mul_dsps, pingpong, pu};
+        let (inn, out) = (pu(p, "DATA_IN_0_TENSOR_SIZE_DIM_0"), pu(p, "WEIGHT_TENSOR_SIZE_DIM_1"));
+        let (pi, po) = (pu(p, "DATA_IN_0_PARALLELISM_DIM_0"), pu(p, "WEIGHT_PARALLELISM_DIM_1"));
+        let (iw, ww, ow) =
+            (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "WEIGHT_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
+        let bw = pu(p, "BIAS_PRECISION_0") * pu(p, "HAS_BIAS");
+        let (nib, nob) = (inn / pi.max(1), out / po.max(1));
+        let dsp_each = mul_dsps(iw as u32, ww as u32, true, true, (iw + ww) as u32);
+        let lut_mul = if dsp_each == 0 { pi * po * iw * ww } else { 0 };
+        let acc = po * (iw + ww + clog2(inn));
+        let counters = clog2(nib) + clog2(nob);
+        let bias = out * bw / 32;
+        let (buf_bram, buf_lutram) = pingpong(nib, pi * iw);
+        crate::Resources {
+            lut: linear(0.0, &[(1.09, lut_mul), (1.82, acc), (11.83, counters), (9.38, bias)]),
+            ff: linear(
+                30.31,
+                &[(0.61, lut_mul), (1.43, acc), (1.76, po * ow), (2.05, counters), (2.74, bias)],
+            ),
+            dsp: pi * po * dsp_each,
+            // A one-word ROM is a constant; in few-word ROMs Yosys also drops bit columns that
+            // happen to be constant in the data, which no parameter predicts.
+            bram18: if nob * nib > 1 { bram18(nob * nib, po * pi * ww) } else { 0 } + buf_bram,
+            lutram: buf_lutram,
+        }
+    }
+
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         vec![
             // The performance point (IN = OUT = 64, P_IN = P_OUT = 4, 8-bit), output range

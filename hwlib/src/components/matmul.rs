@@ -74,6 +74,12 @@ const INFO: Info = Info {
     ..Info::DEFAULT
 };
 
+/// LUT and FF model of matmul over `[1, LUT-multiplier bits, accumulator bits, output bits,
+/// block-counter bits, B word bits]`, fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`.
+const MATMUL_LUT: [f64; 6] = [0.0, 1.09, 1.82, 0.0, 11.83, 1.0];
+/// See [`MATMUL_LUT`].
+const MATMUL_FF: [f64; 6] = [30.0, 0.61, 1.43, 1.76, 2.05, 1.0];
+
 /// Derived sizes of an instance.
 #[derive(Debug, Clone, Copy)]
 struct Dims {
@@ -281,6 +287,30 @@ impl Component for Matmul {
             ii_cycles: d.n as u64 * nob * nib,
             multipliers: (d.p_in * d.p_out) as u64,
             memory_bits: a_buf + b_buf,
+        }
+    }
+
+    /// DSPs by Yosys' multiplier mapping (P_IN × P_OUT products of A × B bits), both double
+    /// buffers by the RAM rule; LUT/FF as linear's datapath (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    fn resources(&self, p: &Params) -> crate::Resources {
+        use crate::resources::{clog2, fitted, mul_dsps, pingpong, pu};
+        let d = Dims::of(p);
+        let (nib, nob) = (d.nib() as u64, d.nob() as u64);
+        let (pi, po) = (d.p_in as u64, d.p_out as u64);
+        let (aw, bw, ow) =
+            (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "DATA_IN_1_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
+        let dsp_each = mul_dsps(aw as u32, bw as u32, true, true, (aw + bw) as u32);
+        let lut_mul = if dsp_each == 0 { pi * po * aw * bw } else { 0 };
+        let (a_bram, a_lutram) = pingpong(nib, pi * aw);
+        let (b_bram, b_lutram) = pingpong(nib * nob, pi * po * bw);
+        let x =
+            [1, lut_mul, po * (aw + bw + clog2(d.k as u64)), po * ow, clog2(nib) + clog2(nob), pi * po * bw];
+        crate::Resources {
+            lut: fitted(&MATMUL_LUT, &x),
+            ff: fitted(&MATMUL_FF, &x),
+            dsp: pi * po * dsp_each,
+            bram18: a_bram + b_bram,
+            lutram: a_lutram + b_lutram,
         }
     }
 

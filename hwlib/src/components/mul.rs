@@ -62,6 +62,12 @@ const INFO: Info = Info {
 };
 
 /// Lanes per beat (`P1 × P0`).
+/// LUT and FF model of mul over `[1, lanes × IW, lanes × OW, LUT-multiplier bits]`, fitted to
+/// Yosys 0.23 with `sim/examples/resource_fit.rs`.
+const MUL_LUT: [f64; 4] = [4.0, 1.0, 1.0, 1.0];
+/// See [`MUL_LUT`].
+const MUL_FF: [f64; 4] = [2.0, 1.0, 1.0, 0.0];
+
 fn lanes(p: &Params) -> usize {
     port::lanes(p, "DATA_IN_0")
 }
@@ -175,6 +181,37 @@ impl Component for Mul {
             ii_cycles: beats(p) as u64,
             multipliers: if is_shift(p) { 0 } else { lanes(p) as u64 },
             memory_bits: mem,
+        }
+    }
+
+    /// DSPs by Yosys' multiplier mapping: a lane multiplies IW input bits by the constant's
+    /// significant bits (a scalar, which Yosys narrows) or by CW ROM bits (per channel); none for
+    /// a power-of-two scalar (a shift). LUT/FF per lane (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    fn resources(&self, p: &Params) -> crate::Resources {
+        use crate::resources::{fitted, mul_dsps, pu, rom};
+        let n = lanes(p) as u64;
+        let (iw, cw, ow) =
+            (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "CONST_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
+        let per_channel = param(p, "CONST_PER_CHANNEL") != 0;
+        let c = param(p, "CONST_VALUE");
+        // Significant bits of the scalar as a signed number (Yosys narrows a constant operand).
+        let c_bits = if per_channel { cw } else { 65 - (if c < 0 { !c } else { c }).leading_zeros() as u64 };
+        let dsp_each =
+            if is_shift(p) { 0 } else { mul_dsps(iw as u32, c_bits as u32, true, true, (iw + cw) as u32) };
+        let lut_mul = if dsp_each == 0 && !is_shift(p) { n * iw * c_bits } else { 0 };
+        let (rom_bram, rom_lut) = if per_channel {
+            let p0 = pu(p, "DATA_IN_0_PARALLELISM_DIM_0");
+            rom(pu(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") / p0.max(1), p0 * cw)
+        } else {
+            (0, 0)
+        };
+        let x = [1, n * iw, n * ow, lut_mul];
+        crate::Resources {
+            lut: fitted(&MUL_LUT, &x) + rom_lut,
+            ff: fitted(&MUL_FF, &x),
+            dsp: n * dsp_each,
+            bram18: rom_bram,
+            lutram: 0,
         }
     }
 

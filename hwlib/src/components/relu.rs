@@ -85,6 +85,17 @@ impl Component for Relu {
         Cost::streaming(1, beats_per_row(p, "DATA_IN_0") as u64)
     }
 
+    /// Exact on the fit set of `sim/examples/resource_fit.rs` (Yosys 0.23): the output skid
+    /// buffer holds each lane's sign-cleared value in W - 1 bits (the sign of a ReLU output is
+    /// always 0).
+    fn resources(&self, p: &Params) -> crate::Resources {
+        use crate::resources::pu;
+        let lanes = pu(p, "DATA_IN_0_PARALLELISM_DIM_0") * pu(p, "DATA_IN_0_PARALLELISM_DIM_1");
+        let w = pu(p, "DATA_IN_0_PRECISION_0");
+        let bits = lanes * w.saturating_sub(1);
+        crate::Resources { lut: 2 * bits + 5, ff: 2 * bits + 2, ..Default::default() }
+    }
+
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         vec![
             vec![],

@@ -79,6 +79,14 @@ impl Component for SkidBuffer {
         Cost { latency_cycles: 1, ii_cycles: 1, multipliers: 0, memory_bits: bits }
     }
 
+    /// Exact on the fit set of `sim/examples/resource_fit.rs` (Yosys 0.23): two registers of a
+    /// beat plus two state bits; one LUT per data bit (the output mux) plus four of control.
+    fn resources(&self, p: &Params) -> crate::Resources {
+        use crate::resources::pu;
+        let word = pu(p, "DATA_WIDTH") * pu(p, "LANES");
+        crate::Resources { lut: word + 4, ff: 2 * word + 2, ..Default::default() }
+    }
+
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         vec![
             vec![],

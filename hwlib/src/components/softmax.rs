@@ -187,6 +187,14 @@ pub fn softmax_row(p: &Params, t_hi: &[i64], t_lo: &[i64], row: &[i64]) -> Vec<i
     e.iter().map(|&v| cast_code(v as i128 * r, w.z() as i32, &out)).collect()
 }
 
+/// LUT and FF model of softmax (tables aside) over `[1, lanes × input bits, lanes × exp bits,
+/// lanes × output bits, quotient bits]`, fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`.
+const SOFTMAX_LUT: [f64; 5] = [100.0, 1.0, 1.0, 1.0, 1.0];
+/// See [`SOFTMAX_LUT`].
+const SOFTMAX_FF: [f64; 5] = [100.0, 1.0, 1.0, 1.0, 1.0];
+/// DSPs of softmax over `[1, lanes]` (the exp products per lane and the normalising product).
+const SOFTMAX_DSP: [f64; 2] = [0.0, 2.0];
+
 fn beats(p: &Params) -> usize {
     beats_per_row(p, "DATA_IN_0")
 }
@@ -297,6 +305,37 @@ impl Component for Softmax {
             ii_cycles: b,
             multipliers: 3 * lanes,
             memory_bits: mem,
+        }
+    }
+
+    /// Both exp tables per lane and every FIFO where Yosys puts them; DSPs and LUT/FF per lane
+    /// (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    fn resources(&self, p: &Params) -> crate::Resources {
+        use crate::resources::{fitted, pu, ram, rom};
+        let w = Widths::of(p);
+        let lanes = pu(p, "DATA_IN_0_PARALLELISM_DIM_0");
+        let (win, wout) = (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
+        let ew = w.ef as u64 + 1;
+        let (dx, dm, de, dr) = fifo_depths(p);
+        let mems = [
+            ram(dx, lanes * win),
+            ram(dm, win),
+            ram(de, lanes * ew),
+            ram(dr, w.qb() as u64),
+            rom(1 << w.h, ew),
+            rom(1 << w.h, ew),
+        ];
+        let tables = 2 * lanes - 2;
+        let bram18 = mems.iter().map(|m| m.0).sum::<u64>() + tables * mems[4].0;
+        let lutram = mems[..4].iter().map(|m| m.1).sum::<u64>();
+        let rom_lut = (tables + 2) * mems[4].1;
+        let x = [1, lanes * win, lanes * ew, lanes * wout, w.qb() as u64];
+        crate::Resources {
+            lut: fitted(&SOFTMAX_LUT, &x) + rom_lut,
+            ff: fitted(&SOFTMAX_FF, &x),
+            dsp: fitted(&SOFTMAX_DSP, &[1, lanes]),
+            bram18,
+            lutram,
         }
     }
 

@@ -86,6 +86,12 @@ const INFO: Info = Info {
     ],
 };
 
+/// LUT and FF model of transpose over `[1, word bits, address bits]`, fitted to Yosys 0.23 with
+/// `sim/examples/resource_fit.rs`.
+const TRANSPOSE_LUT: [f64; 3] = [10.0, 1.0, 6.0];
+/// See [`TRANSPOSE_LUT`].
+const TRANSPOSE_FF: [f64; 3] = [10.0, 2.0, 4.0];
+
 /// Derived geometry of an instance.
 #[derive(Debug, Clone, Copy)]
 struct Geo {
@@ -271,6 +277,24 @@ impl Component for Transpose {
             ii_cycles: nw,
             multipliers: 0,
             memory_bits: pingpong_bits(g.words(), word),
+        }
+    }
+
+    /// The double buffer by the RAM rule; address counters and the output skid buffer
+    /// (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    fn resources(&self, p: &Params) -> crate::Resources {
+        use crate::resources::{clog2, fitted, pingpong};
+        let g = Geo::of(p);
+        let nw = g.words() as u64;
+        let word = (g.lanes() as u64) * param(p, "DATA_IN_0_PRECISION_0") as u64;
+        let (bram18, lutram) = pingpong(nw, word);
+        let x = [1, word, clog2(nw)];
+        crate::Resources {
+            lut: fitted(&TRANSPOSE_LUT, &x),
+            ff: fitted(&TRANSPOSE_FF, &x),
+            dsp: 0,
+            bram18,
+            lutram,
         }
     }
 

@@ -1,0 +1,202 @@
+//! The resource model's vocabulary: [`Resources`] (LUT, FF, DSP, BRAM, LUTRAM of an instance on a
+//! 7-series FPGA as Yosys `synth_xilinx` maps it) and the mapping rules the components' estimates
+//! share (how many DSP48E1 a multiplier takes, how many block RAMs a ROM takes).
+//!
+//! The per-component formulas live in each component's [`crate::Component::resources`]; their
+//! constants were fitted with `cargo run -p mase-sim --example resource_fit` (Yosys 0.23).
+
+use serde::{Deserialize, Serialize};
+
+/// FPGA resources of one instance (or the sum over a design).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resources {
+    /// LUTs used as logic (LUT1..LUT6).
+    pub lut: u64,
+    /// Flip-flops.
+    pub ff: u64,
+    /// DSP48E1 slices.
+    pub dsp: u64,
+    /// Block RAM in 18 kbit equivalents (a RAMB36E1 counts 2, a RAMB18E1 1).
+    pub bram18: u64,
+    /// LUTs used as distributed RAM.
+    pub lutram: u64,
+}
+
+impl std::ops::Add for Resources {
+    type Output = Resources;
+    fn add(self, o: Resources) -> Resources {
+        Resources {
+            lut: self.lut + o.lut,
+            ff: self.ff + o.ff,
+            dsp: self.dsp + o.dsp,
+            bram18: self.bram18 + o.bram18,
+            lutram: self.lutram + o.lutram,
+        }
+    }
+}
+
+impl std::ops::AddAssign for Resources {
+    fn add_assign(&mut self, o: Resources) {
+        *self = *self + o;
+    }
+}
+
+impl std::iter::Sum for Resources {
+    fn sum<I: Iterator<Item = Resources>>(iter: I) -> Resources {
+        iter.fold(Resources::default(), |a, b| a + b)
+    }
+}
+
+/// Rounds a fitted real-valued estimate to a count (never negative).
+pub fn round(x: f64) -> u64 {
+    x.max(0.0).round() as u64
+}
+
+/// The parameter `name` of `p` as an unsigned count (0 when absent or negative).
+pub fn pu(p: &crate::Params, name: &str) -> u64 {
+    p.get(name).copied().unwrap_or(0).max(0) as u64
+}
+
+/// A linear resource model `c0 + Σ cᵢ·xᵢ`, rounded: the fitted LUT or FF count of a component
+/// from its features (element bits per beat and the like).
+pub fn linear(c0: f64, terms: &[(f64, u64)]) -> u64 {
+    round(c0 + terms.iter().map(|(c, x)| c * *x as f64).sum::<f64>())
+}
+
+/// DSP48E1 slices Yosys' `mul2dsp` (7-series: 25×18 signed, 18-bit partial products, operands
+/// of at least 2 bits, products of at least 9 bits, unsigned operands widened by a sign bit) maps
+/// an `a`×`b`-bit product with `y` result bits onto; narrower products become LUTs (0).
+pub fn mul_dsps(a: u32, b: u32, a_signed: bool, b_signed: bool, y: u32) -> u64 {
+    mul2dsp(a, b, a_signed, b_signed, y, true)
+}
+
+/// One step of `mul2dsp.v`: `top` is the original `$mul` (swap and sign rules apply), not a
+/// `$__mul` partial product.
+fn mul2dsp(a: u32, b: u32, a_signed: bool, b_signed: bool, y: u32, top: bool) -> u64 {
+    if a < 2 || b < 2 || y < 9 {
+        return 0;
+    }
+    if top && !a_signed && !b_signed {
+        return mul2dsp(a + 1, b + 1, true, true, y, true);
+    }
+    if top && a < b {
+        return mul2dsp(b, a, b_signed, a_signed, y, true);
+    }
+    // Slices of 17 bits plus a sign bit of headroom.
+    if a > 25 {
+        let n = (a - 25 + 18 - 2) / 17;
+        let last = a - n * 17;
+        n as u64 * mul2dsp(18, b, true, b_signed, y.min(b + 18), false)
+            + mul2dsp(last, b, a_signed, b_signed, b + last, false)
+    } else if b > 18 {
+        let n = (b - 18 + 18 - 2) / 17;
+        let last = b - n * 17;
+        n as u64 * mul2dsp(a, 18, a_signed, true, y.min(a + 18), false)
+            + mul2dsp(a, last, a_signed, b_signed, a + last, false)
+    } else {
+        1
+    }
+}
+
+/// 18k-equivalents of block RAM for a `depth`×`width` memory as Yosys' `memory_libmap` packs it
+/// into RAMB18E1/RAMB36E1 (the cheapest of the aspect ratios 1..36 bits, and 72 bits in simple
+/// dual port, at the library's costs: RAMB18 129, RAMB36 257).
+pub fn bram18(depth: u64, width: u64) -> u64 {
+    if depth == 0 || width == 0 {
+        return 0;
+    }
+    // (bits per word, words, cost, 18k-equivalents) of one primitive.
+    const CONFIGS: [(u64, u64, u64, u64); 13] = [
+        (1, 16384, 129, 1),
+        (2, 8192, 129, 1),
+        (4, 4096, 129, 1),
+        (9, 2048, 129, 1),
+        (18, 1024, 129, 1),
+        (36, 512, 129, 1),
+        (1, 32768, 257, 2),
+        (2, 16384, 257, 2),
+        (4, 8192, 257, 2),
+        (9, 4096, 257, 2),
+        (18, 2048, 257, 2),
+        (36, 1024, 257, 2),
+        (72, 512, 257, 2),
+    ];
+    CONFIGS
+        .iter()
+        .map(|&(w, d, cost, b18)| {
+            let n = width.div_ceil(w) * depth.div_ceil(d);
+            (n * cost, n * b18)
+        })
+        .min()
+        .map(|(_, b)| b)
+        .unwrap_or(0)
+}
+
+/// LUTs of distributed RAM for a simple-dual-port `depth`×`width` RAM (RAM32M: 32×6, RAM64M:
+/// 64×3, 4 LUTs each; deeper RAMs as RAM128X1D, 2 LUTs per bit and 128 words).
+pub fn lutram(depth: u64, width: u64) -> u64 {
+    match depth {
+        0..=32 => width.div_ceil(6) * 4,
+        33..=64 => width.div_ceil(3) * 4,
+        _ => depth.div_ceil(128) * width * 2,
+    }
+}
+
+/// Where Yosys puts a RAM (one write port, one synchronous read port) of `depth`×`width` bits:
+/// `(bram18, lutram)`. Two words stay in flip-flops; up to 64 words go to distributed RAM; deeper
+/// ones to whichever of distributed and block RAM the library costs (8 per LUTRAM primitive, as
+/// [`bram18`]) make cheaper.
+pub fn ram(depth: u64, width: u64) -> (u64, u64) {
+    if depth <= 2 || width == 0 {
+        return (0, 0);
+    }
+    let lr = lutram(depth, width);
+    if depth <= 64 {
+        return (0, lr);
+    }
+    let b = bram18(depth, width);
+    // Cost per RAMB18 equivalent ≈ 129; per LUTRAM LUT ≈ 8 / 4 primitives' LUTs ≈ 2.
+    if lr * 2 <= b * 129 {
+        (0, lr)
+    } else {
+        (b, 0)
+    }
+}
+
+/// `$clog2(n)` as the RTL's address widths use it, at least 1 (`n > 1 ? $clog2(n) : 1`).
+pub fn clog2(n: u64) -> u64 {
+    if n > 1 {
+        (n - 1).ilog2() as u64 + 1
+    } else {
+        1
+    }
+}
+
+/// `(bram18, lutram)` of a `mase_pingpong_buffer` of `words` words of `width` bits (two banks of
+/// `2^clog2(words)` words).
+pub fn pingpong(words: u64, width: u64) -> (u64, u64) {
+    ram(2 << clog2(words), width)
+}
+
+/// A fitted count `Σ cᵢ·xᵢ`, rounded (`x[0]` is usually 1, for the constant term). The
+/// components keep their coefficients next to their feature lists.
+pub fn fitted(coefs: &[f64], features: &[u64]) -> u64 {
+    round(coefs.iter().zip(features).map(|(c, x)| c * *x as f64).sum())
+}
+
+/// Where Yosys puts a ROM (synchronous read, contents from a file) of `depth`×`width` bits that
+/// does not ask for block RAM: `(bram18, lut)`. Small ROMs become logic (about one LUT6 per 64
+/// bits of each output bit's function); larger ones block RAM (threshold fitted to Yosys 0.23).
+pub fn rom(depth: u64, width: u64) -> (u64, u64) {
+    if depth <= 1 || width == 0 {
+        return (0, 0);
+    }
+    if depth <= ROM_LOGIC_MAX_DEPTH {
+        (0, width * depth.div_ceil(64))
+    } else {
+        (bram18(depth, width), 0)
+    }
+}
+
+/// Deepest ROM Yosys 0.23 leaves in logic rather than block RAM (measured).
+const ROM_LOGIC_MAX_DEPTH: u64 = 64;

@@ -1,0 +1,221 @@
+//! Checks every component's resource model ([`mase_hwlib::Component::resources`]) against Yosys
+//! `synth_xilinx` over the fit set: each component's test parameter sets plus variants at other
+//! operand widths (4, 8, 16 bits) and doubled parallelism. Prints per instance the estimate and
+//! the measurement, per component the median absolute LUT error, and over the whole set the
+//! median absolute LUT / FF error and whether DSP and BRAM (18k-equivalents) are exact.
+//!
+//! `cargo run -p mase-sim --example resource_fit -- [--only NAME,…] [--save FILE] [--load FILE]
+//! [--csv] [--tests-only]`
+//!
+//! `--save FILE` writes the measurements (JSON) so that `--load FILE` re-checks a changed model
+//! without running Yosys again; `--csv` prints one row per instance with the model's features
+//! for refitting the constants; `--tests-only` keeps only the test parameter sets (no width or
+//! parallelism variants), for a quick check (the fitted constants live in each `hwlib/src/components/*.rs`).
+//! Runs Yosys serially (about a second per small instance, a few minutes for the whole set).
+
+use std::collections::BTreeMap;
+
+use mase_hwlib::{lookup, registry, resolve_params, Component, Params, Resources};
+use mase_sim::{synth_component, SynthReport};
+
+/// One instance of the fit set: component, parameter overrides, and what Yosys measured.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Sample {
+    component: String,
+    overrides: Vec<(String, i64)>,
+    measured: Resources,
+}
+
+/// Replaces every `*_PRECISION_0` parameter by `w` (fractions clamped to fit).
+fn with_width(p: &Params, w: i64) -> Vec<(String, i64)> {
+    let mut out: Vec<(String, i64)> = p.iter().map(|(k, v)| (k.clone(), *v)).collect();
+    for i in 0..out.len() {
+        if out[i].0.ends_with("_PRECISION_0") {
+            out[i].1 = w;
+            let frac = out[i].0.replace("_PRECISION_0", "_PRECISION_1");
+            if let Some(f) = out.iter_mut().find(|(k, _)| *k == frac) {
+                f.1 = f.1.min(w - 1).max(0);
+            }
+        }
+    }
+    out
+}
+
+/// Doubles every `*PARALLELISM_DIM_0` parameter and the matching `*TENSOR_SIZE_DIM_0` when
+/// needed so the parallelism still divides the size.
+fn with_double_parallelism(p: &Params) -> Vec<(String, i64)> {
+    let mut out: Vec<(String, i64)> = p.iter().map(|(k, v)| (k.clone(), *v)).collect();
+    for i in 0..out.len() {
+        if out[i].0.ends_with("PARALLELISM_DIM_0") {
+            out[i].1 *= 2;
+            let size = out[i].0.replace("PARALLELISM_DIM_0", "TENSOR_SIZE_DIM_0");
+            let par = out[i].1;
+            if let Some(s) = out.iter_mut().find(|(k, _)| *k == size) {
+                s.1 = (s.1 + par - 1) / par * par;
+            }
+        }
+    }
+    out
+}
+
+/// The fit set of one component: test parameters, width variants, doubled parallelism; only
+/// valid and distinct sets.
+fn fit_set(c: &dyn Component, tests_only: bool) -> Vec<Vec<(String, i64)>> {
+    let mut seen: Vec<Params> = Vec::new();
+    let mut out = Vec::new();
+    let mut push = |o: Vec<(String, i64)>, seen: &mut Vec<Params>| {
+        if let Ok(p) = resolve_params(c, &o) {
+            if !seen.contains(&p) {
+                seen.push(p);
+                out.push(o);
+            }
+        }
+    };
+    for t in c.test_params() {
+        let o: Vec<(String, i64)> = t.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let Ok(p) = resolve_params(c, &o) else { continue };
+        push(o, &mut seen);
+        if tests_only {
+            continue;
+        }
+        for w in [4, 8, 16] {
+            push(with_width(&p, w), &mut seen);
+        }
+        push(with_double_parallelism(&p), &mut seen);
+    }
+    out
+}
+
+fn measured(r: &SynthReport) -> Resources {
+    Resources { lut: r.lut, ff: r.ff, dsp: r.dsp, bram18: r.bram18, lutram: r.lutram }
+}
+
+/// Relative error of an estimate (measured 0: 0 when the estimate is 0, else 1).
+fn rel(est: u64, meas: u64) -> f64 {
+    if meas == 0 {
+        if est == 0 {
+            0.0
+        } else {
+            1.0
+        }
+    } else {
+        (est as f64 - meas as f64).abs() / meas as f64
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Whether `--only` (a comma-separated list of component names) selects `name`.
+fn selected(only: &Option<String>, name: &str) -> bool {
+    only.as_ref().is_none_or(|o| o.split(',').any(|n| n == name))
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let (mut only, mut save, mut load, mut csv, mut tests_only) = (None, None, None, false, false);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--only" => only = Some(args.next().ok_or("--only needs a component name")?),
+            "--save" => save = Some(args.next().ok_or("--save needs a file")?),
+            "--load" => load = Some(args.next().ok_or("--load needs a file")?),
+            "--csv" => csv = true,
+            "--tests-only" => tests_only = true,
+            other => return Err(format!("unknown argument `{other}`").into()),
+        }
+    }
+    let samples: Vec<Sample> = if let Some(f) = &load {
+        serde_json::from_str(&std::fs::read_to_string(f)?)?
+    } else {
+        let mut v = Vec::new();
+        for c in registry() {
+            if !selected(&only, c.name()) {
+                continue;
+            }
+            for o in fit_set(*c, tests_only) {
+                let r = synth_component(c.name(), &o)?;
+                eprintln!("{} {:?}: {:.1} s", c.name(), o, r.synth_s);
+                v.push(Sample { component: c.name().into(), overrides: o, measured: measured(&r) });
+                // Saved as it goes, so an interrupted run keeps what it measured.
+                if let Some(f) = &save {
+                    std::fs::write(f, serde_json::to_string_pretty(&v)?)?;
+                }
+            }
+        }
+        v
+    };
+    let mut per: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let (mut all_lut, mut all_ff) = (Vec::new(), Vec::new());
+    let (mut dsp_bad, mut bram_bad) = (0, 0);
+    for s in &samples {
+        if !selected(&only, &s.component) {
+            continue;
+        }
+        let c = lookup(&s.component)?;
+        let p = resolve_params(c, &s.overrides)?;
+        let e = c.resources(&p);
+        let m = &s.measured;
+        if csv {
+            let vals: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            println!(
+                "{},{},{},{},{},{},{},{},{},{},{}",
+                s.component,
+                m.lut,
+                e.lut,
+                m.ff,
+                e.ff,
+                m.dsp,
+                e.dsp,
+                m.bram18,
+                e.bram18,
+                m.lutram,
+                vals.join(",")
+            );
+        } else {
+            let ov: Vec<String> = s.overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            println!(
+                "{:<15} lut {:>6}/{:<6} ff {:>6}/{:<6} dsp {:>3}/{:<3} bram18 {:>3}/{:<3} lutram {:>4}/{:<4} {}",
+                s.component,
+                e.lut,
+                m.lut,
+                e.ff,
+                m.ff,
+                e.dsp,
+                m.dsp,
+                e.bram18,
+                m.bram18,
+                e.lutram,
+                m.lutram,
+                ov.join(" ")
+            );
+        }
+        per.entry(s.component.clone()).or_default().push(rel(e.lut, m.lut));
+        all_lut.push(rel(e.lut, m.lut));
+        all_ff.push(rel(e.ff, m.ff));
+        dsp_bad += usize::from(e.dsp != m.dsp);
+        bram_bad += usize::from(e.bram18 != m.bram18);
+    }
+    println!("\ncomponent        instances  median |LUT error|");
+    for (c, v) in &per {
+        println!("{c:<16} {:>9}  {:>6.1} %", v.len(), 100.0 * median(v.clone()));
+    }
+    println!(
+        "\nall {} instances: median |LUT error| {:.1} %, median |FF error| {:.1} %, DSP wrong on {}, BRAM18 wrong on {}",
+        all_lut.len(),
+        100.0 * median(all_lut),
+        100.0 * median(all_ff),
+        dsp_bad,
+        bram_bad
+    );
+    Ok(())
+}

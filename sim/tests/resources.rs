@@ -1,0 +1,45 @@
+//! The resource model (`Component::resources`) against Yosys `synth_xilinx` on small instances:
+//! DSP, block RAM and LUT RAM exact, LUT and FF within the model's tolerance. The whole fit set
+//! (minutes) is `cargo run -p mase-sim --example resource_fit`. Needs Yosys on PATH.
+
+/// Relative error of `est` against `meas`.
+fn rel(est: u64, meas: u64) -> f64 {
+    (est as f64 - meas as f64).abs() / (meas.max(1) as f64)
+}
+
+#[test]
+fn resource_model_matches_yosys_on_small_instances() {
+    let cases: Vec<(&str, Vec<(String, i64)>)> = vec![
+        ("relu", vec![]),
+        ("skid_buffer", vec![("DATA_WIDTH".into(), 13), ("LANES".into(), 3)]),
+        // An 8-bit linear with one DSP, a weight ROM in block RAM and a LUT-RAM row buffer.
+        (
+            "linear",
+            vec![
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0".into(), 5),
+                ("DATA_IN_0_PARALLELISM_DIM_0".into(), 1),
+                ("WEIGHT_TENSOR_SIZE_DIM_1".into(), 3),
+                ("WEIGHT_PARALLELISM_DIM_1".into(), 1),
+            ],
+        ),
+        // A deep FIFO: block RAM, not LUT RAM.
+        ("fifo", vec![("DEPTH".into(), 1024), ("DATA_WIDTH".into(), 16)]),
+    ];
+    let mut failures = Vec::new();
+    for (name, ov) in &cases {
+        let r = mase_sim::synth_component(name, ov).unwrap_or_else(|e| panic!("{name} {ov:?}: {e}"));
+        let e = r.estimate;
+        let exact = [("dsp", e.dsp, r.dsp), ("bram18", e.bram18, r.bram18), ("lutram", e.lutram, r.lutram)];
+        for (k, est, meas) in exact {
+            if est != meas {
+                failures.push(format!("{name} {ov:?}: {k} estimate {est}, Yosys {meas}"));
+            }
+        }
+        for (k, est, meas) in [("lut", e.lut, r.lut), ("ff", e.ff, r.ff)] {
+            if rel(est, meas) > 0.25 {
+                failures.push(format!("{name} {ov:?}: {k} estimate {est}, Yosys {meas} (> 25 % off)"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
