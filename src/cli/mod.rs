@@ -241,6 +241,10 @@ enum Command {
         /// Simulate the K most accurate Pareto points under Verilator (bit-exact, measured ii).
         #[arg(long, value_name = "K", default_value_t = 0)]
         verify: usize,
+        /// Synthesize the K most accurate Pareto points with Yosys (measured against the
+        /// resource model's estimate; a MiniLM-sized layer takes minutes per point).
+        #[arg(long, value_name = "K", default_value_t = 0)]
+        synth: usize,
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
@@ -362,6 +366,7 @@ pub fn main() -> anyhow::Result<()> {
             jobs,
             shard,
             verify,
+            synth,
             json,
             output,
         } => {
@@ -377,6 +382,7 @@ pub fn main() -> anyhow::Result<()> {
                 jobs,
                 shard,
                 verify,
+                synth,
                 json,
             };
             sweep::sweep(&model, &a, &output)

@@ -26,6 +26,8 @@ pub struct SweepArgs {
     pub shard: Option<String>,
     /// `--verify K`.
     pub verify: usize,
+    /// `--synth K`.
+    pub synth: usize,
     /// `--json`.
     pub json: bool,
 }
@@ -48,6 +50,7 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
         jobs: a.jobs,
         shard,
         verify: a.verify,
+        synth: a.synth,
         out_dir: out.to_path_buf(),
         progress: std::io::stderr().is_terminal() && !a.json,
         cache_dir: None,
@@ -62,6 +65,7 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
             "failed": o.points.iter().filter(|p| p.error.is_some()).count(),
             "pareto": front_sorted(&o.points).iter().map(|p| &p.id).collect::<Vec<_>>(),
             "verified": o.verified,
+            "synthesized": o.synthesized,
             "seconds": secs,
             "out": out.display().to_string(),
         });
@@ -84,6 +88,13 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
                 v.inferences,
                 v.measured_ii.map(|x| format!("{x:.0}")).unwrap_or_else(|| "n/a".into()),
                 v.model_ii
+            );
+        }
+        for s in &o.synthesized {
+            let (m, e) = (&s.measured, &s.estimate);
+            println!(
+                "synth      {}: LUT {} (estimate {}), FF {} ({}), DSP {} ({}), BRAM18 {} ({}), {:.1} s",
+                s.id, m.lut, e.lut, m.ff, e.ff, m.dsp, e.dsp, m.bram18, e.bram18, s.synth_s
             );
         }
         println!(

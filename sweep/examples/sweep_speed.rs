@@ -57,6 +57,7 @@ fn main() {
         jobs,
         shard: None,
         verify: 0,
+        synth: 0,
         out_dir: tmp.path().join(dir),
         progress: false,
         cache_dir: None,

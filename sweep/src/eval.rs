@@ -43,12 +43,22 @@ pub struct Metrics {
     pub argmax_agreement: f64,
     /// Cost model: cycles per inference of the slowest instance.
     pub ii_cycles: u64,
-    /// Cost model: latency estimate (longest chain of instance latencies), cycles.
+    /// Latency model: cycles from the first input beat to the first output beat.
     pub latency_cycles: u64,
     /// Cost model: multipliers of the whole design.
     pub multipliers: u64,
     /// Cost model: memory bits (weight ROMs, buffers).
     pub memory_bits: u64,
+    /// Resource model: LUTs used as logic, whole design.
+    pub lut: u64,
+    /// Resource model: flip-flops.
+    pub ff: u64,
+    /// Resource model: DSP48E1 slices.
+    pub dsp: u64,
+    /// Resource model: block RAM in 18 kbit equivalents.
+    pub bram18: u64,
+    /// Resource model: LUTs used as distributed RAM.
+    pub lutram: u64,
 }
 
 /// The data a sweep reads besides the model and the configuration.
@@ -210,6 +220,11 @@ impl Context {
             latency_cycles: r.latency_cycles_estimate,
             multipliers: r.multipliers,
             memory_bits: r.memory_bits,
+            lut: r.resources.lut,
+            ff: r.resources.ff,
+            dsp: r.resources.dsp,
+            bram18: r.resources.bram18,
+            lutram: r.resources.lutram,
         })
     }
 

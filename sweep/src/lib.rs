@@ -8,10 +8,11 @@
 //! Modules: [`config`] (`SWEEP.toml`), [`point`] (the product, sampling, shards), [`eval`]
 //! (shared preparation and per-point evaluation), [`cache`] (finished points by content hash),
 //! [`pareto`], [`output`] (CSV, JSON, README, per-point configs), [`svg`] (the plot),
-//! [`verify`] (Verilator runs of front points), [`run`] (the driver and merge).
+//! [`verify`] (Verilator runs of front points), [`synth`] (Yosys runs of front points), [`run`]
+//! (the driver and merge).
 //!
-//! Resource estimates (LUT, FF, DSP, BRAM) are not reported: the cost model gives multipliers
-//! and memory bits, and those are what the front and the files use.
+//! Resources (LUT, FF, DSP, BRAM) are the resource model's estimates
+//! (`mase_hwlib::Component::resources`); `--synth K` measures K front points with Yosys.
 
 pub mod cache;
 pub mod config;
@@ -22,6 +23,7 @@ pub mod pareto;
 pub mod point;
 pub mod run;
 pub mod svg;
+pub mod synth;
 pub mod verify;
 
 pub use config::{Axes, Rate, SweepConfig};
@@ -30,4 +32,5 @@ pub use eval::{Context, Data, Metrics};
 pub use output::{Document, Meta, PointResult};
 pub use point::{PointSpec, Shard};
 pub use run::{merge, run_sweep, SweepOptions, SweepOutcome};
+pub use synth::Synthesized;
 pub use verify::Verified;

@@ -73,7 +73,7 @@ pub fn mark_front(points: &mut [PointResult]) {
     }
 }
 
-/// The front, best accuracy first (then fewer multipliers, less memory, lower ii, index).
+/// The front, best accuracy first (then fewer LUTs, fewer DSPs, lower ii, index).
 pub fn front_sorted(points: &[PointResult]) -> Vec<&PointResult> {
     let mut f: Vec<&PointResult> = points.iter().filter(|p| p.pareto).collect();
     f.sort_by(|a, b| {
@@ -81,8 +81,8 @@ pub fn front_sorted(points: &[PointResult]) -> Vec<&PointResult> {
             (a.metrics.as_ref().expect("front points have metrics"), b.metrics.as_ref().expect("same"));
         pareto::accuracy(mb)
             .total_cmp(&pareto::accuracy(ma))
-            .then(ma.multipliers.cmp(&mb.multipliers))
-            .then(ma.memory_bits.cmp(&mb.memory_bits))
+            .then(ma.lut.cmp(&mb.lut))
+            .then(ma.dsp.cmp(&mb.dsp))
             .then(ma.ii_cycles.cmp(&mb.ii_cycles))
             .then(a.spec.index.cmp(&b.spec.index))
     });
@@ -140,6 +140,11 @@ pub fn csv(points: &[PointResult], rows: &[&PointResult]) -> String {
             "latency_cycles",
             "multipliers",
             "memory_bits",
+            "lut",
+            "ff",
+            "dsp",
+            "bram18",
+            "lutram",
             "pareto",
             "error",
         ]
@@ -172,8 +177,13 @@ pub fn csv(points: &[PointResult], rows: &[&PointResult]) -> String {
                 m.latency_cycles.to_string(),
                 m.multipliers.to_string(),
                 m.memory_bits.to_string(),
+                m.lut.to_string(),
+                m.ff.to_string(),
+                m.dsp.to_string(),
+                m.bram18.to_string(),
+                m.lutram.to_string(),
             ]),
-            None => f.extend(std::iter::repeat_n(String::new(), 10)),
+            None => f.extend(std::iter::repeat_n(String::new(), 15)),
         }
         f.push(p.pareto.to_string());
         f.push(csv_field(p.error.as_deref().unwrap_or("")));
@@ -271,8 +281,9 @@ pub fn readme(meta: &Meta, points: &[PointResult]) -> String {
         s,
         "{} points ({} of a product of {}); {} built, {} failed (see the `error` column of points.csv). \
          Accuracy is the golden model's (the bit-exact model of the RTL) on {}, as {metric}; \
-         hardware figures are the cost model's. The Pareto front maximises accuracy and minimises \
-         multipliers, memory bits and ii.\n",
+         rate, multipliers and memory are the cost model's, LUT/FF/DSP/BRAM the resource model's \
+         estimates (`mase sweep --synth K` measures front points with Yosys). The Pareto front \
+         maximises accuracy and minimises LUTs, DSPs and ii.\n",
         points.len(),
         meta.selected,
         meta.product,
@@ -280,26 +291,21 @@ pub fn readme(meta: &Meta, points: &[PointResult]) -> String {
         points.len() - ok,
         if meta.eval.is_empty() { "seeded random inputs".to_string() } else { meta.eval.join(", ") },
     );
-    let _ = writeln!(
-        s,
-        "No LUT, FF, DSP or BRAM estimates: the resource model does not exist yet; multipliers and memory bits \
-         are what the cost model gives.\n"
-    );
     if let Some(f) = points.iter().find_map(|p| p.metrics.as_ref().and_then(|m| m.float_top1)) {
         let _ = writeln!(s, "Float model top-1 accuracy: {f:.4}\n");
     }
     let _ = writeln!(s, "## Pareto front ({} points, best accuracy first)\n", front.len());
     let _ = writeln!(
         s,
-        "| point | settings | {} | cosine | max abs error | ii (cycles) | latency (cycles) | multipliers | memory bits |",
+        "| point | settings | {} | cosine | max abs error | ii (cycles) | latency (cycles) | LUT | FF | DSP | BRAM18 | multipliers |",
         if labelled { "top-1" } else { "accuracy" }
     );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|---|");
     for p in &front {
         let m = p.metrics.as_ref().expect("front points have metrics");
         let _ = writeln!(
             s,
-            "| {} | {} | {:.4} | {:.6} | {:.3e} | {} | {} | {} | {} |",
+            "| {} | {} | {:.4} | {:.6} | {:.3e} | {} | {} | {} | {} | {} | {} | {} |",
             p.id,
             settings(p),
             pareto::accuracy(m),
@@ -307,8 +313,11 @@ pub fn readme(meta: &Meta, points: &[PointResult]) -> String {
             m.max_abs_error,
             m.ii_cycles,
             m.latency_cycles,
-            m.multipliers,
-            m.memory_bits
+            m.lut,
+            m.ff,
+            m.dsp,
+            m.bram18,
+            m.multipliers
         );
     }
     let _ = writeln!(s, "\n## Emitting a point\n");

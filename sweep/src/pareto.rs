@@ -1,5 +1,5 @@
 //! The Pareto front: accuracy up (top-1 with labels, else cosine against the float model),
-//! multipliers, memory bits and ii down. A point is on the front when no other point is at
+//! LUTs, DSPs (the resource model's estimates) and ii down. A point is on the front when no other point is at
 //! least as good in every objective and better in one; points with equal objectives are all on
 //! it (neither dominates the other).
 
@@ -7,7 +7,7 @@ use crate::eval::Metrics;
 
 /// The objectives of a point, each oriented so that larger is better.
 pub fn objectives(m: &Metrics) -> [f64; 4] {
-    [accuracy(m), -(m.multipliers as f64), -(m.memory_bits as f64), -(m.ii_cycles as f64)]
+    [accuracy(m), -(m.lut as f64), -(m.dsp as f64), -(m.ii_cycles as f64)]
 }
 
 /// The accuracy figure the front uses: top-1 when there are labels, else cosine.

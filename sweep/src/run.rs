@@ -15,6 +15,7 @@ use crate::error::{io, Result, SweepError};
 use crate::eval::{Context, Data};
 use crate::output::{front_sorted, mark_front, write_all, Document, Meta, PointResult};
 use crate::point::{selected, Shard};
+use crate::synth::{synthesize, Synthesized};
 use crate::verify::{verify, Verified};
 
 /// Everything a sweep needs.
@@ -32,6 +33,8 @@ pub struct SweepOptions {
     pub shard: Option<Shard>,
     /// Simulate this many Pareto points under Verilator (best accuracy first).
     pub verify: usize,
+    /// Synthesize this many Pareto points with Yosys (best accuracy first).
+    pub synth: usize,
     /// The output directory.
     pub out_dir: PathBuf,
     /// Show a progress bar on stderr (the CLI sets it when stderr is a terminal).
@@ -53,6 +56,8 @@ pub struct SweepOutcome {
     pub cached: usize,
     /// The `--verify` results.
     pub verified: Vec<Verified>,
+    /// The `--synth` results.
+    pub synthesized: Vec<Synthesized>,
 }
 
 fn absolute(p: &Path) -> String {
@@ -151,16 +156,11 @@ pub fn run_sweep(opts: &SweepOptions) -> Result<SweepOutcome> {
                     if let Some(m) = &entry.metrics {
                         let acc = crate::pareto::accuracy(m);
                         let mut b = best.lock().expect("no panics while holding the lock");
-                        let better = b
-                            .as_ref()
-                            .is_none_or(|(a, mu, _)| acc > *a || (acc == *a && m.multipliers < *mu));
+                        let better =
+                            b.as_ref().is_none_or(|(a, lut, _)| acc > *a || (acc == *a && m.lut < *lut));
                         if better {
-                            *b = Some((acc, m.multipliers, spec.id(total)));
-                            bar.set_message(format!(
-                                "best {} acc {acc:.4} {} mult",
-                                spec.id(total),
-                                m.multipliers
-                            ));
+                            *b = Some((acc, m.lut, spec.id(total)));
+                            bar.set_message(format!("best {} acc {acc:.4} {} LUT", spec.id(total), m.lut));
                         }
                     }
                     bar.inc(1);
@@ -190,17 +190,21 @@ pub fn run_sweep(opts: &SweepOptions) -> Result<SweepOutcome> {
         .collect();
     mark_front(&mut results);
     write_all(&opts.out_dir, &meta, &results)?;
-    let mut verified = Vec::new();
-    if opts.verify > 0 {
+    let (mut verified, mut synthesized) = (Vec::new(), Vec::new());
+    if opts.verify > 0 || opts.synth > 0 {
         let c = match ctx {
             Some(c) => c,
             None => Context::prepare(&onnx, &origin, &opts.config.base, &opts.data, &ops)?,
         };
         let front = front_sorted(&results);
-        verified = verify(&c, &front[..front.len().min(opts.verify)], &opts.out_dir.join("verify"))?;
-        let text = serde_json::to_string_pretty(&verified).expect("reports serialize") + "\n";
-        let p = opts.out_dir.join("verify.json");
-        std::fs::write(&p, text).map_err(io("writing", &p))?;
+        if opts.verify > 0 {
+            verified = verify(&c, &front[..front.len().min(opts.verify)], &opts.out_dir.join("verify"))?;
+            write_json(&opts.out_dir.join("verify.json"), &verified)?;
+        }
+        if opts.synth > 0 {
+            synthesized = synthesize(&c, &front[..front.len().min(opts.synth)], &opts.out_dir.join("synth"))?;
+            write_json(&opts.out_dir.join("synth.json"), &synthesized)?;
+        }
     }
     Ok(SweepOutcome {
         meta,
@@ -208,7 +212,13 @@ pub fn run_sweep(opts: &SweepOptions) -> Result<SweepOutcome> {
         cached: points.len() - missing.len(),
         points: results,
         verified,
+        synthesized,
     })
+}
+
+fn write_json<T: serde::Serialize>(p: &Path, v: &T) -> Result<()> {
+    let text = serde_json::to_string_pretty(v).expect("reports serialize") + "\n";
+    std::fs::write(p, text).map_err(io("writing", p))
 }
 
 fn progress_bar(n: usize, show: bool) -> ProgressBar {

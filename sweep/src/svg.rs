@@ -1,5 +1,5 @@
 //! `pareto.svg`, written by hand (no font or drawing dependencies): accuracy against
-//! multipliers, ii as colour (blue = fewest cycles per inference, red = most, log scale), the
+//! LUTs (the resource model's estimate), ii as colour (blue = fewest cycles per inference, red = most, log scale), the
 //! Pareto front drawn large with a black outline and joined by a line, other points small and
 //! faded. Axes carry ticks and labels.
 
@@ -53,7 +53,7 @@ pub fn plot(points: &[PointResult], labelled: bool) -> String {
     let y_label = if labelled { "top-1 accuracy (golden model)" } else { "cosine vs float (golden model)" };
     let _ = writeln!(
         s,
-        r#"<text x="{}" y="24" text-anchor="middle" font-size="15">Sweep: accuracy vs multipliers ({} points, {} on the Pareto front)</text>"#,
+        r#"<text x="{}" y="24" text-anchor="middle" font-size="15">Sweep: accuracy vs LUTs ({} points, {} on the Pareto front)</text>"#,
         (LEFT + W - RIGHT) / 2.0,
         ok.len(),
         ok.iter().filter(|p| p.pareto).count()
@@ -68,7 +68,7 @@ pub fn plot(points: &[PointResult], labelled: bool) -> String {
         s.push_str("</svg>\n");
         return s;
     }
-    let xs: Vec<f64> = ok.iter().map(|p| m(p).multipliers as f64).collect();
+    let xs: Vec<f64> = ok.iter().map(|p| m(p).lut as f64).collect();
     let ys: Vec<f64> = ok.iter().map(|p| pareto::accuracy(&m(p))).collect();
     let iis: Vec<f64> = ok.iter().map(|p| (m(p).ii_cycles.max(1) as f64).ln()).collect();
     let (x0, x1) = (0.0, xs.iter().copied().fold(1.0, f64::max) * 1.05);
@@ -113,7 +113,7 @@ pub fn plot(points: &[PointResult], labelled: bool) -> String {
     }
     let _ = writeln!(
         s,
-        r#"<text x="{}" y="{}" text-anchor="middle">multipliers (cost model)</text>"#,
+        r#"<text x="{}" y="{}" text-anchor="middle">LUTs (resource model estimate)</text>"#,
         (pl + pr) / 2.0,
         H - 18.0
     );
@@ -126,7 +126,7 @@ pub fn plot(points: &[PointResult], labelled: bool) -> String {
     let frac = |v: f64| if i1 > i0 { (v - i0) / (i1 - i0) } else { 0.0 };
     // Front line: the front has more objectives than this plot's two axes, so the line is its
     // shadow here, a staircase through the front points that raise the best accuracy so far as
-    // multipliers grow.
+    // LUTs grow.
     let mut front: Vec<(f64, f64)> =
         ok.iter().zip(xs.iter().zip(&ys)).filter(|(p, _)| p.pareto).map(|(_, (x, y))| (*x, *y)).collect();
     front.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
@@ -154,8 +154,8 @@ pub fn plot(points: &[PointResult], labelled: bool) -> String {
             let (x, y, c) = (px(xs[k]), py(ys[k]), colour(frac(iis[k])));
             let mm = m(p);
             let title = format!(
-                "{}: accuracy {:.4}, {} multipliers, {} memory bits, ii {}",
-                p.id, ys[k], mm.multipliers, mm.memory_bits, mm.ii_cycles
+                "{}: accuracy {:.4}, {} LUT, {} DSP, {} BRAM18, {} multipliers, ii {}",
+                p.id, ys[k], mm.lut, mm.dsp, mm.bram18, mm.multipliers, mm.ii_cycles
             );
             if pass {
                 let _ = writeln!(

@@ -36,6 +36,7 @@ fn options(toml_text: &str, out: &Path) -> SweepOptions {
         jobs: 2,
         shard: None,
         verify: 0,
+        synth: 0,
         out_dir: out.to_path_buf(),
         progress: false,
         cache_dir: None,

@@ -1,6 +1,7 @@
-//! `--verify 2` on the labelled fixture MLP: the two most accurate Pareto points are emitted and
-//! simulated under Verilator with random stalls; both must be bit-exact against the golden model,
-//! and the measured ii (with stalls) must not beat the cost model's figure by more than 10%.
+//! `--verify 2 --synth 1` on the labelled fixture MLP: the two most accurate Pareto points are
+//! emitted and simulated under Verilator with random stalls; both must be bit-exact against the
+//! golden model, and the measured ii (with stalls) must not beat the cost model's figure by more
+//! than 10%. The most accurate one is synthesized with Yosys: DSPs and block RAMs as estimated.
 
 use std::path::PathBuf;
 
@@ -11,7 +12,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 #[test]
-fn verify_two_pareto_points_bit_exact() {
+fn verify_two_pareto_points_bit_exact_and_synthesize_one() {
     let tmp = tempfile::tempdir().unwrap();
     let text = "[sweep]\nwidth = [8, 12]\nweight_width = [8]\nmultiplier_budget = [40, 400]\n";
     let config = SweepConfig::from_table(text.parse().unwrap(), "SWEEP.toml", None).unwrap();
@@ -26,6 +27,7 @@ fn verify_two_pareto_points_bit_exact() {
         jobs: 1,
         shard: None,
         verify: 2,
+        synth: 1,
         out_dir: tmp.path().join("s"),
         progress: false,
         cache_dir: None,
@@ -41,4 +43,16 @@ fn verify_two_pareto_points_bit_exact() {
         assert!(ii >= v.model_ii as f64 * 0.9, "{v:?}");
     }
     assert!(tmp.path().join("s/verify.json").exists());
+    assert_eq!(o.synthesized.len(), 1, "{:?}", o.synthesized);
+    let s = &o.synthesized[0];
+    assert_eq!(s.id, o.verified[0].id, "both take the front's most accurate point first");
+    let m = o.points.iter().find(|p| p.id == s.id).unwrap().metrics.clone().unwrap();
+    assert_eq!(
+        (s.estimate.lut, s.estimate.dsp),
+        (m.lut, m.dsp),
+        "the sweep ranked the point by this estimate"
+    );
+    assert!(s.measured.lut > 0, "{s:?}");
+    assert_eq!((s.measured.dsp, s.measured.bram18), (s.estimate.dsp, s.estimate.bram18), "{s:?}");
+    assert!(tmp.path().join("s/synth.json").exists());
 }
