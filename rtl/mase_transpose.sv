@@ -14,11 +14,13 @@
 // elements of one unit, identical in both orders.
 //
 // Schedule. Each input beat is one word of a two-bank memory (bank = one whole tensor of NW
-// words, written in arrival order). When a bank is full the read side walks it in output order
-// (unit index b outer, a middle, word k within the unit inner) while the other bank takes the
-// next tensor, so input and output both move one beat per cycle.
-//   Latency: NW + 2 cycles from the first input beat to the first output beat, NW = beats per
-//            tensor (the whole tensor is buffered first).
+// words, written in arrival order). The read side walks a bank in output order (unit index b
+// outer, a middle, word k within the unit inner) while the other bank takes the next tensor, so
+// input and output both move one beat per cycle. It does not wait for the whole tensor: a word
+// is read as soon as it has been written (the bank is full, or the word's address is below the
+// write count of the bank being filled, which is then always the read bank), so each output
+// beat leaves as soon as the input beat it moves has arrived.
+//   Latency: 3 cycles from the first input beat to the first output beat (word 0 leaves first).
 //   II:      NW cycles per tensor (one beat per cycle in and out).
 //   Paths cut: data_in_0_ready is a register function (bank-full flags); the output is the
 //            register of a mase_skid_buffer (data, valid and ready all cut).
@@ -112,11 +114,18 @@ module mase_transpose #(
   logic [AW-1:0] rd_k, rd_a, rd_b;
   /// Its address and the address of unit (a = 0, b) word 0.
   logic [AW-1:0] rd_addr, rd_base;
-  /// The read bank holds a complete tensor; a word is issued this cycle; counters at their last
-  /// value; the last word of the bank is issued.
-  logic rd_full, issue, k_last, a_last, b_last, rd_done;
+  /// The read bank holds a complete tensor; the word at rd_addr has been written; a word is
+  /// issued this cycle; counters at their last value; the last word of the bank is issued.
+  logic rd_full, rd_avail, issue, k_last, a_last, b_last, rd_done;
+  /// Number of the arriving beat within its tensor (its word in the bank being filled).
+  logic [AW-1:0] wr_addr;
 
-  assign issue = rd_full && adv;
+  // A bank that is not full is the one being filled (the writer leaves a bank only when it is
+  // full, and the reader releases it only after reading its last word, the last one written), so
+  // its words below wr_addr are written. The last word in read order is word NW - 1, read only
+  // once the bank is full.
+  assign rd_avail = rd_full || rd_addr < wr_addr;
+  assign issue = rd_avail && adv;
   assign k_last = rd_k == AW'(U - 1);
   assign a_last = rd_a == AW'(NA - 1);
   assign b_last = rd_b == AW'(NB - 1);
@@ -156,8 +165,6 @@ module mase_transpose #(
 
   // ---------------------------------------------------------------------------------------------
   // Two banks of one tensor each, written in arrival order
-  /// Number of the arriving beat within its tensor (its word in the bank).
-  logic [AW-1:0] wr_addr;
   /// S1: the word read (synchronous read, held while the pipeline waits).
   logic [L*W-1:0] s1_word;
   logic s1_valid;
@@ -182,7 +189,7 @@ module mase_transpose #(
 
   always_ff @(posedge clk) begin
     if (rst) s1_valid <= 1'b0;
-    else if (adv) s1_valid <= rd_full;
+    else if (adv) s1_valid <= rd_avail;
   end
 
   /// S1 word with the block transposed: output lane i*P1 + j = input lane j*P0 + i.

@@ -12,9 +12,12 @@
 //!
 //! `first_output = max over ports (first + max(0, need/beats · (last − first) − need) + latency)`:
 //! the `need` beats arrive at the producer's pace instead of one per cycle, the rest of the
-//! component's latency follows. The design's latency is the latest first output on a top output.
+//! component's latency follows. A reordering component (a transpose) passes each beat on once
+//! the input beat it moves has arrived ([`Component::input_beats_for_output`]), so its
+//! consumers' waits are timed through it, on its producer's pace. The design's latency is the latest first output on a top output.
 //!
 //! [`Component::beats_before_first_output`]: mase_hwlib::Component::beats_before_first_output
+//! [`Component::input_beats_for_output`]: mase_hwlib::Component::input_beats_for_output
 
 use serde::Serialize;
 
@@ -46,15 +49,40 @@ pub struct Latency {
 }
 
 /// Timing of one instance's output stream.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Timing {
     /// Cycle its first beat leaves.
     first: u64,
     /// Cycle the last beat of the inference leaves.
     last: u64,
+    /// `data_out_0` beats per inference and per row.
+    beats: u64,
+    row_beats: u64,
+    /// The source of its `data_in_0` (for a reordering component's timing).
+    feed: Option<Endpoint>,
     /// The instance that set `first` (none: a top input), and the waiting part of its step.
     pred: Option<usize>,
     waiting: u64,
+}
+
+/// Cycle at which beat `n ≥ 1` of an inference leaves `from`: a top input delivers one beat per
+/// cycle from cycle 0; an instance's beats leave evenly between its first and last, except a
+/// reordering component's first row, whose beats leave once the input beats they move arrive.
+fn arrival(d: &Design, t: &[Timing], from: &Endpoint, n: u64) -> u64 {
+    let s = match from {
+        Endpoint::Top(_) => return n.saturating_sub(1),
+        Endpoint::Inst(s, _) => *s,
+    };
+    let ts = &t[s];
+    let inst = &d.instances[s];
+    if let (Some(feed), true) = (&ts.feed, n <= ts.row_beats) {
+        if let Some(m) = inst.component().input_beats_for_output(&inst.params, n as usize) {
+            let pipeline = inst.component().cost(&inst.params).latency_cycles;
+            return (arrival(d, t, feed, m as u64) + pipeline).max(ts.first + n - 1);
+        }
+    }
+    let steps = ts.beats.saturating_sub(1).max(1) as u128;
+    ts.first + ((n.saturating_sub(1) as u128 * (ts.last - ts.first) as u128).div_ceil(steps) as u64)
 }
 
 /// The latency model of `d` (see the module documentation).
@@ -66,39 +94,48 @@ pub fn latency(d: &Design) -> Latency {
         let p = &inst.params;
         let cost = c.cost(p);
         let streams = c.streams(p);
+        let row_beats =
+            |name: &str| streams.iter().find(|s| s.name == name).map_or(1, |s| s.beats_per_row) as u64;
         let rows = streams
             .iter()
             .find(|s| s.name == "data_in_0")
-            .map_or(1, |s| inst.numel_in.div_ceil((s.beats_per_row * s.lanes).max(1)).max(1));
+            .map_or(1, |s| inst.numel_in.div_ceil((s.beats_per_row * s.lanes).max(1)).max(1))
+            as u64;
         // After its producers' last beats, the instance still processes the part of its input
         // it needs per output (e.g. a linear's last row) at its own rate.
         let main_need = c.beats_before_first_output(p, "data_in_0") as u64;
-        let main_row = streams.iter().find(|s| s.name == "data_in_0").map_or(1, |s| s.beats_per_row) as u64;
+        let main_row = row_beats("data_in_0");
         let tail = cost.latency_cycles
             + (cost.ii_cycles * main_need).div_ceil(main_row.max(1)).saturating_sub(main_need);
-        let mut me = Timing::default();
+        let mut me = Timing { row_beats: row_beats("data_out_0"), ..Timing::default() };
+        me.beats = me.row_beats * rows;
         let mut inputs_last = 0;
+        let mut first = None;
         for w in &d.wires {
             let Endpoint::Inst(to, port) = &w.to else { continue };
             if *to != i {
                 continue;
             }
-            let (first, last, pred) = match &w.from {
+            let (from_first, from_last, pred) = match &w.from {
                 Endpoint::Top(k) => (0, d.ports[*k].numel().div_ceil(d.ports[*k].lanes.max(1)) as u64, None),
                 Endpoint::Inst(s, _) => (t[*s].first, t[*s].last, Some(*s)),
             };
-            let beats = streams.iter().find(|s| &s.name == port).map_or(1, |s| s.beats_per_row) * rows;
-            let need = c.beats_before_first_output(p, port).min(beats) as u64;
-            let arrive = (need as u128 * (last - first) as u128).div_ceil(beats.max(1) as u128) as u64;
-            let waiting = arrive.saturating_sub(need);
-            let out = first + waiting + cost.latency_cycles;
-            if out >= me.first {
-                me.first = out;
-                me.pred = pred;
-                me.waiting = waiting;
+            if port == "data_in_0" {
+                me.feed = Some(w.from.clone());
             }
-            inputs_last = inputs_last.max(last);
+            let need = (c.beats_before_first_output(p, port) as u64).clamp(1, row_beats(port) * rows);
+            // The `need` beats arrive at the producer's pace; at full rate they would take `need`
+            // cycles from its first beat, which the component's own latency already counts.
+            let start = arrival(d, &t, &w.from, need).saturating_sub(need - 1).max(from_first);
+            let out = start + cost.latency_cycles;
+            if first.is_none_or(|f| out >= f) {
+                first = Some(out);
+                me.pred = pred;
+                me.waiting = start - from_first;
+            }
+            inputs_last = inputs_last.max(from_last);
         }
+        me.first = first.unwrap_or(cost.latency_cycles);
         me.last = (me.first + inst.cycles_per_inference()).max(inputs_last + tail);
         t[i] = me;
     }

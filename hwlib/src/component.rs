@@ -167,9 +167,10 @@ pub struct Info {
     /// `"mase_skid_buffer.sv"`). [`crate::rtl_files`] resolves them transitively through the
     /// registry.
     pub dependencies: &'static [&'static str],
-    /// Whether the component takes a whole unit (row, sequence, tensor) of its input before its
-    /// first output beat; the stitcher sizes the FIFOs of parallel branches from it. False when
-    /// output follows input after the pipeline latency.
+    /// Whether the component holds a whole unit (row, sequence, tensor) of its input at once:
+    /// it takes the unit before its first output beat, or (a reordering component) before the
+    /// unit's last output beat; the stitcher sizes the FIFOs of parallel branches from it. False
+    /// when output follows input after the pipeline latency.
     pub buffers_whole_unit: bool,
     /// Whether `data_out_0` carries the elements of `data_in_0` in their own format (the
     /// component moves or filters values but never re-quantizes them, so it has no
@@ -292,6 +293,14 @@ pub trait Component: Sync {
         } else {
             1
         }
+    }
+
+    /// For a component that reorders its input: the beats of `data_in_0` (within a row) that
+    /// must have arrived before the first `out_beats` beats of `data_out_0` (within the same row)
+    /// can leave. The latency model times a consumer's wait through it. `None` (the default):
+    /// output beats leave evenly over the row, as they do for every non-reordering component.
+    fn input_beats_for_output(&self, _p: &Params, _out_beats: usize) -> Option<usize> {
+        None
     }
 
     /// Whether `data_out_0` carries the elements of `data_in_0` in their own format

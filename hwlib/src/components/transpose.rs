@@ -15,8 +15,10 @@
 //! `P0 = DATA_IN_0_PARALLELISM_DIM_0`) and the output as `P0 × P1` blocks; with `BLOCK_SIZE > 1`
 //! the parallelism is `P1 = 1`, `P0 | BLOCK_SIZE` on both sides. A harness "row" is one whole
 //! tensor ([`Component::row_multiple`] = 1, `beats_per_row` = beats per tensor): the RTL buffers
-//! a whole tensor in one bank while the other is read, so the stream never stops:
-//! II = `NW` cycles per tensor (`NW` = beats per tensor), latency `NW + 2`.
+//! a whole tensor in one bank while the other is read, so the stream never stops, and reads each
+//! word as soon as it has been written: II = `NW` cycles per tensor (`NW` = beats per tensor),
+//! latency 3, and each output beat leaves once the input beat it moves has arrived
+//! ([`Component::input_beats_for_output`]).
 
 use crate::binding::{Binding, NodeView, Par};
 use crate::block_stream_order;
@@ -122,6 +124,30 @@ impl Geo {
     /// Beats (memory words) per tensor.
     fn words(&self) -> usize {
         self.a * self.b * self.c / self.lanes()
+    }
+
+    /// The memory words as the RTL walks them: `(NA, NB, U)` = units along `a` (block rows when
+    /// `C = 1`), units along `b`, words per unit; word `(a, b, k)` is input beat
+    /// `a·NB·U + b·U + k` and output beat `b·NA·U + a·U + k`.
+    fn word_grid(&self) -> (usize, usize, usize) {
+        if self.c == 1 {
+            (self.a / self.p1, self.b / self.p0, 1)
+        } else {
+            (self.a, self.b, self.c / self.p0)
+        }
+    }
+
+    /// Input beats that must have arrived before the first `n ≥ 1` output beats of a tensor can
+    /// leave: one past the latest input beat among them.
+    fn input_beats_for(&self, n: usize) -> usize {
+        let (na, nb, u) = self.word_grid();
+        let j = n.clamp(1, na * nb * u) - 1;
+        let (b, rem) = (j / (na * u), j % (na * u));
+        let (a, k) = (rem / u, rem % u);
+        let here = a * nb * u + b * u + k;
+        // Every earlier `b` column was walked down to its last row `a = NA − 1`.
+        let before = if b > 0 { (na - 1) * nb * u + (b - 1) * u + u - 1 } else { 0 };
+        here.max(before) + 1
     }
 
     /// Output block shape `(rows, cols)`.
@@ -273,11 +299,21 @@ impl Component for Transpose {
         let nw = g.words() as u64;
         let word = (g.lanes() as u64) * param(p, "DATA_IN_0_PRECISION_0") as u64;
         Cost {
-            latency_cycles: nw + 2,
+            // Word 0 is the first in both orders and leaves as soon as it is written.
+            latency_cycles: 3,
             ii_cycles: nw,
             multipliers: 0,
             memory_bits: pingpong_bits(g.words(), word),
         }
+    }
+
+    /// Word 0 leaves first, once written.
+    fn beats_before_first_output(&self, _p: &Params, _port: &str) -> usize {
+        1
+    }
+
+    fn input_beats_for_output(&self, p: &Params, out_beats: usize) -> Option<usize> {
+        Some(Geo::of(p).input_beats_for(out_beats))
     }
 
     /// The double buffer by the RAM rule; address counters and the output skid buffer
