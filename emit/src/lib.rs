@@ -2,11 +2,13 @@
 //! MaseGraph to a library component and choose its parallelism ([`hw_pass`], [`parallel`]);
 //! the stitcher turns the graph into a design of instances and streams, inserting forks, FIFOs,
 //! casts and lane converters ([`design`]); the design is written as a project (`top.sv`, the
-//! library files, weight memories, file list, FuseSoC core, report, README: [`project`]) and
-//! executed by the graph-level golden model ([`golden`]) that Verilator runs are checked against.
+//! library files, weight memories, file list, FuseSoC core, report, README: [`project`]; a
+//! cocotb testbench: [`cocotb`]) and executed by the graph-level golden model ([`golden`]) that
+//! Verilator runs are checked against.
 
 pub mod bind;
 pub mod calibration;
+pub mod cocotb;
 pub mod config;
 pub mod design;
 pub mod external;

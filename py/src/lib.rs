@@ -1,6 +1,6 @@
 //! The native module `mase_rs._native` of the `mase_rs` Python package: MASE's API shape over
 //! the mase-rs crates. [`graph`] (MaseGraph, nodes, metadata), [`passes`] (passes by name,
-//! in-memory calibration, project emission), [`flow`] (the one-call flow), [`sim`] (a Verilated
+//! in-memory calibration, project emission), [`flow`] (the one-call flow), [`sweep`] (design-space sweeps), [`sim`] (a Verilated
 //! design behind a steppable Rust harness), [`convert`] (numpy, dicts, JSON), [`error`]
 //! (exceptions carrying the Rust messages). The Python package in `python/mase_rs/` gives these
 //! MASE's names and holds the coroutine scheduler of the cocotb-style tests.
@@ -11,6 +11,7 @@ pub mod flow;
 pub mod graph;
 pub mod passes;
 pub mod sim;
+pub mod sweep;
 
 use pyo3::prelude::*;
 
@@ -29,6 +30,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(passes::add_software_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(passes::emit_project, m)?)?;
     m.add_function(wrap_pyfunction!(flow::flow, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_build_design, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_build_component, m)?)?;
     m.add_function(wrap_pyfunction!(sim::component_stimulus, m)?)?;

@@ -14,6 +14,8 @@
 //!   only `eval` crosses the FFI; ports wider than 64 bits are arrays of 32-bit words.
 //! - [`harness`]: drivers with seeded random valid gaps, monitors with seeded random back-pressure,
 //!   scoreboard, deadlock watchdog, cycle accounting, VCD window around a mismatch.
+//! - [`vectors`]: golden vectors of a project as `.npy` with a JSON index, for outside
+//!   testbenches (the emitted cocotb testbench).
 //! - [`bench`](mod@bench): the CLI's entry points [`bench_component`], [`synth_component`], [`components`].
 //!
 //! `$fatal`, `$stop` and failed assertions inside the model do not abort the process: the shim
@@ -31,6 +33,7 @@ pub mod model;
 pub mod shim;
 pub mod synth;
 pub mod tool;
+pub mod vectors;
 pub mod verilate;
 
 pub use bench::{
@@ -45,4 +48,5 @@ pub use error::{Result, SimError};
 pub use harness::{run_streams, Mismatch, RunConfig, RunResult};
 pub use model::Model;
 pub use synth::{synth_project, InstanceSynth, ProjectSynthReport};
+pub use vectors::write_vectors;
 pub use verilate::{build, Build, BuildSpec, ParamValue};

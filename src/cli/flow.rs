@@ -123,6 +123,8 @@ pub struct SimArgs {
     pub json: bool,
     /// Run the golden model only (no Verilator).
     pub golden: bool,
+    /// Directory to write the golden vectors into (`--write-vectors`).
+    pub write_vectors: Option<std::path::PathBuf>,
 }
 
 /// Per-inference float inputs by graph input name: from files (several inferences may be
@@ -198,9 +200,20 @@ pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
     for w in &sat.warnings {
         eprintln!("{w}");
     }
-    if a.golden {
+    // The golden model's outputs, when this run writes vectors or runs only the golden model.
+    let golden_run = if a.golden || a.write_vectors.is_some() {
         let codes = mase_sim::quantize_samples(&p, &samples)?;
         let outputs = mase_emit::golden::run(&p.design, &codes)?;
+        Some((codes, outputs))
+    } else {
+        None
+    };
+    if let (Some(vdir), Some((codes, outputs))) = (&a.write_vectors, &golden_run) {
+        let files = mase_sim::write_vectors(&p, codes, outputs, vdir)?;
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        eprintln!("vectors    {} inferences: {}", samples.len(), names.join(", "));
+    }
+    if let (true, Some((_, outputs))) = (a.golden, golden_run) {
         let acc = mase_sim::accuracy_against_float(&p, &samples, &outputs)?;
         let written = write_outputs(dir, &p, &outputs)?;
         if a.json {

@@ -154,7 +154,8 @@ enum Command {
         output: PathBuf,
     },
     /// Simulate an emitted project under Verilator and compare every output element with the
-    /// golden model; writes the outputs as .npy under DIR/sim/.
+    /// golden model; writes the outputs as .npy under DIR/sim/ (and with --write-vectors the
+    /// golden vectors for the project's cocotb testbench).
     Sim {
         /// The project directory written by `mase emit` or `mase flow`.
         dir: PathBuf,
@@ -180,6 +181,11 @@ enum Command {
         /// its outputs.
         #[arg(long, conflicts_with_all = ["vcd", "stall_prob"])]
         golden: bool,
+        /// Also write the golden vectors into this directory for an outside testbench (the
+        /// project's cocotb `tb/`): `<port>.npy` int64 codes [inferences, *shape] (inputs the
+        /// stimulus, outputs the golden model's) and `vectors.json` with each port's format.
+        #[arg(long, value_name = "DIR")]
+        write_vectors: Option<PathBuf>,
     },
     /// ONNX model to verified-ready hardware project in one go: import, passes, quantize,
     /// hardware passes, emit.
@@ -348,8 +354,18 @@ pub fn main() -> anyhow::Result<()> {
         Command::Emit { prefix, config, rate, output } => {
             flow::emit(&prefix, config.as_deref(), rate, &output)
         }
-        Command::Sim { dir, input, inferences, stall_prob, seed, vcd, json, golden } => {
-            flow::sim(&dir, &flow::SimArgs { inputs: input, inferences, stall_prob, seed, vcd, json, golden })
+        Command::Sim { dir, input, inferences, stall_prob, seed, vcd, json, golden, write_vectors } => {
+            let a = flow::SimArgs {
+                inputs: input,
+                inferences,
+                stall_prob,
+                seed,
+                vcd,
+                json,
+                golden,
+                write_vectors,
+            };
+            flow::sim(&dir, &a)
         }
         Command::Flow { model, input_shape, config, calibrate, rate, output } => {
             flow::flow(&model, &flow::FlowArgs { shapes: input_shape, config, calibrate, rate }, &output)

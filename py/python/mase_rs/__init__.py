@@ -3,7 +3,7 @@
 ONNX -> MaseGraph -> passes -> fixed point -> SystemVerilog -> Verilator, with MASE's Python
 shapes: ``MaseGraph.from_onnx``, passes as functions returning ``(mg, info)``
 (:mod:`mase_rs.passes`), metadata read as ``mg.nodes["fc1"].meta["mase"].parameters[...]``,
-``mase_rs.flow`` for the whole flow in one call, and :mod:`mase_rs.sim`, a cocotb-style harness
+``mase_rs.flow`` for the whole flow in one call, ``mase_rs.sweep`` for design-space sweeps, and :mod:`mase_rs.sim`, a cocotb-style harness
 whose clock, handshakes, stalls and scoreboard run in Rust.
 
 Errors raise :class:`MaseError` with the same messages as the ``mase`` CLI.
@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Union
 from . import _native
 from ._native import MaseError, MaseGraph, MaseMetadata, Node
 
-__all__ = ["MaseError", "MaseGraph", "MaseMetadata", "Node", "flow", "passes", "sim"]
+__all__ = ["MaseError", "MaseGraph", "MaseMetadata", "Node", "flow", "passes", "sim", "sweep"]
 
 
 def flow(
@@ -38,6 +38,42 @@ def flow(
     :class:`MaseGraph` with hardware metadata).
     """
     return _native.flow(model, project_dir, input_shapes, config, calibrate)
+
+
+def sweep(
+    model: Union[str, PathLike],
+    out_dir: Union[str, PathLike],
+    config: Union[Dict[str, Any], str, PathLike],
+    input_shapes: Optional[Dict[str, List[int]]] = None,
+    calibrate: Optional[Dict[str, Any]] = None,
+    eval: Optional[Dict[str, Any]] = None,
+    labels: Optional[Any] = None,
+    jobs: int = 1,
+    shard: Optional[str] = None,
+    verify: int = 0,
+    synth: int = 0,
+) -> Dict[str, Any]:
+    """Runs a design-space sweep (``mase sweep``) and writes its files into ``out_dir``.
+
+    ``config`` is SWEEP.toml as a dict (a flow configuration plus a ``"sweep"`` table of axes,
+    e.g. ``{"sweep": {"width": [8, 12], "target_ii": [16, 128]}}``) or its path. ``calibrate``
+    and ``eval`` map graph inputs to ``.npy`` paths, lists of paths, or arrays (inferences
+    stacked along the batch axis); ``labels`` is a path or an integer array with one class per
+    row of the first output. Arrays are saved under ``out_dir/data/``, since the cache key and
+    the per-point ``mase flow`` commands name files. ``jobs`` points run in parallel;
+    ``shard="I/N"`` runs one slice; ``verify=K`` simulates the K most accurate front points
+    under Verilator; ``synth=K`` synthesizes them with Yosys (measured resources next to the
+    resource model's estimate). Finished points are cached in ``out_dir/cache/``.
+
+    Returns plain data: ``points`` (one dict per point: ``id``, its settings such as ``width``,
+    ``weight_width``, ``weight_granularity``, ``rate``, then ``metrics`` — accuracy, cosine,
+    ``ii_cycles``, ``lut``, ``dsp``, ``multipliers``, … — or ``error``, and ``pareto``),
+    ``front`` (the Pareto points, most accurate first), ``evaluated``, ``cached``, ``verified``,
+    ``synthesized`` and ``sweep`` (the model, data, base configuration, axes and cache key).
+    """
+    return _native.sweep(
+        model, out_dir, config, input_shapes, calibrate, eval, labels, jobs, shard, verify, synth
+    )
 
 
 from . import passes, sim  # noqa: E402  (they import the names above)

@@ -91,6 +91,19 @@ def flow(
     config: Optional[Union[Dict[str, Any], _Path]] = None,
     calibrate: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, Any]: ...
+def sweep(
+    model: _Path,
+    out_dir: _Path,
+    config: Union[Dict[str, Any], _Path],
+    input_shapes: Optional[Dict[str, Sequence[int]]] = None,
+    calibrate: Optional[Dict[str, Any]] = None,
+    eval: Optional[Dict[str, Any]] = None,
+    labels: Optional[Any] = None,
+    jobs: int = 1,
+    shard: Optional[str] = None,
+    verify: int = 0,
+    synth: int = 0,
+) -> Dict[str, Any]: ...
 def sim_build_design(project_dir: _Path, seed: int = 1) -> NativeSim: ...
 def sim_build_component(
     name: str,
