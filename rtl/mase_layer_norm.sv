@@ -31,11 +31,13 @@
 // multipliers, for nodes that have slack. A free-running phase counter ph (0..FOLD-1) shares
 // one multiplier per lane: ph 0 squares the input beat (input taken only at ph 0), ph 1 forms
 // c*y for N3, ph FOLD-1 forms n*gamma for N5; the normalising pipeline advances only at ph
-// FOLD-1 (all of it at once, so a stalled step simply repeats the same products). The
+// FOLD-1 (all of it at once, so a stalled step simply repeats the same products), and a
+// finished beat waits in N6 until the output register takes it. The
 // constant multiplies D*x and D*S2 are shift-add trees over the set bits of D. The 1/sqrt unit
 // is sequential: one multiplier steps through S1^2 and the six Newton multiplies of a row in
 // the same RS cycles (one row at a time, so FOLD*D/P must be at least RS + 1).
-//   Latency: c0 + 6*FOLD + 1, c0 = the first cycle >= (D/P-1)*FOLD + RS + 2 with ph FOLD-1.
+//   Latency: c0 + 5*FOLD + 2, c0 = the first cycle >= (D/P-1)*FOLD + RS + 2 with ph FOLD-1
+//            (N6 is handed to the output register in the cycle after it is loaded).
 //   II:      FOLD*D/P cycles per row. Multipliers: P + 1 (FOLD = 1: 4P + 8).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_layer_norm #(
@@ -178,8 +180,7 @@ module mase_layer_norm #(
   end
 `endif
 
-  /// The output skid buffer can take a beat; the normalising pipeline advances (adv at the
-  /// last phase).
+  /// The output skid buffer can take a beat; the normalising pipeline advances.
   logic adv, step;
   /// Phase within the FOLD cycles of a beat (always 0 when FOLD = 1); the last phase.
   logic [PHW-1:0] ph;
@@ -194,7 +195,6 @@ module mase_layer_norm #(
     assign ph = '0;
     assign ph_last = 1'b1;
   end
-  assign step = adv && ph_last;
 
   // ---------------------------------------------------------------------------------------------
   // Input side: ring of NSLOT row slots, running sums
@@ -684,7 +684,25 @@ module mase_layer_norm #(
     `MASE_CAST_TO(DATA_OUT_0, AW, AF, 1, 1, n6_a[i*AW+:AW], y[i*OW+:OW]);
   end
 
-  `MASE_OUTPUT_SKID(OW, P, y, n6_v && ph_last, adv);
+  /// Beat offered to the output skid buffer. Full rate: the N6 beat, the pipeline advancing
+  /// whenever the buffer has room. Folded: a beat stays offered until taken (n6_done after
+  /// that), and the pipeline steps at ph FOLD-1 once N6 is empty, handed over or being taken.
+  logic out_v;
+  if (FOLD > 1) begin : g_out_fold
+    logic n6_done;
+    assign out_v = n6_v && !n6_done;
+    assign step  = ph_last && (!out_v || adv);
+    always_ff @(posedge clk) begin
+      if (rst) n6_done <= 1'b0;
+      else if (step) n6_done <= 1'b0;
+      else if (out_v && adv) n6_done <= 1'b1;
+    end
+  end else begin : g_out_full
+    assign out_v = n6_v;
+    assign step  = adv && ph_last;  // ph_last is constant 1 here
+  end
+
+  `MASE_OUTPUT_SKID(OW, P, y, out_v, adv);
 
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)

@@ -199,6 +199,10 @@ pub struct NodeHw {
     /// Fixed parallelism: `[p_in, p_out]` for linear, `[lanes]` (or `[lanes, lanes]`) otherwise.
     #[serde(default)]
     pub parallelism: Option<Vec<usize>>,
+    /// Cycles per beat for components that can time-share their multipliers (`layer_norm`'s
+    /// `FOLD`): 1 = full rate. Restricts the search to that form (with `parallelism`, fixes it).
+    #[serde(default)]
+    pub fold: Option<usize>,
     /// Implement the node with the user's module described by this manifest (EXTERNAL
     /// toolchain, see [`crate::external`]); relative to the configuration file.
     #[serde(default)]
@@ -291,6 +295,9 @@ impl HwConfig {
                         "{origin}: nodes.{name}.parallelism = {p:?}: give [lanes] or [p_in, p_out], positive"
                     )));
                 }
+            }
+            if n.fold == Some(0) {
+                return Err(Error::Config(format!("{origin}: nodes.{name}.fold = 0: give a positive number")));
             }
         }
         Ok(())

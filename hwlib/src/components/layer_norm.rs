@@ -27,8 +27,15 @@
 //! Input rows go into a ring of `NSLOT` row slots ([`slots`]) while their sums accumulate; at the
 //! end of a row the statistics enter a fully pipelined `1/sqrt` unit ([`RSQRT_STAGES`] stages);
 //! the normalising pipeline reads a slot once its statistics are ready. With
-//! `NSLOT = 2 + ceil((RSQRT_STAGES + 2)/(D/P))` the next rows' statistics accumulate while the
-//! current one is normalised, so the II is `D/P` cycles per row for every row length.
+//! `NSLOT = 2 + ceil((RSQRT_STAGES + 1 + FOLD)/(FOLD·D/P))` the next rows' statistics accumulate
+//! while the current one is normalised, so the II is `FOLD·D/P` cycles per row for every row
+//! length.
+//!
+//! `FOLD` ≥ 3 is the same algorithm at `1/FOLD` of the rate with `P + 1` multipliers instead of
+//! `4P + 8`: one multiplier per lane serves the square, `c·y` and `n·gamma` in turn (input taken
+//! one beat every `FOLD` cycles, the normalising pipeline stepping once every `FOLD` cycles), the
+//! constant multiplies by `D` are shift-add trees, and the `1/sqrt` unit is one multiplier
+//! stepping through a row's multiplies (one row at a time: `FOLD·D/P ≥ RSQRT_STAGES + 1`).
 
 use mase_ir::fixed::cast_code;
 use rand::Rng;
@@ -59,6 +66,10 @@ pub const TABLE_FRAC: u32 = 10;
 pub const NEWTON_STEPS: usize = 2;
 /// Pipeline stages of the RTL's `1/sqrt` unit (from the end-of-row sums to the ready flag).
 pub const RSQRT_STAGES: usize = 11;
+/// Largest `FOLD` (cycles per beat of the folded form).
+pub const MAX_FOLD: i64 = 16;
+/// The fold the binding offers besides full rate: the smallest with one multiplier per lane.
+pub const OFFERED_FOLD: usize = 3;
 /// Largest internal width (bits) the parameters may imply.
 pub const MAX_INTERNAL_BITS: i64 = 120;
 
@@ -148,6 +159,11 @@ const INFO: Info = Info {
                 16,
                 "NF: fractional bits of the normalised value before gamma (1..32)"
             ),
+            ParamSpec::value(
+                "FOLD",
+                1,
+                "cycles per beat: 1 (full rate, 4P + 8 multipliers) or 3..16 (P + 1 multipliers; FOLD·D/P >= 12)"
+            ),
         ],
     ],
     ..Info::DEFAULT
@@ -211,10 +227,22 @@ impl Geo {
     }
 }
 
-/// Row slots of the RTL's ring buffer: `2 + ceil((RSQRT_STAGES + 2) / (D/P))`.
+/// Row slots of the RTL's ring buffer: `2 + ceil((RSQRT_STAGES + 1 + FOLD) / (FOLD·D/P))`.
 pub fn slots(p: &Params) -> i64 {
-    let nw = Geo::of(p).nw();
-    2 + (RSQRT_STAGES as i64 + 2 + nw - 1) / nw
+    let fold = param(p, "FOLD");
+    let rowc = fold * Geo::of(p).nw();
+    2 + (RSQRT_STAGES as i64 + 1 + fold + rowc - 1) / rowc
+}
+
+/// First-output latency: the last beat of the first row enters at `(D/P − 1)·FOLD`, its
+/// statistics are ready `RSQRT_STAGES + 2` cycles later, the first word issues at the next step
+/// (phase `FOLD − 1`), five more steps of `FOLD` cycles fill N6, which the output register
+/// takes the next cycle (`D/P + RSQRT_STAGES + 8` at `FOLD = 1`).
+fn latency(p: &Params) -> u64 {
+    let fold = param(p, "FOLD") as u64;
+    let ready = (Geo::of(p).nw() as u64 - 1) * fold + RSQRT_STAGES as u64 + 2;
+    let issue = ready + (fold - 1 + fold - ready % fold) % fold;
+    issue + 5 * fold + 2
 }
 
 /// The seed table: entry `i` (for `i` in `2^(TB−2)..2^TB`, the indices a normalised mantissa
@@ -340,6 +368,17 @@ impl Component for LayerNorm {
         if bits > MAX_INTERNAL_BITS {
             return Err(format!("internal width must be between 1 and {MAX_INTERNAL_BITS} bits, got {bits}"));
         }
+        let fold = param(p, "FOLD");
+        if fold != 1 && !(3..=MAX_FOLD).contains(&fold) {
+            return Err(format!("FOLD must be 1 or between 3 and {MAX_FOLD}, got {fold}"));
+        }
+        let rowc = fold * Geo::of(p).nw();
+        if fold > 1 && rowc < RSQRT_STAGES as i64 + 1 {
+            return Err(format!(
+                "FOLD * D/P ({rowc}) must be at least {} (the sequential 1/sqrt unit)",
+                RSQRT_STAGES + 1
+            ));
+        }
         Ok(())
     }
 
@@ -401,20 +440,20 @@ impl Component for LayerNorm {
         Ok(data_out_0(y))
     }
 
-    /// Latency: `D/P` input beats, one cycle to finish the sums, [`RSQRT_STAGES`] `1/sqrt`
-    /// stages, one cycle to issue, six normalising stages and the output register:
-    /// `D/P + RSQRT_STAGES + 8`. II `D/P`. Multipliers: per lane the square, `D·x`, `c·y` and
-    /// `n·gamma` (4P), plus `D·S2`, `S1²` and two per Newton multiply (2 + 3·NEWTON_STEPS).
+    /// Latency: see [`latency`] (`D/P + RSQRT_STAGES + 8` at full rate). II `FOLD·D/P`.
+    /// Multipliers at `FOLD = 1`: per lane the square, `D·x`, `c·y` and `n·gamma` (4P), plus
+    /// `D·S2`, `S1²` and two per Newton multiply (2 + 3·NEWTON_STEPS); folded: one per lane and
+    /// the sequential `1/sqrt` unit's one (`D·x`, `D·S2` are shift-add trees).
     /// Memory: the row ring (`NSLOT·D/P` words of `P·W` bits) and the gamma / beta ROMs.
     fn cost(&self, p: &Params) -> Cost {
         let g = Geo::of(p);
-        let nw = g.nw() as u64;
+        let (nw, fold) = (g.nw() as u64, param(p, "FOLD") as u64);
         let ring = slots(p) as u64 * nw * (g.p * g.w) as u64;
         let roms: u64 = self.memories(p).iter().map(MemorySpec::bits).sum();
         Cost {
-            latency_cycles: nw + RSQRT_STAGES as u64 + 8,
-            ii_cycles: nw,
-            multipliers: 4 * g.p as u64 + 2 + 3 * NEWTON_STEPS as u64,
+            latency_cycles: latency(p),
+            ii_cycles: fold * nw,
+            multipliers: if fold == 1 { 4 * g.p as u64 + 2 + 3 * NEWTON_STEPS as u64 } else { g.p as u64 + 1 },
             memory_bits: ring + roms,
         }
     }
@@ -461,6 +500,27 @@ impl Component for LayerNorm {
             // D = 15 in beats of 5, 12-bit input with negative frac, beta coarser.
             [layer_formats((12, -2), (8, 6), (8, 2), (8, 4)), row(15, 5), vec![("EPS", 3), ("EPS_FRAC", 0)]]
                 .concat(),
+            // Folded: defaults (D = 64, P = 4) at FOLD = 3.
+            vec![("FOLD", 3)],
+            // Folded at P = 1, odd D, the shortest row the sequential 1/sqrt unit allows
+            // (FOLD·D = 12), narrow formats, RND_CONV + SAT_SYM.
+            [
+                layer_formats((4, 2), (3, 1), (2, 1), (6, 3)),
+                row(3, 1),
+                modes(6, 3),
+                vec![("EPS", 1), ("EPS_FRAC", 5), ("NORM_FRAC", 8), ("FOLD", 4)],
+            ]
+            .concat(),
+            // Folded, D = 15 in beats of 5 at FOLD = 5 (phases between the shared products
+            // idle), negative frac, beta coarser; D = 3·5 exercises the shift-add D·x.
+            [
+                layer_formats((12, -2), (8, 6), (8, 2), (8, 4)),
+                row(15, 5),
+                vec![("EPS", 3), ("EPS_FRAC", 0), ("FOLD", 5)],
+            ]
+            .concat(),
+            // Folded, 16-bit, D = 384 at P = 1 (the MiniLM width).
+            [row(384, 1), vec![("FOLD", 3)]].concat(),
         ]
     }
 
@@ -473,6 +533,9 @@ impl Component for LayerNorm {
             bias(16, -32),
             vec![("WEIGHT_TENSOR_SIZE_DIM_0", 32)],
             [input(32, -32), vec![("EPS_FRAC", 64)]].concat(),
+            vec![("FOLD", 2)],
+            vec![("FOLD", 17)],
+            [row(8, 4), vec![("FOLD", 3)]].concat(),
         ]
     }
 }
@@ -498,8 +561,20 @@ impl Binding for LayerNorm {
             .format("BIAS", &format_of(bias)?)
             .set("EPS", eps)
             .set("EPS_FRAC", eps_frac)
+            .set("FOLD", par.fold as i64)
             .output(&v.out_format()?)
             .done()
+    }
+
+    /// Every divisor of the row up to 256 lanes, at full rate and folded ([`OFFERED_FOLD`]
+    /// cycles per beat, `P + 1` multipliers: the search takes it where the node has slack).
+    fn candidates(&self, v: &NodeView) -> mase_ir::Result<Vec<Par>> {
+        let lanes = crate::binding::divisors(v.row_len()?, 256);
+        Ok(lanes
+            .iter()
+            .map(|&p| Par::lanes(p))
+            .chain(lanes.iter().map(|&p| Par { fold: OFFERED_FOLD, ..Par::lanes(p) }))
+            .collect())
     }
 
     fn data_memories(&self, v: &NodeView, p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
