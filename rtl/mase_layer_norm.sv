@@ -34,11 +34,14 @@
 // FOLD-1 (all of it at once, so a stalled step simply repeats the same products), and a
 // finished beat waits in N6 until the output register takes it. The
 // constant multiplies D*x and D*S2 are shift-add trees over the set bits of D. The 1/sqrt unit
-// is sequential: one multiplier steps through S1^2 and the six Newton multiplies of a row in
-// the same RS cycles (one row at a time, so FOLD*D/P must be at least RS + 1).
-//   Latency: c0 + 5*FOLD + 2, c0 = the first cycle >= (D/P-1)*FOLD + RS + 2 with ph FOLD-1
-//            (N6 is handed to the output register in the cycle after it is loaded).
-//   II:      FOLD*D/P cycles per row. Multipliers: P + 1 (FOLD = 1: 4P + 8).
+// is sequential, one row at a time: one multiplier steps through S1^2 and the six Newton
+// multiplies of a row, its own at FOLD = 3 (12 cycles per row), lane 0's at ph 2 (a phase the
+// lane leaves free) at FOLD >= 4 (RS - 1 beat periods per row); FOLD*D/P must be at least
+// ROWMIN (12, or 10*FOLD + 2).
+//   Latency: c0 + 5*FOLD + 2, c0 = the first cycle >= (D/P-1)*FOLD + SD with ph FOLD-1 (SD:
+//            RS + 2 at full rate, RS + 3 at FOLD = 3, (RS-1)*FOLD + 4 above; N6 is handed to
+//            the output register in the cycle after it is loaded).
+//   II:      FOLD*D/P cycles per row. Multipliers: 4P + 8 (FOLD = 1), P + 1 (3), P (>= 4).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_layer_norm #(
     /// Input: W = DATA_IN_0_PRECISION_0 signed bits (1..32), F fractional bits (-32..32);
@@ -65,7 +68,8 @@ module mase_layer_norm #(
     /// NF: fractional bits of the normalised value before gamma (1..32).
     parameter int NORM_FRAC = 16,
     /// Cycles per beat: 1 (full rate, 4 multipliers per lane) or 3..16 (one multiplier per lane
-    /// shared by the square, c*y and n*gamma, sequential 1/sqrt; FOLD*D/P must be >= 12).
+    /// shared by the square, c*y and n*gamma, sequential 1/sqrt with its own multiplier at 3,
+    /// lane 0's above; FOLD*D/P must be >= 12 at 3, >= 10*FOLD + 2 above).
     parameter int FOLD = 1,
     /// Path of the gamma .mem file ($readmemh; "" = all-zero gamma).
     parameter WEIGHT_MEM_FILE = "",
@@ -141,7 +145,13 @@ module mase_layer_norm #(
   /// Cycles per row (FOLD per beat); slots that keep a row arriving while earlier ones wait for
   /// their statistics and are read (a read starts up to FOLD-1 cycles after they are ready).
   localparam int ROWC = FOLD * NW;
-  localparam int NSLOT = 2 + (RS + 1 + FOLD + ROWC - 1) / ROWC;
+  /// Cycles from a row's last input beat to its statistics being ready (the 1/sqrt unit: RS
+  /// pipelined stages; sequential, a capture cycle and RS - 1 steps, one per cycle at FOLD = 3,
+  /// one per beat period when it borrows lane 0's multiplier), and the shortest row period the
+  /// sequential unit keeps up with (one row in flight).
+  localparam int SD = FOLD == 1 ? RS + 2 : FOLD == 3 ? RS + 3 : (RS - 1) * FOLD + 4;
+  localparam int ROWMIN = SD - 2;
+  localparam int NSLOT = 2 + (SD - 1 + FOLD + ROWC - 1) / ROWC;
   /// Phase counter width.
   localparam int PHW = FOLD > 1 ? $clog2(FOLD) : 1;
   localparam int RAW = $clog2(NSLOT * NW);
@@ -175,8 +185,8 @@ module mase_layer_norm #(
       $fatal(1, "internal width must be between 1 and 120 bits, got %0d", INTERNAL);
     if (FOLD != 1 && (FOLD < 3 || FOLD > 16))
       $fatal(1, "FOLD must be 1 or between 3 and 16, got %0d", FOLD);
-    if (FOLD > 1 && ROWC < RS + 1)
-      $fatal(1, "FOLD * D/P (%0d) must be at least %0d (the sequential 1/sqrt unit)", ROWC, RS + 1);
+    if (FOLD > 1 && ROWC < ROWMIN)
+      $fatal(1, "FOLD * D/P (%0d) must be at least %0d (the sequential 1/sqrt unit)", ROWC, ROWMIN);
   end
 `endif
 
@@ -269,6 +279,15 @@ module mase_layer_norm #(
   // 1/sqrt unit: RS cycles from the end-of-row sums to the statistics of the row
   /// D*D*EPS aligned to FQ fractional bits.
   localparam logic [QW-1:0] EPSQ = (QW'(D) * QW'(D) * QW'(EPS)) << SE;
+  /// Operands and product of the sequential unit's multiplier (FOLD > 1; signed, unsigned
+  /// operands zero-extended, product exact).
+  localparam int UMA0 = S1W > YW + 1 ? S1W : YW + 1;
+  localparam int UMA = UMA0 > MF + 1 ? UMA0 : MF + 1;
+  localparam int UMB0 = S1W > YW + 1 ? S1W : YW + 1;
+  localparam int UMB = UMB0 > SW + 1 ? UMB0 : SW + 1;
+  logic signed [UMA-1:0] u_ma;
+  logic signed [UMB-1:0] u_mb;
+  logic signed [UMA+UMB-1:0] u_mp;
   /// The unit finishes a row: write its statistics (slot, S1, y, k).
   logic st_we;
   logic [SLW-1:0] st_wslot;
@@ -374,20 +393,32 @@ module mase_layer_norm #(
     else rv <= {rv[RS-1:1], row_end};
   end
 
+  // The sequential unit's multiplier port is unused at full rate.
+  assign u_ma = '0;
+  assign u_mb = '0;
+  assign u_mp = '0;
+  logic unused_u;
+  assign unused_u = ^{u_ma, u_mb, u_mp};
   assign st_we    = rv[RS];
   assign st_wslot = rslot[RS];
   assign st_ws1   = rs1[RS];
   assign st_wy    = ry11;
   assign st_wk    = rk[RS];
   end else begin : g_rsqrt_seq
-  // Sequential: one row at a time (rows end at least FOLD*D/P >= RS + 1 cycles apart), one
-  // multiplier for S1^2 and the six Newton multiplies; D*S2 is a shift-add tree. Step cnt of
-  // the row does what stage R(cnt+1) of the pipelined unit does, so the timing is the same.
-  /// Step of the row in flight (0 = idle; the row_end cycle is step 0).
+  // Sequential: one row at a time (rows end at least FOLD*D/P cycles apart, see ROWMIN). The
+  // row_end cycle captures the sums; then steps 0..10 (what stages R1..R11 of the pipelined unit
+  // do: S1^2 and the six Newton multiplies on one multiplier, D*S2 a shift-add tree) run one per
+  // tick, and the statistics are written the cycle after step 10. FOLD = 3: the unit has its own
+  // multiplier and ticks every cycle; FOLD >= 4: it borrows lane 0's multiplier at ph 2 (a
+  // phase the lane does not use) and ticks once per beat period.
+  /// Step + 1 of the row in flight (0 = idle, 12 = write the statistics).
   logic [3:0] cnt;
-  /// The row's slot and S1, V, Q, k, mantissa u, y, s, t.
+  /// A step may run this cycle.
+  logic tick;
+  /// The row's slot, S1 and S2, V, Q, k, mantissa u, y, s, t.
   logic [SLW-1:0] c_slot;
   logic signed [S1W-1:0] c_s1;
+  logic signed [S2W-1:0] c_s2;
   logic signed [VW-1:0] c_v;
   logic [QW-1:0] c_q;
   logic [KW-1:0] c_k;
@@ -397,14 +428,6 @@ module mase_layer_norm #(
   /// Newton factor 3<<YF - t (below 3<<YF, so SW bits hold it).
   logic [SW-1:0] c_f;
   assign c_f = SW'(3 << YF) - c_t;
-  /// The shared multiplier: signed operands (unsigned ones zero-extended), exact product.
-  localparam int MA0 = S1W > YW + 1 ? S1W : YW + 1;
-  localparam int MA = MA0 > MF + 1 ? MA0 : MF + 1;
-  localparam int MB0 = S1W > YW + 1 ? S1W : YW + 1;
-  localparam int MB = MB0 > SW + 1 ? MB0 : SW + 1;
-  logic signed [MA-1:0] ma;
-  logic signed [MB-1:0] mb;
-  logic signed [MA+MB-1:0] mp;
   /// D*S2 (shift-add over the set bits of D), leading-one position of Q, Q normalised, seed.
   logic signed [VW-1:0] ds2;
   logic [KW:0] q_len, q_sh;
@@ -412,31 +435,37 @@ module mase_layer_norm #(
   logic [MF-1:0] u_d;
   logic [TF+1:0] lut_y0;
 
+  if (FOLD == 3) begin : g_own_mult
+    assign tick = 1'b1;
+    assign u_mp = u_ma * u_mb;
+  end else begin : g_lane_mult
+    assign tick = ph == PHW'(2);
+  end
+
   always_comb begin
-    ma = MA'(acc_s1);
-    mb = MB'(acc_s1);
+    u_ma = UMA'(c_s1);
+    u_mb = UMB'(c_s1);
     case (cnt)
-      4'd5, 4'd8: begin
-        ma = MA'(c_y);
-        mb = MB'(c_y);
-      end
       4'd6, 4'd9: begin
-        ma = MA'(c_u);
-        mb = MB'(c_s);
+        u_ma = UMA'(c_y);
+        u_mb = UMB'(c_y);
       end
       4'd7, 4'd10: begin
-        ma = MA'(c_y);
-        mb = MB'(c_f);
+        u_ma = UMA'(c_u);
+        u_mb = UMB'(c_s);
+      end
+      4'd8, 4'd11: begin
+        u_ma = UMA'(c_y);
+        u_mb = UMB'(c_f);
       end
       default: ;
     endcase
   end
-  assign mp = ma * mb;
 
   always_comb begin
     ds2 = '0;
     for (int b = 0; b < 13; b++) begin
-      if (((D >> b) & 1) != 0) ds2 = ds2 + (VW'(acc_s2) << b);
+      if (((D >> b) & 1) != 0) ds2 = ds2 + (VW'(c_s2) << b);
     end
   end
 
@@ -457,7 +486,7 @@ module mase_layer_norm #(
   /// The bits of q_norm below the mantissa and the product's high bits are dropped (floor,
   /// exact widths); this sink keeps lint quiet.
   logic unused_low;
-  assign unused_low = ^{q_norm, mp};
+  assign unused_low = ^{q_norm, u_mp};
 
   mase_layer_norm_rsqrt_lut u_lut (
       .idx(c_u[MF-1-:TB]),
@@ -467,29 +496,32 @@ module mase_layer_norm #(
   always_ff @(posedge clk) begin
     if (rst) cnt <= '0;
     else if (row_end) cnt <= 4'd1;
-    else if (cnt == 4'(RS)) cnt <= '0;
-    else if (cnt != '0) cnt <= cnt + 1'b1;
+    else if (cnt == 4'd12) cnt <= '0;
+    else if (cnt != '0 && tick) cnt <= cnt + 1'b1;
   end
 
   always_ff @(posedge clk) begin
     if (row_end) begin
-      c_v    <= ds2 - VW'(mp);
       c_s1   <= acc_s1;
+      c_s2   <= acc_s2;
       c_slot <= row_slot;
     end
-    case (cnt)
-      4'd1: c_q <= (QW'(c_v) << SV) + EPSQ;
-      4'd2: c_k <= KW'((q_len + 1'b1) >> 1);
-      4'd3: c_u <= u_d;
-      4'd4: c_y <= YW'(lut_y0) << (YF - TF);
-      4'd5, 4'd8: c_s <= SW'(mp >>> YF);
-      4'd6, 4'd9: c_t <= SW'(mp >>> MF);
-      4'd7, 4'd10: c_y <= YW'(mp >>> (YF + 1));
-      default: ;
-    endcase
+    if (tick) begin
+      case (cnt)
+        4'd1: c_v <= ds2 - VW'(u_mp);
+        4'd2: c_q <= (QW'(c_v) << SV) + EPSQ;
+        4'd3: c_k <= KW'((q_len + 1'b1) >> 1);
+        4'd4: c_u <= u_d;
+        4'd5: c_y <= YW'(lut_y0) << (YF - TF);
+        4'd6, 4'd9: c_s <= SW'(u_mp >>> YF);
+        4'd7, 4'd10: c_t <= SW'(u_mp >>> MF);
+        4'd8, 4'd11: c_y <= YW'(u_mp >>> (YF + 1));
+        default: ;
+      endcase
+    end
   end
 
-  assign st_we    = cnt == 4'(RS);
+  assign st_we    = cnt == 4'd12;
   assign st_wslot = c_slot;
   assign st_ws1   = c_s1;
   assign st_wy    = c_y;
@@ -609,9 +641,13 @@ module mase_layer_norm #(
       // One multiplier: ph 0 the input square, ph 1 c*y (held in fc until the step), ph FOLD-1
       // n*gamma. Operands are sign-extended (y, unsigned, zero-extended); products are exact.
       localparam int LA0 = CW > NNW ? CW : NNW;
-      localparam int LA = LA0 > W ? LA0 : W;
+      localparam int LA1 = LA0 > W ? LA0 : W;
       localparam int LB0 = YW + 1 > GW ? YW + 1 : GW;
-      localparam int LB = LB0 > W ? LB0 : W;
+      localparam int LB1 = LB0 > W ? LB0 : W;
+      /// Lane 0 also serves the 1/sqrt unit at ph 2 when FOLD >= 4.
+      localparam bit SHARE = i == 0 && FOLD >= 4;
+      localparam int LA = SHARE && UMA > LA1 ? UMA : LA1;
+      localparam int LB = SHARE && UMB > LB1 ? UMB : LB1;
       logic signed [LA-1:0] la;
       logic signed [LB-1:0] lb;
       logic signed [LA+LB-1:0] lp;
@@ -628,6 +664,9 @@ module mase_layer_norm #(
         end else if (ph == PHW'(1)) begin
           la = LA'($signed(n2_c[i*CW+:CW]));
           lb = LB'(n2_y);
+        end else if (SHARE && ph == PHW'(2)) begin
+          la = LA'(u_ma);
+          lb = LB'(u_mb);
         end else begin
           la = LA'($signed(n4_n[i*NNW+:NNW]));
           lb = LB'($signed(n4_g[i*GW+:GW]));
@@ -635,6 +674,9 @@ module mase_layer_norm #(
       end
       assign lp = la * lb;
       assign sq[i*S2W+:S2W] = S2W'(lp);
+      if (SHARE) begin : g_share
+        assign u_mp = (UMA + UMB)'(lp);
+      end
       always_comb begin
         dx = '0;
         for (int b = 0; b < 13; b++) begin

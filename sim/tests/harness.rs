@@ -142,5 +142,6 @@ fn folded_layer_norm_measures_the_ii_and_latency_its_cost_model_gives() {
         figures.push((r.model_ii_cycles, r.multipliers));
     }
     assert_eq!(figures[0].0 * 3, figures[1].0, "FOLD=3 runs at a third of the rate");
-    assert!(figures[1].1 < figures[0].1 && figures[2].1 == figures[1].1, "multipliers {figures:?}");
+    // FOLD = 4 lends lane 0's free phase to the 1/sqrt unit: one multiplier fewer than FOLD = 3.
+    assert!(figures[1].1 < figures[0].1 && figures[2].1 + 1 == figures[1].1, "multipliers {figures:?}");
 }

@@ -68,8 +68,9 @@ pub const NEWTON_STEPS: usize = 2;
 pub const RSQRT_STAGES: usize = 11;
 /// Largest `FOLD` (cycles per beat of the folded form).
 pub const MAX_FOLD: i64 = 16;
-/// The fold the binding offers besides full rate: the smallest with one multiplier per lane.
-pub const OFFERED_FOLD: usize = 3;
+/// The folds the binding offers besides full rate: 3 (`P + 1` multipliers) and 4 (`P`: the
+/// `1/sqrt` unit borrows lane 0's multiplier).
+pub const OFFERED_FOLDS: [usize; 2] = [3, 4];
 /// Largest internal width (bits) the parameters may imply.
 pub const MAX_INTERNAL_BITS: i64 = 120;
 
@@ -227,20 +228,33 @@ impl Geo {
     }
 }
 
-/// Row slots of the RTL's ring buffer: `2 + ceil((RSQRT_STAGES + 1 + FOLD) / (FOLD·D/P))`.
+/// Cycles from a row's last input beat to its statistics being ready (the RTL's `SD`): the
+/// pipelined `1/sqrt` unit takes [`RSQRT_STAGES`] + 2; the sequential one a capture cycle more
+/// at `FOLD = 3` (own multiplier, one step per cycle), and one beat period per step above
+/// (lane 0's multiplier at a free phase).
+fn stats_delay(fold: i64) -> i64 {
+    let rs = RSQRT_STAGES as i64;
+    match fold {
+        1 => rs + 2,
+        3 => rs + 3,
+        f => (rs - 1) * f + 4,
+    }
+}
+
+/// Row slots of the RTL's ring buffer: `2 + ceil((SD − 1 + FOLD) / (FOLD·D/P))`.
 pub fn slots(p: &Params) -> i64 {
     let fold = param(p, "FOLD");
     let rowc = fold * Geo::of(p).nw();
-    2 + (RSQRT_STAGES as i64 + 1 + fold + rowc - 1) / rowc
+    2 + (stats_delay(fold) - 1 + fold + rowc - 1) / rowc
 }
 
 /// First-output latency: the last beat of the first row enters at `(D/P − 1)·FOLD`, its
-/// statistics are ready `RSQRT_STAGES + 2` cycles later, the first word issues at the next step
+/// statistics are ready `stats_delay` cycles later, the first word issues at the next step
 /// (phase `FOLD − 1`), five more steps of `FOLD` cycles fill N6, which the output register
 /// takes the next cycle (`D/P + RSQRT_STAGES + 8` at `FOLD = 1`).
 fn latency(p: &Params) -> u64 {
     let fold = param(p, "FOLD") as u64;
-    let ready = (Geo::of(p).nw() as u64 - 1) * fold + RSQRT_STAGES as u64 + 2;
+    let ready = (Geo::of(p).nw() as u64 - 1) * fold + stats_delay(fold as i64) as u64;
     let issue = ready + (fold - 1 + fold - ready % fold) % fold;
     issue + 5 * fold + 2
 }
@@ -372,12 +386,9 @@ impl Component for LayerNorm {
         if fold != 1 && !(3..=MAX_FOLD).contains(&fold) {
             return Err(format!("FOLD must be 1 or between 3 and {MAX_FOLD}, got {fold}"));
         }
-        let rowc = fold * Geo::of(p).nw();
-        if fold > 1 && rowc < RSQRT_STAGES as i64 + 1 {
-            return Err(format!(
-                "FOLD * D/P ({rowc}) must be at least {} (the sequential 1/sqrt unit)",
-                RSQRT_STAGES + 1
-            ));
+        let (rowc, rowmin) = (fold * Geo::of(p).nw(), stats_delay(fold) - 2);
+        if fold > 1 && rowc < rowmin {
+            return Err(format!("FOLD * D/P ({rowc}) must be at least {rowmin} (the sequential 1/sqrt unit)"));
         }
         Ok(())
     }
@@ -443,7 +454,8 @@ impl Component for LayerNorm {
     /// Latency: see [`latency`] (`D/P + RSQRT_STAGES + 8` at full rate). II `FOLD·D/P`.
     /// Multipliers at `FOLD = 1`: per lane the square, `D·x`, `c·y` and `n·gamma` (4P), plus
     /// `D·S2`, `S1²` and two per Newton multiply (2 + 3·NEWTON_STEPS); folded: one per lane and
-    /// the sequential `1/sqrt` unit's one (`D·x`, `D·S2` are shift-add trees).
+    /// the sequential `1/sqrt` unit's one at `FOLD = 3`, none above (it borrows lane 0's);
+    /// `D·x`, `D·S2` are shift-add trees.
     /// Memory: the row ring (`NSLOT·D/P` words of `P·W` bits) and the gamma / beta ROMs.
     fn cost(&self, p: &Params) -> Cost {
         let g = Geo::of(p);
@@ -453,7 +465,11 @@ impl Component for LayerNorm {
         Cost {
             latency_cycles: latency(p),
             ii_cycles: fold * nw,
-            multipliers: if fold == 1 { 4 * g.p as u64 + 2 + 3 * NEWTON_STEPS as u64 } else { g.p as u64 + 1 },
+            multipliers: match fold {
+                1 => 4 * g.p as u64 + 2 + 3 * NEWTON_STEPS as u64,
+                3 => g.p as u64 + 1,
+                _ => g.p as u64,
+            },
             memory_bits: ring + roms,
         }
     }
@@ -500,27 +516,29 @@ impl Component for LayerNorm {
             // D = 15 in beats of 5, 12-bit input with negative frac, beta coarser.
             [layer_formats((12, -2), (8, 6), (8, 2), (8, 4)), row(15, 5), vec![("EPS", 3), ("EPS_FRAC", 0)]]
                 .concat(),
-            // Folded: defaults (D = 64, P = 4) at FOLD = 3.
+            // Folded: defaults (D = 64, P = 4) at FOLD = 3 (the 1/sqrt unit's own multiplier).
             vec![("FOLD", 3)],
-            // Folded at P = 1, odd D, the shortest row the sequential 1/sqrt unit allows
-            // (FOLD·D = 12), narrow formats, RND_CONV + SAT_SYM.
+            // Folded at FOLD = 3, P = 1, the shortest row it allows (FOLD·D = 12).
+            [row(4, 1), vec![("FOLD", 3)]].concat(),
+            // FOLD = 4 (1/sqrt on lane 0's multiplier) at P = 1, odd D, the shortest row it
+            // allows (FOLD·D = 44 ≥ 10·FOLD + 2), narrow formats, RND_CONV + SAT_SYM.
             [
                 layer_formats((4, 2), (3, 1), (2, 1), (6, 3)),
-                row(3, 1),
+                row(11, 1),
                 modes(6, 3),
                 vec![("EPS", 1), ("EPS_FRAC", 5), ("NORM_FRAC", 8), ("FOLD", 4)],
             ]
             .concat(),
-            // Folded, D = 15 in beats of 5 at FOLD = 5 (phases between the shared products
-            // idle), negative frac, beta coarser; D = 3·5 exercises the shift-add D·x.
+            // FOLD = 5 (a phase idles), D = 60 in beats of 5, negative frac, beta coarser;
+            // D = 60 exercises the shift-add D·x with four terms.
             [
                 layer_formats((12, -2), (8, 6), (8, 2), (8, 4)),
-                row(15, 5),
+                row(60, 5),
                 vec![("EPS", 3), ("EPS_FRAC", 0), ("FOLD", 5)],
             ]
             .concat(),
-            // Folded, 16-bit, D = 384 at P = 1 (the MiniLM width).
-            [row(384, 1), vec![("FOLD", 3)]].concat(),
+            // Folded, 16-bit, D = 384 at P = 1 (the MiniLM width), FOLD = 4.
+            [row(384, 1), vec![("FOLD", 4)]].concat(),
         ]
     }
 
@@ -566,15 +584,13 @@ impl Binding for LayerNorm {
             .done()
     }
 
-    /// Every divisor of the row up to 256 lanes, at full rate and folded ([`OFFERED_FOLD`]
-    /// cycles per beat, `P + 1` multipliers: the search takes it where the node has slack).
+    /// Every divisor of the row up to 256 lanes, at full rate and folded ([`OFFERED_FOLDS`]:
+    /// fewer multipliers at a lower rate, which the search takes where the node has slack;
+    /// folds too short for the row fail validation and drop out).
     fn candidates(&self, v: &NodeView) -> mase_ir::Result<Vec<Par>> {
         let lanes = crate::binding::divisors(v.row_len()?, 256);
-        Ok(lanes
-            .iter()
-            .map(|&p| Par::lanes(p))
-            .chain(lanes.iter().map(|&p| Par { fold: OFFERED_FOLD, ..Par::lanes(p) }))
-            .collect())
+        let folds = std::iter::once(1).chain(OFFERED_FOLDS);
+        Ok(folds.flat_map(|f| lanes.iter().map(move |&p| Par { fold: f, ..Par::lanes(p) })).collect())
     }
 
     fn data_memories(&self, v: &NodeView, p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
