@@ -28,12 +28,15 @@
 //! top = "top"                 # name of the emitted top module
 //! [hardware.nodes.attention_self_query_linear]
 //! parallelism = [4, 2]        # fixed: [p_in, p_out] for linear, [lanes] for the others
+//! [hardware.nodes.attention_output_LayerNorm_LayerNormalization]
+//! fold = 4                    # cycles per beat (layer_norm 1, 3.., softmax 1, 2): fewer multipliers
 //! [hardware.nodes.Relu]
 //! external = "my_relu.toml"  # the user's module (EXTERNAL toolchain, see crate::external)
 //! ```
 //!
 //! Rate selection: with `target_ii`, every node takes the fewest multipliers (then the fewest
-//! lanes) that meet it; with `multiplier_budget`, the smallest target whose design fits the
+//! lanes) that meet it, folded forms of `layer_norm` and `softmax` included (they time-share
+//! multipliers at a lower rate); with `multiplier_budget`, the smallest target whose design fits the
 //! budget is searched; with neither, the target is the slowest node's rate at `lanes`
 //! elements per beat (`lanes × lanes` multipliers for a linear), so that node sets the pace and
 //! every other node shrinks to the parallelism that keeps up with it.
