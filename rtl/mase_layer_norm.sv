@@ -309,6 +309,8 @@ module mase_layer_norm #(
   /// y of R5 (seed), R8 (one step), R11 (two steps); s of R6 / R9; t of R7 / R10.
   logic [YW-1:0] ry5, ry8, ry11;
   logic [SW-1:0] rs6, rs9, rt7, rt10;
+  /// y delayed to meet t: seed (R5) used at R8, y of R8 used at R11.
+  logic [YW-1:0] ry5d, ry6d, ry8d, ry9d;
   /// Leading-one position of Q (bit length), k = ceil(L/2).
   logic [KW:0] q_len, q_sh;
   /// Q shifted left by QWE - 2k (top bit at QWE-1 or QWE-2), its top MF bits.
@@ -379,8 +381,6 @@ module mase_layer_norm #(
     end
   end
 
-  /// y delayed to meet t: seed (R5) used at R8, y of R8 used at R11.
-  logic [YW-1:0] ry5d, ry6d, ry8d, ry9d;
   always_ff @(posedge clk) begin
     ry6d <= ry5;
     ry5d <= ry6d;
