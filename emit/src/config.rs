@@ -300,7 +300,9 @@ impl HwConfig {
                 }
             }
             if n.fold == Some(0) {
-                return Err(Error::Config(format!("{origin}: nodes.{name}.fold = 0: give a positive number")));
+                return Err(Error::Config(format!(
+                    "{origin}: nodes.{name}.fold = 0: give a positive number"
+                )));
             }
         }
         Ok(())

@@ -55,7 +55,9 @@ pub fn candidates(b: &Bindings, id: NodeId) -> Result<Vec<Choice>> {
     if out.is_empty() {
         return Err(first_err.unwrap_or_else(|| v.error("no parallelism is valid for this node")));
     }
-    out.sort_by_key(|c| (c.multipliers, c.par.p_in.max(c.par.p_out), c.par.p_in * c.par.p_out, c.cycles, c.par));
+    out.sort_by_key(|c| {
+        (c.multipliers, c.par.p_in.max(c.par.p_out), c.par.p_in * c.par.p_out, c.cycles, c.par)
+    });
     Ok(out)
 }
 
@@ -136,8 +138,11 @@ pub fn select(b: &Bindings, cfg: &HwConfig) -> Result<Selection> {
                 };
                 par.fold = fold.unwrap_or(1);
                 let c = cands.iter().find(|c| c.par == par).copied().ok_or_else(|| {
-                    let ok: Vec<String> =
-                        cands.iter().filter(|c| c.par.fold == par.fold).map(|c| format!("[{}, {}]", c.par.p_in, c.par.p_out)).collect();
+                    let ok: Vec<String> = cands
+                        .iter()
+                        .filter(|c| c.par.fold == par.fold)
+                        .map(|c| format!("[{}, {}]", c.par.p_in, c.par.p_out))
+                        .collect();
                     node.error(format!(
                         "hardware.nodes.{}.parallelism = {p:?} is not valid here; valid: {}",
                         node.name,

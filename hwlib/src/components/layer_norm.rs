@@ -388,7 +388,9 @@ impl Component for LayerNorm {
         }
         let (rowc, rowmin) = (fold * Geo::of(p).nw(), stats_delay(fold) - 2);
         if fold > 1 && rowc < rowmin {
-            return Err(format!("FOLD * D/P ({rowc}) must be at least {rowmin} (the sequential 1/sqrt unit)"));
+            return Err(format!(
+                "FOLD * D/P ({rowc}) must be at least {rowmin} (the sequential 1/sqrt unit)"
+            ));
         }
         Ok(())
     }

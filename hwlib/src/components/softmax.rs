@@ -352,7 +352,14 @@ impl Component for Softmax {
     }
 
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
-        vec![rows(1, 2), input(17, 4), row(8, 3), vec![("EXP_FRAC", 29)], vec![("DATA_OUT_0_SIGNED", 2)], vec![("FOLD", 3)]]
+        vec![
+            rows(1, 2),
+            input(17, 4),
+            row(8, 3),
+            vec![("EXP_FRAC", 29)],
+            vec![("DATA_OUT_0_SIGNED", 2)],
+            vec![("FOLD", 3)],
+        ]
     }
 
     fn generated_memory(&self, p: &Params, mem: &str) -> Option<Vec<i64>> {
@@ -396,7 +403,10 @@ impl Binding for Softmax {
     /// has slack).
     fn candidates(&self, v: &NodeView) -> mase_ir::Result<Vec<Par>> {
         let lanes = crate::binding::divisors(v.row_len()?, 256);
-        Ok([1, 2].into_iter().flat_map(|f| lanes.iter().map(move |&p| Par { fold: f, ..Par::lanes(p) })).collect())
+        Ok([1, 2]
+            .into_iter()
+            .flat_map(|f| lanes.iter().map(move |&p| Par { fold: f, ..Par::lanes(p) }))
+            .collect())
     }
 }
 
