@@ -26,6 +26,22 @@
 //   Paths cut: data_in_0_ready is a register function (slot flags); the output is the register
 //            of a mase_skid_buffer. Input data goes through the P squarers and the adder trees
 //            into the sum registers within one cycle.
+//
+// Folded form (FOLD >= 3): the same algorithm and numbers at 1/FOLD of the rate with fewer
+// multipliers, for nodes that have slack. A free-running phase counter ph (0..FOLD-1) shares
+// one multiplier per lane: ph 0 squares the input beat (input taken only at ph 0), ph 1 forms
+// c*y for N3, ph FOLD-1 forms n*gamma for N5; the normalising pipeline advances only at ph
+// FOLD-1 (all of it at once, so a stalled step simply repeats the same products), and a
+// finished beat waits in N6 until the output register takes it. The
+// constant multiplies D*x and D*S2 are shift-add trees over the set bits of D. The 1/sqrt unit
+// is sequential, one row at a time: one multiplier steps through S1^2 and the six Newton
+// multiplies of a row, its own at FOLD = 3 (12 cycles per row), lane 0's at ph 2 (a phase the
+// lane leaves free) at FOLD >= 4 (RS - 1 beat periods per row); FOLD*D/P must be at least
+// ROWMIN (12, or 10*FOLD + 2).
+//   Latency: c0 + 5*FOLD + 2, c0 = the first cycle >= (D/P-1)*FOLD + SD with ph FOLD-1 (SD:
+//            RS + 2 at full rate, RS + 3 at FOLD = 3, (RS-1)*FOLD + 4 above; N6 is handed to
+//            the output register in the cycle after it is loaded).
+//   II:      FOLD*D/P cycles per row. Multipliers: 4P + 8 (FOLD = 1), P + 1 (3), P (>= 4).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_layer_norm #(
     /// Input: W = DATA_IN_0_PRECISION_0 signed bits (1..32), F fractional bits (-32..32);
@@ -51,6 +67,10 @@ module mase_layer_norm #(
     parameter int EPS_FRAC = 36,
     /// NF: fractional bits of the normalised value before gamma (1..32).
     parameter int NORM_FRAC = 16,
+    /// Cycles per beat: 1 (full rate, 4 multipliers per lane) or 3..16 (one multiplier per lane
+    /// shared by the square, c*y and n*gamma, sequential 1/sqrt with its own multiplier at 3,
+    /// lane 0's above; FOLD*D/P must be >= 12 at 3, >= 10*FOLD + 2 above).
+    parameter int FOLD = 1,
     /// Path of the gamma .mem file ($readmemh; "" = all-zero gamma).
     parameter WEIGHT_MEM_FILE = "",
     /// Path of the beta .mem file ($readmemh; "" = all-zero beta).
@@ -122,7 +142,18 @@ module mase_layer_norm #(
   localparam int INTERNAL = QW > PRW ? (QW > AW ? QW : AW) : (PRW > AW ? PRW : AW);
   /// Ring of row slots.
   localparam int RS = 11;
-  localparam int NSLOT = 2 + (RS + 2 + NW - 1) / NW;
+  /// Cycles per row (FOLD per beat); slots that keep a row arriving while earlier ones wait for
+  /// their statistics and are read (a read starts up to FOLD-1 cycles after they are ready).
+  localparam int ROWC = FOLD * NW;
+  /// Cycles from a row's last input beat to its statistics being ready (the 1/sqrt unit: RS
+  /// pipelined stages; sequential, a capture cycle and RS - 1 steps, one per cycle at FOLD = 3,
+  /// one per beat period when it borrows lane 0's multiplier), and the shortest row period the
+  /// sequential unit keeps up with (one row in flight).
+  localparam int SD = FOLD == 1 ? RS + 2 : FOLD == 3 ? RS + 3 : (RS - 1) * FOLD + 4;
+  localparam int ROWMIN = SD - 2;
+  localparam int NSLOT = 2 + (SD - 1 + FOLD + ROWC - 1) / ROWC;
+  /// Phase counter width.
+  localparam int PHW = FOLD > 1 ? $clog2(FOLD) : 1;
   localparam int RAW = $clog2(NSLOT * NW);
   localparam int SLW = $clog2(NSLOT);
   localparam int WDW = NW > 1 ? $clog2(NW) : 1;
@@ -152,11 +183,28 @@ module mase_layer_norm #(
              BF, NF + GF);
     if (INTERNAL > 120)
       $fatal(1, "internal width must be between 1 and 120 bits, got %0d", INTERNAL);
+    if (FOLD != 1 && (FOLD < 3 || FOLD > 16))
+      $fatal(1, "FOLD must be 1 or between 3 and 16, got %0d", FOLD);
+    if (FOLD > 1 && ROWC < ROWMIN)
+      $fatal(1, "FOLD * D/P (%0d) must be at least %0d (the sequential 1/sqrt unit)", ROWC, ROWMIN);
   end
 `endif
 
-  /// The normalising pipeline advances: the output skid buffer can take a beat.
-  logic adv;
+  /// The output skid buffer can take a beat; the normalising pipeline advances.
+  logic adv, step;
+  /// Phase within the FOLD cycles of a beat (always 0 when FOLD = 1); the last phase.
+  logic [PHW-1:0] ph;
+  logic ph_last;
+  if (FOLD > 1) begin : g_phase
+    always_ff @(posedge clk) begin
+      if (rst) ph <= '0;
+      else ph <= ph == PHW'(FOLD - 1) ? '0 : ph + 1'b1;
+    end
+    assign ph_last = ph == PHW'(FOLD - 1);
+  end else begin : g_no_phase
+    assign ph = '0;
+    assign ph_last = 1'b1;
+  end
 
   // ---------------------------------------------------------------------------------------------
   // Input side: ring of NSLOT row slots, running sums
@@ -182,16 +230,20 @@ module mase_layer_norm #(
   logic row_end;
   logic [SLW-1:0] row_slot;
 
-  assign data_in_0_ready = !slot_used[wr_slot];
+  assign data_in_0_ready = !slot_used[wr_slot] && ph == '0;
   assign in_fire = data_in_0_valid && data_in_0_ready;
   assign in_last = wr_word == WDW'(NW - 1);
+
+  /// Squares of the input lanes (a dedicated squarer per lane, or the lane's shared multiplier
+  /// at ph 0).
+  logic [P*S2W-1:0] sq;
 
   always_comb begin
     beat_s1 = '0;
     beat_s2 = '0;
     for (int i = 0; i < P; i++) begin
       beat_s1 = beat_s1 + S1W'($signed(data_in_0[i*W+:W]));
-      beat_s2 = beat_s2 + S2W'($signed(data_in_0[i*W+:W])) * S2W'($signed(data_in_0[i*W+:W]));
+      beat_s2 = beat_s2 + $signed(sq[i*S2W+:S2W]);
     end
   end
 
@@ -224,7 +276,27 @@ module mase_layer_norm #(
   end
 
   // ---------------------------------------------------------------------------------------------
-  // 1/sqrt unit: RS stages, advancing every cycle
+  // 1/sqrt unit: RS cycles from the end-of-row sums to the statistics of the row
+  /// D*D*EPS aligned to FQ fractional bits.
+  localparam logic [QW-1:0] EPSQ = (QW'(D) * QW'(D) * QW'(EPS)) << SE;
+  /// Operands and product of the sequential unit's multiplier (FOLD > 1; signed, unsigned
+  /// operands zero-extended, product exact).
+  localparam int UMA0 = S1W > YW + 1 ? S1W : YW + 1;
+  localparam int UMA = UMA0 > MF + 1 ? UMA0 : MF + 1;
+  localparam int UMB0 = S1W > YW + 1 ? S1W : YW + 1;
+  localparam int UMB = UMB0 > SW + 1 ? UMB0 : SW + 1;
+  logic signed [UMA-1:0] u_ma;
+  logic signed [UMB-1:0] u_mb;
+  logic signed [UMA+UMB-1:0] u_mp;
+  /// The unit finishes a row: write its statistics (slot, S1, y, k).
+  logic st_we;
+  logic [SLW-1:0] st_wslot;
+  logic signed [S1W-1:0] st_ws1;
+  logic [YW-1:0] st_wy;
+  logic [KW-1:0] st_wk;
+
+  if (FOLD == 1) begin : g_rsqrt_pipe
+  // Fully pipelined: RS stages advancing every cycle, a row may enter every cycle.
   /// Valid bit, slot and S1 of each stage 1..RS.
   logic [RS:1] rv;
   logic [SLW-1:0] rslot[RS+1];
@@ -237,8 +309,8 @@ module mase_layer_norm #(
   /// y of R5 (seed), R8 (one step), R11 (two steps); s of R6 / R9; t of R7 / R10.
   logic [YW-1:0] ry5, ry8, ry11;
   logic [SW-1:0] rs6, rs9, rt7, rt10;
-  /// D*D*EPS aligned to FQ fractional bits.
-  localparam logic [QW-1:0] EPSQ = (QW'(D) * QW'(D) * QW'(EPS)) << SE;
+  /// y delayed to meet t: seed (R5) used at R8, y of R8 used at R11.
+  logic [YW-1:0] ry5d, ry6d, ry8d, ry9d;
   /// Leading-one position of Q (bit length), k = ceil(L/2).
   logic [KW:0] q_len, q_sh;
   /// Q shifted left by QWE - 2k (top bit at QWE-1 or QWE-2), its top MF bits.
@@ -309,8 +381,6 @@ module mase_layer_norm #(
     end
   end
 
-  /// y delayed to meet t: seed (R5) used at R8, y of R8 used at R11.
-  logic [YW-1:0] ry5d, ry6d, ry8d, ry9d;
   always_ff @(posedge clk) begin
     ry6d <= ry5;
     ry5d <= ry6d;
@@ -323,16 +393,151 @@ module mase_layer_norm #(
     else rv <= {rv[RS-1:1], row_end};
   end
 
+  // The sequential unit's multiplier port is unused at full rate.
+  assign u_ma = '0;
+  assign u_mb = '0;
+  assign u_mp = '0;
+  logic unused_u;
+  assign unused_u = ^{u_ma, u_mb, u_mp};
+  assign st_we    = rv[RS];
+  assign st_wslot = rslot[RS];
+  assign st_ws1   = rs1[RS];
+  assign st_wy    = ry11;
+  assign st_wk    = rk[RS];
+  end else begin : g_rsqrt_seq
+  // Sequential: one row at a time (rows end at least FOLD*D/P cycles apart, see ROWMIN). The
+  // row_end cycle captures the sums; then steps 0..10 (what stages R1..R11 of the pipelined unit
+  // do: S1^2 and the six Newton multiplies on one multiplier, D*S2 a shift-add tree) run one per
+  // tick, and the statistics are written the cycle after step 10. FOLD = 3: the unit has its own
+  // multiplier and ticks every cycle; FOLD >= 4: it borrows lane 0's multiplier at ph 2 (a
+  // phase the lane does not use) and ticks once per beat period.
+  /// Step + 1 of the row in flight (0 = idle, 12 = write the statistics).
+  logic [3:0] cnt;
+  /// A step may run this cycle.
+  logic tick;
+  /// The row's slot, S1 and S2, V, Q, k, mantissa u, y, s, t.
+  logic [SLW-1:0] c_slot;
+  logic signed [S1W-1:0] c_s1;
+  logic signed [S2W-1:0] c_s2;
+  logic signed [VW-1:0] c_v;
+  logic [QW-1:0] c_q;
+  logic [KW-1:0] c_k;
+  logic [MF-1:0] c_u;
+  logic [YW-1:0] c_y;
+  logic [SW-1:0] c_s, c_t;
+  /// Newton factor 3<<YF - t (below 3<<YF, so SW bits hold it).
+  logic [SW-1:0] c_f;
+  assign c_f = SW'(3 << YF) - c_t;
+  /// D*S2 (shift-add over the set bits of D), leading-one position of Q, Q normalised, seed.
+  logic signed [VW-1:0] ds2;
+  logic [KW:0] q_len, q_sh;
+  logic [QWE-1:0] q_norm;
+  logic [MF-1:0] u_d;
+  logic [TF+1:0] lut_y0;
+
+  if (FOLD == 3) begin : g_own_mult
+    assign tick = 1'b1;
+    assign u_mp = u_ma * u_mb;
+  end else begin : g_lane_mult
+    assign tick = ph == PHW'(2);
+  end
+
+  always_comb begin
+    u_ma = UMA'(c_s1);
+    u_mb = UMB'(c_s1);
+    case (cnt)
+      4'd6, 4'd9: begin
+        u_ma = UMA'(c_y);
+        u_mb = UMB'(c_y);
+      end
+      4'd7, 4'd10: begin
+        u_ma = UMA'(c_u);
+        u_mb = UMB'(c_s);
+      end
+      4'd8, 4'd11: begin
+        u_ma = UMA'(c_y);
+        u_mb = UMB'(c_f);
+      end
+      default: ;
+    endcase
+  end
+
+  always_comb begin
+    ds2 = '0;
+    for (int b = 0; b < 13; b++) begin
+      if (((D >> b) & 1) != 0) ds2 = ds2 + (VW'(c_s2) << b);
+    end
+  end
+
+  always_comb begin
+    q_len = '0;
+    for (int i = 0; i < QW; i++) begin
+      if (c_q[i]) q_len = KW1'(i + 1);
+    end
+  end
+
+  assign q_sh = KW1'(QWE) - {c_k, 1'b0};
+  assign q_norm = QWE'(c_q) << q_sh;
+  if (QWE >= MF) begin : g_u_top
+    assign u_d = q_norm[QWE-1-:MF];
+  end else begin : g_u_pad
+    assign u_d = MF'(q_norm) << (MF - QWE);
+  end
+  /// The bits of q_norm below the mantissa and the product's high bits are dropped (floor,
+  /// exact widths); this sink keeps lint quiet.
+  logic unused_low;
+  assign unused_low = ^{q_norm, u_mp};
+
+  mase_layer_norm_rsqrt_lut u_lut (
+      .idx(c_u[MF-1-:TB]),
+      .y0 (lut_y0)
+  );
+
+  always_ff @(posedge clk) begin
+    if (rst) cnt <= '0;
+    else if (row_end) cnt <= 4'd1;
+    else if (cnt == 4'd12) cnt <= '0;
+    else if (cnt != '0 && tick) cnt <= cnt + 1'b1;
+  end
+
+  always_ff @(posedge clk) begin
+    if (row_end) begin
+      c_s1   <= acc_s1;
+      c_s2   <= acc_s2;
+      c_slot <= row_slot;
+    end
+    if (tick) begin
+      case (cnt)
+        4'd1: c_v <= ds2 - VW'(u_mp);
+        4'd2: c_q <= (QW'(c_v) << SV) + EPSQ;
+        4'd3: c_k <= KW'((q_len + 1'b1) >> 1);
+        4'd4: c_u <= u_d;
+        4'd5: c_y <= YW'(lut_y0) << (YF - TF);
+        4'd6, 4'd9: c_s <= SW'(u_mp >>> YF);
+        4'd7, 4'd10: c_t <= SW'(u_mp >>> MF);
+        4'd8, 4'd11: c_y <= YW'(u_mp >>> (YF + 1));
+        default: ;
+      endcase
+    end
+  end
+
+  assign st_we    = cnt == 4'd12;
+  assign st_wslot = c_slot;
+  assign st_ws1   = c_s1;
+  assign st_wy    = c_y;
+  assign st_wk    = c_k;
+  end
+
   // Per-slot statistics, written when the 1/sqrt unit finishes a row.
   logic signed [S1W-1:0] st_s1[NSLOT];
   logic [YW-1:0] st_y[NSLOT];
   logic [KW-1:0] st_k[NSLOT];
 
   always_ff @(posedge clk) begin
-    if (rv[RS]) begin
-      st_s1[rslot[RS]] <= rs1[RS];
-      st_y[rslot[RS]]  <= ry11;
-      st_k[rslot[RS]]  <= rk[RS];
+    if (st_we) begin
+      st_s1[st_wslot] <= st_ws1;
+      st_y[st_wslot]  <= st_wy;
+      st_k[st_wslot]  <= st_wk;
     end
   end
 
@@ -344,7 +549,7 @@ module mase_layer_norm #(
       for (int s = 0; s < NSLOT; s++) begin
         if (in_fire && in_last && wr_slot == SLW'(s)) slot_used[s] <= 1'b1;
         else if (rd_done && rd_slot == SLW'(s)) slot_used[s] <= 1'b0;
-        if (rv[RS] && rslot[RS] == SLW'(s)) st_ready[s] <= 1'b1;
+        if (st_we && st_wslot == SLW'(s)) st_ready[s] <= 1'b1;
         else if (rd_done && rd_slot == SLW'(s)) st_ready[s] <= 1'b0;
       end
     end
@@ -354,7 +559,7 @@ module mase_layer_norm #(
   // Normalising pipeline
   /// A word is issued this cycle; it is the last of its row.
   logic issue, rd_last;
-  assign issue = st_ready[rd_slot] && adv;
+  assign issue = st_ready[rd_slot] && step;
   assign rd_last = rd_word == WDW'(NW - 1);
   assign rd_done = issue && rd_last;
 
@@ -393,7 +598,7 @@ module mase_layer_norm #(
   logic [P*AW-1:0] n6_a;
 
   always_ff @(posedge clk) begin
-    if (adv) begin
+    if (step) begin
       n1_x  <= ring[rd_ptr];
       n1_g  <= g_rom[rd_word];
       n1_b  <= b_rom[rd_word];
@@ -421,13 +626,75 @@ module mase_layer_norm #(
     /// n keeps the low NNW bits of p_sh (|n| < sqrt(D) 2^NF); this sink keeps lint quiet.
     logic unused_p_high;
     assign unused_p_high = ^p_sh;
+    if (FOLD == 1) begin : g_full
+      // Four multipliers: the square, D*x, c*y and n*gamma.
+      assign sq[i*S2W+:S2W] = S2W'($signed(data_in_0[i*W+:W])) * S2W'($signed(data_in_0[i*W+:W]));
+      always_ff @(posedge clk) begin
+        if (step) begin
+          n2_c[i*CW+:CW] <= $signed(CW'($signed(n1_x[i*W+:W]))) * $signed(CW'(D)) - CW'(n1_s1);
+          n3_p[i*PRG+:PRG] <= $signed(PRG'($signed(n2_c[i*CW+:CW]))) * $signed(PRG'(n2_y));
+          n5_m[i*MW+:MW] <= $signed(MW'($signed(n4_n[i*NNW+:NNW])))
+              * $signed(MW'($signed(n4_g[i*GW+:GW])));
+        end
+      end
+    end else begin : g_fold
+      // One multiplier: ph 0 the input square, ph 1 c*y (held in fc until the step), ph FOLD-1
+      // n*gamma. Operands are sign-extended (y, unsigned, zero-extended); products are exact.
+      localparam int LA0 = CW > NNW ? CW : NNW;
+      localparam int LA1 = LA0 > W ? LA0 : W;
+      localparam int LB0 = YW + 1 > GW ? YW + 1 : GW;
+      localparam int LB1 = LB0 > W ? LB0 : W;
+      /// Lane 0 also serves the 1/sqrt unit at ph 2 when FOLD >= 4.
+      localparam bit SHARE = i == 0 && FOLD >= 4;
+      localparam int LA = SHARE && UMA > LA1 ? UMA : LA1;
+      localparam int LB = SHARE && UMB > LB1 ? UMB : LB1;
+      logic signed [LA-1:0] la;
+      logic signed [LB-1:0] lb;
+      logic signed [LA+LB-1:0] lp;
+      /// c*y of the word in N2, formed at ph 1; D*x as a shift-add tree.
+      logic [PRG-1:0] fc;
+      logic signed [CW-1:0] dx;
+      /// The product's high bits are beyond every exact result; this sink keeps lint quiet.
+      logic unused_lp;
+      assign unused_lp = ^lp;
+      always_comb begin
+        if (ph == '0) begin
+          la = LA'($signed(data_in_0[i*W+:W]));
+          lb = LB'($signed(data_in_0[i*W+:W]));
+        end else if (ph == PHW'(1)) begin
+          la = LA'($signed(n2_c[i*CW+:CW]));
+          lb = LB'(n2_y);
+        end else if (SHARE && ph == PHW'(2)) begin
+          la = LA'(u_ma);
+          lb = LB'(u_mb);
+        end else begin
+          la = LA'($signed(n4_n[i*NNW+:NNW]));
+          lb = LB'($signed(n4_g[i*GW+:GW]));
+        end
+      end
+      assign lp = la * lb;
+      assign sq[i*S2W+:S2W] = S2W'(lp);
+      if (SHARE) begin : g_share
+        assign u_mp = (UMA + UMB)'(lp);
+      end
+      always_comb begin
+        dx = '0;
+        for (int b = 0; b < 13; b++) begin
+          if (((D >> b) & 1) != 0) dx = dx + (CW'($signed(n1_x[i*W+:W])) << b);
+        end
+      end
+      always_ff @(posedge clk) begin
+        if (ph == PHW'(1)) fc <= PRG'(lp);
+        if (step) begin
+          n2_c[i*CW+:CW] <= dx - CW'(n1_s1);
+          n3_p[i*PRG+:PRG] <= fc;
+          n5_m[i*MW+:MW] <= MW'(lp);
+        end
+      end
+    end
     always_ff @(posedge clk) begin
-      if (adv) begin
-        n2_c[i*CW+:CW] <= $signed(CW'($signed(n1_x[i*W+:W]))) * $signed(CW'(D)) - CW'(n1_s1);
-        n3_p[i*PRG+:PRG] <= $signed(PRG'($signed(n2_c[i*CW+:CW]))) * $signed(PRG'(n2_y));
+      if (step) begin
         n4_n[i*NNW+:NNW] <= NNW'(p_sh);
-        n5_m[i*MW+:MW] <= $signed(MW'($signed(n4_n[i*NNW+:NNW])))
-            * $signed(MW'($signed(n4_g[i*GW+:GW])));
         n6_a[i*AW+:AW] <= (AW'($signed(n5_m[i*MW+:MW])) << (AF - NF - GF))
             + (AW'($signed(n5_b[i*BW+:BW])) << (AF - BF));
       end
@@ -442,7 +709,7 @@ module mase_layer_norm #(
       n4_v <= 1'b0;
       n5_v <= 1'b0;
       n6_v <= 1'b0;
-    end else if (adv) begin
+    end else if (step) begin
       n1_v <= st_ready[rd_slot];
       n2_v <= n1_v;
       n3_v <= n2_v;
@@ -459,7 +726,25 @@ module mase_layer_norm #(
     `MASE_CAST_TO(DATA_OUT_0, AW, AF, 1, 1, n6_a[i*AW+:AW], y[i*OW+:OW]);
   end
 
-  `MASE_OUTPUT_SKID(OW, P, y, n6_v, adv);
+  /// Beat offered to the output skid buffer. Full rate: the N6 beat, the pipeline advancing
+  /// whenever the buffer has room. Folded: a beat stays offered until taken (n6_done after
+  /// that), and the pipeline steps at ph FOLD-1 once N6 is empty, handed over or being taken.
+  logic out_v;
+  if (FOLD > 1) begin : g_out_fold
+    logic n6_done;
+    assign out_v = n6_v && !n6_done;
+    assign step  = ph_last && (!out_v || adv);
+    always_ff @(posedge clk) begin
+      if (rst) n6_done <= 1'b0;
+      else if (step) n6_done <= 1'b0;
+      else if (out_v && adv) n6_done <= 1'b1;
+    end
+  end else begin : g_out_full
+    assign out_v = n6_v;
+    assign step  = adv && ph_last;  // ph_last is constant 1 here
+  end
+
+  `MASE_OUTPUT_SKID(OW, P, y, out_v, adv);
 
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)

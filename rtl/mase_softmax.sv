@@ -27,6 +27,11 @@
 //   II: L/P cycles per row (one beat per cycle).
 //   Paths cut: data, valid and ready at both ports (input ready from FIFO registers, output from
 //   the skid buffer).
+//   Folded (FOLD = 2): stage B steps once every 2 cycles (a free-running phase; a finished
+//   beat stays offered to E until taken) and each lane's d*K (phase 0, held until the step) and
+//   table product (phase 1) share one multiplier: 2P multipliers, L/P*2 cycles per row (stages
+//   A and C keep their rates; E and the input back-pressure them). Latency 3*L/P + CL + RB + 12:
+//   the first step waits a phase, each beat takes 2 cycles, the last one 3 more through b2..b4.
 //   Resources: 3P multipliers (d*K, table product, e*R), 2P table ROMs of 2^H x (EF+1) bits
 //   (each lane has its own pair, one read port each), four FIFOs (X and E as mase_wide_fifo:
 //   lock-step mase_fifo groups of lanes with words of at most 1024 bits), a max tree and an adder
@@ -51,6 +56,9 @@ module mase_softmax #(
     parameter int EXP_TABLE_BITS = 10,
     /// Reciprocal precision RB (4..28).
     parameter int RECIP_BITS = 20,
+    /// Cycles per exp beat: 1 (3P multipliers) or 2 (d*K and the table product share one
+    /// multiplier per lane: 2P multipliers at half the rate).
+    parameter int FOLD = 1,
     /// Path of the T_hi table .mem file ($readmemh; "" = all-zero table).
     parameter EXP_HI_MEM_FILE = "",
     /// Path of the T_lo table .mem file ($readmemh; "" = all-zero table).
@@ -127,6 +135,7 @@ module mase_softmax #(
     `MASE_CHECK_RANGE(EXP_FRAC, 4, 28);
     `MASE_CHECK_RANGE(EXP_TABLE_BITS, 1, 12);
     `MASE_CHECK_RANGE(RECIP_BITS, 4, 28);
+    `MASE_CHECK_RANGE(FOLD, 1, 2);
   end
 `endif
 
@@ -261,14 +270,38 @@ module mase_softmax #(
   /// Rq: head valid.
   logic r_out_valid;
 
+  /// Phase of the folded exp pipeline (FOLD = 2: 0 forms d*K, 1 the table product and steps).
+  logic b_ph;
+
   assign credit_ok = outstanding < RCW'(DR);
   assign b_push_ok = e_in_ready && (!lb4 || credit_ok);
-  assign b_en = !vb4 || b_push_ok;
   assign b_go = x_out_valid && m_out_valid && b_en;
   assign x_out_ready = b_go;
   assign m_out_ready = b_go && b_cnt == BW'(NB - 1);
-  assign e_in_valid = vb4 && (!lb4 || credit_ok);
   assign b_push = e_in_valid && e_in_ready;
+  if (FOLD == 1) begin : g_b_full
+    assign b_ph = 1'b1;
+    assign b_en = b_ph && (!vb4 || b_push_ok);  // b_ph is constant 1 here
+    assign e_in_valid = vb4 && (!lb4 || credit_ok);
+  end else begin : g_b_fold
+    /// The beat in b4 was pushed into E; it stays until the next step.
+    logic b4_done;
+    // The phase runs while stage B has work and rests at 0 when it is idle, so the first step
+    // comes one cycle after a row's beats become available (a fixed latency).
+    always_ff @(posedge clk) begin
+      if (rst) b_ph <= 1'b0;
+      else b_ph <= (x_out_valid && m_out_valid) || vb1 || vb2 || vb3 || vb4 ? !b_ph : 1'b0;
+    end
+    always_ff @(posedge clk) begin
+      if (rst) b4_done <= 1'b0;
+      else if (b_en) b4_done <= 1'b0;
+      else if (b_push) b4_done <= 1'b1;
+    end
+    // Offered until taken (credit_ok only rises while the beat waits); the pipeline steps at
+    // phase 1 once b4 is empty, pushed, or being pushed.
+    assign e_in_valid = vb4 && !b4_done && (!lb4 || credit_ok);
+    assign b_en = b_ph && (!vb4 || b4_done || b_push_ok);
+  end
 
   always_ff @(posedge clk) begin
     if (rst) begin
@@ -328,14 +361,44 @@ module mase_softmax #(
     assign k_full = t2[TW-1:TF];
     assign f = t2[TF-1-:2*H];
 
+    if (FOLD == 1) begin : g_full
+      always_ff @(posedge clk) begin
+        if (b_en) begin
+          t2 <= TW'(d1) * TW'(K);
+          p4 <= (2 * EW)'(a3) * (2 * EW)'(c3);
+        end
+      end
+    end else begin : g_fold
+      // One unsigned multiplier: phase 0 d*K (into tk), phase 1 a*c; both products exact.
+      localparam int FA = W > EW ? W : EW;
+      localparam int FB = 25 > EW ? 25 : EW;
+      logic [FA-1:0] fa;
+      logic [FB-1:0] fb;
+      logic [FA+FB-1:0] fp;
+      /// d*K of the beat in b1, formed at phase 0.
+      logic [TW-1:0] tk;
+      assign fa = b_ph ? FA'(a3) : FA'(d1);
+      assign fb = b_ph ? FB'(c3) : FB'(K);
+      assign fp = fa * fb;
+      /// The product's high bits lie beyond both exact results when the operands are narrow;
+      /// this sink keeps lint quiet.
+      logic unused_fp;
+      assign unused_fp = ^fp;
+      always_ff @(posedge clk) begin
+        if (!b_ph) tk <= TW'(fp);
+        if (b_en) begin
+          t2 <= tk;
+          p4 <= (2 * EW)'(fp);
+        end
+      end
+    end
+
     always_ff @(posedge clk) begin
       if (b_en) begin
         d1 <= W'(m_out - x_out[i*W+:W]);
-        t2 <= TW'(d1) * TW'(K);
         a3 <= rom_hi[f[2*H-1:H]];
         c3 <= rom_lo[f[H-1:0]];
         k3 <= (32'(k_full) > 32'(EF)) ? KB'(EF + 1) : KB'(k_full);
-        p4 <= (2 * EW)'(a3) * (2 * EW)'(c3);
         k4 <= k3;
       end
     end

@@ -28,12 +28,15 @@
 //! top = "top"                 # name of the emitted top module
 //! [hardware.nodes.attention_self_query_linear]
 //! parallelism = [4, 2]        # fixed: [p_in, p_out] for linear, [lanes] for the others
+//! [hardware.nodes.attention_output_LayerNorm_LayerNormalization]
+//! fold = 4                    # cycles per beat (layer_norm 1, 3.., softmax 1, 2): fewer multipliers
 //! [hardware.nodes.Relu]
 //! external = "my_relu.toml"  # the user's module (EXTERNAL toolchain, see crate::external)
 //! ```
 //!
 //! Rate selection: with `target_ii`, every node takes the fewest multipliers (then the fewest
-//! lanes) that meet it; with `multiplier_budget`, the smallest target whose design fits the
+//! lanes) that meet it, folded forms of `layer_norm` and `softmax` included (they time-share
+//! multipliers at a lower rate); with `multiplier_budget`, the smallest target whose design fits the
 //! budget is searched; with neither, the target is the slowest node's rate at `lanes`
 //! elements per beat (`lanes × lanes` multipliers for a linear), so that node sets the pace and
 //! every other node shrinks to the parallelism that keeps up with it.
@@ -199,6 +202,10 @@ pub struct NodeHw {
     /// Fixed parallelism: `[p_in, p_out]` for linear, `[lanes]` (or `[lanes, lanes]`) otherwise.
     #[serde(default)]
     pub parallelism: Option<Vec<usize>>,
+    /// Cycles per beat for components that can time-share their multipliers (`layer_norm`'s
+    /// `FOLD`): 1 = full rate. Restricts the search to that form (with `parallelism`, fixes it).
+    #[serde(default)]
+    pub fold: Option<usize>,
     /// Implement the node with the user's module described by this manifest (EXTERNAL
     /// toolchain, see [`crate::external`]); relative to the configuration file.
     #[serde(default)]
@@ -291,6 +298,11 @@ impl HwConfig {
                         "{origin}: nodes.{name}.parallelism = {p:?}: give [lanes] or [p_in, p_out], positive"
                     )));
                 }
+            }
+            if n.fold == Some(0) {
+                return Err(Error::Config(format!(
+                    "{origin}: nodes.{name}.fold = 0: give a positive number"
+                )));
             }
         }
         Ok(())

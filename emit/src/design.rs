@@ -384,7 +384,8 @@ pub fn recorded_parallelism(bound: &Bindings) -> Result<BTreeMap<NodeId, Par>> {
         let get = |k: &str| n.meta.hardware.parallelism.get(k).and_then(|v| v.first().copied());
         match (get("data_in_0"), get("data_out_0")) {
             (Some(p_in), Some(p_out)) => {
-                out.insert(id, Par { p_in, p_out });
+                let fold = n.meta.hardware.verilog_param.get("FOLD").map_or(1, |&f| f.max(1) as usize);
+                out.insert(id, Par { p_in, p_out, fold });
             }
             _ => return Err(n.error("has no hardware parallelism; run add_hardware_metadata first")),
         }

@@ -32,7 +32,8 @@ pub fn cycles_per_inference(c: &dyn Component, p: &Params, numel: usize) -> u64 
     c.cost(p).ii_cycles * numel.div_ceil(unit) as u64
 }
 
-/// The feasible parallelisms of library node `id`, cheapest first (multipliers, then lanes).
+/// The feasible parallelisms of library node `id`, cheapest first (multipliers, then lanes,
+/// then the faster fold).
 pub fn candidates(b: &Bindings, id: NodeId) -> Result<Vec<Choice>> {
     let c = b.library(id)?;
     let v = b.view(id);
@@ -54,7 +55,9 @@ pub fn candidates(b: &Bindings, id: NodeId) -> Result<Vec<Choice>> {
     if out.is_empty() {
         return Err(first_err.unwrap_or_else(|| v.error("no parallelism is valid for this node")));
     }
-    out.sort_by_key(|c| (c.multipliers, c.par.p_in.max(c.par.p_out), c.par.p_in * c.par.p_out, c.par));
+    out.sort_by_key(|c| {
+        (c.multipliers, c.par.p_in.max(c.par.p_out), c.par.p_in * c.par.p_out, c.cycles, c.par)
+    });
     Ok(out)
 }
 
@@ -112,17 +115,34 @@ pub fn select(b: &Bindings, cfg: &HwConfig) -> Result<Selection> {
             }
             Implementation::Library(lib) => *lib,
         };
-        let cands = candidates(b, id)?;
+        let mut cands = candidates(b, id)?;
+        let fold = cfg.nodes.get(&node.name).and_then(|n| n.fold);
+        if let Some(f) = fold {
+            let mut offered: Vec<usize> = cands.iter().map(|c| c.par.fold).collect();
+            offered.sort_unstable();
+            offered.dedup();
+            cands.retain(|c| c.par.fold == f);
+            if cands.is_empty() {
+                return Err(node.error(format!(
+                    "hardware.nodes.{}.fold = {f} is not offered for this node; offered: {offered:?}",
+                    node.name
+                )));
+            }
+        }
         match cfg.nodes.get(&node.name).and_then(|n| n.parallelism.clone()) {
             Some(p) => {
-                let par = match p.as_slice() {
-                    [i, o] => Par { p_in: *i, p_out: *o },
+                let mut par = match p.as_slice() {
+                    [i, o] => Par::io(*i, *o),
                     [a] => lib.par_of_one(*a),
                     _ => unreachable!("checked by HwConfig"),
                 };
+                par.fold = fold.unwrap_or(1);
                 let c = cands.iter().find(|c| c.par == par).copied().ok_or_else(|| {
-                    let ok: Vec<String> =
-                        cands.iter().map(|c| format!("[{}, {}]", c.par.p_in, c.par.p_out)).collect();
+                    let ok: Vec<String> = cands
+                        .iter()
+                        .filter(|c| c.par.fold == par.fold)
+                        .map(|c| format!("[{}, {}]", c.par.p_in, c.par.p_out))
+                        .collect();
                     node.error(format!(
                         "hardware.nodes.{}.parallelism = {p:?} is not valid here; valid: {}",
                         node.name,

@@ -69,3 +69,37 @@ fn bad_settings_are_explained() {
     assert!(HwConfig::from_toml("target_ii = 5\nmultiplier_budget = 9", "t").is_err());
     assert!(HwConfig::from_toml("targetii = 5", "t").unwrap_err().to_string().contains("target_ii"));
 }
+
+/// `FOLD` of every instance of `component` in the design `c` gives.
+fn folds(g: &MaseGraph, c: &HwConfig, component: &str) -> Vec<i64> {
+    let (g, _) = add_hardware_metadata(g.clone(), c).unwrap();
+    let d = design_of(&g, "top").unwrap();
+    d.instances.iter().filter(|i| i.component == component).map(|i| i.params["FOLD"]).collect()
+}
+
+#[test]
+fn folded_forms_trade_slack_for_multipliers_and_can_be_fixed() {
+    let g = encoder();
+    // A target only the full-rate form meets keeps the layer norms at FOLD = 1: 8 rows of 128
+    // in 16 cycles needs 64 lanes at full rate; folded, even 128 lanes take 8·3 = 24 cycles.
+    let fast = folds(&g, &cfg("target_ii = 16"), "layer_norm");
+    assert!(fast.iter().all(|&f| f == 1), "layer_norm folds at target 16: {fast:?}");
+    // A small budget: the layer norms and the softmax do no MACs and have slack, so they fold.
+    let small = cfg("multiplier_budget = 40");
+    let (ln, sm) = (folds(&g, &small, "layer_norm"), folds(&g, &small, "softmax"));
+    assert!(!ln.is_empty() && ln.iter().all(|&f| f > 1), "layer_norm folds {ln:?}");
+    assert!(!sm.is_empty() && sm.iter().all(|&f| f == 2), "softmax folds {sm:?}");
+    // `fold` fixes a node's form, alone or with `parallelism`.
+    let name = "attention_output_LayerNorm_LayerNormalization";
+    let (g1, _) = add_hardware_metadata(
+        g.clone(),
+        &cfg(&format!("multiplier_budget = 40\n[nodes.{name}]\nfold = 1\nparallelism = [2]")),
+    )
+    .unwrap();
+    let d = design_of(&g1, "top").unwrap();
+    let inst = d.instances.iter().find(|i| i.node == name && i.kind == InstKind::Node).unwrap();
+    assert_eq!((inst.params["FOLD"], inst.params["DATA_IN_0_PARALLELISM_DIM_0"]), (1, 2));
+    // A fold the component does not offer is explained with the ones it does.
+    let e = add_hardware_metadata(g, &cfg(&format!("[nodes.{name}]\nfold = 2"))).unwrap_err();
+    assert!(e.to_string().contains("fold = 2 is not offered") && e.to_string().contains("[1, 3, 4]"), "{e}");
+}

@@ -26,19 +26,27 @@ use crate::component::{Component, Params};
 /// Parallelism of one hardware node: elements per beat on its main input and on its output.
 /// For `linear` these are `P_IN` and `P_OUT` (so `P_IN·P_OUT` multipliers); for `matmul`
 /// `p_in` is fixed to 1 and `p_out` is the output lanes; for element-wise and row ops both are
-/// the lane count.
+/// the lane count. `fold` is the cycles per beat of components that can time-share their
+/// multipliers (the `FOLD` parameter, 1 = full rate; only their bindings offer more).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Par {
     /// Elements per beat of the main input.
     pub p_in: usize,
     /// Elements per beat of the output.
     pub p_out: usize,
+    /// Cycles per beat (1 = full rate).
+    pub fold: usize,
 }
 
 impl Par {
-    /// The same lane count in and out (element-wise and row components).
+    /// The same lane count in and out (element-wise and row components), full rate.
     pub fn lanes(p: usize) -> Self {
-        Par { p_in: p, p_out: p }
+        Par { p_in: p, p_out: p, fold: 1 }
+    }
+
+    /// `p_in` and `p_out` lanes at full rate.
+    pub fn io(p_in: usize, p_out: usize) -> Self {
+        Par { p_in, p_out, fold: 1 }
     }
 }
 

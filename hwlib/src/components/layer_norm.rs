@@ -27,8 +27,15 @@
 //! Input rows go into a ring of `NSLOT` row slots ([`slots`]) while their sums accumulate; at the
 //! end of a row the statistics enter a fully pipelined `1/sqrt` unit ([`RSQRT_STAGES`] stages);
 //! the normalising pipeline reads a slot once its statistics are ready. With
-//! `NSLOT = 2 + ceil((RSQRT_STAGES + 2)/(D/P))` the next rows' statistics accumulate while the
-//! current one is normalised, so the II is `D/P` cycles per row for every row length.
+//! `NSLOT = 2 + ceil((RSQRT_STAGES + 1 + FOLD)/(FOLD·D/P))` the next rows' statistics accumulate
+//! while the current one is normalised, so the II is `FOLD·D/P` cycles per row for every row
+//! length.
+//!
+//! `FOLD` ≥ 3 is the same algorithm at `1/FOLD` of the rate with `P + 1` multipliers instead of
+//! `4P + 8`: one multiplier per lane serves the square, `c·y` and `n·gamma` in turn (input taken
+//! one beat every `FOLD` cycles, the normalising pipeline stepping once every `FOLD` cycles), the
+//! constant multiplies by `D` are shift-add trees, and the `1/sqrt` unit is one multiplier
+//! stepping through a row's multiplies (one row at a time: `FOLD·D/P ≥ RSQRT_STAGES + 1`).
 
 use mase_ir::fixed::cast_code;
 use rand::Rng;
@@ -59,6 +66,11 @@ pub const TABLE_FRAC: u32 = 10;
 pub const NEWTON_STEPS: usize = 2;
 /// Pipeline stages of the RTL's `1/sqrt` unit (from the end-of-row sums to the ready flag).
 pub const RSQRT_STAGES: usize = 11;
+/// Largest `FOLD` (cycles per beat of the folded form).
+pub const MAX_FOLD: i64 = 16;
+/// The folds the binding offers besides full rate: 3 (`P + 1` multipliers) and 4 (`P`: the
+/// `1/sqrt` unit borrows lane 0's multiplier).
+pub const OFFERED_FOLDS: [usize; 2] = [3, 4];
 /// Largest internal width (bits) the parameters may imply.
 pub const MAX_INTERNAL_BITS: i64 = 120;
 
@@ -148,6 +160,11 @@ const INFO: Info = Info {
                 16,
                 "NF: fractional bits of the normalised value before gamma (1..32)"
             ),
+            ParamSpec::value(
+                "FOLD",
+                1,
+                "cycles per beat: 1 (full rate, 4P + 8 multipliers) or 3..16 (P + 1 multipliers; FOLD·D/P >= 12)"
+            ),
         ],
     ],
     ..Info::DEFAULT
@@ -220,10 +237,35 @@ impl Geo {
     }
 }
 
-/// Row slots of the RTL's ring buffer: `2 + ceil((RSQRT_STAGES + 2) / (D/P))`.
+/// Cycles from a row's last input beat to its statistics being ready (the RTL's `SD`): the
+/// pipelined `1/sqrt` unit takes [`RSQRT_STAGES`] + 2; the sequential one a capture cycle more
+/// at `FOLD = 3` (own multiplier, one step per cycle), and one beat period per step above
+/// (lane 0's multiplier at a free phase).
+fn stats_delay(fold: i64) -> i64 {
+    let rs = RSQRT_STAGES as i64;
+    match fold {
+        1 => rs + 2,
+        3 => rs + 3,
+        f => (rs - 1) * f + 4,
+    }
+}
+
+/// Row slots of the RTL's ring buffer: `2 + ceil((SD − 1 + FOLD) / (FOLD·D/P))`.
 pub fn slots(p: &Params) -> i64 {
-    let nw = Geo::of(p).nw();
-    2 + (RSQRT_STAGES as i64 + 2 + nw - 1) / nw
+    let fold = param(p, "FOLD");
+    let rowc = fold * Geo::of(p).nw();
+    2 + (stats_delay(fold) - 1 + fold + rowc - 1) / rowc
+}
+
+/// First-output latency: the last beat of the first row enters at `(D/P − 1)·FOLD`, its
+/// statistics are ready `stats_delay` cycles later, the first word issues at the next step
+/// (phase `FOLD − 1`), five more steps of `FOLD` cycles fill N6, which the output register
+/// takes the next cycle (`D/P + RSQRT_STAGES + 8` at `FOLD = 1`).
+fn latency(p: &Params) -> u64 {
+    let fold = param(p, "FOLD") as u64;
+    let ready = (Geo::of(p).nw() as u64 - 1) * fold + stats_delay(fold as i64) as u64;
+    let issue = ready + (fold - 1 + fold - ready % fold) % fold;
+    issue + 5 * fold + 2
 }
 
 /// The seed table: entry `i` (for `i` in `2^(TB−2)..2^TB`, the indices a normalised mantissa
@@ -349,6 +391,16 @@ impl Component for LayerNorm {
         if bits > MAX_INTERNAL_BITS {
             return Err(format!("internal width must be between 1 and {MAX_INTERNAL_BITS} bits, got {bits}"));
         }
+        let fold = param(p, "FOLD");
+        if fold != 1 && !(3..=MAX_FOLD).contains(&fold) {
+            return Err(format!("FOLD must be 1 or between 3 and {MAX_FOLD}, got {fold}"));
+        }
+        let (rowc, rowmin) = (fold * Geo::of(p).nw(), stats_delay(fold) - 2);
+        if fold > 1 && rowc < rowmin {
+            return Err(format!(
+                "FOLD * D/P ({rowc}) must be at least {rowmin} (the sequential 1/sqrt unit)"
+            ));
+        }
         Ok(())
     }
 
@@ -410,20 +462,25 @@ impl Component for LayerNorm {
         Ok(data_out_0(y))
     }
 
-    /// Latency: `D/P` input beats, one cycle to finish the sums, [`RSQRT_STAGES`] `1/sqrt`
-    /// stages, one cycle to issue, six normalising stages and the output register:
-    /// `D/P + RSQRT_STAGES + 8`. II `D/P`. Multipliers: per lane the square, `D·x`, `c·y` and
-    /// `n·gamma` (4P), plus `D·S2`, `S1²` and two per Newton multiply (2 + 3·NEWTON_STEPS).
+    /// Latency: see [`latency`] (`D/P + RSQRT_STAGES + 8` at full rate). II `FOLD·D/P`.
+    /// Multipliers at `FOLD = 1`: per lane the square, `D·x`, `c·y` and `n·gamma` (4P), plus
+    /// `D·S2`, `S1²` and two per Newton multiply (2 + 3·NEWTON_STEPS); folded: one per lane and
+    /// the sequential `1/sqrt` unit's one at `FOLD = 3`, none above (it borrows lane 0's);
+    /// `D·x`, `D·S2` are shift-add trees.
     /// Memory: the row ring (`NSLOT·D/P` words of `P·W` bits) and the gamma / beta ROMs.
     fn cost(&self, p: &Params) -> Cost {
         let g = Geo::of(p);
-        let nw = g.nw() as u64;
+        let (nw, fold) = (g.nw() as u64, param(p, "FOLD") as u64);
         let ring = slots(p) as u64 * nw * (g.p * g.w) as u64;
         let roms: u64 = self.memories(p).iter().map(MemorySpec::bits).sum();
         Cost {
-            latency_cycles: nw + RSQRT_STAGES as u64 + 8,
-            ii_cycles: nw,
-            multipliers: 4 * g.p as u64 + 2 + 3 * NEWTON_STEPS as u64,
+            latency_cycles: latency(p),
+            ii_cycles: fold * nw,
+            multipliers: match fold {
+                1 => 4 * g.p as u64 + 2 + 3 * NEWTON_STEPS as u64,
+                3 => g.p as u64 + 1,
+                _ => g.p as u64,
+            },
             memory_bits: ring + roms,
         }
     }
@@ -490,6 +547,29 @@ impl Component for LayerNorm {
             // D = 15 in beats of 5, 12-bit input with negative frac, beta coarser.
             [layer_formats((12, -2), (8, 6), (8, 2), (8, 4)), row(15, 5), vec![("EPS", 3), ("EPS_FRAC", 0)]]
                 .concat(),
+            // Folded: defaults (D = 64, P = 4) at FOLD = 3 (the 1/sqrt unit's own multiplier).
+            vec![("FOLD", 3)],
+            // Folded at FOLD = 3, P = 1, the shortest row it allows (FOLD·D = 12).
+            [row(4, 1), vec![("FOLD", 3)]].concat(),
+            // FOLD = 4 (1/sqrt on lane 0's multiplier) at P = 1, odd D, the shortest row it
+            // allows (FOLD·D = 44 ≥ 10·FOLD + 2), narrow formats, RND_CONV + SAT_SYM.
+            [
+                layer_formats((4, 2), (3, 1), (2, 1), (6, 3)),
+                row(11, 1),
+                modes(6, 3),
+                vec![("EPS", 1), ("EPS_FRAC", 5), ("NORM_FRAC", 8), ("FOLD", 4)],
+            ]
+            .concat(),
+            // FOLD = 5 (a phase idles), D = 60 in beats of 5, negative frac, beta coarser;
+            // D = 60 exercises the shift-add D·x with four terms.
+            [
+                layer_formats((12, -2), (8, 6), (8, 2), (8, 4)),
+                row(60, 5),
+                vec![("EPS", 3), ("EPS_FRAC", 0), ("FOLD", 5)],
+            ]
+            .concat(),
+            // Folded, 16-bit, D = 384 at P = 1 (the MiniLM width), FOLD = 4.
+            [row(384, 1), vec![("FOLD", 4)]].concat(),
         ]
     }
 
@@ -502,6 +582,9 @@ impl Component for LayerNorm {
             bias(16, -32),
             vec![("WEIGHT_TENSOR_SIZE_DIM_0", 32)],
             [input(32, -32), vec![("EPS_FRAC", 64)]].concat(),
+            vec![("FOLD", 2)],
+            vec![("FOLD", 17)],
+            [row(8, 4), vec![("FOLD", 3)]].concat(),
         ]
     }
 }
@@ -527,8 +610,18 @@ impl Binding for LayerNorm {
             .format("BIAS", &format_of(bias)?)
             .set("EPS", eps)
             .set("EPS_FRAC", eps_frac)
+            .set("FOLD", par.fold as i64)
             .output(&v.out_format()?)
             .done()
+    }
+
+    /// Every divisor of the row up to 256 lanes, at full rate and folded ([`OFFERED_FOLDS`]:
+    /// fewer multipliers at a lower rate, which the search takes where the node has slack;
+    /// folds too short for the row fail validation and drop out).
+    fn candidates(&self, v: &NodeView) -> mase_ir::Result<Vec<Par>> {
+        let lanes = crate::binding::divisors(v.row_len()?, 256);
+        let folds = std::iter::once(1).chain(OFFERED_FOLDS);
+        Ok(folds.flat_map(|f| lanes.iter().map(move |&p| Par { fold: f, ..Par::lanes(p) })).collect())
     }
 
     fn data_memories(&self, v: &NodeView, p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {

@@ -569,7 +569,7 @@ impl Binding for Linear {
         for p_in in divisors(v.row_len()?, 256) {
             for p_out in divisors(out, 256) {
                 if p_in * p_out <= 4096 {
-                    c.push(Par { p_in, p_out });
+                    c.push(Par::io(p_in, p_out));
                 }
             }
         }

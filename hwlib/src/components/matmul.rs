@@ -379,15 +379,15 @@ impl Binding for Matmul {
     fn candidates(&self, v: &NodeView) -> mase_ir::Result<Vec<Par>> {
         use crate::binding::{divisors, Par};
         Ok(if crate::binding::layout::matmul_transposed_b(v.graph, v.node) {
-            divisors(v.row_len()?, 256).into_iter().map(|p| Par { p_in: p, p_out: 1 }).collect()
+            divisors(v.row_len()?, 256).into_iter().map(|p| Par::io(p, 1)).collect()
         } else {
             let m = *v.out_shape()?.last().unwrap_or(&1);
-            divisors(m, 256).into_iter().map(|p| Par { p_in: 1, p_out: p }).collect()
+            divisors(m, 256).into_iter().map(|p| Par::io(1, p)).collect()
         })
     }
 
     fn par_of_one(&self, a: usize) -> Par {
-        Par { p_in: 1, p_out: a }
+        Par::io(1, a)
     }
 
     /// One whole `B` sequence enters before the first `A` row is needed.

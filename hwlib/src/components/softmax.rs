@@ -101,6 +101,11 @@ const INFO: Info = Info {
             ParamSpec::value("EXP_FRAC", 24, "fractional bits EF of exp values and table entries (4..28)"),
             ParamSpec::value("EXP_TABLE_BITS", 10, "index bits H of each of the two exp tables (1..12)"),
             ParamSpec::value("RECIP_BITS", 20, "reciprocal precision RB in bits (4..28)"),
+            ParamSpec::value(
+                "FOLD",
+                1,
+                "cycles per exp beat: 1 (3P multipliers) or 2 (d*K and the table product share one multiplier per lane: 2P)"
+            ),
         ],
     ],
     ..Info::DEFAULT
@@ -225,7 +230,8 @@ impl Component for Softmax {
         check_modes(p, "DATA_OUT_0")?;
         check_range(p, "EXP_FRAC", 4, 28)?;
         check_range(p, "EXP_TABLE_BITS", 1, 12)?;
-        check_range(p, "RECIP_BITS", 4, 28)
+        check_range(p, "RECIP_BITS", 4, 28)?;
+        check_range(p, "FOLD", 1, 2)
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
@@ -300,10 +306,13 @@ impl Component for Softmax {
             + (de + 1) * lanes * ew
             + (dr + 1) * w.qb() as u64
             + 2 * lanes * (1u64 << w.h) * ew;
+        let fold = param(p, "FOLD") as u64;
         Cost {
-            latency_cycles: 2 * b + w.qb() as u64 + 8,
-            ii_cycles: b,
-            multipliers: 3 * lanes,
+            // Folded: the first step waits one phase, the row's beats take 2 cycles each and the
+            // last one 3 more cycles through b2..b4.
+            latency_cycles: 2 * b + w.qb() as u64 + 8 + (fold - 1) * (b + 3),
+            ii_cycles: fold * b,
+            multipliers: (4 - fold) * lanes,
             memory_bits: mem,
         }
     }
@@ -367,11 +376,29 @@ impl Component for Softmax {
             [input(12, 8), row(96, 48), output(16, 16), vec![("EXP_TABLE_BITS", 6)]].concat(),
             // a single element per row: output is 1.0 saturated
             row(1, 1),
+            // Folded exp pipeline: defaults at FOLD = 2.
+            vec![("FOLD", 2)],
+            // Folded, P = 1, odd row length, 16-bit input, signed output.
+            [input(16, 12), row(7, 1), output(16, 15), vec![("DATA_OUT_0_SIGNED", 1), ("FOLD", 2)]].concat(),
+            // Folded, one beat per row (L = P), small internal widths.
+            [
+                input(6, 2),
+                row(4, 4),
+                vec![("EXP_FRAC", 10), ("EXP_TABLE_BITS", 4), ("RECIP_BITS", 8), ("FOLD", 2)],
+            ]
+            .concat(),
         ]
     }
 
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
-        vec![rows(1, 2), input(17, 4), row(8, 3), vec![("EXP_FRAC", 29)], vec![("DATA_OUT_0_SIGNED", 2)]]
+        vec![
+            rows(1, 2),
+            input(17, 4),
+            row(8, 3),
+            vec![("EXP_FRAC", 29)],
+            vec![("DATA_OUT_0_SIGNED", 2)],
+            vec![("FOLD", 3)],
+        ]
     }
 
     fn generated_memory(&self, p: &Params, mem: &str) -> Option<Vec<i64>> {
@@ -406,7 +433,19 @@ impl Binding for Softmax {
             .tensor("DATA_IN_0", &v.signed_input(0, 16)?, &shape, par.p_in)
             .output(&out)
             .set("DATA_OUT_0_SIGNED", out.signed as i64)
+            .set("FOLD", par.fold as i64)
             .done()
+    }
+
+    /// Every divisor of the row up to 256 lanes, at full rate and with the exp pipeline folded
+    /// (`FOLD = 2`: `2P` multipliers at half the rate, which the search takes where the node
+    /// has slack).
+    fn candidates(&self, v: &NodeView) -> mase_ir::Result<Vec<Par>> {
+        let lanes = crate::binding::divisors(v.row_len()?, 256);
+        Ok([1, 2]
+            .into_iter()
+            .flat_map(|f| lanes.iter().map(move |&p| Par { fold: f, ..Par::lanes(p) }))
+            .collect())
     }
 }
 
