@@ -200,3 +200,30 @@ pub fn rom(depth: u64, width: u64) -> (u64, u64) {
 
 /// Deepest ROM Yosys 0.23 leaves in logic rather than block RAM (measured).
 const ROM_LOGIC_MAX_DEPTH: u64 = 64;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 7-series split of `mul2dsp.v`: one DSP up to 25×18 signed, two for 32×16 (the wide
+    /// operand in 17-bit slices), products under 9 bits in LUTs, unsigned operands one bit wider.
+    #[test]
+    fn multipliers_map_like_mul2dsp() {
+        assert_eq!(mul_dsps(8, 8, true, true, 16), 1);
+        assert_eq!(mul_dsps(4, 4, true, true, 8), 0);
+        assert_eq!(mul_dsps(25, 18, true, true, 43), 1);
+        assert_eq!(mul_dsps(18, 25, true, true, 43), 1);
+        assert_eq!(mul_dsps(32, 16, true, true, 48), 2);
+        assert_eq!(mul_dsps(18, 18, false, false, 36), 2);
+    }
+
+    /// Block RAM shapes: a 256×128 ROM in two RAMB36 (72-bit words), a 1024×16 RAM in one RAMB18.
+    #[test]
+    fn block_ram_takes_the_cheapest_shape() {
+        assert_eq!(bram18(256, 128), 4);
+        assert_eq!(bram18(1024, 16), 1);
+        assert_eq!(ram(1024, 16), (1, 0));
+        assert_eq!(ram(64, 80), (0, 108));
+        assert_eq!(ram(2, 8), (0, 0));
+    }
+}
