@@ -64,7 +64,7 @@ const PARAMS: &[ParamSpec] = param_list![
 
 /// LUT and FF model of add/sub over `[1, lanes × in0 bits, lanes × in1 bits, lanes × out bits]`,
 /// fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`.
-const BINARY_LUT: [f64; 4] = [0.0, 0.35, 0.35, 1.15];
+const BINARY_LUT: [f64; 4] = [0.0, 1.99, 0.22, 0.0];
 /// See [`BINARY_LUT`].
 const BINARY_FF: [f64; 4] = [1.0, 0.0, 0.0, 1.0];
 
