@@ -102,8 +102,14 @@ fn mul2dsp(a: u32, b: u32, a_signed: bool, b_signed: bool, y: u32, top: bool) ->
 /// into RAMB18E1/RAMB36E1 (the cheapest of the aspect ratios 1..36 bits, and 72 bits in simple
 /// dual port, at the library's costs: RAMB18 129, RAMB36 257).
 pub fn bram18(depth: u64, width: u64) -> u64 {
+    bram_shape(depth, width).1
+}
+
+/// `(library cost, 18k equivalents)` of the cheapest block-RAM packing of a `depth`×`width`
+/// memory (see [`bram18`]).
+fn bram_shape(depth: u64, width: u64) -> (u64, u64) {
     if depth == 0 || width == 0 {
-        return 0;
+        return (0, 0);
     }
     // (bits per word, words, cost, 18k-equivalents) of one primitive.
     const CONFIGS: [(u64, u64, u64, u64); 13] = [
@@ -128,8 +134,7 @@ pub fn bram18(depth: u64, width: u64) -> u64 {
             (n * cost, n * b18)
         })
         .min()
-        .map(|(_, b)| b)
-        .unwrap_or(0)
+        .unwrap_or((0, 0))
 }
 
 /// LUTs of distributed RAM for a simple-dual-port `depth`×`width` RAM (RAM32M: 32×6, RAM64M:
@@ -185,18 +190,44 @@ pub fn fitted(coefs: &[f64], features: &[u64]) -> u64 {
 }
 
 /// Where Yosys puts a ROM (synchronous read, contents from a file) of `depth`×`width` bits that
-/// does not ask for block RAM: `(bram18, lut)`. Small ROMs become logic (about one LUT6 per 64
-/// bits of each output bit's function); larger ones block RAM (threshold fitted to Yosys 0.23).
+/// does not ask for block RAM: `(bram18, lut)`. `memory_libmap` prices logic at 1/16 per ROM bit
+/// against the block RAM's library cost ([`bram18`]) and takes the cheaper: small ROMs become
+/// LUTs (one LUT6 per 64 words of each output bit), larger ones block RAM.
 pub fn rom(depth: u64, width: u64) -> (u64, u64) {
     if depth <= 1 || width == 0 {
         return (0, 0);
     }
-    if depth <= ROM_LOGIC_MAX_DEPTH {
+    let (cost, b18) = bram_shape(depth, width);
+    if depth * width <= 16 * cost {
         (0, width * depth.div_ceil(64))
     } else {
-        (bram18(depth, width), 0)
+        (b18, 0)
     }
 }
 
-/// Deepest ROM Yosys 0.23 leaves in logic rather than block RAM (measured).
-const ROM_LOGIC_MAX_DEPTH: u64 = 64;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 7-series split of `mul2dsp.v`: one DSP up to 25×18 signed, two for 32×16 (the wide
+    /// operand in 17-bit slices), products under 9 bits in LUTs, unsigned operands one bit wider.
+    #[test]
+    fn multipliers_map_like_mul2dsp() {
+        assert_eq!(mul_dsps(8, 8, true, true, 16), 1);
+        assert_eq!(mul_dsps(4, 4, true, true, 8), 0);
+        assert_eq!(mul_dsps(25, 18, true, true, 43), 1);
+        assert_eq!(mul_dsps(18, 25, true, true, 43), 1);
+        assert_eq!(mul_dsps(32, 16, true, true, 48), 2);
+        assert_eq!(mul_dsps(18, 18, false, false, 36), 2);
+    }
+
+    /// Block RAM shapes: a 256×128 ROM in two RAMB36 (72-bit words), a 1024×16 RAM in one RAMB18.
+    #[test]
+    fn block_ram_takes_the_cheapest_shape() {
+        assert_eq!(bram18(256, 128), 4);
+        assert_eq!(bram18(1024, 16), 1);
+        assert_eq!(ram(1024, 16), (1, 0));
+        assert_eq!(ram(64, 80), (0, 108));
+        assert_eq!(ram(2, 8), (0, 0));
+    }
+}

@@ -388,11 +388,4 @@ mod tests {
         assert_eq!(yosys_int(-1), "32'shffffffff");
         assert_eq!(yosys_int(i64::MIN), "64'sh8000000000000000");
     }
-
-    #[test]
-    fn lutram_weights_cover_the_7_series_primitives() {
-        assert_eq!(lutram_luts("RAM64M"), Some(4));
-        assert_eq!(lutram_luts("RAM32X1D"), Some(2));
-        assert_eq!(lutram_luts("FDRE"), None);
-    }
 }

@@ -312,3 +312,31 @@ pub fn synth_project(dir: &Path, progress: bool) -> Result<ProjectSynthReport> {
         synth_s,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lutram_weights_cover_the_7_series_primitives() {
+        assert_eq!(lutram_luts("RAM64M"), Some(4));
+        assert_eq!(lutram_luts("RAM32X1D"), Some(2));
+        assert_eq!(lutram_luts("FDRE"), None);
+    }
+
+    /// A hierarchical `stat`: a module used twice inside another is counted twice, the top's own
+    /// cells are its glue, RAMB36 counts two 18k equivalents.
+    #[test]
+    fn stat_hierarchy_flattens_with_instance_counts() {
+        let log = "=== $paramod$ab\\leaf ===\n\n   Number of cells:   3\n     LUT4   2\n     FDRE   1\n\n\
+                   === mid ===\n\n   Number of cells:   3\n     $paramod$ab\\leaf   2\n     RAMB36E1   1\n\n\
+                   === top ===\n\n   Number of cells:   2\n     mid   1\n     BUFG   1\n\n\
+                   === design hierarchy ===\n\n   top   1\n     mid   1\n";
+        let modules = parse_stat(log);
+        assert_eq!(modules.len(), 3);
+        let mut memo = HashMap::new();
+        let all = tally(&flat_cells("top", &modules, &mut memo));
+        assert_eq!((all.lut, all.ff, all.bram18), (4, 2, 2));
+        assert_eq!(tally(&flat_cells("mid", &modules, &mut memo)).lut, 4);
+    }
+}

@@ -64,9 +64,9 @@ const PARAMS: &[ParamSpec] = param_list![
 
 /// LUT and FF model of add/sub over `[1, lanes × in0 bits, lanes × in1 bits, lanes × out bits]`,
 /// fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`.
-const BINARY_LUT: [f64; 4] = [4.0, 1.0, 1.0, 1.0];
+const BINARY_LUT: [f64; 4] = [0.0, 1.99, 0.22, 0.0];
 /// See [`BINARY_LUT`].
-const BINARY_FF: [f64; 4] = [2.0, 0.0, 0.0, 2.0];
+const BINARY_FF: [f64; 4] = [1.0, 0.0, 0.0, 1.0];
 
 impl<T: Binary> Component for T {
     fn info(&self) -> &'static Info {

@@ -71,7 +71,12 @@ impl Component for Fifo {
         let (bram18, lutram) = ram(depth, word);
         crate::Resources {
             lut: linear(5.0, &[(5.0, abits)]),
-            ff: linear(6.0, &[(1.0, word), (2.0, abits)]),
+            // In block RAM the output register is the RAM's own; in LUT RAM it is a word of FFs.
+            ff: if bram18 > 0 {
+                linear(12.0, &[(2.0, abits)])
+            } else {
+                linear(6.0, &[(1.0, word), (2.0, abits)])
+            },
             dsp: 0,
             bram18,
             lutram,

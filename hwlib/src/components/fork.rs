@@ -11,7 +11,7 @@ use crate::port::{beats_per_row, block_stream, check_port};
 use crate::{param_list, port_format, port_shape};
 
 /// LUTs of a fork's handshake, independent of its parameters (measured with Yosys 0.23).
-const FORK_LUT: u64 = 3;
+const FORK_LUT: u64 = 5;
 
 /// The fork component.
 pub struct Fork;

@@ -210,9 +210,9 @@ pub fn gelu_element(p: &Params, table: &[i64], x: i64) -> i64 {
 
 /// LUT and FF model of gelu (tables aside) over `[1, lanes × IW, lanes × OW]`, fitted to Yosys
 /// 0.23 with `sim/examples/resource_fit.rs`.
-const GELU_LUT: [f64; 3] = [4.0, 1.0, 1.0];
+const GELU_LUT: [f64; 3] = [4.0, 0.15, 0.15];
 /// See [`GELU_LUT`].
-const GELU_FF: [f64; 3] = [2.0, 1.0, 1.0];
+const GELU_FF: [f64; 3] = [1.0, 1.0, 2.0];
 
 fn lanes(p: &Params) -> usize {
     port::lanes(p, "DATA_IN_0")

@@ -19,12 +19,6 @@ use crate::overrides::Overrides;
 use crate::port::check_format;
 use crate::{check_divides, check_range, param, param_list, port_format};
 
-/// LUT and FF model of a lane converter over `[1, W × max(P_IN, P_OUT), W × (P_IN + P_OUT)]`,
-/// fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`.
-const LC_LUT: [f64; 3] = [4.0, 1.0, 0.0];
-/// See [`LC_LUT`].
-const LC_FF: [f64; 3] = [4.0, 1.0, 0.0];
-
 /// The lane converter component.
 pub struct LaneConverter;
 
@@ -149,13 +143,25 @@ impl Component for LaneConverter {
         }
     }
 
-    /// The gather/split register of max(P_IN, P_OUT) lanes and its muxes (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    /// Fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`. Gather (P_OUT > P_IN): the
+    /// collect and output registers, W × (2·P_OUT − P_IN) flip-flops, a beat counter. Split: the
+    /// hold register (W × P_IN) shifted by P_OUT lanes per output beat, about 1.8 LUTs per held
+    /// bit for a power-of-two ratio and 3.5 otherwise (the counter wraps at a non-power of
+    /// two). Equal lane counts: one output register.
     fn resources(&self, p: &Params) -> crate::Resources {
-        use crate::resources::{fitted, pu};
+        use crate::resources::{pu, round};
         let w = pu(p, "DATA_IN_0_PRECISION_0");
         let (pi, po) = (pu(p, "DATA_IN_0_PARALLELISM_DIM_0"), pu(p, "DATA_OUT_0_PARALLELISM_DIM_0"));
-        let x = [1, w * pi.max(po), w * (pi + po)];
-        crate::Resources { lut: fitted(&LC_LUT, &x), ff: fitted(&LC_FF, &x), ..Default::default() }
+        let (lut, ff) = if po > pi {
+            (3 + po / pi.max(1), w * (2 * po - pi) + 2)
+        } else if pi > po {
+            let ratio = pi / po.max(1);
+            let per_bit = if ratio.is_power_of_two() { 1.8 } else { 3.5 };
+            (round(per_bit * (w * pi) as f64), w * pi + 3)
+        } else {
+            (3, w * pi + 1)
+        };
+        crate::Resources { lut, ff, ..Default::default() }
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {

@@ -176,12 +176,14 @@ fn clog2(n: i64) -> i64 {
 }
 
 /// LUT and FF model of layer_norm (ROMs aside) over `[1, lanes × input bits, lanes × output bits,
-/// lanes × gamma bits]`, fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`.
+/// lanes × gamma bits]`. Not fitted yet (a layer_norm synthesis did not finish within the fit
+/// run): per-row statistics and Newton steps as a constant, one LUT and FF per datapath bit; to
+/// be refitted with `sim/examples/resource_fit.rs --only layer_norm`.
 const LAYER_NORM_LUT: [f64; 4] = [500.0, 1.0, 1.0, 1.0];
 /// See [`LAYER_NORM_LUT`].
 const LAYER_NORM_FF: [f64; 4] = [500.0, 1.0, 1.0, 1.0];
 /// DSPs of layer_norm over `[1, lanes]`: the per-row statistics and Newton steps, and the
-/// per-lane centre, scale and gamma products.
+/// per-lane centre, scale and gamma products (not measured yet, see [`LAYER_NORM_LUT`]).
 const LAYER_NORM_DSP: [f64; 2] = [8.0, 3.0];
 
 /// Derived constants of an instance (the RTL's localparams, same names).
@@ -486,7 +488,7 @@ impl Component for LayerNorm {
     }
 
     /// The row ring by the RAM rule, gamma/beta ROMs where Yosys puts them; DSPs and LUT/FF
-    /// (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    /// from [`LAYER_NORM_LUT`] (not fitted yet).
     fn resources(&self, p: &Params) -> crate::Resources {
         use crate::resources::{fitted, pu, ram, rom};
         let g = Geo::of(p);

@@ -32,6 +32,12 @@ use crate::{
     port_shape,
 };
 
+/// LUT model of linear over the features of [`Linear`]'s `resources`, fitted to Yosys 0.23 with
+/// `sim/examples/resource_fit.rs` (36 instances).
+const LINEAR_LUT: [f64; 6] = [0.0, 1.38, 0.78, 0.0, 8.9, 6.79];
+/// FF model of linear (same features and fit).
+const LINEAR_FF: [f64; 6] = [0.0, 0.68, 1.16, 2.28, 7.5, 1.28];
+
 /// The linear component.
 pub struct Linear;
 
@@ -409,12 +415,12 @@ impl Component for Linear {
     }
 
     /// DSPs by Yosys' multiplier mapping (P_IN × P_OUT products of IW × WW bits; products under
-    /// 9 bits go to LUTs), the weight ROM in block RAM (`rom_style = "block"`), the row buffer by
-    /// the RAM rule; LUT/FF fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`: LUT
-    /// multipliers, accumulators (P_OUT × (IW + WW + log2 IN) bits), the output cast, block
-    /// counters and the bias ROM (in LUTs).
+    /// 9 bits go to LUTs), the weight ROM in block RAM (`rom_style = "block"`), the bias ROM and
+    /// the row buffer by Yosys' ROM and RAM rules; LUT/FF fitted to Yosys 0.23 with
+    /// `sim/examples/resource_fit.rs` over `[1, LUT-multiplier bits, accumulator bits
+    /// (P_OUT × (IW + WW + log2 IN)), output bits, block-counter bits, bias-ROM LUTs]`.
     fn resources(&self, p: &Params) -> crate::Resources {
-        use crate::resources::{bram18, clog2, linear, mul_dsps, pingpong, pu};
+        use crate::resources::{bram18, clog2, fitted, mul_dsps, pingpong, pu, rom};
         let (inn, out) = (pu(p, "DATA_IN_0_TENSOR_SIZE_DIM_0"), pu(p, "WEIGHT_TENSOR_SIZE_DIM_1"));
         let (pi, po) = (pu(p, "DATA_IN_0_PARALLELISM_DIM_0"), pu(p, "WEIGHT_PARALLELISM_DIM_1"));
         let (iw, ww, ow) =
@@ -423,20 +429,17 @@ impl Component for Linear {
         let (nib, nob) = (inn / pi.max(1), out / po.max(1));
         let dsp_each = mul_dsps(iw as u32, ww as u32, true, true, (iw + ww) as u32);
         let lut_mul = if dsp_each == 0 { pi * po * iw * ww } else { 0 };
-        let acc = po * (iw + ww + clog2(inn));
-        let counters = clog2(nib) + clog2(nob);
-        let bias = out * bw / 32;
+        let (bias_bram, bias_lut) = rom(nob, po * bw);
+        let x = [1, lut_mul, po * (iw + ww + clog2(inn)), po * ow, clog2(nib) + clog2(nob), bias_lut];
         let (buf_bram, buf_lutram) = pingpong(nib, pi * iw);
+        // A one-word ROM is a constant; in few-word ROMs Yosys also drops bit columns that happen
+        // to be constant in the data, which no parameter predicts.
+        let weights = if nob * nib > 1 { bram18(nob * nib, po * pi * ww) } else { 0 };
         crate::Resources {
-            lut: linear(0.0, &[(1.09, lut_mul), (1.82, acc), (11.83, counters), (9.38, bias)]),
-            ff: linear(
-                30.31,
-                &[(0.61, lut_mul), (1.43, acc), (1.76, po * ow), (2.05, counters), (2.74, bias)],
-            ),
+            lut: fitted(&LINEAR_LUT, &x),
+            ff: fitted(&LINEAR_FF, &x),
             dsp: pi * po * dsp_each,
-            // A one-word ROM is a constant; in few-word ROMs Yosys also drops bit columns that
-            // happen to be constant in the data, which no parameter predicts.
-            bram18: if nob * nib > 1 { bram18(nob * nib, po * pi * ww) } else { 0 } + buf_bram,
+            bram18: weights + bias_bram + buf_bram,
             lutram: buf_lutram,
         }
     }

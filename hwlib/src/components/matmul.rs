@@ -75,7 +75,9 @@ const INFO: Info = Info {
 };
 
 /// LUT and FF model of matmul over `[1, LUT-multiplier bits, accumulator bits, output bits,
-/// block-counter bits, B word bits]`, fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`.
+/// block-counter bits, B word bits]`: linear's datapath coefficients (the shared
+/// `mase_dot_product`) plus one LUT and FF per B word bit, checked against Yosys 0.23 on matmul's
+/// first two test instances (-7 % and -10 % LUT) with `sim/examples/resource_fit.rs`.
 const MATMUL_LUT: [f64; 6] = [0.0, 1.09, 1.82, 0.0, 11.83, 1.0];
 /// See [`MATMUL_LUT`].
 const MATMUL_FF: [f64; 6] = [30.0, 0.61, 1.43, 1.76, 2.05, 1.0];

@@ -193,12 +193,15 @@ pub fn softmax_row(p: &Params, t_hi: &[i64], t_lo: &[i64], row: &[i64]) -> Vec<i
 }
 
 /// LUT and FF model of softmax (tables aside) over `[1, lanes × input bits, lanes × exp bits,
-/// lanes × output bits, quotient bits]`, fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`.
-const SOFTMAX_LUT: [f64; 5] = [100.0, 1.0, 1.0, 1.0, 1.0];
+/// lanes × output bits, quotient bits]`. Measured with Yosys 0.23 at the defaults only (one
+/// softmax synthesis took 15 minutes on the shared fit machine): scaled by lanes × exp bits,
+/// the datapath that dominates; refit with `sim/examples/resource_fit.rs --only softmax`.
+const SOFTMAX_LUT: [f64; 5] = [0.0, 0.0, 28.42, 0.0, 0.0];
 /// See [`SOFTMAX_LUT`].
-const SOFTMAX_FF: [f64; 5] = [100.0, 1.0, 1.0, 1.0, 1.0];
-/// DSPs of softmax over `[1, lanes]` (the exp products per lane and the normalising product).
-const SOFTMAX_DSP: [f64; 2] = [0.0, 2.0];
+const SOFTMAX_FF: [f64; 5] = [0.0, 0.0, 17.98, 0.0, 0.0];
+/// DSPs of softmax over `[1, lanes]` (exp products and normalising products per lane; 36 at the
+/// defaults, the one measured point).
+const SOFTMAX_DSP: [f64; 2] = [0.0, 9.0];
 
 fn beats(p: &Params) -> usize {
     beats_per_row(p, "DATA_IN_0")

@@ -88,8 +88,9 @@ const INFO: Info = Info {
     ],
 };
 
-/// LUT and FF model of transpose over `[1, word bits, address bits]`, fitted to Yosys 0.23 with
-/// `sim/examples/resource_fit.rs`.
+/// LUT and FF model of transpose over `[1, word bits, address bits]`. Not fitted yet (the fit
+/// run did not reach transpose): one LUT and two FFs per word bit (output skid buffer) plus the
+/// address counters, to be refitted with `sim/examples/resource_fit.rs --only transpose`.
 const TRANSPOSE_LUT: [f64; 3] = [10.0, 1.0, 6.0];
 /// See [`TRANSPOSE_LUT`].
 const TRANSPOSE_FF: [f64; 3] = [10.0, 2.0, 4.0];
@@ -317,7 +318,7 @@ impl Component for Transpose {
     }
 
     /// The double buffer by the RAM rule; address counters and the output skid buffer
-    /// (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    /// ([`TRANSPOSE_LUT`]: not fitted yet).
     fn resources(&self, p: &Params) -> crate::Resources {
         use crate::resources::{clog2, fitted, pingpong};
         let g = Geo::of(p);
