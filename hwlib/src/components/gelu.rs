@@ -44,6 +44,7 @@ use crate::component::{
     data_out_0, Component, Cost, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
 use crate::components::cast::output_format;
+pub use crate::components::gelu_interp::{seg_bits, InterpSpec, MAX_WORD_BITS};
 use crate::overrides::{input, modes, output, row, rows};
 use crate::port::{self, check_cast_output, check_port};
 use crate::{check_range, output_modes, param, param_list, port_format, port_shape, same_shape};
@@ -54,7 +55,7 @@ pub struct Gelu;
 /// Name, description, RTL dependencies and parameters.
 const INFO: Info = Info {
     name: "gelu",
-    description: "element-wise GELU (erf form) by per-lane table lookup with identity/zero tails; inputs up to 16 bits",
+    description: "element-wise GELU (erf form): full table or interpolated breakpoints, identity/zero tails, one ROM per two lanes; inputs up to 16 bits",
     dependencies: &["mase_assert.svh", "mase_cast_core.sv", "mase_skid_buffer.sv"],
     params: param_list![
         port_format!("DATA_IN_0", 8, "input total bits (1..16), signed", 4, "input fractional bits"),
@@ -73,6 +74,9 @@ const INFO: Info = Info {
                 32767,
                 "highest tabulated input code (0..32767, clamped to the input range); above it GELU = cast(x)",
             ),
+            ParamSpec::value("FORM", 0, "0: one table entry per input code; 1: breakpoints every 2^SEG_BITS codes, linear interpolation"),
+            ParamSpec::value("SEG_BITS", 7, "FORM 1: input codes per segment are 2^SEG_BITS (0..12)"),
+            ParamSpec::value("GUARD_BITS", 4, "FORM 1: breakpoint bits below the output LSB (0..8)"),
         ],
     ],
     ..Info::DEFAULT
@@ -149,9 +153,49 @@ pub fn gelu_tanh_f64(x: f64) -> f64 {
 /// to 0 below, to the identity above): `from_f64(f(x · 2^-F), out)` over the effective range,
 /// lowest first. The component's model takes such a table through its `table` memory.
 pub fn function_table(p: &Params, f: impl Fn(f64) -> f64) -> Vec<i64> {
+    if is_interp(p) {
+        return interp_spec(p).table(&f);
+    }
     let (fi, fo) = (input_format(p), output_format(p, "DATA_OUT_0", true));
     let (lo, hi) = effective_range(p);
     (lo..=hi).map(|x| from_f64(f(to_f64(x, &fi)), &fo)).collect()
+}
+
+/// Whether the instance is the interpolated form (`FORM = 1`).
+pub fn is_interp(p: &Params) -> bool {
+    param(p, "FORM") == 1
+}
+
+/// The interpolation of an instance (meaningful for `FORM = 1`).
+pub fn interp_spec(p: &Params) -> InterpSpec {
+    let (lo, hi) = effective_range(p);
+    InterpSpec {
+        fi: input_format(p),
+        fo: output_format(p, "DATA_OUT_0", true),
+        lo,
+        hi,
+        seg: param(p, "SEG_BITS").clamp(0, 12) as u32,
+        guard: param(p, "GUARD_BITS").clamp(0, 8) as u32,
+    }
+}
+
+/// Bits of one ROM word: the output width (full table) or `YW + DW` (interpolated).
+pub fn word_bits(p: &Params) -> u32 {
+    if is_interp(p) {
+        interp_spec(p).word_bits() as u32
+    } else {
+        param(p, "DATA_OUT_0_PRECISION_0") as u32
+    }
+}
+
+/// Bits of one table (ROM) of the instance; `⌈P / 2⌉` tables serve `P` lanes.
+pub fn table_bits(p: &Params) -> u64 {
+    depth(p) as u64 * word_bits(p) as u64
+}
+
+/// Tables of the instance: one per two lanes (each ROM has two read ports).
+pub fn tables(p: &Params) -> u64 {
+    (lanes(p) as u64).div_ceil(2)
 }
 
 /// Input format (`DATA_IN_0_PRECISION_0/1`, signed).
@@ -169,6 +213,9 @@ pub fn effective_range(p: &Params) -> (i64, i64) {
 /// The table contents for the instance: `from_f64(gelu_f64(x · 2^-F), out)` for every code `x` of
 /// the effective range, lowest first (word order of the ROM).
 pub fn gelu_table(p: &Params) -> Vec<i64> {
+    if is_interp(p) {
+        return interp_spec(p).table(&gelu_f64);
+    }
     let (fi, fo) = (input_format(p), output_format(p, "DATA_OUT_0", true));
     let (lo, hi) = effective_range(p);
     (lo..=hi).map(|x| from_f64(gelu_f64(to_f64(x, &fi)), &fo)).collect()
@@ -203,6 +250,8 @@ pub fn gelu_element(p: &Params, table: &[i64], x: i64) -> i64 {
         0
     } else if x > hi {
         cast_code(x as i128, param(p, "DATA_IN_0_PRECISION_1") as i32, &output_format(p, "DATA_OUT_0", true))
+    } else if is_interp(p) {
+        interp_spec(p).element(table, x)
     } else {
         table[(x - lo) as usize]
     }
@@ -220,6 +269,9 @@ fn beats(p: &Params) -> usize {
 /// rejects, so that the RTL still elaborates far enough to print the rejection).
 fn depth(p: &Params) -> usize {
     let (lo, hi) = effective_range(p);
+    if is_interp(p) {
+        return interp_spec(p).depth();
+    }
     (hi - lo + 1).max(1) as usize
 }
 
@@ -232,7 +284,15 @@ impl Component for Gelu {
         check_port(p, "DATA_IN_0", 16)?;
         check_cast_output(p, "DATA_OUT_0", "DATA_IN_0", 32)?;
         check_range(p, "TABLE_NEG", 0, 32768)?;
-        check_range(p, "TABLE_POS", 0, 32767)
+        check_range(p, "TABLE_POS", 0, 32767)?;
+        check_range(p, "FORM", 0, 1)?;
+        check_range(p, "SEG_BITS", 0, 12)?;
+        check_range(p, "GUARD_BITS", 0, 8)?;
+        let bits = word_bits(p) as i64;
+        if is_interp(p) && bits > MAX_WORD_BITS {
+            return Err(format!("WORD_BITS must be between 1 and {MAX_WORD_BITS}, got {bits}"));
+        }
+        Ok(())
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
@@ -246,7 +306,7 @@ impl Component for Gelu {
             values: depth(p),
             depth: depth(p),
             lanes: 1,
-            lane_width: param(p, "DATA_OUT_0_PRECISION_0") as u32,
+            lane_width: word_bits(p),
             signed: true,
         }]
     }
@@ -282,12 +342,12 @@ impl Component for Gelu {
     }
 
     fn cost(&self, p: &Params) -> Cost {
-        let rom_bits = depth(p) as u64 * param(p, "DATA_OUT_0_PRECISION_0") as u64;
+        let interp = is_interp(p) as u64;
         Cost {
-            latency_cycles: 2,
+            latency_cycles: 2 + interp,
             ii_cycles: beats(p) as u64,
-            multipliers: 0,
-            memory_bits: rom_bits * lanes(p) as u64,
+            multipliers: interp * lanes(p) as u64,
+            memory_bits: table_bits(p) * tables(p),
         }
     }
 
@@ -339,13 +399,40 @@ impl Binding for Gelu {
         let out = v.out_format()?;
         // The narrowest table whose 0 / identity tails stay within a quarter output LSB of the
         // function (the component's recommended range).
-        let (lo, hi) = node_table_range(&x, out.frac, approximation(v));
+        let approx = approximation(v);
+        let (lo, hi) = node_table_range(&x, out.frac, approx);
+        let interp = match v.node.meta.hardware.form.as_deref() {
+            Some("table") => false,
+            Some("interp") => true,
+            Some(other) => {
+                return Err(v.node.error(format!(
+                    "hardware form \"{other}\" is not a gelu form; supported: {}",
+                    FORMS.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", ")
+                )))
+            }
+            // Default: the full table while it fits the per-table budget (exact to the output
+            // rounding), the interpolated form beyond.
+            None => (hi - lo + 1) as u64 * out.width as u64 > TABLE_BUDGET_BITS,
+        };
+        let seg = if interp {
+            let spec = InterpSpec { fi: x, fo: out, lo, hi, seg: 0, guard: GUARD_BITS };
+            node_seg_bits(&spec, approx)
+        } else {
+            7
+        };
         crate::binding::Overrides::default()
             .tensor("DATA_IN_0", &x, &v.in_shape(0)?, par.p_in)
             .output(&out)
             .set("TABLE_NEG", -lo)
             .set("TABLE_POS", hi)
+            .set("FORM", interp as i64)
+            .set("SEG_BITS", seg as i64)
+            .set("GUARD_BITS", GUARD_BITS as i64)
             .done()
+    }
+
+    fn forms(&self) -> &'static [&'static str] {
+        FORMS
     }
 
     /// The tanh form uses the component's table lookup with its own table.
@@ -357,12 +444,52 @@ impl Binding for Gelu {
     }
 }
 
+/// The forms `[hardware.nodes.NAME] form = "…"` selects: `FORM = 0` and `FORM = 1`.
+pub const FORMS: &[&str] = &["table", "interp"];
+
+/// Largest full table (bits of one ROM) the binding uses by default; wider formats get the
+/// interpolated form (16 kbit: one 18 kbit block RAM, or a 2^16-entry table shrunk 64 times).
+pub const TABLE_BUDGET_BITS: u64 = 16 * 1024;
+
+/// Guard bits the binding gives the interpolated form (breakpoint rounding and the floor of the
+/// interpolation then stay within 1/16 of an output LSB).
+pub const GUARD_BITS: u32 = 4;
+
 /// The GELU form of a gelu node.
 fn approximation(v: &NodeView) -> mase_ir::op::GeluApprox {
     match &v.node.op {
         mase_ir::Op::Gelu { approximate } => *approximate,
         _ => mase_ir::op::GeluApprox::None,
     }
+}
+
+/// [`seg_bits`] for a node's formats, memoized like [`node_table_range`] (it evaluates every
+/// code of the range for each candidate).
+fn node_seg_bits(spec: &InterpSpec, approx: mase_ir::op::GeluApprox) -> u32 {
+    type Key = (u32, i32, u32, i32, i64, i64, i64, i64, u32, bool);
+    type Memo = std::sync::Mutex<std::collections::HashMap<Key, u32>>;
+    static MEMO: std::sync::OnceLock<Memo> = std::sync::OnceLock::new();
+    let tanh = approx == mase_ir::op::GeluApprox::Tanh;
+    let (fi, fo) = (spec.fi, spec.fo);
+    let key = (
+        fi.width,
+        fi.frac,
+        fo.width,
+        fo.frac,
+        fo.rounding as i64,
+        fo.overflow as i64,
+        spec.lo,
+        spec.hi,
+        spec.guard,
+        tanh,
+    );
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(r) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return *r;
+    }
+    let r = if tanh { seg_bits(spec, &gelu_tanh_f64) } else { seg_bits(spec, &gelu_f64) };
+    memo.lock().unwrap_or_else(|e| e.into_inner()).insert(key, r);
+    r
 }
 
 /// The table range for an input format and output fraction, memoized: the parallelism search
