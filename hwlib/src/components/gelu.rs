@@ -371,11 +371,28 @@ impl Component for Gelu {
             .concat(),
             // output narrower than the tail values: upper tail saturates
             [input(9, 3), output(6, 2), row(9, 3), vec![("TABLE_NEG", 40), ("TABLE_POS", 30)]].concat(),
+            // interpolated form, 16-bit, the binding's range and segments; P = 4: two shared ROMs
+            [input(16, 12), output(16, 12), row(8, 4), interp(-lo16, hi16, 7)].concat(),
+            // interpolated, P = 3 (the last ROM serves one lane), 8-bit, both tails hit
+            [input(8, 4), output(8, 4), row(9, 3), interp(40, 30, 3)].concat(),
+            // interpolated, rounding to nearest, symmetric saturation, wide output, 2-D blocks
+            [input(12, 8), output(18, 9), modes(2, 3), row(12, 2), rows(4, 2), interp(600, 500, 5)].concat(),
+            // interpolated with S = 0 (a table with guard bits) and an odd range
+            [input(6, 2), output(7, 3), row(5, 1), interp(17, 13, 0)].concat(),
         ]
     }
 
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
-        vec![input(17, 4), vec![("TABLE_NEG", 32769)], vec![("TABLE_POS", 40000)], modes(0, 4), row(8, 3)]
+        vec![
+            input(17, 4),
+            vec![("TABLE_NEG", 32769)],
+            vec![("TABLE_POS", 40000)],
+            modes(0, 4),
+            row(8, 3),
+            vec![("FORM", 2)],
+            vec![("FORM", 1), ("SEG_BITS", 13)],
+            vec![("FORM", 1), ("GUARD_BITS", 9)],
+        ]
     }
 
     fn generated_memory(&self, p: &Params, mem: &str) -> Option<Vec<i64>> {
@@ -455,6 +472,11 @@ pub const TABLE_BUDGET_BITS: u64 = 16 * 1024;
 /// interpolation then stay within 1/16 of an output LSB).
 pub const GUARD_BITS: u32 = 4;
 
+/// Overrides of the interpolated form: table range `[-neg, pos]`, `SEG_BITS = seg`.
+fn interp(neg: i64, pos: i64, seg: i64) -> Vec<(&'static str, i64)> {
+    vec![("TABLE_NEG", neg), ("TABLE_POS", pos), ("FORM", 1), ("SEG_BITS", seg)]
+}
+
 /// The GELU form of a gelu node.
 fn approximation(v: &NodeView) -> mase_ir::op::GeluApprox {
     match &v.node.op {
@@ -524,6 +546,61 @@ mod tests {
             assert!((erf(-z) + want).abs() < 1e-14);
         }
         assert!((exp_neg(1.0) - (-1.0f64).exp()).abs() < 1e-15);
+    }
+
+    /// Worst error (output LSBs) over every input code whose GELU lies in the output range, of
+    /// the instance the binding would choose for these formats and form.
+    fn worst_error(fi: FixedFormat, fo: FixedFormat, rounding: i64, form: i64) -> (f64, Params) {
+        let fo = fo.with_modes(
+            crate::components::cast::rounding_from_code(rounding).expect("rounding code"),
+            Default::default(),
+        );
+        let (lo, hi) = table_range(&fi, fo.frac);
+        let seg = seg_bits(&InterpSpec { fi, fo, lo, hi, seg: 0, guard: GUARD_BITS }, &gelu_f64);
+        let p = resolve_params(
+            &Gelu,
+            &[
+                ("DATA_IN_0_PRECISION_0", fi.width as i64),
+                ("DATA_IN_0_PRECISION_1", fi.frac as i64),
+                ("DATA_OUT_0_PRECISION_0", fo.width as i64),
+                ("DATA_OUT_0_PRECISION_1", fo.frac as i64),
+                ("DATA_OUT_0_ROUNDING", rounding),
+                ("TABLE_NEG", -lo),
+                ("TABLE_POS", hi),
+                ("FORM", form),
+                ("SEG_BITS", seg as i64),
+                ("GUARD_BITS", GUARD_BITS as i64),
+            ],
+        )
+        .unwrap();
+        let table = gelu_table(&p);
+        let (rlo, rhi) = (to_f64(fo.min_code(), &fo), to_f64(fo.max_code(), &fo) + fo.lsb());
+        let mut worst = 0.0f64;
+        for x in fi.min_code()..=fi.max_code() {
+            let r = gelu_f64(to_f64(x, &fi));
+            if r >= rlo && r < rhi {
+                let y = to_f64(gelu_element(&p, &table, x), &fo);
+                worst = worst.max((y - r).abs() / fo.lsb());
+            }
+        }
+        (worst, p)
+    }
+
+    #[test]
+    fn interpolated_form_is_within_one_lsb_over_every_code_in_16_kbit() {
+        for (wi, fin, wo, fout) in [(16, 12, 16, 12), (16, 8, 16, 8), (16, 10, 16, 12), (16, 13, 16, 13), (8, 4, 8, 4)] {
+            for rounding in [0, 2] {
+                let (fi, fo) = (FixedFormat::signed(wi, fin), FixedFormat::signed(wo, fout));
+                let (err, p) = worst_error(fi, fo, rounding, 1);
+                assert!(err <= 1.0, "s{wi}.{fin} -> s{wo}.{fout} rounding {rounding}: {err} LSB");
+                assert!(table_bits(&p) <= 16 * 1024, "s{wi}.{fin}: {} table bits", table_bits(&p));
+                // the full table of the same formats is no better than 1 LSB either
+                if wi == 8 {
+                    let (full, _) = worst_error(fi, fo, rounding, 0);
+                    assert!(full <= 1.0, "full table s{wi}.{fin}: {full}");
+                }
+            }
+        }
     }
 
     #[test]
