@@ -191,8 +191,8 @@ module mase_gelu #(
           logic [RW-1:0] s1_r;
           /// d_k * r (exact).
           logic signed [DW+RW:0] prod;
-          /// d_k * r floored by 2^S.
-          logic signed [DW+RW:0] step;
+          /// d_k * r floored by 2^S (|d_k * r / 2^S| < |d_k|: DW bits hold it).
+          logic signed [DW-1:0] step;
           /// Interpolated value v (F_out + G fractional bits).
           logic signed [YW:0] v;
           /// Registered v.
@@ -203,7 +203,7 @@ module mase_gelu #(
           assign yk = s1_t[DW+:YW];
           assign dk = s1_t[DW-1:0];
           assign prod = dk * $signed({1'b0, s1_r});
-          assign step = prod >>> SEG_BITS;
+          assign step = DW'(prod >>> SEG_BITS);
           assign v = (YW + 1)'(yk) + (YW + 1)'(step);
           always_ff @(posedge clk) begin
             if (en) begin
