@@ -141,9 +141,15 @@ fn check_forms(bound: &crate::bind::Bindings) -> Result<()> {
             let supported = if forms.is_empty() {
                 "this node has no forms to choose from (remove `form`)".to_string()
             } else {
-                format!("supported: {}", forms.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", "))
+                format!(
+                    "supported: {}",
+                    forms.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", ")
+                )
             };
-            return Err(node.error(format!("hardware.nodes.{}.form = \"{form}\" is not supported; {supported}", node.name)));
+            return Err(node.error(format!(
+                "hardware.nodes.{}.form = \"{form}\" is not supported; {supported}",
+                node.name
+            )));
         }
     }
     Ok(())

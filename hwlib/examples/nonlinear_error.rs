@@ -1,8 +1,10 @@
 //! Accuracy of the exact integer `gelu` and `softmax` components against double-precision
 //! arithmetic, in LSBs of the output format, over random inputs spanning the input format.
 //!
-//! Run: `cargo run --release -p mase-hwlib --example nonlinear_error` (prints a table; asserts
-//! nothing). The reference is the real function of the *quantized* input codes evaluated in f64
+//! Run: `cargo run --release -p mase-hwlib --example nonlinear_error [gelu | gelu_forms |
+//! softmax]` (prints tables; asserts nothing: the ≤ 1 LSB bound of the interpolated GELU is a
+//! unit test in `gelu.rs`). `gelu_forms` takes every input code, both GELU forms as the binding
+//! configures them (recommended range, `SEG_BITS`), with the bits of one table. The reference is the real function of the *quantized* input codes evaluated in f64
 //! (GELU via `gelu::gelu_f64`, softmax via `exp` in f64 with max subtraction); the error of an
 //! output code `y` is `|y · 2^-F_out − ref| / 2^-F_out`. Errors are taken over the inputs whose
 //! reference lies inside the output range; the last column counts the others (they saturate:
@@ -99,7 +101,15 @@ fn gelu_form_rows() {
     println!("## gelu forms, every input code (binding's choices: recommended range, SEG_BITS)\n");
     println!("| input | output | rounding | form | SEG_BITS | ROM words | word bits | ROM bits | max err (LSB) | mean err (LSB) | out of range |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    let formats = [(16, 12, 16, 12), (16, 8, 16, 8), (16, 10, 16, 12), (16, 13, 16, 13), (16, 12, 16, 14), (8, 4, 8, 4), (8, 5, 8, 6)];
+    let formats = [
+        (16, 12, 16, 12),
+        (16, 8, 16, 8),
+        (16, 10, 16, 12),
+        (16, 13, 16, 13),
+        (16, 12, 16, 14),
+        (8, 4, 8, 4),
+        (8, 5, 8, 6),
+    ];
     for (wi, fin, wo, fout) in formats {
         for (rname, rmode) in [("TRN", 0), ("RND", 2)] {
             for interp in [false, true] {

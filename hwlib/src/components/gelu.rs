@@ -1,5 +1,6 @@
 //! `gelu`: element-wise GELU, `x · Φ(x)` (erf form, as `torch.nn.GELU()`), by table lookup
-//! (`rtl/mase_gelu.sv`), for signed inputs of up to 16 bits.
+//! (`rtl/mase_gelu.sv`), for signed inputs of up to 16 bits, in two forms: a full table (one
+//! entry per input code) or interpolated breakpoints ([`super::gelu_interp`]).
 //!
 //! # Exact algorithm
 //!
@@ -12,28 +13,52 @@
 //! | input code | output code |
 //! |---|---|
 //! | `x < LO` | `0` (GELU tends to 0 for large negative x) |
-//! | `LO ≤ x ≤ HI` | `table[x − LO]` |
+//! | `LO ≤ x ≤ HI`, `FORM = 0` | `table[x − LO]` |
+//! | `LO ≤ x ≤ HI`, `FORM = 1` | breakpoints every `2^SEG_BITS` codes with `GUARD_BITS` guard bits, linear interpolation in integers, one cast ([`super::gelu_interp`]) |
 //! | `x > HI` | `cast_code(x, F, out)` (GELU tends to the identity for large positive x) |
 //!
-//! `table[k] = from_f64(gelu(x_k · 2^-F), out)` for `x_k = LO + k`, computed by [`gelu_table`]
-//! with a deterministic double-precision GELU ([`gelu_f64`]: erf by a positive-term series, exp
-//! by halving and squaring; only IEEE +, −, ×, ÷ and √, so the same bytes on every machine). The
-//! same generator yields the model's table ([`Component::random_stimulus`]) and the emitted
-//! `.mem` file (memory `table`, file parameter `TABLE_MEM_FILE`, one entry per word, word `k` =
-//! input code `LO + k`).
+//! `FORM = 0`: `table[k] = from_f64(gelu(x_k · 2^-F), out)` for `x_k = LO + k`, computed by
+//! [`gelu_table`] with a deterministic double-precision GELU ([`gelu_f64`]: erf by a
+//! positive-term series, exp by halving and squaring; only IEEE +, −, ×, ÷ and √, so the same
+//! bytes on every machine). The same generator yields the model's table
+//! ([`Component::random_stimulus`]) and the emitted `.mem` file (memory `table`, file parameter
+//! `TABLE_MEM_FILE`, one entry per word, word `k` = input code `LO + k`). `FORM = 1`: the words
+//! pack breakpoint and difference ([`InterpSpec::table`]); the breakpoints' common offset is
+//! chosen by evaluating every input code, so the worst case is known, not estimated.
 //!
 //! The defaults `TABLE_NEG = 32768`, `TABLE_POS = 32767` tabulate every input code (exact to the
 //! output rounding). [`table_range`] gives the narrowest range `[lo, hi]` whose tails stay within
 //! a quarter of an output LSB of GELU (so the tails add at most 0.25 LSB of error; use
-//! `TABLE_NEG = −lo`, `TABLE_POS = hi`); the emitter uses it to shrink 16-bit tables
-//! (s16.12 → s16.12: 34 239 of 65 536 entries).
+//! `TABLE_NEG = −lo`, `TABLE_POS = hi`); the emitter uses it for both forms.
+//!
+//! # Which form (the binding's choice, `[hardware.nodes.NAME] form = "table" | "interp"`)
+//!
+//! The full table is exact to the output rounding but grows as `2^W`: at 16 bits, s16.12 →
+//! s16.12, 34 239 entries × 16 bits = 548 kbit per table even after [`table_range`] (1 Mbit for
+//! the whole range). The interpolated form holds 268 words of 36 bits (9.6 kbit) for the same
+//! formats, at most 0.75 LSB from f64 GELU over every input code (the full table: 0.5 LSB with
+//! RND, 1 LSB with TRN). So by default a node gets the full table while one table fits in
+//! [`TABLE_BUDGET_BITS`] (16 kbit: every 8-bit format, 10-bit ones after shrinking) and the
+//! interpolated form beyond, with the largest `SEG_BITS` ([`seg_bits`]) that keeps every input
+//! code within 1 output LSB and `GUARD_BITS` = [`GUARD_BITS`]. `form = "…"` overrides it per
+//! node. `cargo run --release -p mase-hwlib --example nonlinear_error gelu_forms` prints both
+//! forms' sizes and worst-case errors over every code; a unit test asserts ≤ 1 LSB and ≤ 16 kbit
+//! for 16-bit and 8-bit formats. Known gap: when the output has more fractional bits than the
+//! input (s16.12 → s16.14), 1 LSB needs `SEG_BITS = 6`, 577 words × 39 bits = 22.5 kbit per
+//! table (11.3 kbit per lane once two lanes share it).
 //!
 //! # Hardware
 //!
-//! Each lane has its own copy of the ROM (one synchronous read port per lane: a lane count of
-//! P costs P ROMs, in block RAM when large; replication keeps every lane independent and the
-//! address logic trivial). Pipeline: ROM read + input register → tail select and cast
-//! (combinational) → `mase_skid_buffer`. Latency 2 cycles, one beat per cycle.
+//! Two lanes share one ROM, each on its own synchronous read port: `P` lanes cost `⌈P/2⌉`
+//! tables. A Xilinx 7-series block RAM has two ports; a RAMB36 serves two reads of up to 36 bits
+//! (1024 × 36 per port; 72-bit words only as a simple dual port, one read), a RAMB18 two reads
+//! of up to 18 bits (1024 × 18), so a pair of lanes costs what one lane did whenever the word
+//! fits a port; small tables become distributed ROM in LUTs, where a second read port is a
+//! second copy of the LUTs (sharing then saves nothing, and costs nothing). Pipeline:
+//! `FORM = 0`: ROM read + input register → tail select and cast (combinational) →
+//! `mase_skid_buffer`, latency 2. `FORM = 1`: ROM read → `v = y + ⌊d·r / 2^S⌋` (one
+//! `DW × SEG_BITS` multiplier per lane, registered) → cast and tail select → skid buffer,
+//! latency 3. One beat per cycle in both.
 
 use mase_ir::fixed::{cast_code, from_f64, to_f64, FixedFormat};
 use rand::Rng;
@@ -588,7 +613,9 @@ mod tests {
 
     #[test]
     fn interpolated_form_is_within_one_lsb_over_every_code_in_16_kbit() {
-        for (wi, fin, wo, fout) in [(16, 12, 16, 12), (16, 8, 16, 8), (16, 10, 16, 12), (16, 13, 16, 13), (8, 4, 8, 4)] {
+        for (wi, fin, wo, fout) in
+            [(16, 12, 16, 12), (16, 8, 16, 8), (16, 10, 16, 12), (16, 13, 16, 13), (8, 4, 8, 4)]
+        {
             for rounding in [0, 2] {
                 let (fi, fo) = (FixedFormat::signed(wi, fin), FixedFormat::signed(wo, fout));
                 let (err, p) = worst_error(fi, fo, rounding, 1);

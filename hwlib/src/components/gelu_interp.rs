@@ -84,7 +84,9 @@ impl InterpSpec {
     /// The breakpoints `y_j` without offset, `j = 0..=depth`.
     fn breakpoints(&self, f: &dyn Fn(f64) -> f64) -> Vec<i64> {
         let fmt = FixedFormat::signed(63, self.v_frac()).with_modes(Rounding::Rnd, Overflow::Sat);
-        (0..=self.depth() as i64).map(|j| from_f64(f(to_f64(self.lo + (j << self.seg), &self.fi)), &fmt)).collect()
+        (0..=self.depth() as i64)
+            .map(|j| from_f64(f(to_f64(self.lo + (j << self.seg), &self.fi)), &fmt))
+            .collect()
     }
 
     /// `v` of input code `x` (in `[LO, HI]`) from unpacked breakpoints (offset included in them).
@@ -97,7 +99,8 @@ impl InterpSpec {
     /// The input codes of the range whose reference `f(x)` lies inside the output range (the
     /// others saturate whatever the table holds), with the reference.
     fn references(&self, f: &dyn Fn(f64) -> f64) -> Vec<(i64, f64)> {
-        let (lo, hi) = (to_f64(self.fo.min_code(), &self.fo), to_f64(self.fo.max_code(), &self.fo) + self.fo.lsb());
+        let (lo, hi) =
+            (to_f64(self.fo.min_code(), &self.fo), to_f64(self.fo.max_code(), &self.fo) + self.fo.lsb());
         (self.lo..=self.hi)
             .map(|x| (x, f(to_f64(x, &self.fi))))
             .filter(|(_, r)| *r >= lo && *r < hi)
