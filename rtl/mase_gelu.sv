@@ -12,9 +12,10 @@
 //   x >  HI : y = cast(x) into the output format with DATA_OUT_0_ROUNDING / _OVERFLOW
 //             (mase_cast_core; GELU tends to the identity)
 // The table is a synchronous-read ROM loaded by $readmemh(TABLE_MEM_FILE), one entry per word.
-// Resource choice: two lanes share one ROM, each on its own read port (a block RAM has two
-// ports; RAMB36 serves two reads of up to 36 bits, RAMB18 two of up to 18), so P lanes cost
-// ceil(P/2) ROMs and lanes never contend.
+// Resource choice: FORM 0: two lanes share one ROM, each on its own read port (a block RAM has
+// two ports; RAMB36 serves two reads of up to 36 bits, RAMB18 two of up to 18), so P lanes cost
+// ceil(P/2) ROMs and lanes never contend. FORM 1: one ROM per lane (a word of YW + DW, about 36
+// bits, is one simple-dual-port RAMB18 read; sharing would need a RAMB36, no saving).
 // Pipeline: FORM 0: ROM read + input register -> tail select / cast (combinational) -> skid.
 //   FORM 1: ROM read + input register -> interpolation (one multiply, registered) -> tail
 //   select / cast -> skid. Latency: 2 cycles (FORM 0), 3 (FORM 1). II: 1 beat per cycle;
@@ -84,8 +85,12 @@ module mase_gelu #(
   localparam int XW = 18;
   /// FORM 1: width of the in-segment offset (at least 1).
   localparam int RW = SEG_BITS > 0 ? SEG_BITS : 1;
-  /// ROMs: one per two lanes.
-  localparam int NT = (N + 1) / 2;
+  /// Lanes per ROM: FORM 0 two (two read ports of one block RAM), FORM 1 one (its 36-bit-ish
+  /// words fill one RAMB18 port as a simple dual port; two such ports cost a RAMB36, the same
+  /// silicon as two RAMB18s, and Yosys 0.23 maps the shared form to LUTs).
+  localparam int LPT = FORM == 1 ? 1 : 2;
+  /// ROMs.
+  localparam int NT = (N + LPT - 1) / LPT;
 
 `ifndef SYNTHESIS
   initial begin
@@ -135,14 +140,14 @@ module mase_gelu #(
   end
 
   for (genvar t = 0; t < NT; t++) begin : g_table
-    /// The table shared by lanes 2t and 2t+1 (one read port each).
+    /// The table of lanes LPT*t .. LPT*t+LPT-1 (one read port each).
     logic [WORD_BITS-1:0] rom[DEPTH];
     `MASE_ROM_INIT(rom, DEPTH, TABLE_MEM_FILE)
 
-    for (genvar j = 0; j < 2; j++) begin : g_port
-      if (2 * t + j < N) begin : g_lane
+    for (genvar j = 0; j < LPT; j++) begin : g_port
+      if (LPT * t + j < N) begin : g_lane
         /// Lane index.
-        localparam int L = 2 * t + j;
+        localparam int L = LPT * t + j;
         /// Input code, sign-extended.
         logic signed [XW-1:0] x;
         /// Code below the table.

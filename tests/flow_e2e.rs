@@ -444,7 +444,10 @@ fn an_unknown_form_is_an_error_naming_the_node_and_the_forms() {
         let cfg = format!("[hardware.nodes.{node}]\nform = \"cordic\"\n");
         let mut opts = FlowOptions::new("mlp_matmul_gelu.onnx", dir.path());
         opts.config = FlowConfig::from_table(&cfg.parse().unwrap(), "cfg", None).unwrap();
-        let err = run_flow(&bytes, &opts).err().expect("an unknown form must be rejected").to_string();
+        let err = match run_flow(&bytes, &opts) {
+            Ok(_) => panic!("{node}: an unknown form must be rejected"),
+            Err(e) => e.to_string(),
+        };
         assert!(err.contains(node) && err.contains("cordic") && err.contains(want), "{err}");
     }
 }

@@ -45,20 +45,24 @@
 //! forms' sizes and worst-case errors over every code; a unit test asserts ≤ 1 LSB and ≤ 16 kbit
 //! for 16-bit and 8-bit formats. Known gap: when the output has more fractional bits than the
 //! input (s16.12 → s16.14), 1 LSB needs `SEG_BITS = 6`, 577 words × 39 bits = 22.5 kbit per
-//! table (11.3 kbit per lane once two lanes share it).
+//! lane (two RAMB18).
 //!
 //! # Hardware
 //!
-//! Two lanes share one ROM, each on its own synchronous read port: `P` lanes cost `⌈P/2⌉`
-//! tables. A Xilinx 7-series block RAM has two ports; a RAMB36 serves two reads of up to 36 bits
-//! (1024 × 36 per port; 72-bit words only as a simple dual port, one read), a RAMB18 two reads
-//! of up to 18 bits (1024 × 18), so a pair of lanes costs what one lane did whenever the word
-//! fits a port; small tables become distributed ROM in LUTs, where a second read port is a
-//! second copy of the LUTs (sharing then saves nothing, and costs nothing). Pipeline:
-//! `FORM = 0`: ROM read + input register → tail select and cast (combinational) →
+//! Full table: two lanes share one ROM, each on its own synchronous read port, so `P` lanes cost
+//! `⌈P/2⌉` tables. A Xilinx 7-series block RAM has two ports: a RAMB36 serves two reads of up to
+//! 36 bits (1024 × 36 per port; 72-bit words only as a simple dual port, one read), a RAMB18
+//! two reads of up to 18 bits (1024 × 18). A 16-bit table of 34 239 entries is 31 RAMB18 for one
+//! lane; two lanes sharing it take 16 RAMB36, where two copies took 62 RAMB18 (Yosys 0.23,
+//! measured). Small tables become distributed ROM in LUTs, where a second read port is a second
+//! copy of the LUTs: sharing then neither saves nor costs. Interpolated form: one ROM per lane.
+//! Its words (`YW + DW`, 36 bits for s16.12) fill a RAMB18 port in simple-dual-port mode
+//! (512 × 36, one read); two reads of 36 bits need a RAMB36 in true dual port, the silicon of
+//! two RAMB18s, so sharing saves nothing there (and Yosys 0.23 maps that shared ROM to LUTs).
+//! Pipeline: `FORM = 0`: ROM read + input register → tail select and cast (combinational) →
 //! `mase_skid_buffer`, latency 2. `FORM = 1`: ROM read → `v = y + ⌊d·r / 2^S⌋` (one
-//! `DW × SEG_BITS` multiplier per lane, registered) → cast and tail select → skid buffer,
-//! latency 3. One beat per cycle in both.
+//! `DW × SEG_BITS` multiplier per lane, a DSP48 under Yosys; registered) → cast and tail select
+//! → skid buffer, latency 3. One beat per cycle in both.
 
 use mase_ir::fixed::{cast_code, from_f64, to_f64, FixedFormat};
 use rand::Rng;
@@ -213,14 +217,15 @@ pub fn word_bits(p: &Params) -> u32 {
     }
 }
 
-/// Bits of one table (ROM) of the instance; `⌈P / 2⌉` tables serve `P` lanes.
+/// Bits of one table (ROM) of the instance ([`tables`] of them serve the lanes).
 pub fn table_bits(p: &Params) -> u64 {
     depth(p) as u64 * word_bits(p) as u64
 }
 
-/// Tables of the instance: one per two lanes (each ROM has two read ports).
+/// Tables of the instance: the full table serves two lanes (a ROM's two read ports), the
+/// interpolated one a lane (see the module documentation).
 pub fn tables(p: &Params) -> u64 {
-    (lanes(p) as u64).div_ceil(2)
+    (lanes(p) as u64).div_ceil(if is_interp(p) { 1 } else { 2 })
 }
 
 /// Input format (`DATA_IN_0_PRECISION_0/1`, signed).
