@@ -84,7 +84,7 @@ pub struct Gelu;
 /// Name, description, RTL dependencies and parameters.
 const INFO: Info = Info {
     name: "gelu",
-    description: "element-wise GELU (erf form): full table or interpolated breakpoints, identity/zero tails, one ROM per two lanes; inputs up to 16 bits",
+    description: "element-wise GELU (erf form): full table (a ROM per two lanes) or interpolated breakpoints (≤ 1 LSB), identity/zero tails; inputs up to 16 bits",
     dependencies: &["mase_assert.svh", "mase_cast_core.sv", "mase_skid_buffer.sv"],
     params: param_list![
         port_format!("DATA_IN_0", 8, "input total bits (1..16), signed", 4, "input fractional bits"),
