@@ -3,15 +3,23 @@
 // Per lane, with the table range [LO, HI] = [max(-TABLE_NEG, min input code),
 // min(TABLE_POS, max input code)] (it always holds code 0):
 //   x <  LO : y = 0                      (GELU tends to 0)
-//   x in [LO, HI] : y = table[x - LO]    (entries generated in Rust by mase_hwlib gelu_table:
-//                                         from_f64(gelu(x * 2^-F_in), output format))
+//   x in [LO, HI] : FORM 0: y = table[x - LO] (entries generated in Rust by mase_hwlib
+//                   gelu_table: from_f64(gelu(x * 2^-F_in), output format));
+//                   FORM 1: o = x - LO, word = table[o >> S] = {y_k (YW bits), d_k (DW bits)},
+//                   v = y_k + ((d_k * (o mod 2^S)) >>> S), y = cast(v, F_out + G frac bits)
+//                   (breakpoints every 2^S codes with G guard bits, linear interpolation; the
+//                   words come from mase_hwlib gelu_interp, which does the same integer steps)
 //   x >  HI : y = cast(x) into the output format with DATA_OUT_0_ROUNDING / _OVERFLOW
 //             (mase_cast_core; GELU tends to the identity)
-// The table is a synchronous-read ROM loaded by $readmemh(TABLE_MEM_FILE), one entry per word,
-// word k for input code LO + k. Resource choice: every lane has its own copy of the ROM (one read
-// port per lane; P lanes cost P ROMs, block RAM when large), so lanes never contend.
-// Pipeline: ROM read + input register -> tail select / cast (combinational) -> mase_skid_buffer.
-//   Latency: 2 cycles. II: 1 beat per cycle; TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
+// The table is a synchronous-read ROM loaded by $readmemh(TABLE_MEM_FILE), one entry per word.
+// Resource choice: FORM 0: two lanes share one ROM, each on its own read port (a block RAM has
+// two ports; RAMB36 serves two reads of up to 36 bits, RAMB18 two of up to 18), so P lanes cost
+// ceil(P/2) ROMs and lanes never contend. FORM 1: one ROM per lane (a word of YW + DW, about 36
+// bits, is one simple-dual-port RAMB18 read; sharing would need a RAMB36, no saving).
+// Pipeline: FORM 0: ROM read + input register -> tail select / cast (combinational) -> skid.
+//   FORM 1: ROM read + input register -> interpolation (one multiply, registered) -> tail
+//   select / cast -> skid. Latency: 2 cycles (FORM 0), 3 (FORM 1). II: 1 beat per cycle;
+//   TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
 //   Paths cut: data, valid and ready (input ready is a function of registers only).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_gelu #(
@@ -30,6 +38,12 @@ module mase_gelu #(
     /// Highest tabulated input code (0..32767, clamped to the input range); above it the output
     /// is cast(x).
     parameter int TABLE_POS = 32767,
+    /// 0: one table entry per input code of [LO, HI]; 1: interpolated breakpoints.
+    parameter int FORM = 0,
+    /// FORM 1: S, input codes per segment are 2^S (0..12).
+    parameter int SEG_BITS = 7,
+    /// FORM 1: G, breakpoint bits below the output LSB (0..8).
+    parameter int GUARD_BITS = 4,
     /// Path of the table .mem file ($readmemh; "" = all-zero table).
     parameter TABLE_MEM_FILE = ""
 ) (
@@ -53,12 +67,30 @@ module mase_gelu #(
   localparam int LO = -TABLE_NEG > IMIN ? -TABLE_NEG : IMIN;
   /// Effective highest tabulated code.
   localparam int HI = TABLE_POS < IMAX ? TABLE_POS : IMAX;
+  /// FORM 1: shift from input codes to breakpoint units, A = F_out + G - F_in.
+  localparam int A = DATA_OUT_0_PRECISION_1 + GUARD_BITS - DATA_IN_0_PRECISION_1;
+  /// FORM 1: larger of W - 1 and S.
+  localparam int WS = IW - 1 > SEG_BITS ? IW - 1 : SEG_BITS;
+  /// FORM 1: breakpoint bits, max(max(W - 1, S) + A + 3, G + 4) (as gelu_interp::widths).
+  localparam int YW = WS + A + 3 > GUARD_BITS + 4 ? WS + A + 3 : GUARD_BITS + 4;
+  /// FORM 1: difference bits, max(S + A + 3, 3).
+  localparam int DW = SEG_BITS + A + 3 > 3 ? SEG_BITS + A + 3 : 3;
+  /// Bits of one ROM word.
+  localparam int WORD_BITS = FORM == 1 ? YW + DW : OW;
   /// Table entries (at least 1, so that invalid TABLE_NEG/POS reach the parameter checks).
-  localparam int DEPTH = HI >= LO ? HI - LO + 1 : 1;
+  localparam int DEPTH = HI < LO ? 1 : FORM == 1 ? ((HI - LO) >> SEG_BITS) + 1 : HI - LO + 1;
   /// Table address width.
   localparam int AW = DEPTH > 1 ? $clog2(DEPTH) : 1;
   /// Width of the address arithmetic (input codes and LO/HI are within 17 bits).
   localparam int XW = 18;
+  /// FORM 1: width of the in-segment offset (at least 1).
+  localparam int RW = SEG_BITS > 0 ? SEG_BITS : 1;
+  /// Lanes per ROM: FORM 0 two (two read ports of one block RAM), FORM 1 one (its 36-bit-ish
+  /// words fill one RAMB18 port as a simple dual port; two such ports cost a RAMB36, the same
+  /// silicon as two RAMB18s, and Yosys 0.23 maps the shared form to LUTs).
+  localparam int LPT = FORM == 1 ? 1 : 2;
+  /// ROMs.
+  localparam int NT = (N + LPT - 1) / LPT;
 
 `ifndef SYNTHESIS
   initial begin
@@ -69,19 +101,25 @@ module mase_gelu #(
     `MASE_CHECK_MODES(DATA_OUT_0);
     `MASE_CHECK_RANGE(TABLE_NEG, 0, 32768);
     `MASE_CHECK_RANGE(TABLE_POS, 0, 32767);
+    `MASE_CHECK_RANGE(FORM, 0, 1);
+    `MASE_CHECK_RANGE(SEG_BITS, 0, 12);
+    `MASE_CHECK_RANGE(GUARD_BITS, 0, 8);
+    if (FORM == 1) `MASE_CHECK_RANGE(WORD_BITS, 1, 62);
   end
 `endif
 
-  /// Pipeline advance: the input register is empty or drains into the skid buffer this cycle.
+  /// Pipeline advance: the last register stage is empty or drains into the skid buffer.
   logic en;
-  /// Input register holds a block.
+  /// Stage 1 (ROM read) holds a block.
   logic s1_valid;
+  /// Block entering the skid buffer is valid (stage 1 for FORM 0, stage 2 for FORM 1).
+  logic y_valid;
   /// Skid buffer can take a block (registered).
   logic out_ready;
   /// Lane results (input of the skid buffer).
   logic [N*OW-1:0] y;
 
-  assign en = !s1_valid || out_ready;
+  assign en = !y_valid || out_ready;
   assign data_in_0_ready = en;
 
   always_ff @(posedge clk) begin
@@ -89,46 +127,117 @@ module mase_gelu #(
     else if (en) s1_valid <= data_in_0_valid;
   end
 
-  for (genvar i = 0; i < N; i++) begin : g_lane
-    /// This lane's copy of the table.
-    logic [OW-1:0] rom[DEPTH];
-    `MASE_ROM_INIT(rom, DEPTH, TABLE_MEM_FILE)
-
-    /// Input code, sign-extended.
-    logic signed [XW-1:0] x;
-    /// Code below the table.
-    logic below;
-    /// Code above the table.
-    logic above;
-    /// ROM address (0 outside the table).
-    logic [AW-1:0] addr;
-    assign x = XW'($signed(data_in_0[i*IW+:IW]));
-    assign below = x < XW'(LO);
-    assign above = x > XW'(HI);
-    assign addr = (below || above) ? '0 : AW'(x - XW'(LO));
-
-    /// Registered table entry.
-    logic [OW-1:0] s1_t;
-    /// Registered input code (for the upper tail).
-    logic [IW-1:0] s1_x;
-    /// Registered below/above flags.
-    logic s1_below, s1_above;
+  if (FORM == 1) begin : g_s2
+    /// Stage 2 (interpolation) holds a block.
+    logic s2_valid;
     always_ff @(posedge clk) begin
-      if (en) begin
-        s1_t     <= rom[addr];
-        s1_x     <= data_in_0[i*IW+:IW];
-        s1_below <= below;
-        s1_above <= above;
-      end
+      if (rst) s2_valid <= 1'b0;
+      else if (en) s2_valid <= s1_valid;
     end
-
-    /// Upper tail: the input cast into the output format.
-    logic [OW-1:0] tail;
-    `MASE_CAST_TO(DATA_OUT_0, IW, DATA_IN_0_PRECISION_1, 1, 1, s1_x, tail);
-    assign y[i*OW+:OW] = s1_below ? '0 : s1_above ? tail : s1_t;
+    assign y_valid = s2_valid;
+  end else begin : g_s1
+    assign y_valid = s1_valid;
   end
 
-  `MASE_OUTPUT_SKID(OW, N, y, s1_valid, out_ready);
+  for (genvar t = 0; t < NT; t++) begin : g_table
+    /// The table of lanes LPT*t .. LPT*t+LPT-1 (one read port each).
+    logic [WORD_BITS-1:0] rom[DEPTH];
+    `MASE_ROM_INIT(rom, DEPTH, TABLE_MEM_FILE)
+
+    for (genvar j = 0; j < LPT; j++) begin : g_port
+      if (LPT * t + j < N) begin : g_lane
+        /// Lane index.
+        localparam int L = LPT * t + j;
+        /// Input code, sign-extended.
+        logic signed [XW-1:0] x;
+        /// Code below the table.
+        logic below;
+        /// Code above the table.
+        logic above;
+        /// Offset into the table range (0 outside it).
+        logic [XW-1:0] o;
+        /// ROM address (0 outside the table).
+        logic [AW-1:0] addr;
+        assign x = XW'($signed(data_in_0[L*IW+:IW]));
+        assign below = x < XW'(LO);
+        assign above = x > XW'(HI);
+        assign o = (below || above) ? '0 : XW'(x - XW'(LO));
+        assign addr = AW'(o >> (FORM == 1 ? SEG_BITS : 0));
+
+        /// Registered ROM word.
+        logic [WORD_BITS-1:0] s1_t;
+        /// Registered input code (for the upper tail).
+        logic [IW-1:0] s1_x;
+        /// Registered below/above flags.
+        logic s1_below, s1_above;
+        always_ff @(posedge clk) begin
+          if (en) begin
+            s1_t     <= rom[addr];
+            s1_x     <= data_in_0[L*IW+:IW];
+            s1_below <= below;
+            s1_above <= above;
+          end
+        end
+
+        /// Upper tail: the input cast into the output format.
+        logic [OW-1:0] tail;
+        /// Table value in the output format.
+        logic [OW-1:0] body;
+        /// Tail flags and input code at the output stage.
+        logic y_below, y_above;
+        /// Input code at the output stage.
+        logic [IW-1:0] y_x;
+        if (FORM == 1) begin : g_interp
+          /// Breakpoint y_k.
+          logic signed [YW-1:0] yk;
+          /// Difference d_k = y_(k+1) - y_k.
+          logic signed [DW-1:0] dk;
+          /// Registered in-segment offset r = o mod 2^S (0 when S = 0).
+          logic [RW-1:0] s1_r;
+          /// d_k * r (exact).
+          logic signed [DW+RW:0] prod;
+          /// d_k * r floored by 2^S (|d_k * r / 2^S| < |d_k|: DW bits hold it).
+          logic signed [DW-1:0] step;
+          /// Interpolated value v (F_out + G fractional bits).
+          logic signed [YW:0] v;
+          /// Registered v.
+          logic [YW:0] s2_v;
+          /// Registered flags and input code.
+          logic s2_below, s2_above;
+          logic [IW-1:0] s2_x;
+          assign yk = s1_t[DW+:YW];
+          assign dk = s1_t[DW-1:0];
+          assign prod = dk * $signed({1'b0, s1_r});
+          assign step = DW'(prod >>> SEG_BITS);
+          assign v = (YW + 1)'(yk) + (YW + 1)'(step);
+          always_ff @(posedge clk) begin
+            if (en) begin
+              s1_r     <= SEG_BITS > 0 ? RW'(o) : '0;
+              s2_v     <= v;
+              s2_below <= s1_below;
+              s2_above <= s1_above;
+              s2_x     <= s1_x;
+            end
+          end
+          `MASE_CAST_TO(DATA_OUT_0, YW + 1, DATA_OUT_0_PRECISION_1 + GUARD_BITS, 1, 1, s2_v, body);
+          assign y_below = s2_below;
+          assign y_above = s2_above;
+          assign y_x = s2_x;
+        end else begin : g_full
+          assign body = s1_t[OW-1:0];
+          assign y_below = s1_below;
+          assign y_above = s1_above;
+          assign y_x = s1_x;
+        end
+        if (1) begin : g_tail
+          `MASE_CAST_TO(DATA_OUT_0, IW, DATA_IN_0_PRECISION_1, 1, 1, y_x, tail);
+        end
+        assign y[L*OW+:OW] = y_below ? '0 : y_above ? tail : body;
+      end
+    end
+  end
+
+  `MASE_OUTPUT_SKID(OW, N, y, y_valid, out_ready);
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)
   `MASE_ASSERT_STREAM_STABLE(data_out_0)

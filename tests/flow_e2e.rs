@@ -413,3 +413,47 @@ fn per_channel_weights_are_bit_exact_and_no_less_accurate() {
     assert!(cos >= cos_tensor, "per-channel {cos} below per-tensor {cos_tensor}");
     lint(dir.path());
 }
+
+/// The `gelu` parameters the flow chose for node `name`.
+fn gelu_params(f: &Flow, name: &str) -> indexmap::IndexMap<String, i64> {
+    let id = f.graph.find(name).unwrap_or_else(|| panic!("no node {name}"));
+    f.graph.node(id).meta.hardware.verilog_param.clone()
+}
+
+#[test]
+fn gelu_16bit_defaults_to_the_interpolated_form_and_a_node_can_pick_its_form() {
+    // 16-bit activations: the full table would exceed the 16 kbit budget, so the default is the
+    // interpolated form; it is bit-exact under stalls and lint-clean.
+    let dir = tempfile::tempdir().unwrap();
+    let f = flow("mlp_matmul_gelu.onnx", "[hardware]\nlanes = 2\n", dir.path());
+    let p = gelu_params(&f, "Erf_gelu");
+    assert_eq!(p["FORM"], 1, "{p:?}");
+    let (cos, _) = verify(dir.path(), &f, 3, 0.3, 5);
+    assert!(cos >= 0.999, "cosine {cos}");
+    lint(dir.path());
+    // `form = "table"` keeps the full table for the same node.
+    let dir2 = tempfile::tempdir().unwrap();
+    let cfg = "[hardware]\nlanes = 2\n[hardware.nodes.Erf_gelu]\nform = \"table\"\n";
+    let f2 = flow("mlp_matmul_gelu.onnx", cfg, dir2.path());
+    assert_eq!(gelu_params(&f2, "Erf_gelu")["FORM"], 0);
+    // 8-bit: the full table is small, and it is the default.
+    let dir3 = tempfile::tempdir().unwrap();
+    let f3 = flow("mlp_matmul_gelu.onnx", EIGHT_BIT, dir3.path());
+    assert_eq!(gelu_params(&f3, "Erf_gelu")["FORM"], 0);
+}
+
+#[test]
+fn an_unknown_form_is_an_error_naming_the_node_and_the_forms() {
+    let bytes = std::fs::read(fixture("mlp_matmul_gelu.onnx")).unwrap();
+    for (node, want) in [("Erf_gelu", "supported: \"table\", \"interp\""), ("MatMul_linear", "no forms")] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = format!("[hardware.nodes.{node}]\nform = \"cordic\"\n");
+        let mut opts = FlowOptions::new("mlp_matmul_gelu.onnx", dir.path());
+        opts.config = FlowConfig::from_table(&cfg.parse().unwrap(), "cfg", None).unwrap();
+        let err = match run_flow(&bytes, &opts) {
+            Ok(_) => panic!("{node}: an unknown form must be rejected"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains(node) && err.contains("cordic") && err.contains(want), "{err}");
+    }
+}

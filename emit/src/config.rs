@@ -210,6 +210,10 @@ pub struct NodeHw {
     /// toolchain, see [`crate::external`]); relative to the configuration file.
     #[serde(default)]
     pub external: Option<String>,
+    /// Implementation form of the node's component where it has several (gelu: `"table"`,
+    /// `"interp"`); recorded as the node's `hardware.form` metadata.
+    #[serde(default)]
+    pub form: Option<String>,
 }
 
 /// Hardware configuration.

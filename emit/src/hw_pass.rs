@@ -41,7 +41,12 @@ pub fn add_hardware_metadata(mut graph: MaseGraph, cfg: &HwConfig) -> Result<(Ma
         graph.node_mut(*id).meta.hardware.external =
             ext.map(|p| crate::external::resolve(cfg.base_dir.as_deref(), p).to_string_lossy().into_owned());
     }
+    for id in &ids {
+        let name = graph.node(*id).name.clone();
+        graph.node_mut(*id).meta.hardware.form = cfg.nodes.get(&name).and_then(|n| n.form.clone());
+    }
     let bound = bind_graph(&graph, None)?;
+    check_forms(&bound)?;
     let sel = select(&bound, cfg)?;
     let mut nodes = serde_json::Map::new();
     let mut total_mults = 0u64;
@@ -121,4 +126,31 @@ pub fn add_hardware_metadata(mut graph: MaseGraph, cfg: &HwConfig) -> Result<(Ma
     info.insert("multipliers".into(), total_mults.into());
     info.insert("nodes".into(), nodes.into());
     Ok((graph, info))
+}
+
+/// Every node with a `form` setting is bound to a library component that lists the form.
+fn check_forms(bound: &crate::bind::Bindings) -> Result<()> {
+    for (id, binding) in bound.iter() {
+        let node = bound.graph.node(id);
+        let Some(form) = &node.meta.hardware.form else { continue };
+        let forms: &[&str] = match (binding.role, &binding.implementation) {
+            (Role::Hardware, Some(Implementation::Library(c))) => c.forms(),
+            _ => &[],
+        };
+        if !forms.contains(&form.as_str()) {
+            let supported = if forms.is_empty() {
+                "this node has no forms to choose from (remove `form`)".to_string()
+            } else {
+                format!(
+                    "supported: {}",
+                    forms.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", ")
+                )
+            };
+            return Err(node.error(format!(
+                "hardware.nodes.{}.form = \"{form}\" is not supported; {supported}",
+                node.name
+            )));
+        }
+    }
+    Ok(())
 }

@@ -1,8 +1,10 @@
 //! Accuracy of the exact integer `gelu` and `softmax` components against double-precision
 //! arithmetic, in LSBs of the output format, over random inputs spanning the input format.
 //!
-//! Run: `cargo run --release -p mase-hwlib --example nonlinear_error` (prints a table; asserts
-//! nothing). The reference is the real function of the *quantized* input codes evaluated in f64
+//! Run: `cargo run --release -p mase-hwlib --example nonlinear_error [gelu | gelu_forms |
+//! softmax]` (prints tables; asserts nothing: the ≤ 1 LSB bound of the interpolated GELU is a
+//! unit test in `gelu.rs`). `gelu_forms` takes every input code, both GELU forms as the binding
+//! configures them (recommended range, `SEG_BITS`), with the bits of one table. The reference is the real function of the *quantized* input codes evaluated in f64
 //! (GELU via `gelu::gelu_f64`, softmax via `exp` in f64 with max subtraction); the error of an
 //! output code `y` is `|y · 2^-F_out − ref| / 2^-F_out`. Errors are taken over the inputs whose
 //! reference lies inside the output range; the last column counts the others (they saturate:
@@ -61,6 +63,71 @@ fn gelu_rows(rng: &mut ChaCha8Rng) {
                 println!(
                     "| s16.{fin} | s16.{fout} | {rname} | [{lo}, {hi}] | {} | {max:.3} | {mean:.3} | {out} |",
                     hi - lo + 1
+                );
+            }
+        }
+    }
+    println!();
+}
+
+/// Resolved parameters of a gelu instance as the binding chooses them for the given formats
+/// and form: the recommended table range, and for the interpolated form the segment bits.
+fn gelu_params(fi: &FixedFormat, fo: &FixedFormat, rmode: i64, interp: bool) -> mase_hwlib::Params {
+    let (lo, hi) = gelu::table_range(fi, fo.frac);
+    let seg = if interp {
+        let spec = gelu::InterpSpec { fi: *fi, fo: *fo, lo, hi, seg: 0, guard: gelu::GUARD_BITS };
+        gelu::seg_bits(&spec, &gelu::gelu_f64)
+    } else {
+        0
+    };
+    let ov = vec![
+        ("DATA_IN_0_PRECISION_0", fi.width as i64),
+        ("DATA_IN_0_PRECISION_1", fi.frac as i64),
+        ("DATA_OUT_0_PRECISION_0", fo.width as i64),
+        ("DATA_OUT_0_PRECISION_1", fo.frac as i64),
+        ("DATA_OUT_0_ROUNDING", rmode),
+        ("TABLE_NEG", -lo),
+        ("TABLE_POS", hi),
+        ("FORM", interp as i64),
+        ("SEG_BITS", seg as i64),
+        ("GUARD_BITS", gelu::GUARD_BITS as i64),
+    ];
+    resolve_params(&gelu::Gelu, &ov).expect("valid gelu parameters")
+}
+
+/// Both gelu forms over every input code of several formats: table size per ROM and the
+/// worst-case error (the budget: 16 kbit per lane and 1 LSB).
+fn gelu_form_rows() {
+    println!("## gelu forms, every input code (binding's choices: recommended range, SEG_BITS)\n");
+    println!("| input | output | rounding | form | SEG_BITS | ROM words | word bits | ROM bits | max err (LSB) | mean err (LSB) | out of range |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    let formats = [
+        (16, 12, 16, 12),
+        (16, 8, 16, 8),
+        (16, 10, 16, 12),
+        (16, 13, 16, 13),
+        (16, 12, 16, 14),
+        (8, 4, 8, 4),
+        (8, 5, 8, 6),
+    ];
+    for (wi, fin, wo, fout) in formats {
+        for (rname, rmode) in [("TRN", 0), ("RND", 2)] {
+            for interp in [false, true] {
+                let fi = FixedFormat::signed(wi, fin);
+                let fo = FixedFormat::signed(wo, fout);
+                let p = gelu_params(&fi, &fo, rmode, interp);
+                let table = gelu::gelu_table(&p);
+                let pairs: Vec<(f64, f64)> = (fi.min_code()..=fi.max_code())
+                    .map(|x| (to_f64(gelu::gelu_element(&p, &table, x), &fo), gelu::gelu_f64(to_f64(x, &fi))))
+                    .collect();
+                let (max, mean, out) = stats(&pairs, &fo);
+                let form = if interp { "interp" } else { "table" };
+                let seg = if interp { p["SEG_BITS"].to_string() } else { "-".into() };
+                println!(
+                    "| s{wi}.{fin} | s{wo}.{fout} | {rname} | {form} | {seg} | {} | {} | {} | {max:.3} | {mean:.3} | {out} |",
+                    table.len(),
+                    gelu::word_bits(&p),
+                    gelu::table_bits(&p)
                 );
             }
         }
@@ -127,6 +194,9 @@ fn main() {
     let all = which.is_empty();
     if all || which.iter().any(|w| w == "gelu") {
         gelu_rows(&mut rng);
+    }
+    if all || which.iter().any(|w| w == "gelu_forms") {
+        gelu_form_rows();
     }
     if all || which.iter().any(|w| w == "softmax") {
         softmax_rows(&mut rng);

@@ -202,6 +202,10 @@ pub struct HardwareMeta {
     /// or relative to the emitted project that holds the graph).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<String>,
+    /// The implementation form `[hardware.nodes.NAME] form = "…"` asked for (e.g. gelu's
+    /// `"table"` or `"interp"`); `None` lets the component choose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub form: Option<String>,
 }
 
 impl Default for HardwareMeta {
@@ -216,6 +220,7 @@ impl Default for HardwareMeta {
             dependence_files: Vec::new(),
             parallelism: IndexMap::new(),
             external: None,
+            form: None,
         }
     }
 }

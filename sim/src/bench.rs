@@ -304,15 +304,17 @@ pub fn synth_component(name: &str, overrides: &[(String, i64)]) -> Result<SynthR
     for f in &spec.sources {
         script.push_str(&format!("read_verilog -sv {}\n", f.display()));
     }
-    // `chparam` (not `hierarchy -chparam`) is what accepts string values in Yosys 0.23.
+    // `chparam` (not `hierarchy -chparam`) is what accepts string values in Yosys 0.23. One
+    // command with every `-set`: each `chparam` re-elaborates the module, and an intermediate
+    // parameter set can be huge (a 16-bit gelu with the default 2^16-entry table range).
+    script.push_str("chparam");
     for (k, v) in &spec.params {
         match v {
-            ParamValue::Int(i) => {
-                script.push_str(&format!("chparam -set {k} {} {}\n", yosys_int(*i), spec.top))
-            }
-            ParamValue::Str(s) => script.push_str(&format!("chparam -set {k} \"{s}\" {}\n", spec.top)),
+            ParamValue::Int(i) => script.push_str(&format!(" -set {k} {}", yosys_int(*i))),
+            ParamValue::Str(s) => script.push_str(&format!(" -set {k} \"{s}\"")),
         }
     }
+    script.push_str(&format!(" {}\n", spec.top));
     script.push_str(&format!("hierarchy -check -top {}", spec.top));
     script.push_str(&format!("\nsynth_xilinx -flatten -noiopad -top {}\nstat\n", spec.top));
     let dir = tempfile::tempdir().map_err(SimError::io("creating temp dir", std::env::temp_dir()))?;

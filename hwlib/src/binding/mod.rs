@@ -182,6 +182,13 @@ pub trait Binding: Component {
         Par::lanes(a)
     }
 
+    /// The implementation forms `[hardware.nodes.NAME] form = "…"` may select (read back from
+    /// the node's `hardware.form` metadata in [`Binding::overrides`]). Default: none (the
+    /// component has one form and a `form` setting is an error).
+    fn forms(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Contents of the memories the node's data fills (weights, or a table the node's attributes
     /// choose), by memory name; memories not listed are [`Component::generated_memory`].
     /// Default: none.

@@ -1,5 +1,6 @@
 //! `gelu`: element-wise GELU, `x · Φ(x)` (erf form, as `torch.nn.GELU()`), by table lookup
-//! (`rtl/mase_gelu.sv`), for signed inputs of up to 16 bits.
+//! (`rtl/mase_gelu.sv`), for signed inputs of up to 16 bits, in two forms: a full table (one
+//! entry per input code) or interpolated breakpoints ([`super::gelu_interp`]).
 //!
 //! # Exact algorithm
 //!
@@ -12,28 +13,56 @@
 //! | input code | output code |
 //! |---|---|
 //! | `x < LO` | `0` (GELU tends to 0 for large negative x) |
-//! | `LO ≤ x ≤ HI` | `table[x − LO]` |
+//! | `LO ≤ x ≤ HI`, `FORM = 0` | `table[x − LO]` |
+//! | `LO ≤ x ≤ HI`, `FORM = 1` | breakpoints every `2^SEG_BITS` codes with `GUARD_BITS` guard bits, linear interpolation in integers, one cast ([`super::gelu_interp`]) |
 //! | `x > HI` | `cast_code(x, F, out)` (GELU tends to the identity for large positive x) |
 //!
-//! `table[k] = from_f64(gelu(x_k · 2^-F), out)` for `x_k = LO + k`, computed by [`gelu_table`]
-//! with a deterministic double-precision GELU ([`gelu_f64`]: erf by a positive-term series, exp
-//! by halving and squaring; only IEEE +, −, ×, ÷ and √, so the same bytes on every machine). The
-//! same generator yields the model's table ([`Component::random_stimulus`]) and the emitted
-//! `.mem` file (memory `table`, file parameter `TABLE_MEM_FILE`, one entry per word, word `k` =
-//! input code `LO + k`).
+//! `FORM = 0`: `table[k] = from_f64(gelu(x_k · 2^-F), out)` for `x_k = LO + k`, computed by
+//! [`gelu_table`] with a deterministic double-precision GELU ([`gelu_f64`]: erf by a
+//! positive-term series, exp by halving and squaring; only IEEE +, −, ×, ÷ and √, so the same
+//! bytes on every machine). The same generator yields the model's table
+//! ([`Component::random_stimulus`]) and the emitted `.mem` file (memory `table`, file parameter
+//! `TABLE_MEM_FILE`, one entry per word, word `k` = input code `LO + k`). `FORM = 1`: the words
+//! pack breakpoint and difference ([`InterpSpec::table`]); the breakpoints' common offset is
+//! chosen by evaluating every input code, so the worst case is known, not estimated.
 //!
 //! The defaults `TABLE_NEG = 32768`, `TABLE_POS = 32767` tabulate every input code (exact to the
 //! output rounding). [`table_range`] gives the narrowest range `[lo, hi]` whose tails stay within
 //! a quarter of an output LSB of GELU (so the tails add at most 0.25 LSB of error; use
-//! `TABLE_NEG = −lo`, `TABLE_POS = hi`); the emitter uses it to shrink 16-bit tables
-//! (s16.12 → s16.12: 34 239 of 65 536 entries).
+//! `TABLE_NEG = −lo`, `TABLE_POS = hi`); the emitter uses it for both forms.
+//!
+//! # Which form (the binding's choice, `[hardware.nodes.NAME] form = "table" | "interp"`)
+//!
+//! The full table is exact to the output rounding but grows as `2^W`: at 16 bits, s16.12 →
+//! s16.12, 34 239 entries × 16 bits = 548 kbit per table even after [`table_range`] (1 Mbit for
+//! the whole range). The interpolated form holds 268 words of 36 bits (9.6 kbit) for the same
+//! formats, at most 0.75 LSB from f64 GELU over every input code (the full table: 0.5 LSB with
+//! RND, 1 LSB with TRN). So by default a node gets the full table while one table fits in
+//! [`TABLE_BUDGET_BITS`] (16 kbit: every 8-bit format, 10-bit ones after shrinking) and the
+//! interpolated form beyond, with the largest `SEG_BITS` ([`seg_bits`]) that keeps every input
+//! code within 1 output LSB and `GUARD_BITS` = [`GUARD_BITS`]. `form = "…"` overrides it per
+//! node. `cargo run --release -p mase-hwlib --example nonlinear_error gelu_forms` prints both
+//! forms' sizes and worst-case errors over every code; a unit test asserts ≤ 1 LSB and ≤ 16 kbit
+//! for 16-bit and 8-bit formats. Known gap: when the output has more fractional bits than the
+//! input (s16.12 → s16.14), 1 LSB needs `SEG_BITS = 6`, 577 words × 39 bits = 22.5 kbit per
+//! lane (two RAMB18).
 //!
 //! # Hardware
 //!
-//! Each lane has its own copy of the ROM (one synchronous read port per lane: a lane count of
-//! P costs P ROMs, in block RAM when large; replication keeps every lane independent and the
-//! address logic trivial). Pipeline: ROM read + input register → tail select and cast
-//! (combinational) → `mase_skid_buffer`. Latency 2 cycles, one beat per cycle.
+//! Full table: two lanes share one ROM, each on its own synchronous read port, so `P` lanes cost
+//! `⌈P/2⌉` tables. A Xilinx 7-series block RAM has two ports: a RAMB36 serves two reads of up to
+//! 36 bits (1024 × 36 per port; 72-bit words only as a simple dual port, one read), a RAMB18
+//! two reads of up to 18 bits (1024 × 18). A 16-bit table of 34 239 entries is 31 RAMB18 for one
+//! lane; two lanes sharing it take 16 RAMB36, where two copies took 62 RAMB18 (Yosys 0.23,
+//! measured). Small tables become distributed ROM in LUTs, where a second read port is a second
+//! copy of the LUTs: sharing then neither saves nor costs. Interpolated form: one ROM per lane.
+//! Its words (`YW + DW`, 36 bits for s16.12) fill a RAMB18 port in simple-dual-port mode
+//! (512 × 36, one read); two reads of 36 bits need a RAMB36 in true dual port, the silicon of
+//! two RAMB18s, so sharing saves nothing there (and Yosys 0.23 maps that shared ROM to LUTs).
+//! Pipeline: `FORM = 0`: ROM read + input register → tail select and cast (combinational) →
+//! `mase_skid_buffer`, latency 2. `FORM = 1`: ROM read → `v = y + ⌊d·r / 2^S⌋` (one
+//! `DW × SEG_BITS` multiplier per lane, a DSP48 under Yosys; registered) → cast and tail select
+//! → skid buffer, latency 3. One beat per cycle in both.
 
 use mase_ir::fixed::{cast_code, from_f64, to_f64, FixedFormat};
 use rand::Rng;
@@ -44,6 +73,7 @@ use crate::component::{
     data_out_0, Component, Cost, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
 use crate::components::cast::output_format;
+pub use crate::components::gelu_interp::{seg_bits, InterpSpec, MAX_WORD_BITS};
 use crate::overrides::{input, modes, output, row, rows};
 use crate::port::{self, check_cast_output, check_port};
 use crate::{check_range, output_modes, param, param_list, port_format, port_shape, same_shape};
@@ -54,7 +84,7 @@ pub struct Gelu;
 /// Name, description, RTL dependencies and parameters.
 const INFO: Info = Info {
     name: "gelu",
-    description: "element-wise GELU (erf form) by per-lane table lookup with identity/zero tails; inputs up to 16 bits",
+    description: "element-wise GELU (erf form): full table (a ROM per two lanes) or interpolated breakpoints (≤ 1 LSB), identity/zero tails; inputs up to 16 bits",
     dependencies: &["mase_assert.svh", "mase_cast_core.sv", "mase_skid_buffer.sv"],
     params: param_list![
         port_format!("DATA_IN_0", 8, "input total bits (1..16), signed", 4, "input fractional bits"),
@@ -73,6 +103,9 @@ const INFO: Info = Info {
                 32767,
                 "highest tabulated input code (0..32767, clamped to the input range); above it GELU = cast(x)",
             ),
+            ParamSpec::value("FORM", 0, "0: one table entry per input code; 1: breakpoints every 2^SEG_BITS codes, linear interpolation"),
+            ParamSpec::value("SEG_BITS", 7, "FORM 1: input codes per segment are 2^SEG_BITS (0..12)"),
+            ParamSpec::value("GUARD_BITS", 4, "FORM 1: breakpoint bits below the output LSB (0..8)"),
         ],
     ],
     ..Info::DEFAULT
@@ -149,9 +182,50 @@ pub fn gelu_tanh_f64(x: f64) -> f64 {
 /// to 0 below, to the identity above): `from_f64(f(x · 2^-F), out)` over the effective range,
 /// lowest first. The component's model takes such a table through its `table` memory.
 pub fn function_table(p: &Params, f: impl Fn(f64) -> f64) -> Vec<i64> {
+    if is_interp(p) {
+        return interp_spec(p).table(&f);
+    }
     let (fi, fo) = (input_format(p), output_format(p, "DATA_OUT_0", true));
     let (lo, hi) = effective_range(p);
     (lo..=hi).map(|x| from_f64(f(to_f64(x, &fi)), &fo)).collect()
+}
+
+/// Whether the instance is the interpolated form (`FORM = 1`).
+pub fn is_interp(p: &Params) -> bool {
+    param(p, "FORM") == 1
+}
+
+/// The interpolation of an instance (meaningful for `FORM = 1`).
+pub fn interp_spec(p: &Params) -> InterpSpec {
+    let (lo, hi) = effective_range(p);
+    InterpSpec {
+        fi: input_format(p),
+        fo: output_format(p, "DATA_OUT_0", true),
+        lo,
+        hi,
+        seg: param(p, "SEG_BITS").clamp(0, 12) as u32,
+        guard: param(p, "GUARD_BITS").clamp(0, 8) as u32,
+    }
+}
+
+/// Bits of one ROM word: the output width (full table) or `YW + DW` (interpolated).
+pub fn word_bits(p: &Params) -> u32 {
+    if is_interp(p) {
+        interp_spec(p).word_bits() as u32
+    } else {
+        param(p, "DATA_OUT_0_PRECISION_0") as u32
+    }
+}
+
+/// Bits of one table (ROM) of the instance ([`tables`] of them serve the lanes).
+pub fn table_bits(p: &Params) -> u64 {
+    depth(p) as u64 * word_bits(p) as u64
+}
+
+/// Tables of the instance: the full table serves two lanes (a ROM's two read ports), the
+/// interpolated one a lane (see the module documentation).
+pub fn tables(p: &Params) -> u64 {
+    (lanes(p) as u64).div_ceil(if is_interp(p) { 1 } else { 2 })
 }
 
 /// Input format (`DATA_IN_0_PRECISION_0/1`, signed).
@@ -169,6 +243,9 @@ pub fn effective_range(p: &Params) -> (i64, i64) {
 /// The table contents for the instance: `from_f64(gelu_f64(x · 2^-F), out)` for every code `x` of
 /// the effective range, lowest first (word order of the ROM).
 pub fn gelu_table(p: &Params) -> Vec<i64> {
+    if is_interp(p) {
+        return interp_spec(p).table(&gelu_f64);
+    }
     let (fi, fo) = (input_format(p), output_format(p, "DATA_OUT_0", true));
     let (lo, hi) = effective_range(p);
     (lo..=hi).map(|x| from_f64(gelu_f64(to_f64(x, &fi)), &fo)).collect()
@@ -203,6 +280,8 @@ pub fn gelu_element(p: &Params, table: &[i64], x: i64) -> i64 {
         0
     } else if x > hi {
         cast_code(x as i128, param(p, "DATA_IN_0_PRECISION_1") as i32, &output_format(p, "DATA_OUT_0", true))
+    } else if is_interp(p) {
+        interp_spec(p).element(table, x)
     } else {
         table[(x - lo) as usize]
     }
@@ -226,6 +305,9 @@ fn beats(p: &Params) -> usize {
 /// rejects, so that the RTL still elaborates far enough to print the rejection).
 fn depth(p: &Params) -> usize {
     let (lo, hi) = effective_range(p);
+    if is_interp(p) {
+        return interp_spec(p).depth();
+    }
     (hi - lo + 1).max(1) as usize
 }
 
@@ -238,7 +320,15 @@ impl Component for Gelu {
         check_port(p, "DATA_IN_0", 16)?;
         check_cast_output(p, "DATA_OUT_0", "DATA_IN_0", 32)?;
         check_range(p, "TABLE_NEG", 0, 32768)?;
-        check_range(p, "TABLE_POS", 0, 32767)
+        check_range(p, "TABLE_POS", 0, 32767)?;
+        check_range(p, "FORM", 0, 1)?;
+        check_range(p, "SEG_BITS", 0, 12)?;
+        check_range(p, "GUARD_BITS", 0, 8)?;
+        let bits = word_bits(p) as i64;
+        if is_interp(p) && bits > MAX_WORD_BITS {
+            return Err(format!("WORD_BITS must be between 1 and {MAX_WORD_BITS}, got {bits}"));
+        }
+        Ok(())
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
@@ -252,7 +342,7 @@ impl Component for Gelu {
             values: depth(p),
             depth: depth(p),
             lanes: 1,
-            lane_width: param(p, "DATA_OUT_0_PRECISION_0") as u32,
+            lane_width: word_bits(p),
             signed: true,
         }]
     }
@@ -288,12 +378,12 @@ impl Component for Gelu {
     }
 
     fn cost(&self, p: &Params) -> Cost {
-        let rom_bits = depth(p) as u64 * param(p, "DATA_OUT_0_PRECISION_0") as u64;
+        let interp = is_interp(p) as u64;
         Cost {
-            latency_cycles: 2,
+            latency_cycles: 2 + interp,
             ii_cycles: beats(p) as u64,
-            multipliers: 0,
-            memory_bits: rom_bits * lanes(p) as u64,
+            multipliers: interp * lanes(p) as u64,
+            memory_bits: table_bits(p) * tables(p),
         }
     }
 
@@ -334,11 +424,28 @@ impl Component for Gelu {
             .concat(),
             // output narrower than the tail values: upper tail saturates
             [input(9, 3), output(6, 2), row(9, 3), vec![("TABLE_NEG", 40), ("TABLE_POS", 30)]].concat(),
+            // interpolated form, 16-bit, the binding's range and segments; P = 4: two shared ROMs
+            [input(16, 12), output(16, 12), row(8, 4), interp(-lo16, hi16, 7)].concat(),
+            // interpolated, P = 3 (the last ROM serves one lane), 8-bit, both tails hit
+            [input(8, 4), output(8, 4), row(9, 3), interp(40, 30, 3)].concat(),
+            // interpolated, rounding to nearest, symmetric saturation, wide output, 2-D blocks
+            [input(12, 8), output(18, 9), modes(2, 3), row(12, 2), rows(4, 2), interp(600, 500, 5)].concat(),
+            // interpolated with S = 0 (a table with guard bits) and an odd range
+            [input(6, 2), output(7, 3), row(5, 1), interp(17, 13, 0)].concat(),
         ]
     }
 
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
-        vec![input(17, 4), vec![("TABLE_NEG", 32769)], vec![("TABLE_POS", 40000)], modes(0, 4), row(8, 3)]
+        vec![
+            input(17, 4),
+            vec![("TABLE_NEG", 32769)],
+            vec![("TABLE_POS", 40000)],
+            modes(0, 4),
+            row(8, 3),
+            vec![("FORM", 2)],
+            vec![("FORM", 1), ("SEG_BITS", 13)],
+            vec![("FORM", 1), ("GUARD_BITS", 9)],
+        ]
     }
 
     fn generated_memory(&self, p: &Params, mem: &str) -> Option<Vec<i64>> {
@@ -362,13 +469,40 @@ impl Binding for Gelu {
         let out = v.out_format()?;
         // The narrowest table whose 0 / identity tails stay within a quarter output LSB of the
         // function (the component's recommended range).
-        let (lo, hi) = node_table_range(&x, out.frac, approximation(v));
+        let approx = approximation(v);
+        let (lo, hi) = node_table_range(&x, out.frac, approx);
+        let interp = match v.node.meta.hardware.form.as_deref() {
+            Some("table") => false,
+            Some("interp") => true,
+            Some(other) => {
+                return Err(v.node.error(format!(
+                    "hardware form \"{other}\" is not a gelu form; supported: {}",
+                    FORMS.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", ")
+                )))
+            }
+            // Default: the full table while it fits the per-table budget (exact to the output
+            // rounding), the interpolated form beyond.
+            None => (hi - lo + 1) as u64 * out.width as u64 > TABLE_BUDGET_BITS,
+        };
+        let seg = if interp {
+            let spec = InterpSpec { fi: x, fo: out, lo, hi, seg: 0, guard: GUARD_BITS };
+            node_seg_bits(&spec, approx)
+        } else {
+            7
+        };
         crate::binding::Overrides::default()
             .tensor("DATA_IN_0", &x, &v.in_shape(0)?, par.p_in)
             .output(&out)
             .set("TABLE_NEG", -lo)
             .set("TABLE_POS", hi)
+            .set("FORM", interp as i64)
+            .set("SEG_BITS", seg as i64)
+            .set("GUARD_BITS", GUARD_BITS as i64)
             .done()
+    }
+
+    fn forms(&self) -> &'static [&'static str] {
+        FORMS
     }
 
     /// The tanh form uses the component's table lookup with its own table.
@@ -380,12 +514,57 @@ impl Binding for Gelu {
     }
 }
 
+/// The forms `[hardware.nodes.NAME] form = "…"` selects: `FORM = 0` and `FORM = 1`.
+pub const FORMS: &[&str] = &["table", "interp"];
+
+/// Largest full table (bits of one ROM) the binding uses by default; wider formats get the
+/// interpolated form (16 kbit: one 18 kbit block RAM, or a 2^16-entry table shrunk 64 times).
+pub const TABLE_BUDGET_BITS: u64 = 16 * 1024;
+
+/// Guard bits the binding gives the interpolated form (breakpoint rounding and the floor of the
+/// interpolation then stay within 1/16 of an output LSB).
+pub const GUARD_BITS: u32 = 4;
+
+/// Overrides of the interpolated form: table range `[-neg, pos]`, `SEG_BITS = seg`.
+fn interp(neg: i64, pos: i64, seg: i64) -> Vec<(&'static str, i64)> {
+    vec![("TABLE_NEG", neg), ("TABLE_POS", pos), ("FORM", 1), ("SEG_BITS", seg)]
+}
+
 /// The GELU form of a gelu node.
 fn approximation(v: &NodeView) -> mase_ir::op::GeluApprox {
     match &v.node.op {
         mase_ir::Op::Gelu { approximate } => *approximate,
         _ => mase_ir::op::GeluApprox::None,
     }
+}
+
+/// [`seg_bits`] for a node's formats, memoized like [`node_table_range`] (it evaluates every
+/// code of the range for each candidate).
+fn node_seg_bits(spec: &InterpSpec, approx: mase_ir::op::GeluApprox) -> u32 {
+    type Key = (u32, i32, u32, i32, i64, i64, i64, i64, u32, bool);
+    type Memo = std::sync::Mutex<std::collections::HashMap<Key, u32>>;
+    static MEMO: std::sync::OnceLock<Memo> = std::sync::OnceLock::new();
+    let tanh = approx == mase_ir::op::GeluApprox::Tanh;
+    let (fi, fo) = (spec.fi, spec.fo);
+    let key = (
+        fi.width,
+        fi.frac,
+        fo.width,
+        fo.frac,
+        fo.rounding as i64,
+        fo.overflow as i64,
+        spec.lo,
+        spec.hi,
+        spec.guard,
+        tanh,
+    );
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(r) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return *r;
+    }
+    let r = if tanh { seg_bits(spec, &gelu_tanh_f64) } else { seg_bits(spec, &gelu_f64) };
+    memo.lock().unwrap_or_else(|e| e.into_inner()).insert(key, r);
+    r
 }
 
 /// The table range for an input format and output fraction, memoized: the parallelism search
@@ -420,6 +599,63 @@ mod tests {
             assert!((erf(-z) + want).abs() < 1e-14);
         }
         assert!((exp_neg(1.0) - (-1.0f64).exp()).abs() < 1e-15);
+    }
+
+    /// Worst error (output LSBs) over every input code whose GELU lies in the output range, of
+    /// the instance the binding would choose for these formats and form.
+    fn worst_error(fi: FixedFormat, fo: FixedFormat, rounding: i64, form: i64) -> (f64, Params) {
+        let fo = fo.with_modes(
+            crate::components::cast::rounding_from_code(rounding).expect("rounding code"),
+            Default::default(),
+        );
+        let (lo, hi) = table_range(&fi, fo.frac);
+        let seg = seg_bits(&InterpSpec { fi, fo, lo, hi, seg: 0, guard: GUARD_BITS }, &gelu_f64);
+        let p = resolve_params(
+            &Gelu,
+            &[
+                ("DATA_IN_0_PRECISION_0", fi.width as i64),
+                ("DATA_IN_0_PRECISION_1", fi.frac as i64),
+                ("DATA_OUT_0_PRECISION_0", fo.width as i64),
+                ("DATA_OUT_0_PRECISION_1", fo.frac as i64),
+                ("DATA_OUT_0_ROUNDING", rounding),
+                ("TABLE_NEG", -lo),
+                ("TABLE_POS", hi),
+                ("FORM", form),
+                ("SEG_BITS", seg as i64),
+                ("GUARD_BITS", GUARD_BITS as i64),
+            ],
+        )
+        .unwrap();
+        let table = gelu_table(&p);
+        let (rlo, rhi) = (to_f64(fo.min_code(), &fo), to_f64(fo.max_code(), &fo) + fo.lsb());
+        let mut worst = 0.0f64;
+        for x in fi.min_code()..=fi.max_code() {
+            let r = gelu_f64(to_f64(x, &fi));
+            if r >= rlo && r < rhi {
+                let y = to_f64(gelu_element(&p, &table, x), &fo);
+                worst = worst.max((y - r).abs() / fo.lsb());
+            }
+        }
+        (worst, p)
+    }
+
+    #[test]
+    fn interpolated_form_is_within_one_lsb_over_every_code_in_16_kbit() {
+        for (wi, fin, wo, fout) in
+            [(16, 12, 16, 12), (16, 8, 16, 8), (16, 10, 16, 12), (16, 13, 16, 13), (8, 4, 8, 4)]
+        {
+            for rounding in [0, 2] {
+                let (fi, fo) = (FixedFormat::signed(wi, fin), FixedFormat::signed(wo, fout));
+                let (err, p) = worst_error(fi, fo, rounding, 1);
+                assert!(err <= 1.0, "s{wi}.{fin} -> s{wo}.{fout} rounding {rounding}: {err} LSB");
+                assert!(table_bits(&p) <= 16 * 1024, "s{wi}.{fin}: {} table bits", table_bits(&p));
+                // the full table of the same formats is no better than 1 LSB either
+                if wi == 8 {
+                    let (full, _) = worst_error(fi, fo, rounding, 0);
+                    assert!(full <= 1.0, "full table s{wi}.{fin}: {full}");
+                }
+            }
+        }
     }
 
     #[test]

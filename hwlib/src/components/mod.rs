@@ -4,6 +4,7 @@
 //! component is one line `<name>::<Type>,` here.
 
 pub mod binary;
+pub mod gelu_interp;
 
 /// Declares `pub mod <module>;` for each entry and the registry array of their components.
 macro_rules! registry {
