@@ -119,6 +119,15 @@ pub fn describe(opts: &SweepOptions, onnx: &[u8], product: usize, selected: usiz
 
 /// Runs a sweep and writes its outputs into `opts.out_dir`.
 pub fn run_sweep(opts: &SweepOptions) -> Result<SweepOutcome> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.max(1))
+        .build()
+        .map_err(|e| SweepError::Config(format!("-j {}: {e}", opts.jobs)))?;
+    pool.install(|| sweep_on(opts))
+}
+
+/// [`run_sweep`] on the current thread pool.
+fn sweep_on(opts: &SweepOptions) -> Result<SweepOutcome> {
     let onnx = std::fs::read(&opts.model).map_err(io("reading", &opts.model))?;
     let all = selected(&opts.config);
     let product = crate::point::product(&opts.config).len();
@@ -135,15 +144,11 @@ pub fn run_sweep(opts: &SweepOptions) -> Result<SweepOutcome> {
     let origin = opts.model.display().to_string();
     let mut ctx: Option<Context> = None;
     if !missing.is_empty() {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(opts.jobs.max(1))
-            .build()
-            .map_err(|e| SweepError::Config(format!("-j {}: {e}", opts.jobs)))?;
-        let c = pool.install(|| Context::prepare(&onnx, &origin, &opts.config.base, &opts.data, &ops))?;
+        let c = Context::prepare(&onnx, &origin, &opts.config.base, &opts.data, &ops)?;
         let bar = progress_bar(missing.len(), opts.progress);
         let best: Mutex<Option<(f64, u64, String)>> = Mutex::new(None);
         let total = product;
-        let done: Vec<Result<Entry>> = pool.install(|| {
+        let done: Vec<Result<Entry>> = {
             missing
                 .par_iter()
                 .map(|&i| {
@@ -167,7 +172,7 @@ pub fn run_sweep(opts: &SweepOptions) -> Result<SweepOutcome> {
                     Ok(entry)
                 })
                 .collect()
-        });
+        };
         bar.finish_and_clear();
         for (&i, e) in missing.iter().zip(done) {
             entries[i] = Some(e?);
