@@ -4,7 +4,9 @@
 //! and label files, and the point's settings (not its index, so an extended sweep, whose
 //! indices differ, reuses the points it shares with the old one).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -61,15 +63,32 @@ pub fn point_key(sweep_key: &str, spec: &PointSpec) -> String {
 }
 
 /// A cache directory.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Cache {
     dir: PathBuf,
+    /// The keys the directory held when opened: a point absent here is not looked up, which
+    /// saves a failing file open per new point.
+    present: HashSet<String>,
+    /// Whether the directory is known to exist (stores create it once).
+    created: AtomicBool,
 }
 
 impl Cache {
     /// The cache in `dir` (created on the first store).
     pub fn new(dir: impl Into<PathBuf>) -> Cache {
-        Cache { dir: dir.into() }
+        let dir = dir.into();
+        let present: HashSet<String> = std::fs::read_dir(&dir)
+            .map(|rd| {
+                rd.flatten()
+                    .filter_map(|e| {
+                        e.file_name().to_str().and_then(|n| n.strip_suffix(".json")).map(String::from)
+                    })
+                    .filter(|k| !k.starts_with('.'))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let created = AtomicBool::new(dir.is_dir());
+        Cache { dir, present, created }
     }
 
     fn path(&self, key: &str) -> PathBuf {
@@ -78,6 +97,9 @@ impl Cache {
 
     /// The entry under `key`, if there is a readable one.
     pub fn get(&self, key: &str) -> Option<Entry> {
+        if !self.present.contains(key) {
+            return None;
+        }
         let text = std::fs::read_to_string(self.path(key)).ok()?;
         serde_json::from_str(&text).ok()
     }
@@ -85,7 +107,10 @@ impl Cache {
     /// Stores an entry (written to a temporary file and renamed, so a reader never sees half
     /// of one and parallel shards may share the directory).
     pub fn put(&self, key: &str, e: &Entry) -> Result<()> {
-        std::fs::create_dir_all(&self.dir).map_err(io("creating", &self.dir))?;
+        if !self.created.load(Ordering::Relaxed) {
+            std::fs::create_dir_all(&self.dir).map_err(io("creating", &self.dir))?;
+            self.created.store(true, Ordering::Relaxed);
+        }
         let text = serde_json::to_string(e).expect("entries serialize");
         let tmp = self.dir.join(format!(".{key}.{}.tmp", std::process::id()));
         std::fs::write(&tmp, text).map_err(io("writing", &tmp))?;

@@ -192,11 +192,15 @@ pub fn csv(points: &[PointResult], rows: &[&PointResult]) -> String {
     out
 }
 
-/// The flow configuration of a point: the base with the point's widths (per-op widths as
-/// `[passes.auto_precision.ops.<op>]`) and rate.
-pub fn point_config(meta: &Meta, spec: &PointSpec) -> Result<String> {
-    let mut t: toml::Table =
-        meta.base_config.parse().map_err(|e| SweepError::Config(format!("base configuration: {e}")))?;
+/// The sweep's base flow configuration as a table (what [`point_config`] completes).
+pub fn base_table(meta: &Meta) -> Result<toml::Table> {
+    meta.base_config.parse().map_err(|e| SweepError::Config(format!("base configuration: {e}")))
+}
+
+/// The flow configuration of a point: the `base` ([`base_table`]) with the point's widths
+/// (per-op widths as `[passes.auto_precision.ops.<op>]`) and rate.
+pub fn point_config(base: &toml::Table, spec: &PointSpec) -> Result<String> {
+    let mut t = base.clone();
     let table = |t: &mut toml::Table, k: &str| -> Result<toml::Table> {
         match t.remove(k) {
             None => Ok(toml::Table::new()),
@@ -349,8 +353,9 @@ pub fn write_all(dir: &Path, meta: &Meta, points: &[PointResult]) -> Result<()> 
     write("points.json", &(json + "\n"))?;
     write("pareto.svg", &crate::svg::plot(points, meta.labels.is_some()))?;
     write("README.md", &readme(meta, points))?;
+    let base = base_table(meta)?;
     for p in points {
-        write(&format!("configs/{}.toml", p.id), &point_config(meta, &p.spec)?)?;
+        write(&format!("configs/{}.toml", p.id), &point_config(&base, &p.spec)?)?;
     }
     Ok(())
 }
