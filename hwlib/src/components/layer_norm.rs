@@ -176,15 +176,18 @@ fn clog2(n: i64) -> i64 {
 }
 
 /// LUT and FF model of layer_norm (ROMs aside) over `[1, lanes × input bits, lanes × output bits,
-/// lanes × gamma bits]`. Not fitted yet (a layer_norm synthesis did not finish within the fit
-/// run): per-row statistics and Newton steps as a constant, one LUT and FF per datapath bit; to
-/// be refitted with `sim/examples/resource_fit.rs --only layer_norm`.
-const LAYER_NORM_LUT: [f64; 4] = [500.0, 1.0, 1.0, 1.0];
+/// lanes × gamma bits, lanes × ceil(log2 D), folded, folded × lanes]` (`folded` = `FOLD > 1`),
+/// least squares over the 42 instances of `sim/examples/resource_fit.rs --only layer_norm`
+/// (Yosys 0.23; median error 6 % for both, worst 33 %).
+const LAYER_NORM_LUT: [f64; 7] = [440.138, 8.202, 7.89, -1.176, 20.9, 130.691, 123.36];
 /// See [`LAYER_NORM_LUT`].
-const LAYER_NORM_FF: [f64; 4] = [500.0, 1.0, 1.0, 1.0];
-/// DSPs of layer_norm over `[1, lanes]`: the per-row statistics and Newton steps, and the
-/// per-lane centre, scale and gamma products (not measured yet, see [`LAYER_NORM_LUT`]).
-const LAYER_NORM_DSP: [f64; 2] = [8.0, 3.0];
+const LAYER_NORM_FF: [f64; 7] = [269.922, -2.407, 25.488, -13.682, 6.053, 114.506, 68.066];
+/// DSPs of the unfolded layer_norm over `[1, lanes, lanes × input bits, lanes × ceil(log2 D)]`:
+/// the statistics, Newton and per-lane products, whose operand widths follow the input width and
+/// the row length; least squares over the 23 unfolded instances of the same fit (median error
+/// 4 %, worst 17 %; an estimate, not Yosys' exact split). Folded forms are exact: see
+/// [`LayerNorm::resources`].
+const LAYER_NORM_DSP: [f64; 4] = [17.099, 4.56, 0.288, -0.302];
 
 /// Derived constants of an instance (the RTL's localparams, same names).
 #[derive(Debug, Clone, Copy)]
@@ -487,8 +490,8 @@ impl Component for LayerNorm {
         }
     }
 
-    /// The row ring by the RAM rule, gamma/beta ROMs where Yosys puts them; DSPs and LUT/FF
-    /// from [`LAYER_NORM_LUT`] (not fitted yet).
+    /// The row ring by the RAM rule, gamma/beta ROMs where Yosys puts them; LUT/FF from
+    /// [`LAYER_NORM_LUT`], DSPs from [`LAYER_NORM_DSP`] (unfolded) or the folded multipliers.
     fn resources(&self, p: &Params) -> crate::Resources {
         use crate::resources::{fitted, pu, ram, rom};
         let g = Geo::of(p);
@@ -497,11 +500,29 @@ impl Component for LayerNorm {
         let (ring_bram, ring_lutram) = ram(slots(p) as u64 * nw, lanes * w);
         let (gb, gl) = rom(nw, lanes * pu(p, "WEIGHT_PRECISION_0"));
         let (bb, bl) = rom(nw, lanes * pu(p, "BIAS_PRECISION_0"));
-        let x = [1, lanes * w, lanes * pu(p, "DATA_OUT_0_PRECISION_0"), lanes * pu(p, "WEIGHT_PRECISION_0")];
+        let ld = crate::resources::clog2(g.d as u64);
+        let fold = pu(p, "FOLD");
+        let folded = u64::from(fold > 1);
+        let x = [
+            1,
+            lanes * w,
+            lanes * pu(p, "DATA_OUT_0_PRECISION_0"),
+            lanes * pu(p, "WEIGHT_PRECISION_0"),
+            lanes * ld,
+            folded,
+            folded * lanes,
+        ];
+        // A folded form's shared multipliers are as wide as the widest product they serve: four
+        // DSPs each, one per lane, plus the 1/sqrt unit's own at FOLD = 3.
+        let dsp = match fold {
+            0 | 1 => fitted(&LAYER_NORM_DSP, &[1, lanes, lanes * w, lanes * ld]),
+            3 => 4 * (lanes + 1),
+            _ => 4 * lanes,
+        };
         crate::Resources {
             lut: fitted(&LAYER_NORM_LUT, &x) + gl + bl,
             ff: fitted(&LAYER_NORM_FF, &x),
-            dsp: fitted(&LAYER_NORM_DSP, &[1, lanes]),
+            dsp,
             bram18: ring_bram + gb + bb,
             lutram: ring_lutram,
         }
