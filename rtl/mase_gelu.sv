@@ -5,10 +5,14 @@
 //   x <  LO : y = 0                      (GELU tends to 0)
 //   x in [LO, HI] : FORM 0: y = table[x - LO] (entries generated in Rust by mase_hwlib
 //                   gelu_table: from_f64(gelu(x * 2^-F_in), output format));
-//                   FORM 1: o = x - LO, word = table[o >> S] = {y_k (YW bits), d_k (DW bits)},
-//                   v = y_k + ((d_k * (o mod 2^S)) >>> S), y = cast(v, F_out + G frac bits)
-//                   (breakpoints every 2^S codes with G guard bits, linear interpolation; the
-//                   words come from mase_hwlib gelu_interp, which does the same integer steps)
+//                   FORM 1: five bands [LO, -BAND_OUT), [-BAND_OUT, -BAND_MID), [-BAND_MID,
+//                   BAND_MID), [BAND_MID, BAND_OUT), [BAND_OUT, HI] (clamped to the range) with
+//                   segment bits S = SEG_BITS_OUT, _MID, SEG_BITS, _MID, _OUT; segments on the
+//                   code grid: word = table[(x >>> S) + OFF_band] = {y_k (YW bits), d_k (DW
+//                   bits)}, r = (x mod 2^S) << (M - S) (M the largest S of a non-empty band),
+//                   v = y_k + ((d_k * r) >>> M), y = cast(v, F_out + G frac bits) (G guard bits,
+//                   linear interpolation; the words come from mase_hwlib gelu_interp, which
+//                   does the same integer steps)
 //   x >  HI : y = cast(x) into the output format with DATA_OUT_0_ROUNDING / _OVERFLOW
 //             (mase_cast_core; GELU tends to the identity)
 // The table is a synchronous-read ROM loaded by $readmemh(TABLE_MEM_FILE), one entry per word.
@@ -40,8 +44,17 @@ module mase_gelu #(
     parameter int TABLE_POS = 32767,
     /// 0: one table entry per input code of [LO, HI]; 1: interpolated breakpoints.
     parameter int FORM = 0,
-    /// FORM 1: S, input codes per segment are 2^S (0..12).
+    /// FORM 1: segment bits of the inner band -BAND_MID <= x < BAND_MID (0..12).
     parameter int SEG_BITS = 7,
+    /// FORM 1: segment bits of the middle band, -BAND_OUT <= x < BAND_OUT outside the inner
+    /// one (0..12).
+    parameter int SEG_BITS_MID = 7,
+    /// FORM 1: segment bits of the outer band (the rest of the table range; 0..12).
+    parameter int SEG_BITS_OUT = 7,
+    /// FORM 1: inner band threshold in codes (0..32768; BAND_MID = BAND_OUT = 32768: one band).
+    parameter int BAND_MID = 32768,
+    /// FORM 1: middle band threshold in codes (BAND_MID..32768).
+    parameter int BAND_OUT = 32768,
     /// FORM 1: G, breakpoint bits below the output LSB (0..8).
     parameter int GUARD_BITS = 4,
     /// Path of the table .mem file ($readmemh; "" = all-zero table).
@@ -69,28 +82,81 @@ module mase_gelu #(
   localparam int HI = TABLE_POS < IMAX ? TABLE_POS : IMAX;
   /// FORM 1: shift from input codes to breakpoint units, A = F_out + G - F_in.
   localparam int A = DATA_OUT_0_PRECISION_1 + GUARD_BITS - DATA_IN_0_PRECISION_1;
-  /// FORM 1: larger of W - 1 and S.
-  localparam int WS = IW - 1 > SEG_BITS ? IW - 1 : SEG_BITS;
-  /// FORM 1: breakpoint bits, max(max(W - 1, S) + A + 3, G + 4) (as gelu_interp::widths).
+  /// FORM 1: one past the table range.
+  localparam int END = HI + 1 > LO ? HI + 1 : LO;
+  /// FORM 1: band starts (band b is [STb, ST(b+1)), ST0 = LO, ST5 = END), clamped to the range.
+  localparam int ST1 = clamp_code(-BAND_OUT);
+  localparam int ST2 = clamp_code(-BAND_MID);
+  localparam int ST3 = clamp_code(BAND_MID);
+  localparam int ST4 = clamp_code(BAND_OUT);
+  /// FORM 1: segment bits of the bands.
+  localparam int SH0 = SEG_BITS_OUT;
+  localparam int SH1 = SEG_BITS_MID;
+  localparam int SH2 = SEG_BITS;
+  localparam int SH3 = SEG_BITS_MID;
+  localparam int SH4 = SEG_BITS_OUT;
+  /// FORM 1: words of the bands (grid segments the band touches).
+  localparam int CNT0 = band_words(LO, ST1, SH0);
+  localparam int CNT1 = band_words(ST1, ST2, SH1);
+  localparam int CNT2 = band_words(ST2, ST3, SH2);
+  localparam int CNT3 = band_words(ST3, ST4, SH3);
+  localparam int CNT4 = band_words(ST4, END, SH4);
+  /// FORM 1: word of code x in band b: (x >>> SHb) + OFFb.
+  localparam int OFF0 = -(LO >>> SH0);
+  localparam int OFF1 = CNT0 - (ST1 >>> SH1);
+  localparam int OFF2 = CNT0 + CNT1 - (ST2 >>> SH2);
+  localparam int OFF3 = CNT0 + CNT1 + CNT2 - (ST3 >>> SH3);
+  localparam int OFF4 = CNT0 + CNT1 + CNT2 + CNT3 - (ST4 >>> SH4);
+  /// FORM 1: M, the largest segment bits of a non-empty band.
+  localparam int M = max_seg();
+  /// FORM 1: larger of W - 1 and M.
+  localparam int WS = IW - 1 > M ? IW - 1 : M;
+  /// FORM 1: breakpoint bits, max(max(W - 1, M) + A + 3, G + 4) (as gelu_interp::widths).
   localparam int YW = WS + A + 3 > GUARD_BITS + 4 ? WS + A + 3 : GUARD_BITS + 4;
-  /// FORM 1: difference bits, max(S + A + 3, 3).
-  localparam int DW = SEG_BITS + A + 3 > 3 ? SEG_BITS + A + 3 : 3;
+  /// FORM 1: difference bits, max(M + A + 3, 3).
+  localparam int DW = M + A + 3 > 3 ? M + A + 3 : 3;
   /// Bits of one ROM word.
   localparam int WORD_BITS = FORM == 1 ? YW + DW : OW;
   /// Table entries (at least 1, so that invalid TABLE_NEG/POS reach the parameter checks).
-  localparam int DEPTH = HI < LO ? 1 : FORM == 1 ? ((HI - LO) >> SEG_BITS) + 1 : HI - LO + 1;
+  localparam int DEPTH = HI < LO ? 1 : FORM == 1 ? (CNT0 + CNT1 + CNT2 + CNT3 + CNT4 > 1 ?
+      CNT0 + CNT1 + CNT2 + CNT3 + CNT4 : 1) : HI - LO + 1;
   /// Table address width.
   localparam int AW = DEPTH > 1 ? $clog2(DEPTH) : 1;
   /// Width of the address arithmetic (input codes and LO/HI are within 17 bits).
   localparam int XW = 18;
-  /// FORM 1: width of the in-segment offset (at least 1).
-  localparam int RW = SEG_BITS > 0 ? SEG_BITS : 1;
+  /// FORM 1: width of the normalised in-segment offset (at least 1).
+  localparam int RW = M > 0 ? M : 1;
   /// Lanes per ROM: FORM 0 two (two read ports of one block RAM), FORM 1 one (its 36-bit-ish
   /// words fill one RAMB18 port as a simple dual port; two such ports cost a RAMB36, the same
   /// silicon as two RAMB18s, and Yosys 0.23 maps the shared form to LUTs).
   localparam int LPT = FORM == 1 ? 1 : 2;
   /// ROMs.
   localparam int NT = (N + LPT - 1) / LPT;
+
+  /// A band boundary clamped to [LO, END].
+  function automatic int clamp_code(int v);
+    return v < LO ? LO : v > END ? END : v;
+  endfunction
+  /// Words of band [s0, s1) with segments of 2^sh codes on the code grid (0 when empty).
+  function automatic int band_words(int s0, int s1, int sh);
+    return s1 > s0 ? ((s1 - 1) >>> sh) - (s0 >>> sh) + 1 : 0;
+  endfunction
+  /// (x mod 2^sh) << (M - sh): the in-segment offset scaled to M bits.
+  function automatic logic [RW-1:0] norm_r(logic signed [XW-1:0] xc, int sh);
+    int xi;
+    xi = int'(xc);
+    return RW'((xi & ((1 << sh) - 1)) << (M - sh));
+  endfunction
+  /// Largest segment bits of a non-empty band.
+  function automatic int max_seg();
+    int m;
+    m = CNT2 > 0 ? SH2 : 0;
+    if (CNT1 > 0 && SH1 > m) m = SH1;
+    if (CNT3 > 0 && SH3 > m) m = SH3;
+    if (CNT0 > 0 && SH0 > m) m = SH0;
+    if (CNT4 > 0 && SH4 > m) m = SH4;
+    return m;
+  endfunction
 
 `ifndef SYNTHESIS
   initial begin
@@ -103,6 +169,10 @@ module mase_gelu #(
     `MASE_CHECK_RANGE(TABLE_POS, 0, 32767);
     `MASE_CHECK_RANGE(FORM, 0, 1);
     `MASE_CHECK_RANGE(SEG_BITS, 0, 12);
+    `MASE_CHECK_RANGE(SEG_BITS_MID, 0, 12);
+    `MASE_CHECK_RANGE(SEG_BITS_OUT, 0, 12);
+    `MASE_CHECK_RANGE(BAND_MID, 0, 32768);
+    `MASE_CHECK_RANGE(BAND_OUT, BAND_MID, 32768);
     `MASE_CHECK_RANGE(GUARD_BITS, 0, 8);
     if (FORM == 1) `MASE_CHECK_RANGE(WORD_BITS, 1, 62);
   end
@@ -154,15 +224,11 @@ module mase_gelu #(
         logic below;
         /// Code above the table.
         logic above;
-        /// Offset into the table range (0 outside it).
-        logic [XW-1:0] o;
         /// ROM address (0 outside the table).
         logic [AW-1:0] addr;
         assign x = XW'($signed(data_in_0[L*IW+:IW]));
         assign below = x < XW'(LO);
         assign above = x > XW'(HI);
-        assign o = (below || above) ? '0 : XW'(x - XW'(LO));
-        assign addr = AW'(o >> (FORM == 1 ? SEG_BITS : 0));
 
         /// Registered ROM word.
         logic [WORD_BITS-1:0] s1_t;
@@ -192,11 +258,11 @@ module mase_gelu #(
           logic signed [YW-1:0] yk;
           /// Difference d_k = y_(k+1) - y_k.
           logic signed [DW-1:0] dk;
-          /// Registered in-segment offset r = o mod 2^S (0 when S = 0).
+          /// Registered normalised in-segment offset r << (M - S).
           logic [RW-1:0] s1_r;
           /// d_k * r (exact).
           logic signed [DW+RW:0] prod;
-          /// d_k * r floored by 2^S (|d_k * r / 2^S| < |d_k|: DW bits hold it).
+          /// d_k * r floored by 2^M (|d_k * r / 2^M| < |d_k|: DW bits hold it).
           logic signed [DW-1:0] step;
           /// Interpolated value v (F_out + G fractional bits).
           logic signed [YW:0] v;
@@ -205,14 +271,43 @@ module mase_gelu #(
           /// Registered flags and input code.
           logic s2_below, s2_above;
           logic [IW-1:0] s2_x;
+          /// Normalised in-segment offset (x mod 2^S) << (M - S) of x in its band.
+          logic [RW-1:0] rn;
+          /// Word of x in its band, (x >>> S) + OFF (0 outside the table; the address is its
+          /// low AW bits, it lies in [0, DEPTH)).
+          /* verilator lint_off UNUSEDSIGNAL */
+          logic signed [XW-1:0] k;
+          /* verilator lint_on UNUSEDSIGNAL */
+          always_comb begin
+            if (below || above) begin
+              k  = '0;
+              rn = '0;
+            end else if (x >= XW'(ST4)) begin
+              k  = (x >>> SH4) + XW'(OFF4);
+              rn = norm_r(x, SH4);
+            end else if (x >= XW'(ST3)) begin
+              k  = (x >>> SH3) + XW'(OFF3);
+              rn = norm_r(x, SH3);
+            end else if (x >= XW'(ST2)) begin
+              k  = (x >>> SH2) + XW'(OFF2);
+              rn = norm_r(x, SH2);
+            end else if (x >= XW'(ST1)) begin
+              k  = (x >>> SH1) + XW'(OFF1);
+              rn = norm_r(x, SH1);
+            end else begin
+              k  = (x >>> SH0) + XW'(OFF0);
+              rn = norm_r(x, SH0);
+            end
+          end
+          assign addr = AW'(k);
           assign yk = s1_t[DW+:YW];
           assign dk = s1_t[DW-1:0];
           assign prod = dk * $signed({1'b0, s1_r});
-          assign step = DW'(prod >>> SEG_BITS);
+          assign step = DW'(prod >>> M);
           assign v = (YW + 1)'(yk) + (YW + 1)'(step);
           always_ff @(posedge clk) begin
             if (en) begin
-              s1_r     <= SEG_BITS > 0 ? RW'(o) : '0;
+              s1_r     <= rn;
               s2_v     <= v;
               s2_below <= s1_below;
               s2_above <= s1_above;
@@ -224,6 +319,12 @@ module mase_gelu #(
           assign y_above = s2_above;
           assign y_x = s2_x;
         end else begin : g_full
+          /// Offset into the table range (0 outside it; the address is its low AW bits).
+          /* verilator lint_off UNUSEDSIGNAL */
+          logic [XW-1:0] o;
+          /* verilator lint_on UNUSEDSIGNAL */
+          assign o = (below || above) ? '0 : XW'(x - XW'(LO));
+          assign addr = AW'(o);
           assign body = s1_t[OW-1:0];
           assign y_below = s1_below;
           assign y_above = s1_above;

@@ -73,7 +73,7 @@ use crate::component::{
     data_out_0, Component, Cost, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
 use crate::components::cast::output_format;
-pub use crate::components::gelu_interp::{seg_bits, InterpSpec, MAX_WORD_BITS};
+pub use crate::components::gelu_interp::{choose, Band, InterpSpec, BAND_NONE, MAX_WORD_BITS};
 use crate::overrides::{input, modes, output, row, rows};
 use crate::port::{self, check_cast_output, check_port};
 use crate::{check_range, output_modes, param, param_list, port_format, port_shape, same_shape};
@@ -104,7 +104,11 @@ const INFO: Info = Info {
                 "highest tabulated input code (0..32767, clamped to the input range); above it GELU = cast(x)",
             ),
             ParamSpec::value("FORM", 0, "0: one table entry per input code; 1: breakpoints every 2^SEG_BITS codes, linear interpolation"),
-            ParamSpec::value("SEG_BITS", 7, "FORM 1: input codes per segment are 2^SEG_BITS (0..12)"),
+            ParamSpec::value("SEG_BITS", 7, "FORM 1: inner band (-BAND_MID <= x < BAND_MID): input codes per segment are 2^SEG_BITS (0..12)"),
+            ParamSpec::value("SEG_BITS_MID", 7, "FORM 1: segment bits of the middle band (-BAND_OUT <= x < BAND_OUT outside the inner one; 0..12)"),
+            ParamSpec::value("SEG_BITS_OUT", 7, "FORM 1: segment bits of the outer band (the rest of the table range; 0..12)"),
+            ParamSpec::value("BAND_MID", 32768, "FORM 1: inner band threshold (codes, 0..32768; 32768 with BAND_OUT = 32768: uniform segments)"),
+            ParamSpec::value("BAND_OUT", 32768, "FORM 1: middle band threshold (codes, BAND_MID..32768)"),
             ParamSpec::value("GUARD_BITS", 4, "FORM 1: breakpoint bits below the output LSB (0..8)"),
         ],
     ],
@@ -203,7 +207,8 @@ pub fn interp_spec(p: &Params) -> InterpSpec {
         fo: output_format(p, "DATA_OUT_0", true),
         lo,
         hi,
-        seg: param(p, "SEG_BITS").clamp(0, 12) as u32,
+        seg: ["SEG_BITS", "SEG_BITS_MID", "SEG_BITS_OUT"].map(|n| param(p, n).clamp(0, 12) as u32),
+        band: ["BAND_MID", "BAND_OUT"].map(|n| param(p, n).clamp(0, BAND_NONE)),
         guard: param(p, "GUARD_BITS").clamp(0, 8) as u32,
     }
 }
@@ -323,6 +328,10 @@ impl Component for Gelu {
         check_range(p, "TABLE_POS", 0, 32767)?;
         check_range(p, "FORM", 0, 1)?;
         check_range(p, "SEG_BITS", 0, 12)?;
+        check_range(p, "SEG_BITS_MID", 0, 12)?;
+        check_range(p, "SEG_BITS_OUT", 0, 12)?;
+        check_range(p, "BAND_MID", 0, BAND_NONE)?;
+        check_range(p, "BAND_OUT", param(p, "BAND_MID"), BAND_NONE)?;
         check_range(p, "GUARD_BITS", 0, 8)?;
         let bits = word_bits(p) as i64;
         if is_interp(p) && bits > MAX_WORD_BITS {
@@ -387,19 +396,29 @@ impl Component for Gelu {
         }
     }
 
-    /// One table per lane (depth × OW bits) where Yosys puts a ROM ([`crate::resources::rom`]);
-    /// index arithmetic and the output register per lane (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    /// [`tables`] ROMs of [`depth`] × [`word_bits`] where Yosys puts a ROM
+    /// ([`crate::resources::rom`]); FORM 1: one `DW × M` interpolation multiplier per lane
+    /// ([`crate::resources::mul_dsps`]); index arithmetic and the output register per lane
+    /// (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
     fn resources(&self, p: &Params) -> crate::Resources {
-        use crate::resources::{fitted, pu, rom};
+        use crate::resources::{fitted, mul_dsps, pu, rom};
         let n = lanes(p) as u64;
         let (iw, ow) = (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
-        let (rom_bram, rom_lut) = rom(depth(p) as u64, ow);
+        let (rom_bram, rom_lut) = rom(depth(p) as u64, word_bits(p) as u64);
+        let dsp = if is_interp(p) {
+            let spec = interp_spec(p);
+            let (_, dw) = spec.widths();
+            let rw = spec.seg_max().max(1);
+            n * mul_dsps(dw, rw + 1, true, true, dw + rw + 1)
+        } else {
+            0
+        };
         let x = [1, n * iw, n * ow];
         crate::Resources {
-            lut: fitted(&GELU_LUT, &x) + n * rom_lut,
+            lut: fitted(&GELU_LUT, &x) + tables(p) * rom_lut,
             ff: fitted(&GELU_FF, &x),
-            dsp: 0,
-            bram18: n * rom_bram,
+            dsp,
+            bram18: tables(p) * rom_bram,
             lutram: 0,
         }
     }
@@ -445,6 +464,10 @@ impl Component for Gelu {
             vec![("FORM", 2)],
             vec![("FORM", 1), ("SEG_BITS", 13)],
             vec![("FORM", 1), ("GUARD_BITS", 9)],
+            vec![("FORM", 1), ("SEG_BITS_MID", 13)],
+            vec![("FORM", 1), ("SEG_BITS_OUT", -1)],
+            vec![("FORM", 1), ("BAND_MID", 32769)],
+            vec![("FORM", 1), ("BAND_MID", 100), ("BAND_OUT", 99)],
         ]
     }
 
@@ -484,11 +507,10 @@ impl Binding for Gelu {
             // rounding), the interpolated form beyond.
             None => (hi - lo + 1) as u64 * out.width as u64 > TABLE_BUDGET_BITS,
         };
-        let seg = if interp {
-            let spec = InterpSpec { fi: x, fo: out, lo, hi, seg: 0, guard: GUARD_BITS };
-            node_seg_bits(&spec, approx)
+        let spec = if interp {
+            node_choose(&InterpSpec::uniform(x, out, lo, hi, 0, GUARD_BITS), approx)
         } else {
-            7
+            InterpSpec::uniform(x, out, lo, hi, 7, GUARD_BITS)
         };
         crate::binding::Overrides::default()
             .tensor("DATA_IN_0", &x, &v.in_shape(0)?, par.p_in)
@@ -496,7 +518,11 @@ impl Binding for Gelu {
             .set("TABLE_NEG", -lo)
             .set("TABLE_POS", hi)
             .set("FORM", interp as i64)
-            .set("SEG_BITS", seg as i64)
+            .set("SEG_BITS", spec.seg[0] as i64)
+            .set("SEG_BITS_MID", spec.seg[1] as i64)
+            .set("SEG_BITS_OUT", spec.seg[2] as i64)
+            .set("BAND_MID", spec.band[0])
+            .set("BAND_OUT", spec.band[1])
             .set("GUARD_BITS", GUARD_BITS as i64)
             .done()
     }
@@ -530,6 +556,18 @@ fn interp(neg: i64, pos: i64, seg: i64) -> Vec<(&'static str, i64)> {
     vec![("TABLE_NEG", neg), ("TABLE_POS", pos), ("FORM", 1), ("SEG_BITS", seg)]
 }
 
+/// Overrides of the banded interpolated form: segment bits `[inner, middle, outer]`, band
+/// thresholds `[BAND_MID, BAND_OUT]`.
+fn bands(seg: [i64; 3], band: [i64; 2]) -> Vec<(&'static str, i64)> {
+    vec![
+        ("SEG_BITS", seg[0]),
+        ("SEG_BITS_MID", seg[1]),
+        ("SEG_BITS_OUT", seg[2]),
+        ("BAND_MID", band[0]),
+        ("BAND_OUT", band[1]),
+    ]
+}
+
 /// The GELU form of a gelu node.
 fn approximation(v: &NodeView) -> mase_ir::op::GeluApprox {
     match &v.node.op {
@@ -538,11 +576,11 @@ fn approximation(v: &NodeView) -> mase_ir::op::GeluApprox {
     }
 }
 
-/// [`seg_bits`] for a node's formats, memoized like [`node_table_range`] (it evaluates every
+/// [`choose`] for a node's formats, memoized like [`node_table_range`] (it evaluates every
 /// code of the range for each candidate).
-fn node_seg_bits(spec: &InterpSpec, approx: mase_ir::op::GeluApprox) -> u32 {
+fn node_choose(spec: &InterpSpec, approx: mase_ir::op::GeluApprox) -> InterpSpec {
     type Key = (u32, i32, u32, i32, i64, i64, i64, i64, u32, bool);
-    type Memo = std::sync::Mutex<std::collections::HashMap<Key, u32>>;
+    type Memo = std::sync::Mutex<std::collections::HashMap<Key, InterpSpec>>;
     static MEMO: std::sync::OnceLock<Memo> = std::sync::OnceLock::new();
     let tanh = approx == mase_ir::op::GeluApprox::Tanh;
     let (fi, fo) = (spec.fi, spec.fo);
@@ -562,7 +600,7 @@ fn node_seg_bits(spec: &InterpSpec, approx: mase_ir::op::GeluApprox) -> u32 {
     if let Some(r) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return *r;
     }
-    let r = if tanh { seg_bits(spec, &gelu_tanh_f64) } else { seg_bits(spec, &gelu_f64) };
+    let r = if tanh { choose(spec, &gelu_tanh_f64) } else { choose(spec, &gelu_f64) };
     memo.lock().unwrap_or_else(|e| e.into_inner()).insert(key, r);
     r
 }
@@ -609,7 +647,7 @@ mod tests {
             Default::default(),
         );
         let (lo, hi) = table_range(&fi, fo.frac);
-        let seg = seg_bits(&InterpSpec { fi, fo, lo, hi, seg: 0, guard: GUARD_BITS }, &gelu_f64);
+        let spec = choose(&InterpSpec::uniform(fi, fo, lo, hi, 0, GUARD_BITS), &gelu_f64);
         let p = resolve_params(
             &Gelu,
             &[
@@ -621,7 +659,11 @@ mod tests {
                 ("TABLE_NEG", -lo),
                 ("TABLE_POS", hi),
                 ("FORM", form),
-                ("SEG_BITS", seg as i64),
+                ("SEG_BITS", spec.seg[0] as i64),
+                ("SEG_BITS_MID", spec.seg[1] as i64),
+                ("SEG_BITS_OUT", spec.seg[2] as i64),
+                ("BAND_MID", spec.band[0]),
+                ("BAND_OUT", spec.band[1]),
                 ("GUARD_BITS", GUARD_BITS as i64),
             ],
         )
@@ -639,16 +681,24 @@ mod tests {
         (worst, p)
     }
 
+    /// Every 16-bit input format with 8..14 fractional bits, outputs of 16 bits with two fewer
+    /// to two more fractional bits (within 0..15), truncation and rounding to nearest: the
+    /// binding's interpolated table is within 1 LSB over every input code in ≤ 16 kbit.
     #[test]
     fn interpolated_form_is_within_one_lsb_over_every_code_in_16_kbit() {
-        for (wi, fin, wo, fout) in
-            [(16, 12, 16, 12), (16, 8, 16, 8), (16, 10, 16, 12), (16, 13, 16, 13), (8, 4, 8, 4)]
-        {
+        let mut formats = vec![(8, 4, 8, 4), (8, 5, 8, 6)];
+        for fin in 8..=14 {
+            for fout in (fin - 2).max(0)..=(fin + 2).min(15) {
+                formats.push((16, fin, 16, fout));
+            }
+        }
+        for (wi, fin, wo, fout) in formats {
             for rounding in [0, 2] {
                 let (fi, fo) = (FixedFormat::signed(wi, fin), FixedFormat::signed(wo, fout));
                 let (err, p) = worst_error(fi, fo, rounding, 1);
+                let bits = table_bits(&p);
                 assert!(err <= 1.0, "s{wi}.{fin} -> s{wo}.{fout} rounding {rounding}: {err} LSB");
-                assert!(table_bits(&p) <= 16 * 1024, "s{wi}.{fin}: {} table bits", table_bits(&p));
+                assert!(bits <= 16 * 1024, "s{wi}.{fin} -> s{wo}.{fout} rounding {rounding}: {bits} table bits");
                 // the full table of the same formats is no better than 1 LSB either
                 if wi == 8 {
                     let (full, _) = worst_error(fi, fo, rounding, 0);
@@ -656,6 +706,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Bands with every segment size the same are the uniform table, word for word, and the
+    /// banded model agrees with the unpacked interpolation on every code.
+    #[test]
+    fn uniform_bands_equal_one_band() {
+        let (fi, fo) = (FixedFormat::signed(12, 8), FixedFormat::signed(12, 8));
+        let (lo, hi) = table_range(&fi, 8);
+        let one = InterpSpec::uniform(fi, fo, lo, hi, 5, GUARD_BITS);
+        let five = InterpSpec { band: [96, 704], ..one };
+        assert_eq!(one.depth(), five.depth());
+        assert_eq!(one.table(&gelu_f64), five.table(&gelu_f64));
+        let mixed = InterpSpec { seg: [3, 5, 8], band: [100, 700], ..one };
+        assert!(mixed.depth() < InterpSpec::uniform(fi, fo, lo, hi, 3, GUARD_BITS).depth());
+        assert_eq!(mixed.bands().iter().map(|b| b.words).sum::<i64>() as usize, mixed.depth());
     }
 
     #[test]
