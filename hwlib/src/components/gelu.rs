@@ -451,6 +451,30 @@ impl Component for Gelu {
             [input(12, 8), output(18, 9), modes(2, 3), row(12, 2), rows(4, 2), interp(600, 500, 5)].concat(),
             // interpolated with S = 0 (a table with guard bits) and an odd range
             [input(6, 2), output(7, 3), row(5, 1), interp(17, 13, 0)].concat(),
+            // banded, 16-bit s16.12 -> s16.14 as the binding chooses it (finer output than input)
+            {
+                let (fi, fo) = (FixedFormat::signed(16, 12), FixedFormat::signed(16, 14));
+                let (lo, hi) = table_range(&fi, 14);
+                let b = choose(&InterpSpec::uniform(fi, fo, lo, hi, 0, GUARD_BITS), &gelu_f64);
+                let (s, band) = (b.seg.map(|v| v as i64), b.band);
+                [input(16, 12), output(16, 14), row(6, 2), interp(-lo, hi, s[0]), bands(s[1], s[2], band)].concat()
+            },
+            // banded, thresholds off the segment grid, middle segments finer than the inner ones,
+            // both tails hit; RND + SAT_SYM, 2-D blocks
+            [
+                input(12, 8),
+                output(12, 9),
+                modes(2, 3),
+                row(12, 4),
+                rows(4, 2),
+                interp(600, 500, 4),
+                bands(2, 7, [100, 301]),
+            ]
+            .concat(),
+            // banded, empty inner band, outer band past the range on one side, P = 3
+            [input(8, 4), output(8, 5), row(9, 3), interp(40, 30, 2), bands(3, 4, [0, 20])].concat(),
+            // banded, single-code middle segments (S = 0), wide outer ones
+            [input(10, 6), output(10, 6), row(5, 1), interp(200, 150, 4), bands(0, 6, [16, 50])].concat(),
         ]
     }
 
@@ -556,16 +580,10 @@ fn interp(neg: i64, pos: i64, seg: i64) -> Vec<(&'static str, i64)> {
     vec![("TABLE_NEG", neg), ("TABLE_POS", pos), ("FORM", 1), ("SEG_BITS", seg)]
 }
 
-/// Overrides of the banded interpolated form: segment bits `[inner, middle, outer]`, band
-/// thresholds `[BAND_MID, BAND_OUT]`.
-fn bands(seg: [i64; 3], band: [i64; 2]) -> Vec<(&'static str, i64)> {
-    vec![
-        ("SEG_BITS", seg[0]),
-        ("SEG_BITS_MID", seg[1]),
-        ("SEG_BITS_OUT", seg[2]),
-        ("BAND_MID", band[0]),
-        ("BAND_OUT", band[1]),
-    ]
+/// Overrides of the banded interpolated form (with [`interp`], which sets the inner segment
+/// bits): middle and outer segment bits, band thresholds `[BAND_MID, BAND_OUT]`.
+fn bands(mid: i64, out: i64, band: [i64; 2]) -> Vec<(&'static str, i64)> {
+    vec![("SEG_BITS_MID", mid), ("SEG_BITS_OUT", out), ("BAND_MID", band[0]), ("BAND_OUT", band[1])]
 }
 
 /// The GELU form of a gelu node.
