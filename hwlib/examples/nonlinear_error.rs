@@ -144,8 +144,15 @@ fn gelu_rows_of(title: &str, formats: &[(u32, i32, u32, i32)], forms: &[bool]) {
 
 /// Both gelu forms over every input code of several formats.
 fn gelu_form_rows() {
-    let formats =
-        [(16, 12, 16, 12), (16, 8, 16, 8), (16, 10, 16, 12), (16, 13, 16, 13), (16, 12, 16, 14), (8, 4, 8, 4), (8, 5, 8, 6)];
+    let formats = [
+        (16, 12, 16, 12),
+        (16, 8, 16, 8),
+        (16, 10, 16, 12),
+        (16, 13, 16, 13),
+        (16, 12, 16, 14),
+        (8, 4, 8, 4),
+        (8, 5, 8, 6),
+    ];
     gelu_rows_of("gelu forms, every input code (binding's choices)", &formats, &[false, true]);
 }
 

@@ -14,7 +14,7 @@
 //! |---|---|
 //! | `x < LO` | `0` (GELU tends to 0 for large negative x) |
 //! | `LO ≤ x ≤ HI`, `FORM = 0` | `table[x − LO]` |
-//! | `LO ≤ x ≤ HI`, `FORM = 1` | breakpoints every `2^SEG_BITS` codes with `GUARD_BITS` guard bits, linear interpolation in integers, one cast ([`super::gelu_interp`]) |
+//! | `LO ≤ x ≤ HI`, `FORM = 1` | linear segments of `2^SEG_BITS` codes in the inner band `−BAND_MID ≤ x < BAND_MID`, `2^SEG_BITS_MID` in the middle band (`−BAND_OUT ≤ x < BAND_OUT` outside it), `2^SEG_BITS_OUT` beyond; `GUARD_BITS` guard bits, interpolation in integers, one cast ([`super::gelu_interp`]) |
 //! | `x > HI` | `cast_code(x, F, out)` (GELU tends to the identity for large positive x) |
 //!
 //! `FORM = 0`: `table[k] = from_f64(gelu(x_k · 2^-F), out)` for `x_k = LO + k`, computed by
@@ -35,17 +35,22 @@
 //!
 //! The full table is exact to the output rounding but grows as `2^W`: at 16 bits, s16.12 →
 //! s16.12, 34 239 entries × 16 bits = 548 kbit per table even after [`table_range`] (1 Mbit for
-//! the whole range). The interpolated form holds 268 words of 36 bits (9.6 kbit) for the same
-//! formats, at most 0.75 LSB from f64 GELU over every input code (the full table: 0.5 LSB with
-//! RND, 1 LSB with TRN). So by default a node gets the full table while one table fits in
+//! the whole range). The interpolated form holds 108 words of 38 bits (4.1 kbit) for the same
+//! formats, at most 0.98 LSB from f64 GELU over every input code (the full table: 0.5 LSB with
+//! RND, 1 LSB with TRN). Its segments are `2^7` codes for `|x| < 0.69`, `2^8` up to `|x| < 1.125`
+//! and `2^9` beyond: GELU's curvature `φ(x)(2 − x²)` is 0.8 at 0 and below 0.11 past 1.2, and
+//! the linear interpolation error grows as the segment length squared times the curvature, so
+//! one segment size for the whole range pays the centre's price everywhere (the uniform form
+//! needed 577 words × 39 bits = 22.5 kbit for s16.12 → s16.14; the banded one 226 × 41 =
+//! 9.3 kbit). So by default a node gets the full table while one table fits in
 //! [`TABLE_BUDGET_BITS`] (16 kbit: every 8-bit format, 10-bit ones after shrinking) and the
-//! interpolated form beyond, with the largest `SEG_BITS` ([`seg_bits`]) that keeps every input
-//! code within 1 output LSB and `GUARD_BITS` = [`GUARD_BITS`]. `form = "…"` overrides it per
-//! node. `cargo run --release -p mase-hwlib --example nonlinear_error gelu_forms` prints both
-//! forms' sizes and worst-case errors over every code; a unit test asserts ≤ 1 LSB and ≤ 16 kbit
-//! for 16-bit and 8-bit formats. Known gap: when the output has more fractional bits than the
-//! input (s16.12 → s16.14), 1 LSB needs `SEG_BITS = 6`, 577 words × 39 bits = 22.5 kbit per
-//! lane (two RAMB18).
+//! interpolated form beyond, with the bands and segment sizes [`choose`] finds (fewest table
+//! bits with every input code within 1 output LSB) and `GUARD_BITS` = [`GUARD_BITS`].
+//! `form = "…"` overrides it per node. `cargo run --release -p mase-hwlib --example
+//! nonlinear_error gelu_forms gelu_sweep` prints both forms' sizes and worst-case errors over
+//! every code; a unit test asserts ≤ 1 LSB and ≤ 16 kbit for every 16-bit input format with
+//! 8..14 fractional bits and outputs with two fewer to two more (0..15), both roundings (the
+//! largest: s16.13 → s16.15, 278 words × 42 bits = 11.7 kbit).
 //!
 //! # Hardware
 //!
@@ -56,13 +61,14 @@
 //! lane; two lanes sharing it take 16 RAMB36, where two copies took 62 RAMB18 (Yosys 0.23,
 //! measured). Small tables become distributed ROM in LUTs, where a second read port is a second
 //! copy of the LUTs: sharing then neither saves nor costs. Interpolated form: one ROM per lane.
-//! Its words (`YW + DW`, 36 bits for s16.12) fill a RAMB18 port in simple-dual-port mode
-//! (512 × 36, one read); two reads of 36 bits need a RAMB36 in true dual port, the silicon of
-//! two RAMB18s, so sharing saves nothing there (and Yosys 0.23 maps that shared ROM to LUTs).
+//! Its words (`YW + DW`, 38 bits for s16.12) are one read of a block RAM in simple-dual-port
+//! mode (two RAMB18 beyond 36 bits); two reads of such words need twice the ports, the silicon of
+//! a second copy, so sharing saves nothing there (and Yosys 0.23 maps that shared ROM to LUTs).
 //! Pipeline: `FORM = 0`: ROM read + input register → tail select and cast (combinational) →
-//! `mase_skid_buffer`, latency 2. `FORM = 1`: ROM read → `v = y + ⌊d·r / 2^S⌋` (one
-//! `DW × SEG_BITS` multiplier per lane, a DSP48 under Yosys; registered) → cast and tail select
-//! → skid buffer, latency 3. One beat per cycle in both.
+//! `mase_skid_buffer`, latency 2. `FORM = 1`: band select (four comparisons) and address `(x >>
+//! S) + OFF` with the ROM read → `v = y + ⌊d·(r·2^(M−S)) / 2^M⌋` (one `DW × M` multiplier per
+//! lane, `M` the largest segment bits in use, a DSP48 under Yosys; registered) → cast and tail
+//! select → skid buffer, latency 3. One beat per cycle in both.
 
 use mase_ir::fixed::{cast_code, from_f64, to_f64, FixedFormat};
 use rand::Rng;
@@ -103,7 +109,7 @@ const INFO: Info = Info {
                 32767,
                 "highest tabulated input code (0..32767, clamped to the input range); above it GELU = cast(x)",
             ),
-            ParamSpec::value("FORM", 0, "0: one table entry per input code; 1: breakpoints every 2^SEG_BITS codes, linear interpolation"),
+            ParamSpec::value("FORM", 0, "0: one table entry per input code; 1: linear segments (sizes by band), integer interpolation"),
             ParamSpec::value("SEG_BITS", 7, "FORM 1: inner band (-BAND_MID <= x < BAND_MID): input codes per segment are 2^SEG_BITS (0..12)"),
             ParamSpec::value("SEG_BITS_MID", 7, "FORM 1: segment bits of the middle band (-BAND_OUT <= x < BAND_OUT outside the inner one; 0..12)"),
             ParamSpec::value("SEG_BITS_OUT", 7, "FORM 1: segment bits of the outer band (the rest of the table range; 0..12)"),
@@ -457,7 +463,8 @@ impl Component for Gelu {
                 let (lo, hi) = table_range(&fi, 14);
                 let b = choose(&InterpSpec::uniform(fi, fo, lo, hi, 0, GUARD_BITS), &gelu_f64);
                 let (s, band) = (b.seg.map(|v| v as i64), b.band);
-                [input(16, 12), output(16, 14), row(6, 2), interp(-lo, hi, s[0]), bands(s[1], s[2], band)].concat()
+                [input(16, 12), output(16, 14), row(6, 2), interp(-lo, hi, s[0]), bands(s[1], s[2], band)]
+                    .concat()
             },
             // banded, thresholds off the segment grid, middle segments finer than the inner ones,
             // both tails hit; RND + SAT_SYM, 2-D blocks
@@ -716,7 +723,10 @@ mod tests {
                 let (err, p) = worst_error(fi, fo, rounding, 1);
                 let bits = table_bits(&p);
                 assert!(err <= 1.0, "s{wi}.{fin} -> s{wo}.{fout} rounding {rounding}: {err} LSB");
-                assert!(bits <= 16 * 1024, "s{wi}.{fin} -> s{wo}.{fout} rounding {rounding}: {bits} table bits");
+                assert!(
+                    bits <= 16 * 1024,
+                    "s{wi}.{fin} -> s{wo}.{fout} rounding {rounding}: {bits} table bits"
+                );
                 // the full table of the same formats is no better than 1 LSB either
                 if wi == 8 {
                     let (full, _) = worst_error(fi, fo, rounding, 0);

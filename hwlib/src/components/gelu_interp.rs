@@ -364,7 +364,11 @@ pub fn choose(spec: &InterpSpec, f: &dyn Fn(f64) -> f64) -> InterpSpec {
         let t: Vec<i64> = spreads
             .iter()
             .map(|segs| {
-                segs.iter().filter(|(_, _, sp)| *sp > beta).map(|&(cs, ce, _)| (-cs).max(ce)).max().unwrap_or(0)
+                segs.iter()
+                    .filter(|(_, _, sp)| *sp > beta)
+                    .map(|&(cs, ce, _)| (-cs).max(ce))
+                    .max()
+                    .unwrap_or(0)
             })
             .collect();
         let mut best: Option<InterpSpec> = None;
@@ -374,7 +378,7 @@ pub fn choose(spec: &InterpSpec, f: &dyn Fn(f64) -> f64) -> InterpSpec {
                     let b1 = t[s1 as usize].min(BAND_NONE);
                     let b2 = t[s2 as usize].max(b1).min(BAND_NONE);
                     let cand = InterpSpec { seg: [s0, s1, s2], band: [b1, b2], ..*spec };
-                    if cand.word_bits() <= MAX_WORD_BITS && best.map_or(true, |b| cand.bits() < b.bits()) {
+                    if cand.word_bits() <= MAX_WORD_BITS && best.is_none_or(|b| cand.bits() < b.bits()) {
                         best = Some(cand);
                     }
                 }
