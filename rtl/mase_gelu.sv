@@ -85,30 +85,41 @@ module mase_gelu #(
   /// FORM 1: one past the table range.
   localparam int END = HI + 1 > LO ? HI + 1 : LO;
   /// FORM 1: band starts (band b is [STb, ST(b+1)), ST0 = LO, ST5 = END), clamped to the range.
-  localparam int ST1 = clamp_code(-BAND_OUT);
-  localparam int ST2 = clamp_code(-BAND_MID);
-  localparam int ST3 = clamp_code(BAND_MID);
-  localparam int ST4 = clamp_code(BAND_OUT);
+  localparam int ST1 = -BAND_OUT < LO ? LO : -BAND_OUT > END ? END : -BAND_OUT;
+  localparam int ST2 = -BAND_MID < LO ? LO : -BAND_MID > END ? END : -BAND_MID;
+  localparam int ST3 = BAND_MID < LO ? LO : BAND_MID > END ? END : BAND_MID;
+  localparam int ST4 = BAND_OUT < LO ? LO : BAND_OUT > END ? END : BAND_OUT;
   /// FORM 1: segment bits of the bands.
   localparam int SH0 = SEG_BITS_OUT;
   localparam int SH1 = SEG_BITS_MID;
   localparam int SH2 = SEG_BITS;
   localparam int SH3 = SEG_BITS_MID;
   localparam int SH4 = SEG_BITS_OUT;
-  /// FORM 1: words of the bands (grid segments the band touches).
-  localparam int CNT0 = band_words(LO, ST1, SH0);
-  localparam int CNT1 = band_words(ST1, ST2, SH1);
-  localparam int CNT2 = band_words(ST2, ST3, SH2);
-  localparam int CNT3 = band_words(ST3, ST4, SH3);
-  localparam int CNT4 = band_words(ST4, END, SH4);
+  /// FORM 1: in-segment offset masks of the bands, 2^SHb - 1.
+  localparam int MASK0 = (1 << SH0) - 1;
+  localparam int MASK1 = (1 << SH1) - 1;
+  localparam int MASK2 = (1 << SH2) - 1;
+  localparam int MASK3 = (1 << SH3) - 1;
+  localparam int MASK4 = (1 << SH4) - 1;
+  /// FORM 1: words of the bands (grid segments the band touches; 0 when empty).
+  localparam int CNT0 = ST1 > LO ? ((ST1 - 1) >>> SH0) - (LO >>> SH0) + 1 : 0;
+  localparam int CNT1 = ST2 > ST1 ? ((ST2 - 1) >>> SH1) - (ST1 >>> SH1) + 1 : 0;
+  localparam int CNT2 = ST3 > ST2 ? ((ST3 - 1) >>> SH2) - (ST2 >>> SH2) + 1 : 0;
+  localparam int CNT3 = ST4 > ST3 ? ((ST4 - 1) >>> SH3) - (ST3 >>> SH3) + 1 : 0;
+  localparam int CNT4 = END > ST4 ? ((END - 1) >>> SH4) - (ST4 >>> SH4) + 1 : 0;
   /// FORM 1: word of code x in band b: (x >>> SHb) + OFFb.
   localparam int OFF0 = -(LO >>> SH0);
   localparam int OFF1 = CNT0 - (ST1 >>> SH1);
   localparam int OFF2 = CNT0 + CNT1 - (ST2 >>> SH2);
   localparam int OFF3 = CNT0 + CNT1 + CNT2 - (ST3 >>> SH3);
   localparam int OFF4 = CNT0 + CNT1 + CNT2 + CNT3 - (ST4 >>> SH4);
+  /// FORM 1: running maximum of the segment bits of the non-empty bands.
+  localparam int MX2 = CNT2 > 0 ? SH2 : 0;
+  localparam int MX1 = CNT1 > 0 && SH1 > MX2 ? SH1 : MX2;
+  localparam int MX3 = CNT3 > 0 && SH3 > MX1 ? SH3 : MX1;
+  localparam int MX0 = CNT0 > 0 && SH0 > MX3 ? SH0 : MX3;
   /// FORM 1: M, the largest segment bits of a non-empty band.
-  localparam int M = max_seg();
+  localparam int M = CNT4 > 0 && SH4 > MX0 ? SH4 : MX0;
   /// FORM 1: larger of W - 1 and M.
   localparam int WS = IW - 1 > M ? IW - 1 : M;
   /// FORM 1: breakpoint bits, max(max(W - 1, M) + A + 3, G + 4) (as gelu_interp::widths).
@@ -132,31 +143,6 @@ module mase_gelu #(
   localparam int LPT = FORM == 1 ? 1 : 2;
   /// ROMs.
   localparam int NT = (N + LPT - 1) / LPT;
-
-  /// A band boundary clamped to [LO, END].
-  function automatic int clamp_code(int v);
-    return v < LO ? LO : v > END ? END : v;
-  endfunction
-  /// Words of band [s0, s1) with segments of 2^sh codes on the code grid (0 when empty).
-  function automatic int band_words(int s0, int s1, int sh);
-    return s1 > s0 ? ((s1 - 1) >>> sh) - (s0 >>> sh) + 1 : 0;
-  endfunction
-  /// (x mod 2^sh) << (M - sh): the in-segment offset scaled to M bits.
-  function automatic logic [RW-1:0] norm_r(logic signed [XW-1:0] xc, int sh);
-    int xi;
-    xi = int'(xc);
-    return RW'((xi & ((1 << sh) - 1)) << (M - sh));
-  endfunction
-  /// Largest segment bits of a non-empty band.
-  function automatic int max_seg();
-    int m;
-    m = CNT2 > 0 ? SH2 : 0;
-    if (CNT1 > 0 && SH1 > m) m = SH1;
-    if (CNT3 > 0 && SH3 > m) m = SH3;
-    if (CNT0 > 0 && SH0 > m) m = SH0;
-    if (CNT4 > 0 && SH4 > m) m = SH4;
-    return m;
-  endfunction
 
 `ifndef SYNTHESIS
   initial begin
@@ -278,25 +264,28 @@ module mase_gelu #(
           /* verilator lint_off UNUSEDSIGNAL */
           logic signed [XW-1:0] k;
           /* verilator lint_on UNUSEDSIGNAL */
+          /// The input code in 32 bits (for the in-segment offset).
+          logic signed [31:0] xi;
+          assign xi = 32'(x);
           always_comb begin
             if (below || above) begin
               k  = '0;
               rn = '0;
             end else if (x >= XW'(ST4)) begin
               k  = (x >>> SH4) + XW'(OFF4);
-              rn = norm_r(x, SH4);
+              rn = RW'((xi & MASK4) << (M - SH4));
             end else if (x >= XW'(ST3)) begin
               k  = (x >>> SH3) + XW'(OFF3);
-              rn = norm_r(x, SH3);
+              rn = RW'((xi & MASK3) << (M - SH3));
             end else if (x >= XW'(ST2)) begin
               k  = (x >>> SH2) + XW'(OFF2);
-              rn = norm_r(x, SH2);
+              rn = RW'((xi & MASK2) << (M - SH2));
             end else if (x >= XW'(ST1)) begin
               k  = (x >>> SH1) + XW'(OFF1);
-              rn = norm_r(x, SH1);
+              rn = RW'((xi & MASK1) << (M - SH1));
             end else begin
               k  = (x >>> SH0) + XW'(OFF0);
-              rn = norm_r(x, SH0);
+              rn = RW'((xi & MASK0) << (M - SH0));
             end
           end
           assign addr = AW'(k);
