@@ -18,8 +18,11 @@
 // The table is a synchronous-read ROM loaded by $readmemh(TABLE_MEM_FILE), one entry per word.
 // Resource choice: FORM 0: two lanes share one ROM, each on its own read port (a block RAM has
 // two ports; RAMB36 serves two reads of up to 36 bits, RAMB18 two of up to 18), so P lanes cost
-// ceil(P/2) ROMs and lanes never contend. FORM 1: one ROM per lane (a word of YW + DW, about 36
-// bits, is one simple-dual-port RAMB18 read; sharing would need a RAMB36, no saving).
+// ceil(P/2) ROMs and lanes never contend. FORM 1: one ROM per lane (a word of YW + DW, 36..42
+// bits, is one simple-dual-port block RAM read; sharing would need a second port of that width,
+// the silicon of a second copy, no saving).
+// FORM 1 band select: four comparisons of x against the band starts pick the band's shift and
+// word offset (constants), so the address is (x >>> S) + OFF, no subtraction of LO.
 // Pipeline: FORM 0: ROM read + input register -> tail select / cast (combinational) -> skid.
 //   FORM 1: ROM read + input register -> interpolation (one multiply, registered) -> tail
 //   select / cast -> skid. Latency: 2 cycles (FORM 0), 3 (FORM 1). II: 1 beat per cycle;
@@ -137,9 +140,9 @@ module mase_gelu #(
   localparam int XW = 18;
   /// FORM 1: width of the normalised in-segment offset (at least 1).
   localparam int RW = M > 0 ? M : 1;
-  /// Lanes per ROM: FORM 0 two (two read ports of one block RAM), FORM 1 one (its 36-bit-ish
-  /// words fill one RAMB18 port as a simple dual port; two such ports cost a RAMB36, the same
-  /// silicon as two RAMB18s, and Yosys 0.23 maps the shared form to LUTs).
+  /// Lanes per ROM: FORM 0 two (two read ports of one block RAM), FORM 1 one (its 36..42-bit
+  /// words fill a block RAM port as a simple dual port; a second port of that width costs a
+  /// second copy's silicon, and Yosys 0.23 maps the shared form to LUTs).
   localparam int LPT = FORM == 1 ? 1 : 2;
   /// ROMs.
   localparam int NT = (N + LPT - 1) / LPT;
