@@ -5,17 +5,24 @@
 //   x <  LO : y = 0                      (GELU tends to 0)
 //   x in [LO, HI] : FORM 0: y = table[x - LO] (entries generated in Rust by mase_hwlib
 //                   gelu_table: from_f64(gelu(x * 2^-F_in), output format));
-//                   FORM 1: o = x - LO, word = table[o >> S] = {y_k (YW bits), d_k (DW bits)},
-//                   v = y_k + ((d_k * (o mod 2^S)) >>> S), y = cast(v, F_out + G frac bits)
-//                   (breakpoints every 2^S codes with G guard bits, linear interpolation; the
-//                   words come from mase_hwlib gelu_interp, which does the same integer steps)
+//                   FORM 1: five bands [LO, -BAND_OUT), [-BAND_OUT, -BAND_MID), [-BAND_MID,
+//                   BAND_MID), [BAND_MID, BAND_OUT), [BAND_OUT, HI] (clamped to the range) with
+//                   segment bits S = SEG_BITS_OUT, _MID, SEG_BITS, _MID, _OUT; segments on the
+//                   code grid: word = table[(x >>> S) + OFF_band] = {y_k (YW bits), d_k (DW
+//                   bits)}, r = (x mod 2^S) << (M - S) (M the largest S of a non-empty band),
+//                   v = y_k + ((d_k * r) >>> M), y = cast(v, F_out + G frac bits) (G guard bits,
+//                   linear interpolation; the words come from mase_hwlib gelu_interp, which
+//                   does the same integer steps)
 //   x >  HI : y = cast(x) into the output format with DATA_OUT_0_ROUNDING / _OVERFLOW
 //             (mase_cast_core; GELU tends to the identity)
 // The table is a synchronous-read ROM loaded by $readmemh(TABLE_MEM_FILE), one entry per word.
 // Resource choice: FORM 0: two lanes share one ROM, each on its own read port (a block RAM has
 // two ports; RAMB36 serves two reads of up to 36 bits, RAMB18 two of up to 18), so P lanes cost
-// ceil(P/2) ROMs and lanes never contend. FORM 1: one ROM per lane (a word of YW + DW, about 36
-// bits, is one simple-dual-port RAMB18 read; sharing would need a RAMB36, no saving).
+// ceil(P/2) ROMs and lanes never contend. FORM 1: one ROM per lane (a word of YW + DW, 36..42
+// bits, is one simple-dual-port block RAM read; sharing would need a second port of that width,
+// the silicon of a second copy, no saving).
+// FORM 1 band select: four comparisons of x against the band starts pick the band's shift and
+// word offset (constants), so the address is (x >>> S) + OFF, no subtraction of LO.
 // Pipeline: FORM 0: ROM read + input register -> tail select / cast (combinational) -> skid.
 //   FORM 1: ROM read + input register -> interpolation (one multiply, registered) -> tail
 //   select / cast -> skid. Latency: 2 cycles (FORM 0), 3 (FORM 1). II: 1 beat per cycle;
@@ -40,8 +47,17 @@ module mase_gelu #(
     parameter int TABLE_POS = 32767,
     /// 0: one table entry per input code of [LO, HI]; 1: interpolated breakpoints.
     parameter int FORM = 0,
-    /// FORM 1: S, input codes per segment are 2^S (0..12).
+    /// FORM 1: segment bits of the inner band -BAND_MID <= x < BAND_MID (0..12).
     parameter int SEG_BITS = 7,
+    /// FORM 1: segment bits of the middle band, -BAND_OUT <= x < BAND_OUT outside the inner
+    /// one (0..12).
+    parameter int SEG_BITS_MID = 7,
+    /// FORM 1: segment bits of the outer band (the rest of the table range; 0..12).
+    parameter int SEG_BITS_OUT = 7,
+    /// FORM 1: inner band threshold in codes (0..32768; BAND_MID = BAND_OUT = 32768: one band).
+    parameter int BAND_MID = 32768,
+    /// FORM 1: middle band threshold in codes (BAND_MID..32768).
+    parameter int BAND_OUT = 32768,
     /// FORM 1: G, breakpoint bits below the output LSB (0..8).
     parameter int GUARD_BITS = 4,
     /// Path of the table .mem file ($readmemh; "" = all-zero table).
@@ -69,25 +85,64 @@ module mase_gelu #(
   localparam int HI = TABLE_POS < IMAX ? TABLE_POS : IMAX;
   /// FORM 1: shift from input codes to breakpoint units, A = F_out + G - F_in.
   localparam int A = DATA_OUT_0_PRECISION_1 + GUARD_BITS - DATA_IN_0_PRECISION_1;
-  /// FORM 1: larger of W - 1 and S.
-  localparam int WS = IW - 1 > SEG_BITS ? IW - 1 : SEG_BITS;
-  /// FORM 1: breakpoint bits, max(max(W - 1, S) + A + 3, G + 4) (as gelu_interp::widths).
+  /// FORM 1: one past the table range.
+  localparam int END = HI + 1 > LO ? HI + 1 : LO;
+  /// FORM 1: band starts (band b is [STb, ST(b+1)), ST0 = LO, ST5 = END), clamped to the range.
+  localparam int ST1 = -BAND_OUT < LO ? LO : -BAND_OUT > END ? END : -BAND_OUT;
+  localparam int ST2 = -BAND_MID < LO ? LO : -BAND_MID > END ? END : -BAND_MID;
+  localparam int ST3 = BAND_MID < LO ? LO : BAND_MID > END ? END : BAND_MID;
+  localparam int ST4 = BAND_OUT < LO ? LO : BAND_OUT > END ? END : BAND_OUT;
+  /// FORM 1: segment bits of the bands.
+  localparam int SH0 = SEG_BITS_OUT;
+  localparam int SH1 = SEG_BITS_MID;
+  localparam int SH2 = SEG_BITS;
+  localparam int SH3 = SEG_BITS_MID;
+  localparam int SH4 = SEG_BITS_OUT;
+  /// FORM 1: in-segment offset masks of the bands, 2^SHb - 1.
+  localparam int MASK0 = (1 << SH0) - 1;
+  localparam int MASK1 = (1 << SH1) - 1;
+  localparam int MASK2 = (1 << SH2) - 1;
+  localparam int MASK3 = (1 << SH3) - 1;
+  localparam int MASK4 = (1 << SH4) - 1;
+  /// FORM 1: words of the bands (grid segments the band touches; 0 when empty).
+  localparam int CNT0 = ST1 > LO ? ((ST1 - 1) >>> SH0) - (LO >>> SH0) + 1 : 0;
+  localparam int CNT1 = ST2 > ST1 ? ((ST2 - 1) >>> SH1) - (ST1 >>> SH1) + 1 : 0;
+  localparam int CNT2 = ST3 > ST2 ? ((ST3 - 1) >>> SH2) - (ST2 >>> SH2) + 1 : 0;
+  localparam int CNT3 = ST4 > ST3 ? ((ST4 - 1) >>> SH3) - (ST3 >>> SH3) + 1 : 0;
+  localparam int CNT4 = END > ST4 ? ((END - 1) >>> SH4) - (ST4 >>> SH4) + 1 : 0;
+  /// FORM 1: word of code x in band b: (x >>> SHb) + OFFb.
+  localparam int OFF0 = -(LO >>> SH0);
+  localparam int OFF1 = CNT0 - (ST1 >>> SH1);
+  localparam int OFF2 = CNT0 + CNT1 - (ST2 >>> SH2);
+  localparam int OFF3 = CNT0 + CNT1 + CNT2 - (ST3 >>> SH3);
+  localparam int OFF4 = CNT0 + CNT1 + CNT2 + CNT3 - (ST4 >>> SH4);
+  /// FORM 1: running maximum of the segment bits of the non-empty bands.
+  localparam int MX2 = CNT2 > 0 ? SH2 : 0;
+  localparam int MX1 = CNT1 > 0 && SH1 > MX2 ? SH1 : MX2;
+  localparam int MX3 = CNT3 > 0 && SH3 > MX1 ? SH3 : MX1;
+  localparam int MX0 = CNT0 > 0 && SH0 > MX3 ? SH0 : MX3;
+  /// FORM 1: M, the largest segment bits of a non-empty band.
+  localparam int M = CNT4 > 0 && SH4 > MX0 ? SH4 : MX0;
+  /// FORM 1: larger of W - 1 and M.
+  localparam int WS = IW - 1 > M ? IW - 1 : M;
+  /// FORM 1: breakpoint bits, max(max(W - 1, M) + A + 3, G + 4) (as gelu_interp::widths).
   localparam int YW = WS + A + 3 > GUARD_BITS + 4 ? WS + A + 3 : GUARD_BITS + 4;
-  /// FORM 1: difference bits, max(S + A + 3, 3).
-  localparam int DW = SEG_BITS + A + 3 > 3 ? SEG_BITS + A + 3 : 3;
+  /// FORM 1: difference bits, max(M + A + 3, 3).
+  localparam int DW = M + A + 3 > 3 ? M + A + 3 : 3;
   /// Bits of one ROM word.
   localparam int WORD_BITS = FORM == 1 ? YW + DW : OW;
   /// Table entries (at least 1, so that invalid TABLE_NEG/POS reach the parameter checks).
-  localparam int DEPTH = HI < LO ? 1 : FORM == 1 ? ((HI - LO) >> SEG_BITS) + 1 : HI - LO + 1;
+  localparam int DEPTH = HI < LO ? 1 : FORM == 1 ? (CNT0 + CNT1 + CNT2 + CNT3 + CNT4 > 1 ?
+      CNT0 + CNT1 + CNT2 + CNT3 + CNT4 : 1) : HI - LO + 1;
   /// Table address width.
   localparam int AW = DEPTH > 1 ? $clog2(DEPTH) : 1;
   /// Width of the address arithmetic (input codes and LO/HI are within 17 bits).
   localparam int XW = 18;
-  /// FORM 1: width of the in-segment offset (at least 1).
-  localparam int RW = SEG_BITS > 0 ? SEG_BITS : 1;
-  /// Lanes per ROM: FORM 0 two (two read ports of one block RAM), FORM 1 one (its 36-bit-ish
-  /// words fill one RAMB18 port as a simple dual port; two such ports cost a RAMB36, the same
-  /// silicon as two RAMB18s, and Yosys 0.23 maps the shared form to LUTs).
+  /// FORM 1: width of the normalised in-segment offset (at least 1).
+  localparam int RW = M > 0 ? M : 1;
+  /// Lanes per ROM: FORM 0 two (two read ports of one block RAM), FORM 1 one (its 36..42-bit
+  /// words fill a block RAM port as a simple dual port; a second port of that width costs a
+  /// second copy's silicon, and Yosys 0.23 maps the shared form to LUTs).
   localparam int LPT = FORM == 1 ? 1 : 2;
   /// ROMs.
   localparam int NT = (N + LPT - 1) / LPT;
@@ -103,6 +158,10 @@ module mase_gelu #(
     `MASE_CHECK_RANGE(TABLE_POS, 0, 32767);
     `MASE_CHECK_RANGE(FORM, 0, 1);
     `MASE_CHECK_RANGE(SEG_BITS, 0, 12);
+    `MASE_CHECK_RANGE(SEG_BITS_MID, 0, 12);
+    `MASE_CHECK_RANGE(SEG_BITS_OUT, 0, 12);
+    `MASE_CHECK_RANGE(BAND_MID, 0, 32768);
+    `MASE_CHECK_RANGE(BAND_OUT, BAND_MID, 32768);
     `MASE_CHECK_RANGE(GUARD_BITS, 0, 8);
     if (FORM == 1) `MASE_CHECK_RANGE(WORD_BITS, 1, 62);
   end
@@ -154,15 +213,11 @@ module mase_gelu #(
         logic below;
         /// Code above the table.
         logic above;
-        /// Offset into the table range (0 outside it).
-        logic [XW-1:0] o;
         /// ROM address (0 outside the table).
         logic [AW-1:0] addr;
         assign x = XW'($signed(data_in_0[L*IW+:IW]));
         assign below = x < XW'(LO);
         assign above = x > XW'(HI);
-        assign o = (below || above) ? '0 : XW'(x - XW'(LO));
-        assign addr = AW'(o >> (FORM == 1 ? SEG_BITS : 0));
 
         /// Registered ROM word.
         logic [WORD_BITS-1:0] s1_t;
@@ -192,11 +247,11 @@ module mase_gelu #(
           logic signed [YW-1:0] yk;
           /// Difference d_k = y_(k+1) - y_k.
           logic signed [DW-1:0] dk;
-          /// Registered in-segment offset r = o mod 2^S (0 when S = 0).
+          /// Registered normalised in-segment offset r << (M - S).
           logic [RW-1:0] s1_r;
           /// d_k * r (exact).
           logic signed [DW+RW:0] prod;
-          /// d_k * r floored by 2^S (|d_k * r / 2^S| < |d_k|: DW bits hold it).
+          /// d_k * r floored by 2^M (|d_k * r / 2^M| < |d_k|: DW bits hold it).
           logic signed [DW-1:0] step;
           /// Interpolated value v (F_out + G fractional bits).
           logic signed [YW:0] v;
@@ -205,14 +260,46 @@ module mase_gelu #(
           /// Registered flags and input code.
           logic s2_below, s2_above;
           logic [IW-1:0] s2_x;
+          /// Normalised in-segment offset (x mod 2^S) << (M - S) of x in its band.
+          logic [RW-1:0] rn;
+          /// Word of x in its band, (x >>> S) + OFF (0 outside the table; the address is its
+          /// low AW bits, it lies in [0, DEPTH)).
+          /* verilator lint_off UNUSEDSIGNAL */
+          logic signed [XW-1:0] k;
+          /* verilator lint_on UNUSEDSIGNAL */
+          /// The input code in 32 bits (for the in-segment offset).
+          logic signed [31:0] xi;
+          assign xi = 32'(x);
+          always_comb begin
+            if (below || above) begin
+              k  = '0;
+              rn = '0;
+            end else if (x >= XW'(ST4)) begin
+              k  = (x >>> SH4) + XW'(OFF4);
+              rn = RW'((xi & MASK4) << (M - SH4));
+            end else if (x >= XW'(ST3)) begin
+              k  = (x >>> SH3) + XW'(OFF3);
+              rn = RW'((xi & MASK3) << (M - SH3));
+            end else if (x >= XW'(ST2)) begin
+              k  = (x >>> SH2) + XW'(OFF2);
+              rn = RW'((xi & MASK2) << (M - SH2));
+            end else if (x >= XW'(ST1)) begin
+              k  = (x >>> SH1) + XW'(OFF1);
+              rn = RW'((xi & MASK1) << (M - SH1));
+            end else begin
+              k  = (x >>> SH0) + XW'(OFF0);
+              rn = RW'((xi & MASK0) << (M - SH0));
+            end
+          end
+          assign addr = AW'(k);
           assign yk = s1_t[DW+:YW];
           assign dk = s1_t[DW-1:0];
           assign prod = dk * $signed({1'b0, s1_r});
-          assign step = DW'(prod >>> SEG_BITS);
+          assign step = DW'(prod >>> M);
           assign v = (YW + 1)'(yk) + (YW + 1)'(step);
           always_ff @(posedge clk) begin
             if (en) begin
-              s1_r     <= SEG_BITS > 0 ? RW'(o) : '0;
+              s1_r     <= rn;
               s2_v     <= v;
               s2_below <= s1_below;
               s2_above <= s1_above;
@@ -224,6 +311,12 @@ module mase_gelu #(
           assign y_above = s2_above;
           assign y_x = s2_x;
         end else begin : g_full
+          /// Offset into the table range (0 outside it; the address is its low AW bits).
+          /* verilator lint_off UNUSEDSIGNAL */
+          logic [XW-1:0] o;
+          /* verilator lint_on UNUSEDSIGNAL */
+          assign o = (below || above) ? '0 : XW'(x - XW'(LO));
+          assign addr = AW'(o);
           assign body = s1_t[OW-1:0];
           assign y_below = s1_below;
           assign y_above = s1_above;

@@ -2,9 +2,11 @@
 //! arithmetic, in LSBs of the output format, over random inputs spanning the input format.
 //!
 //! Run: `cargo run --release -p mase-hwlib --example nonlinear_error [gelu | gelu_forms |
-//! softmax]` (prints tables; asserts nothing: the ≤ 1 LSB bound of the interpolated GELU is a
-//! unit test in `gelu.rs`). `gelu_forms` takes every input code, both GELU forms as the binding
-//! configures them (recommended range, `SEG_BITS`), with the bits of one table. The reference is the real function of the *quantized* input codes evaluated in f64
+//! gelu_sweep | softmax]` (prints tables; asserts nothing: the ≤ 1 LSB, ≤ 16 kbit bound of the
+//! interpolated GELU over the same sweep is a unit test in `gelu.rs`). `gelu_forms` takes every
+//! input code, both GELU forms as the binding configures them (recommended range, segment bits
+//! and bands), with the bits of one table; `gelu_sweep` the interpolated form for every 16-bit
+//! input format with 8..14 fractional bits and outputs with 2 fewer to 2 more. The reference is the real function of the *quantized* input codes evaluated in f64
 //! (GELU via `gelu::gelu_f64`, softmax via `exp` in f64 with max subtraction); the error of an
 //! output code `y` is `|y · 2^-F_out − ref| / 2^-F_out`. Errors are taken over the inputs whose
 //! reference lies inside the output range; the last column counts the others (they saturate:
@@ -74,12 +76,8 @@ fn gelu_rows(rng: &mut ChaCha8Rng) {
 /// and form: the recommended table range, and for the interpolated form the segment bits.
 fn gelu_params(fi: &FixedFormat, fo: &FixedFormat, rmode: i64, interp: bool) -> mase_hwlib::Params {
     let (lo, hi) = gelu::table_range(fi, fo.frac);
-    let seg = if interp {
-        let spec = gelu::InterpSpec { fi: *fi, fo: *fo, lo, hi, seg: 0, guard: gelu::GUARD_BITS };
-        gelu::seg_bits(&spec, &gelu::gelu_f64)
-    } else {
-        0
-    };
+    let spec = gelu::InterpSpec::uniform(*fi, *fo, lo, hi, 0, gelu::GUARD_BITS);
+    let spec = if interp { gelu::choose(&spec, &gelu::gelu_f64) } else { spec };
     let ov = vec![
         ("DATA_IN_0_PRECISION_0", fi.width as i64),
         ("DATA_IN_0_PRECISION_1", fi.frac as i64),
@@ -89,30 +87,39 @@ fn gelu_params(fi: &FixedFormat, fo: &FixedFormat, rmode: i64, interp: bool) -> 
         ("TABLE_NEG", -lo),
         ("TABLE_POS", hi),
         ("FORM", interp as i64),
-        ("SEG_BITS", seg as i64),
+        ("SEG_BITS", spec.seg[0] as i64),
+        ("SEG_BITS_MID", spec.seg[1] as i64),
+        ("SEG_BITS_OUT", spec.seg[2] as i64),
+        ("BAND_MID", spec.band[0]),
+        ("BAND_OUT", spec.band[1]),
         ("GUARD_BITS", gelu::GUARD_BITS as i64),
     ];
     resolve_params(&gelu::Gelu, &ov).expect("valid gelu parameters")
 }
 
-/// Both gelu forms over every input code of several formats: table size per ROM and the
-/// worst-case error (the budget: 16 kbit per lane and 1 LSB).
-fn gelu_form_rows() {
-    println!("## gelu forms, every input code (binding's choices: recommended range, SEG_BITS)\n");
-    println!("| input | output | rounding | form | SEG_BITS | ROM words | word bits | ROM bits | max err (LSB) | mean err (LSB) | out of range |");
+/// Segment bits and bands of an interpolated instance: `S_in/S_mid/S_out @ B_mid/B_out`
+/// (`S` alone when the table is one band).
+fn segments(p: &mase_hwlib::Params) -> String {
+    if p["FORM"] != 1 {
+        return "-".into();
+    }
+    let spec = gelu::interp_spec(p);
+    let used: Vec<_> = spec.bands().into_iter().filter(|b| b.words > 0).collect();
+    if used.iter().all(|b| b.seg == spec.seg[0]) {
+        return spec.seg[0].to_string();
+    }
+    format!("{}/{}/{} @ {}/{}", spec.seg[0], spec.seg[1], spec.seg[2], spec.band[0], spec.band[1])
+}
+
+/// Rows of gelu instances over every input code: formats, table size per ROM, worst-case
+/// error (the budget: 16 kbit per lane and 1 LSB).
+fn gelu_rows_of(title: &str, formats: &[(u32, i32, u32, i32)], forms: &[bool]) {
+    println!("## {title}\n");
+    println!("| input | output | rounding | form | segments (in/mid/out @ bands) | ROM words | word bits | ROM bits | max err (LSB) | mean err (LSB) | out of range |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    let formats = [
-        (16, 12, 16, 12),
-        (16, 8, 16, 8),
-        (16, 10, 16, 12),
-        (16, 13, 16, 13),
-        (16, 12, 16, 14),
-        (8, 4, 8, 4),
-        (8, 5, 8, 6),
-    ];
-    for (wi, fin, wo, fout) in formats {
+    for &(wi, fin, wo, fout) in formats {
         for (rname, rmode) in [("TRN", 0), ("RND", 2)] {
-            for interp in [false, true] {
+            for &interp in forms {
                 let fi = FixedFormat::signed(wi, fin);
                 let fo = FixedFormat::signed(wo, fout);
                 let p = gelu_params(&fi, &fo, rmode, interp);
@@ -122,9 +129,9 @@ fn gelu_form_rows() {
                     .collect();
                 let (max, mean, out) = stats(&pairs, &fo);
                 let form = if interp { "interp" } else { "table" };
-                let seg = if interp { p["SEG_BITS"].to_string() } else { "-".into() };
                 println!(
-                    "| s{wi}.{fin} | s{wo}.{fout} | {rname} | {form} | {seg} | {} | {} | {} | {max:.3} | {mean:.3} | {out} |",
+                    "| s{wi}.{fin} | s{wo}.{fout} | {rname} | {form} | {} | {} | {} | {} | {max:.3} | {mean:.3} | {out} |",
+                    segments(&p),
                     table.len(),
                     gelu::word_bits(&p),
                     gelu::table_bits(&p)
@@ -133,6 +140,31 @@ fn gelu_form_rows() {
         }
     }
     println!();
+}
+
+/// Both gelu forms over every input code of several formats.
+fn gelu_form_rows() {
+    let formats = [
+        (16, 12, 16, 12),
+        (16, 8, 16, 8),
+        (16, 10, 16, 12),
+        (16, 13, 16, 13),
+        (16, 12, 16, 14),
+        (8, 4, 8, 4),
+        (8, 5, 8, 6),
+    ];
+    gelu_rows_of("gelu forms, every input code (binding's choices)", &formats, &[false, true]);
+}
+
+/// The interpolated form over the unit test's sweep of 16-bit formats.
+fn gelu_sweep_rows() {
+    let mut formats = Vec::new();
+    for fin in 8..=14 {
+        for fout in (fin - 2).max(0)..=(fin + 2).min(15) {
+            formats.push((16, fin, 16, fout));
+        }
+    }
+    gelu_rows_of("gelu interpolated form, 16-bit sweep, every input code", &formats, &[true]);
 }
 
 fn softmax_rows(rng: &mut ChaCha8Rng) {
@@ -197,6 +229,9 @@ fn main() {
     }
     if all || which.iter().any(|w| w == "gelu_forms") {
         gelu_form_rows();
+    }
+    if all || which.iter().any(|w| w == "gelu_sweep") {
+        gelu_sweep_rows();
     }
     if all || which.iter().any(|w| w == "softmax") {
         softmax_rows(&mut rng);

@@ -14,7 +14,7 @@
 //! |---|---|
 //! | `x < LO` | `0` (GELU tends to 0 for large negative x) |
 //! | `LO ≤ x ≤ HI`, `FORM = 0` | `table[x − LO]` |
-//! | `LO ≤ x ≤ HI`, `FORM = 1` | breakpoints every `2^SEG_BITS` codes with `GUARD_BITS` guard bits, linear interpolation in integers, one cast ([`super::gelu_interp`]) |
+//! | `LO ≤ x ≤ HI`, `FORM = 1` | linear segments of `2^SEG_BITS` codes in the inner band `−BAND_MID ≤ x < BAND_MID`, `2^SEG_BITS_MID` in the middle band (`−BAND_OUT ≤ x < BAND_OUT` outside it), `2^SEG_BITS_OUT` beyond; `GUARD_BITS` guard bits, interpolation in integers, one cast ([`super::gelu_interp`]) |
 //! | `x > HI` | `cast_code(x, F, out)` (GELU tends to the identity for large positive x) |
 //!
 //! `FORM = 0`: `table[k] = from_f64(gelu(x_k · 2^-F), out)` for `x_k = LO + k`, computed by
@@ -35,17 +35,22 @@
 //!
 //! The full table is exact to the output rounding but grows as `2^W`: at 16 bits, s16.12 →
 //! s16.12, 34 239 entries × 16 bits = 548 kbit per table even after [`table_range`] (1 Mbit for
-//! the whole range). The interpolated form holds 268 words of 36 bits (9.6 kbit) for the same
-//! formats, at most 0.75 LSB from f64 GELU over every input code (the full table: 0.5 LSB with
-//! RND, 1 LSB with TRN). So by default a node gets the full table while one table fits in
+//! the whole range). The interpolated form holds 108 words of 38 bits (4.1 kbit) for the same
+//! formats, at most 0.98 LSB from f64 GELU over every input code (the full table: 0.5 LSB with
+//! RND, 1 LSB with TRN). Its segments are `2^7` codes for `|x| < 0.69`, `2^8` up to `|x| < 1.125`
+//! and `2^9` beyond: GELU's curvature `φ(x)(2 − x²)` is 0.8 at 0 and below 0.11 past 1.2, and
+//! the linear interpolation error grows as the segment length squared times the curvature, so
+//! one segment size for the whole range pays the centre's price everywhere (the uniform form
+//! needed 577 words × 39 bits = 22.5 kbit for s16.12 → s16.14; the banded one 226 × 41 =
+//! 9.3 kbit). So by default a node gets the full table while one table fits in
 //! [`TABLE_BUDGET_BITS`] (16 kbit: every 8-bit format, 10-bit ones after shrinking) and the
-//! interpolated form beyond, with the largest `SEG_BITS` ([`seg_bits`]) that keeps every input
-//! code within 1 output LSB and `GUARD_BITS` = [`GUARD_BITS`]. `form = "…"` overrides it per
-//! node. `cargo run --release -p mase-hwlib --example nonlinear_error gelu_forms` prints both
-//! forms' sizes and worst-case errors over every code; a unit test asserts ≤ 1 LSB and ≤ 16 kbit
-//! for 16-bit and 8-bit formats. Known gap: when the output has more fractional bits than the
-//! input (s16.12 → s16.14), 1 LSB needs `SEG_BITS = 6`, 577 words × 39 bits = 22.5 kbit per
-//! lane (two RAMB18).
+//! interpolated form beyond, with the bands and segment sizes [`choose`] finds (fewest table
+//! bits with every input code within 1 output LSB) and `GUARD_BITS` = [`GUARD_BITS`].
+//! `form = "…"` overrides it per node. `cargo run --release -p mase-hwlib --example
+//! nonlinear_error gelu_forms gelu_sweep` prints both forms' sizes and worst-case errors over
+//! every code; a unit test asserts ≤ 1 LSB and ≤ 16 kbit for every 16-bit input format with
+//! 8..14 fractional bits and outputs with two fewer to two more (0..15), both roundings (the
+//! largest: s16.13 → s16.15, 278 words × 42 bits = 11.7 kbit).
 //!
 //! # Hardware
 //!
@@ -56,13 +61,14 @@
 //! lane; two lanes sharing it take 16 RAMB36, where two copies took 62 RAMB18 (Yosys 0.23,
 //! measured). Small tables become distributed ROM in LUTs, where a second read port is a second
 //! copy of the LUTs: sharing then neither saves nor costs. Interpolated form: one ROM per lane.
-//! Its words (`YW + DW`, 36 bits for s16.12) fill a RAMB18 port in simple-dual-port mode
-//! (512 × 36, one read); two reads of 36 bits need a RAMB36 in true dual port, the silicon of
-//! two RAMB18s, so sharing saves nothing there (and Yosys 0.23 maps that shared ROM to LUTs).
+//! Its words (`YW + DW`, 38 bits for s16.12) are one read of a block RAM in simple-dual-port
+//! mode (two RAMB18 beyond 36 bits); two reads of such words need twice the ports, the silicon of
+//! a second copy, so sharing saves nothing there (and Yosys 0.23 maps that shared ROM to LUTs).
 //! Pipeline: `FORM = 0`: ROM read + input register → tail select and cast (combinational) →
-//! `mase_skid_buffer`, latency 2. `FORM = 1`: ROM read → `v = y + ⌊d·r / 2^S⌋` (one
-//! `DW × SEG_BITS` multiplier per lane, a DSP48 under Yosys; registered) → cast and tail select
-//! → skid buffer, latency 3. One beat per cycle in both.
+//! `mase_skid_buffer`, latency 2. `FORM = 1`: band select (four comparisons) and address `(x >>
+//! S) + OFF` with the ROM read → `v = y + ⌊d·(r·2^(M−S)) / 2^M⌋` (one `DW × M` multiplier per
+//! lane, `M` the largest segment bits in use, a DSP48 under Yosys; registered) → cast and tail
+//! select → skid buffer, latency 3. One beat per cycle in both.
 
 use mase_ir::fixed::{cast_code, from_f64, to_f64, FixedFormat};
 use rand::Rng;
@@ -73,7 +79,7 @@ use crate::component::{
     data_out_0, Component, Cost, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
 use crate::components::cast::output_format;
-pub use crate::components::gelu_interp::{seg_bits, InterpSpec, MAX_WORD_BITS};
+pub use crate::components::gelu_interp::{choose, Band, InterpSpec, BAND_NONE, MAX_WORD_BITS};
 use crate::overrides::{input, modes, output, row, rows};
 use crate::port::{self, check_cast_output, check_port};
 use crate::{check_range, output_modes, param, param_list, port_format, port_shape, same_shape};
@@ -103,8 +109,12 @@ const INFO: Info = Info {
                 32767,
                 "highest tabulated input code (0..32767, clamped to the input range); above it GELU = cast(x)",
             ),
-            ParamSpec::value("FORM", 0, "0: one table entry per input code; 1: breakpoints every 2^SEG_BITS codes, linear interpolation"),
-            ParamSpec::value("SEG_BITS", 7, "FORM 1: input codes per segment are 2^SEG_BITS (0..12)"),
+            ParamSpec::value("FORM", 0, "0: one table entry per input code; 1: linear segments (sizes by band), integer interpolation"),
+            ParamSpec::value("SEG_BITS", 7, "FORM 1: inner band (-BAND_MID <= x < BAND_MID): input codes per segment are 2^SEG_BITS (0..12)"),
+            ParamSpec::value("SEG_BITS_MID", 7, "FORM 1: segment bits of the middle band (-BAND_OUT <= x < BAND_OUT outside the inner one; 0..12)"),
+            ParamSpec::value("SEG_BITS_OUT", 7, "FORM 1: segment bits of the outer band (the rest of the table range; 0..12)"),
+            ParamSpec::value("BAND_MID", 32768, "FORM 1: inner band threshold (codes, 0..32768; 32768 with BAND_OUT = 32768: uniform segments)"),
+            ParamSpec::value("BAND_OUT", 32768, "FORM 1: middle band threshold (codes, BAND_MID..32768)"),
             ParamSpec::value("GUARD_BITS", 4, "FORM 1: breakpoint bits below the output LSB (0..8)"),
         ],
     ],
@@ -203,7 +213,8 @@ pub fn interp_spec(p: &Params) -> InterpSpec {
         fo: output_format(p, "DATA_OUT_0", true),
         lo,
         hi,
-        seg: param(p, "SEG_BITS").clamp(0, 12) as u32,
+        seg: ["SEG_BITS", "SEG_BITS_MID", "SEG_BITS_OUT"].map(|n| param(p, n).clamp(0, 12) as u32),
+        band: ["BAND_MID", "BAND_OUT"].map(|n| param(p, n).clamp(0, BAND_NONE)),
         guard: param(p, "GUARD_BITS").clamp(0, 8) as u32,
     }
 }
@@ -323,6 +334,10 @@ impl Component for Gelu {
         check_range(p, "TABLE_POS", 0, 32767)?;
         check_range(p, "FORM", 0, 1)?;
         check_range(p, "SEG_BITS", 0, 12)?;
+        check_range(p, "SEG_BITS_MID", 0, 12)?;
+        check_range(p, "SEG_BITS_OUT", 0, 12)?;
+        check_range(p, "BAND_MID", 0, BAND_NONE)?;
+        check_range(p, "BAND_OUT", param(p, "BAND_MID"), BAND_NONE)?;
         check_range(p, "GUARD_BITS", 0, 8)?;
         let bits = word_bits(p) as i64;
         if is_interp(p) && bits > MAX_WORD_BITS {
@@ -387,19 +402,29 @@ impl Component for Gelu {
         }
     }
 
-    /// One table per lane (depth × OW bits) where Yosys puts a ROM ([`crate::resources::rom`]);
-    /// index arithmetic and the output register per lane (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    /// [`tables`] ROMs of [`depth`] × [`word_bits`] where Yosys puts a ROM
+    /// ([`crate::resources::rom`]); FORM 1: one `DW × M` interpolation multiplier per lane
+    /// ([`crate::resources::mul_dsps`]); index arithmetic and the output register per lane
+    /// (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
     fn resources(&self, p: &Params) -> crate::Resources {
-        use crate::resources::{fitted, pu, rom};
+        use crate::resources::{fitted, mul_dsps, pu, rom};
         let n = lanes(p) as u64;
         let (iw, ow) = (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
-        let (rom_bram, rom_lut) = rom(depth(p) as u64, ow);
+        let (rom_bram, rom_lut) = rom(depth(p) as u64, word_bits(p) as u64);
+        let dsp = if is_interp(p) {
+            let spec = interp_spec(p);
+            let (_, dw) = spec.widths();
+            let rw = spec.seg_max().max(1);
+            n * mul_dsps(dw, rw + 1, true, true, dw + rw + 1)
+        } else {
+            0
+        };
         let x = [1, n * iw, n * ow];
         crate::Resources {
-            lut: fitted(&GELU_LUT, &x) + n * rom_lut,
+            lut: fitted(&GELU_LUT, &x) + tables(p) * rom_lut,
             ff: fitted(&GELU_FF, &x),
-            dsp: 0,
-            bram18: n * rom_bram,
+            dsp,
+            bram18: tables(p) * rom_bram,
             lutram: 0,
         }
     }
@@ -432,6 +457,31 @@ impl Component for Gelu {
             [input(12, 8), output(18, 9), modes(2, 3), row(12, 2), rows(4, 2), interp(600, 500, 5)].concat(),
             // interpolated with S = 0 (a table with guard bits) and an odd range
             [input(6, 2), output(7, 3), row(5, 1), interp(17, 13, 0)].concat(),
+            // banded, 16-bit s16.12 -> s16.14 as the binding chooses it (finer output than input)
+            {
+                let (fi, fo) = (FixedFormat::signed(16, 12), FixedFormat::signed(16, 14));
+                let (lo, hi) = table_range(&fi, 14);
+                let b = choose(&InterpSpec::uniform(fi, fo, lo, hi, 0, GUARD_BITS), &gelu_f64);
+                let (s, band) = (b.seg.map(|v| v as i64), b.band);
+                [input(16, 12), output(16, 14), row(6, 2), interp(-lo, hi, s[0]), bands(s[1], s[2], band)]
+                    .concat()
+            },
+            // banded, thresholds off the segment grid, middle segments finer than the inner ones,
+            // both tails hit; RND + SAT_SYM, 2-D blocks
+            [
+                input(12, 8),
+                output(12, 9),
+                modes(2, 3),
+                row(12, 4),
+                rows(4, 2),
+                interp(600, 500, 4),
+                bands(2, 7, [100, 301]),
+            ]
+            .concat(),
+            // banded, empty inner band, outer band past the range on one side, P = 3
+            [input(8, 4), output(8, 5), row(9, 3), interp(40, 30, 2), bands(3, 4, [0, 20])].concat(),
+            // banded, single-code middle segments (S = 0), wide outer ones
+            [input(10, 6), output(10, 6), row(5, 1), interp(200, 150, 4), bands(0, 6, [16, 50])].concat(),
         ]
     }
 
@@ -445,6 +495,10 @@ impl Component for Gelu {
             vec![("FORM", 2)],
             vec![("FORM", 1), ("SEG_BITS", 13)],
             vec![("FORM", 1), ("GUARD_BITS", 9)],
+            vec![("FORM", 1), ("SEG_BITS_MID", 13)],
+            vec![("FORM", 1), ("SEG_BITS_OUT", -1)],
+            vec![("FORM", 1), ("BAND_MID", 32769)],
+            vec![("FORM", 1), ("BAND_MID", 100), ("BAND_OUT", 99)],
         ]
     }
 
@@ -484,11 +538,10 @@ impl Binding for Gelu {
             // rounding), the interpolated form beyond.
             None => (hi - lo + 1) as u64 * out.width as u64 > TABLE_BUDGET_BITS,
         };
-        let seg = if interp {
-            let spec = InterpSpec { fi: x, fo: out, lo, hi, seg: 0, guard: GUARD_BITS };
-            node_seg_bits(&spec, approx)
+        let spec = if interp {
+            node_choose(&InterpSpec::uniform(x, out, lo, hi, 0, GUARD_BITS), approx)
         } else {
-            7
+            InterpSpec::uniform(x, out, lo, hi, 7, GUARD_BITS)
         };
         crate::binding::Overrides::default()
             .tensor("DATA_IN_0", &x, &v.in_shape(0)?, par.p_in)
@@ -496,7 +549,11 @@ impl Binding for Gelu {
             .set("TABLE_NEG", -lo)
             .set("TABLE_POS", hi)
             .set("FORM", interp as i64)
-            .set("SEG_BITS", seg as i64)
+            .set("SEG_BITS", spec.seg[0] as i64)
+            .set("SEG_BITS_MID", spec.seg[1] as i64)
+            .set("SEG_BITS_OUT", spec.seg[2] as i64)
+            .set("BAND_MID", spec.band[0])
+            .set("BAND_OUT", spec.band[1])
             .set("GUARD_BITS", GUARD_BITS as i64)
             .done()
     }
@@ -530,6 +587,12 @@ fn interp(neg: i64, pos: i64, seg: i64) -> Vec<(&'static str, i64)> {
     vec![("TABLE_NEG", neg), ("TABLE_POS", pos), ("FORM", 1), ("SEG_BITS", seg)]
 }
 
+/// Overrides of the banded interpolated form (with [`interp`], which sets the inner segment
+/// bits): middle and outer segment bits, band thresholds `[BAND_MID, BAND_OUT]`.
+fn bands(mid: i64, out: i64, band: [i64; 2]) -> Vec<(&'static str, i64)> {
+    vec![("SEG_BITS_MID", mid), ("SEG_BITS_OUT", out), ("BAND_MID", band[0]), ("BAND_OUT", band[1])]
+}
+
 /// The GELU form of a gelu node.
 fn approximation(v: &NodeView) -> mase_ir::op::GeluApprox {
     match &v.node.op {
@@ -538,11 +601,11 @@ fn approximation(v: &NodeView) -> mase_ir::op::GeluApprox {
     }
 }
 
-/// [`seg_bits`] for a node's formats, memoized like [`node_table_range`] (it evaluates every
+/// [`choose`] for a node's formats, memoized like [`node_table_range`] (it evaluates every
 /// code of the range for each candidate).
-fn node_seg_bits(spec: &InterpSpec, approx: mase_ir::op::GeluApprox) -> u32 {
+fn node_choose(spec: &InterpSpec, approx: mase_ir::op::GeluApprox) -> InterpSpec {
     type Key = (u32, i32, u32, i32, i64, i64, i64, i64, u32, bool);
-    type Memo = std::sync::Mutex<std::collections::HashMap<Key, u32>>;
+    type Memo = std::sync::Mutex<std::collections::HashMap<Key, InterpSpec>>;
     static MEMO: std::sync::OnceLock<Memo> = std::sync::OnceLock::new();
     let tanh = approx == mase_ir::op::GeluApprox::Tanh;
     let (fi, fo) = (spec.fi, spec.fo);
@@ -562,7 +625,7 @@ fn node_seg_bits(spec: &InterpSpec, approx: mase_ir::op::GeluApprox) -> u32 {
     if let Some(r) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return *r;
     }
-    let r = if tanh { seg_bits(spec, &gelu_tanh_f64) } else { seg_bits(spec, &gelu_f64) };
+    let r = if tanh { choose(spec, &gelu_tanh_f64) } else { choose(spec, &gelu_f64) };
     memo.lock().unwrap_or_else(|e| e.into_inner()).insert(key, r);
     r
 }
@@ -609,7 +672,7 @@ mod tests {
             Default::default(),
         );
         let (lo, hi) = table_range(&fi, fo.frac);
-        let seg = seg_bits(&InterpSpec { fi, fo, lo, hi, seg: 0, guard: GUARD_BITS }, &gelu_f64);
+        let spec = choose(&InterpSpec::uniform(fi, fo, lo, hi, 0, GUARD_BITS), &gelu_f64);
         let p = resolve_params(
             &Gelu,
             &[
@@ -621,7 +684,11 @@ mod tests {
                 ("TABLE_NEG", -lo),
                 ("TABLE_POS", hi),
                 ("FORM", form),
-                ("SEG_BITS", seg as i64),
+                ("SEG_BITS", spec.seg[0] as i64),
+                ("SEG_BITS_MID", spec.seg[1] as i64),
+                ("SEG_BITS_OUT", spec.seg[2] as i64),
+                ("BAND_MID", spec.band[0]),
+                ("BAND_OUT", spec.band[1]),
                 ("GUARD_BITS", GUARD_BITS as i64),
             ],
         )
@@ -639,16 +706,27 @@ mod tests {
         (worst, p)
     }
 
+    /// Every 16-bit input format with 8..14 fractional bits, outputs of 16 bits with two fewer
+    /// to two more fractional bits (within 0..15), truncation and rounding to nearest: the
+    /// binding's interpolated table is within 1 LSB over every input code in ≤ 16 kbit.
     #[test]
     fn interpolated_form_is_within_one_lsb_over_every_code_in_16_kbit() {
-        for (wi, fin, wo, fout) in
-            [(16, 12, 16, 12), (16, 8, 16, 8), (16, 10, 16, 12), (16, 13, 16, 13), (8, 4, 8, 4)]
-        {
+        let mut formats = vec![(8, 4, 8, 4), (8, 5, 8, 6)];
+        for fin in 8..=14 {
+            for fout in (fin - 2).max(0)..=(fin + 2).min(15) {
+                formats.push((16, fin, 16, fout));
+            }
+        }
+        for (wi, fin, wo, fout) in formats {
             for rounding in [0, 2] {
                 let (fi, fo) = (FixedFormat::signed(wi, fin), FixedFormat::signed(wo, fout));
                 let (err, p) = worst_error(fi, fo, rounding, 1);
+                let bits = table_bits(&p);
                 assert!(err <= 1.0, "s{wi}.{fin} -> s{wo}.{fout} rounding {rounding}: {err} LSB");
-                assert!(table_bits(&p) <= 16 * 1024, "s{wi}.{fin}: {} table bits", table_bits(&p));
+                assert!(
+                    bits <= 16 * 1024,
+                    "s{wi}.{fin} -> s{wo}.{fout} rounding {rounding}: {bits} table bits"
+                );
                 // the full table of the same formats is no better than 1 LSB either
                 if wi == 8 {
                     let (full, _) = worst_error(fi, fo, rounding, 0);
@@ -656,6 +734,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Bands with every segment size the same are the uniform table, word for word, and the
+    /// banded model agrees with the unpacked interpolation on every code.
+    #[test]
+    fn uniform_bands_equal_one_band() {
+        let (fi, fo) = (FixedFormat::signed(12, 8), FixedFormat::signed(12, 8));
+        let (lo, hi) = table_range(&fi, 8);
+        let one = InterpSpec::uniform(fi, fo, lo, hi, 5, GUARD_BITS);
+        let five = InterpSpec { band: [96, 704], ..one };
+        assert_eq!(one.depth(), five.depth());
+        assert_eq!(one.table(&gelu_f64), five.table(&gelu_f64));
+        let mixed = InterpSpec { seg: [3, 5, 8], band: [100, 700], ..one };
+        assert!(mixed.depth() < InterpSpec::uniform(fi, fo, lo, hi, 3, GUARD_BITS).depth());
+        assert_eq!(mixed.bands().iter().map(|b| b.words).sum::<i64>() as usize, mixed.depth());
     }
 
     #[test]
