@@ -123,7 +123,8 @@ pub fn latency(d: &Design) -> Latency {
             if port == "data_in_0" {
                 me.feed = Some(w.from.clone());
             }
-            let need = (c.beats_before_first_output(p, port) as u64).clamp(1, row_beats(port) * rows);
+            let need =
+                (c.beats_before_first_output(p, port) as u64).clamp(1, (row_beats(port) * rows).max(1));
             // The `need` beats arrive at the producer's pace; at full rate they would take `need`
             // cycles from its first beat, which the component's own latency already counts.
             let start = arrival(d, &t, &w.from, need).saturating_sub(need - 1).max(from_first);

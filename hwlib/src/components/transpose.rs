@@ -142,7 +142,7 @@ impl Geo {
     /// leave: one past the latest input beat among them.
     fn input_beats_for(&self, n: usize) -> usize {
         let (na, nb, u) = self.word_grid();
-        let j = n.clamp(1, na * nb * u) - 1;
+        let j = n.clamp(1, (na * nb * u).max(1)) - 1;
         let (b, rem) = (j / (na * u), j % (na * u));
         let (a, k) = (rem / u, rem % u);
         let here = a * nb * u + b * u + k;
