@@ -411,6 +411,30 @@ mod tests {
     use super::*;
     use crate::resolve_params;
 
+    /// The input beats the first `n` output beats need, against a walk of the RTL's read order.
+    #[test]
+    fn input_beats_for_output_follows_the_read_order() {
+        // (width, dim 0, dim 1, P0, P1, BLOCK_SIZE): plain transposes and head split / merge.
+        for inst in [(8, 6, 4, 2, 2, 1), (2, 5, 3, 1, 1, 1), (8, 12, 5, 2, 1, 4), (8, 15, 3, 1, 1, 3)] {
+            let (w, d0, d1, p0, p1, c) = inst;
+            let p = resolve_params(&Transpose, &instance(w, d0, d1, p0, p1, c)).unwrap();
+            let g = Geo::of(&p);
+            let (na, nb, u) = g.word_grid();
+            let mut latest = 0;
+            let mut n = 0;
+            for b in 0..nb {
+                for a in 0..na {
+                    for k in 0..u {
+                        latest = latest.max(a * nb * u + b * u + k + 1);
+                        n += 1;
+                        assert_eq!(Transpose.input_beats_for_output(&p, n), Some(latest), "{inst:?} n = {n}");
+                    }
+                }
+            }
+            assert_eq!(n, g.words());
+        }
+    }
+
     #[test]
     fn head_split_then_merge_is_identity() {
         // S = 3, H = 2, d = 2: split [3, 4] -> [2, 3, 2], merge back.
