@@ -1,12 +1,13 @@
-//! The cache of finished points: `DIR/cache/<hash>.json` holds a point's figures (or its
+//! The cache of finished points: the files of `DIR/cache/` hold each point's figures (or its
 //! error) under a SHA-256 of everything its result depends on: this crate's version, the model
 //! bytes, the input shapes, the base configuration, the bytes of the calibration, evaluation
 //! and label files, and the point's settings (not its index, so an extended sweep, whose
 //! indices differ, reuses the points it shares with the old one).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -62,74 +63,92 @@ pub fn point_key(sweep_key: &str, spec: &PointSpec) -> String {
     Key::default().field(sweep_key).field(settings.to_string()).hex()
 }
 
-/// A cache directory.
+/// One line of a cache file.
+#[derive(Serialize, Deserialize)]
+struct Line {
+    key: String,
+    entry: Entry,
+}
+
+/// A cache directory: `*.jsonl` files, one per sweep run that stored points, each line a point's
+/// key and entry. A run appends to its own file (one file per run instead of one per point:
+/// creating files is what a sweep's output costs most, on a busy or networked file system), so
+/// runs and shards sharing the directory never write the same file; a line cut short by a killed
+/// run is skipped when read.
 #[derive(Debug)]
 pub struct Cache {
     dir: PathBuf,
-    /// The keys the directory held when opened: a point absent here is not looked up, which
-    /// saves a failing file open per new point.
-    present: HashSet<String>,
-    /// Whether the directory is known to exist (stores create it once).
-    created: AtomicBool,
+    /// The entries the directory held when opened.
+    entries: HashMap<String, Entry>,
+    /// This run's file, opened on the first store.
+    file: Mutex<Option<std::fs::File>>,
+}
+
+/// Name of this run's cache file: unique per process and start time.
+fn run_file_name() -> String {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    format!("run-{}-{}.jsonl", std::process::id(), t.as_nanos())
+}
+
+fn cache_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
 }
 
 impl Cache {
-    /// The cache in `dir` (created on the first store).
+    /// The cache in `dir` (created on the first store), with every entry its files hold.
     pub fn new(dir: impl Into<PathBuf>) -> Cache {
         let dir = dir.into();
-        let present: HashSet<String> = std::fs::read_dir(&dir)
-            .map(|rd| {
-                rd.flatten()
-                    .filter_map(|e| {
-                        e.file_name().to_str().and_then(|n| n.strip_suffix(".json")).map(String::from)
-                    })
-                    .filter(|k| !k.starts_with('.'))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let created = AtomicBool::new(dir.is_dir());
-        Cache { dir, present, created }
+        let mut entries = HashMap::new();
+        for f in cache_files(&dir) {
+            let Ok(text) = std::fs::read_to_string(&f) else { continue };
+            for line in text.lines() {
+                if let Ok(l) = serde_json::from_str::<Line>(line) {
+                    entries.insert(l.key, l.entry);
+                }
+            }
+        }
+        Cache { dir, entries, file: Mutex::new(None) }
     }
 
-    fn path(&self, key: &str) -> PathBuf {
-        self.dir.join(format!("{key}.json"))
-    }
-
-    /// The entry under `key`, if there is a readable one.
+    /// The entry under `key`, if the directory held one when opened.
     pub fn get(&self, key: &str) -> Option<Entry> {
-        if !self.present.contains(key) {
-            return None;
-        }
-        let text = std::fs::read_to_string(self.path(key)).ok()?;
-        serde_json::from_str(&text).ok()
+        self.entries.get(key).cloned()
     }
 
-    /// Stores an entry (written to a temporary file and renamed, so a reader never sees half
-    /// of one and parallel shards may share the directory).
+    /// Stores an entry: one line appended to this run's file.
     pub fn put(&self, key: &str, e: &Entry) -> Result<()> {
-        if !self.created.load(Ordering::Relaxed) {
+        let line = serde_json::to_string(&Line { key: key.to_string(), entry: e.clone() })
+            .expect("entries serialize")
+            + "\n";
+        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        if file.is_none() {
             std::fs::create_dir_all(&self.dir).map_err(io("creating", &self.dir))?;
-            self.created.store(true, Ordering::Relaxed);
+            let path = self.dir.join(run_file_name());
+            let f = std::fs::OpenOptions::new().create_new(true).append(true).open(&path);
+            *file = Some(f.map_err(io("creating", &path))?);
         }
-        let text = serde_json::to_string(e).expect("entries serialize");
-        let tmp = self.dir.join(format!(".{key}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, text).map_err(io("writing", &tmp))?;
-        let dst = self.path(key);
-        std::fs::rename(&tmp, &dst).map_err(io("renaming", &dst))
+        let f = file.as_mut().expect("opened above");
+        f.write_all(line.as_bytes()).map_err(io("writing", self.dir.join("*.jsonl")))
     }
 
-    /// Copies every entry of `other` that this cache lacks.
+    /// Copies every cache file of `other` that this cache lacks (file names are unique per run).
     pub fn absorb(&self, other: &Path) -> Result<usize> {
-        let Ok(rd) = std::fs::read_dir(other) else { return Ok(0) };
+        let files = cache_files(other);
+        if files.is_empty() {
+            return Ok(0);
+        }
         std::fs::create_dir_all(&self.dir).map_err(io("creating", &self.dir))?;
         let mut n = 0;
-        for e in rd.flatten() {
-            let name = e.file_name();
-            let is_entry =
-                name.to_string_lossy().ends_with(".json") && !name.to_string_lossy().starts_with('.');
-            let dst = self.dir.join(&name);
-            if is_entry && !dst.exists() {
-                std::fs::copy(e.path(), &dst).map_err(io("copying", e.path()))?;
+        for f in files {
+            let dst = self.dir.join(f.file_name().expect("listed files have names"));
+            if !dst.exists() {
+                std::fs::copy(&f, &dst).map_err(io("copying", &f))?;
                 n += 1;
             }
         }
