@@ -5,16 +5,17 @@
 //! design they often do not: an instance downstream of a slow one receives its input spread
 //! over the producer's cycles per inference, and an instance that must take a whole row (or a
 //! whole operand, see [`Component::beats_before_first_output`]) before its first output waits
-//! for that spread. The model follows every stream with two figures: when its first beat
-//! leaves and how many cycles one inference's data takes to leave (the slowest instance
-//! upstream sets that pace). Then, for an instance fed `need` of the `beats` per inference of a
-//! port by a producer whose beats leave evenly from `first` to `last`,
+//! for that spread. The model follows every stream with two figures: the cycles at which the
+//! first and the last beat of an inference leave (the slowest instance upstream sets the pace
+//! between them). Then, for an instance fed `need` of the `beats` per inference of a port by a
+//! producer whose beats leave evenly from `first` to `last`,
 //!
 //! `first_output = max over ports (first + max(0, need/beats · (last − first) − need) + latency)`:
 //! the `need` beats arrive at the producer's pace instead of one per cycle, the rest of the
 //! component's latency follows. A reordering component (a transpose) passes each beat on once
 //! the input beat it moves has arrived ([`Component::input_beats_for_output`]), so its
-//! consumers' waits are timed through it, on its producer's pace. The design's latency is the latest first output on a top output.
+//! consumers' waits are timed through it, at its producer's pace. The design's latency is the
+//! latest first output on a top output.
 //!
 //! [`Component::beats_before_first_output`]: mase_hwlib::Component::beats_before_first_output
 //! [`Component::input_beats_for_output`]: mase_hwlib::Component::input_beats_for_output
