@@ -56,13 +56,15 @@ struct Timing {
     first: u64,
     /// Cycle the last beat of the inference leaves.
     last: u64,
-    /// `data_out_0` beats per inference and per row.
+    /// `data_out_0` beats per inference.
     beats: u64,
+    /// `data_out_0` beats per row (a reordering component's unit).
     row_beats: u64,
     /// The source of its `data_in_0` (for a reordering component's timing).
     feed: Option<Endpoint>,
-    /// The instance that set `first` (none: a top input), and the waiting part of its step.
+    /// The instance that set `first` (none: a top input).
     pred: Option<usize>,
+    /// The cycles of its step spent waiting for input below full rate.
     waiting: u64,
 }
 
