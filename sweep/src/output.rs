@@ -336,10 +336,24 @@ pub fn readme(meta: &Meta, points: &[PointResult]) -> String {
     s
 }
 
-/// Writes every output file into `dir` (created if needed).
-pub fn write_all(dir: &Path, meta: &Meta, points: &[PointResult]) -> Result<()> {
+/// Writes `dir/configs/<id>.toml`, the flow configuration of one point (see [`point_config`];
+/// `base` from [`base_table`]), creating the directory if needed.
+pub fn write_point_config(dir: &Path, base: &toml::Table, id: &str, spec: &PointSpec) -> Result<()> {
     let configs = dir.join("configs");
     std::fs::create_dir_all(&configs).map_err(io("creating", &configs))?;
+    let p = configs.join(format!("{id}.toml"));
+    std::fs::write(&p, point_config(base, spec)?).map_err(io("writing", &p))
+}
+
+/// Writes every output file into `dir` (created if needed); the configurations of the points
+/// whose index is in `configs_written` are already there ([`write_point_config`]).
+pub fn write_all(
+    dir: &Path,
+    meta: &Meta,
+    points: &[PointResult],
+    configs_written: &std::collections::BTreeSet<usize>,
+) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(io("creating", dir))?;
     let write = |name: &str, text: &str| -> Result<()> {
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(io("writing", &p))
@@ -354,8 +368,8 @@ pub fn write_all(dir: &Path, meta: &Meta, points: &[PointResult]) -> Result<()> 
     write("pareto.svg", &crate::svg::plot(points, meta.labels.is_some()))?;
     write("README.md", &readme(meta, points))?;
     let base = base_table(meta)?;
-    for p in points {
-        write(&format!("configs/{}.toml", p.id), &point_config(&base, &p.spec)?)?;
+    for p in points.iter().filter(|p| !configs_written.contains(&p.spec.index)) {
+        write_point_config(dir, &base, &p.id, &p.spec)?;
     }
     Ok(())
 }

@@ -13,7 +13,9 @@ use crate::cache::{point_key, Cache, Entry, Key};
 use crate::config::SweepConfig;
 use crate::error::{io, Result, SweepError};
 use crate::eval::{Context, Data};
-use crate::output::{front_sorted, mark_front, write_all, Document, Meta, PointResult};
+use crate::output::{
+    base_table, front_sorted, mark_front, write_all, write_point_config, Document, Meta, PointResult,
+};
 use crate::point::{selected, Shard};
 use crate::synth::{synthesize, Synthesized};
 use crate::verify::{verify, Verified};
@@ -148,6 +150,7 @@ fn sweep_on(opts: &SweepOptions) -> Result<SweepOutcome> {
         let bar = progress_bar(missing.len(), opts.progress);
         let best: Mutex<Option<(f64, u64, String)>> = Mutex::new(None);
         let total = product;
+        let base = base_table(&meta)?;
         let done: Vec<Result<Entry>> = {
             missing
                 .par_iter()
@@ -158,6 +161,9 @@ fn sweep_on(opts: &SweepOptions) -> Result<SweepOutcome> {
                         Err(e) => Entry { metrics: None, error: Some(e.to_string()) },
                     };
                     cache.put(&keys[i], &entry)?;
+                    // Each worker writes its points' configurations: file creation runs in
+                    // parallel with the other workers' evaluation instead of after it.
+                    write_point_config(&opts.out_dir, &base, &spec.id(total), spec)?;
                     if let Some(m) = &entry.metrics {
                         let acc = crate::pareto::accuracy(m);
                         let mut b = best.lock().expect("no panics while holding the lock");
@@ -194,7 +200,8 @@ fn sweep_on(opts: &SweepOptions) -> Result<SweepOutcome> {
         })
         .collect();
     mark_front(&mut results);
-    write_all(&opts.out_dir, &meta, &results)?;
+    let written = missing.iter().map(|&i| points[i].index).collect();
+    write_all(&opts.out_dir, &meta, &results, &written)?;
     let (mut verified, mut synthesized) = (Vec::new(), Vec::new());
     if opts.verify > 0 || opts.synth > 0 {
         let c = match ctx {
@@ -278,7 +285,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Document> {
     let (meta, _) = meta.expect("at least one directory");
     let mut results: Vec<PointResult> = points.into_values().collect();
     mark_front(&mut results);
-    write_all(out, &meta, &results)?;
+    write_all(out, &meta, &results, &Default::default())?;
     let cache = Cache::new(out.join("cache"));
     for d in dirs {
         if d.as_path() != out {
