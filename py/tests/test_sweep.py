@@ -13,9 +13,22 @@ AXES = {"width": [8, 12], "weight_width": [8], "target_ii": [16, 128]}
 
 
 def objectives(m):
-    """What the front maximises: accuracy (top-1 with labels), fewer multipliers, memory bits
-    and cycles per inference."""
-    return (m["top1"], -m["multipliers"], -m["memory_bits"], -m["ii_cycles"])
+    """What the front maximises: accuracy (top-1 with labels), fewer LUTs, fewer DSPs (the
+    resource model's estimates) and fewer cycles per inference."""
+    return (m["top1"], -m["lut"], -m["dsp"], -m["ii_cycles"])
+
+
+def classifier_sweep(fixtures, out_dir, **kw):
+    """The fixture classifier over AXES, calibration data as an array, labels as an array."""
+    return mase_rs.sweep(
+        fixtures / "mlp_classifier.onnx",
+        out_dir,
+        config={"passes": {"auto_precision": {"range": "min_max"}}, "sweep": AXES},
+        calibrate={"x": np.load(fixtures / "mlp_classifier.calib.x.npy")},
+        eval={"x": fixtures / "mlp_classifier.eval.x.npy"},
+        labels=np.load(fixtures / "mlp_classifier.eval.labels.npy"),
+        **kw,
+    )
 
 
 def dominates(a, b):
@@ -25,15 +38,7 @@ def dominates(a, b):
 
 def test_sweep_returns_points_and_front(fixtures, tmp_path):
     out_dir = tmp_path / "sweep"
-    out = mase_rs.sweep(
-        fixtures / "mlp_classifier.onnx",
-        out_dir,
-        config={"passes": {"auto_precision": {"range": "min_max"}}, "sweep": AXES},
-        calibrate={"x": np.load(fixtures / "mlp_classifier.calib.x.npy")},
-        eval={"x": fixtures / "mlp_classifier.eval.x.npy"},
-        labels=np.load(fixtures / "mlp_classifier.eval.labels.npy"),
-        jobs=2,
-    )
+    out = classifier_sweep(fixtures, out_dir, jobs=2)
     points = out["points"]
     assert len(points) == 4 and (out["evaluated"], out["cached"]) == (4, 0)
     assert sorted((p["width"], p["rate"]["target_ii"]) for p in points) == [(8, 16), (8, 128), (12, 16), (12, 128)]
@@ -54,14 +59,7 @@ def test_sweep_returns_points_and_front(fixtures, tmp_path):
     assert accuracies == sorted(accuracies, reverse=True)
     assert out["sweep"]["selected"] == 4
 
-    again = mase_rs.sweep(
-        fixtures / "mlp_classifier.onnx",
-        out_dir,
-        config={"passes": {"auto_precision": {"range": "min_max"}}, "sweep": AXES},
-        calibrate={"x": np.load(fixtures / "mlp_classifier.calib.x.npy")},
-        eval={"x": fixtures / "mlp_classifier.eval.x.npy"},
-        labels=np.load(fixtures / "mlp_classifier.eval.labels.npy"),
-    )
+    again = classifier_sweep(fixtures, out_dir)
     assert (again["evaluated"], again["cached"]) == (0, 4) and again["points"] == points
 
 

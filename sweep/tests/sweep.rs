@@ -43,10 +43,10 @@ fn options(toml_text: &str, out: &Path) -> SweepOptions {
     }
 }
 
-/// `(accuracy, multipliers, memory bits, ii)` of a built point.
+/// `(accuracy, LUTs, DSPs, ii)` of a built point: what the front is over.
 fn objectives(p: &PointResult) -> (f64, u64, u64, u64) {
     let m = p.metrics.as_ref().unwrap();
-    (m.top1.unwrap(), m.multipliers, m.memory_bits, m.ii_cycles)
+    (m.top1.unwrap(), m.lut, m.dsp, m.ii_cycles)
 }
 
 /// `a` at least as good as `b` everywhere and better somewhere (written out here, independent
