@@ -84,16 +84,10 @@ fn gelu_params(fi: &FixedFormat, fo: &FixedFormat, rmode: i64, interp: bool) -> 
         ("DATA_OUT_0_PRECISION_0", fo.width as i64),
         ("DATA_OUT_0_PRECISION_1", fo.frac as i64),
         ("DATA_OUT_0_ROUNDING", rmode),
-        ("TABLE_NEG", -lo),
-        ("TABLE_POS", hi),
-        ("FORM", interp as i64),
-        ("SEG_BITS", spec.seg[0] as i64),
-        ("SEG_BITS_MID", spec.seg[1] as i64),
-        ("SEG_BITS_OUT", spec.seg[2] as i64),
-        ("BAND_MID", spec.band[0]),
-        ("BAND_OUT", spec.band[1]),
-        ("GUARD_BITS", gelu::GUARD_BITS as i64),
-    ];
+    ]
+    .into_iter()
+    .chain(spec.table_params(interp))
+    .collect::<Vec<_>>();
     resolve_params(&gelu::Gelu, &ov).expect("valid gelu parameters")
 }
 

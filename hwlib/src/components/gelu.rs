@@ -543,19 +543,12 @@ impl Binding for Gelu {
         } else {
             InterpSpec::uniform(x, out, lo, hi, 7, GUARD_BITS)
         };
-        crate::binding::Overrides::default()
-            .tensor("DATA_IN_0", &x, &v.in_shape(0)?, par.p_in)
-            .output(&out)
-            .set("TABLE_NEG", -lo)
-            .set("TABLE_POS", hi)
-            .set("FORM", interp as i64)
-            .set("SEG_BITS", spec.seg[0] as i64)
-            .set("SEG_BITS_MID", spec.seg[1] as i64)
-            .set("SEG_BITS_OUT", spec.seg[2] as i64)
-            .set("BAND_MID", spec.band[0])
-            .set("BAND_OUT", spec.band[1])
-            .set("GUARD_BITS", GUARD_BITS as i64)
-            .done()
+        let mut o = crate::binding::Overrides::default();
+        o.tensor("DATA_IN_0", &x, &v.in_shape(0)?, par.p_in).output(&out);
+        for (k, val) in spec.table_params(interp) {
+            o.set(k, val);
+        }
+        o.done()
     }
 
     fn forms(&self) -> &'static [&'static str] {
@@ -673,26 +666,15 @@ mod tests {
         );
         let (lo, hi) = table_range(&fi, fo.frac);
         let spec = choose(&InterpSpec::uniform(fi, fo, lo, hi, 0, GUARD_BITS), &gelu_f64);
-        let p = resolve_params(
-            &Gelu,
-            &[
-                ("DATA_IN_0_PRECISION_0", fi.width as i64),
-                ("DATA_IN_0_PRECISION_1", fi.frac as i64),
-                ("DATA_OUT_0_PRECISION_0", fo.width as i64),
-                ("DATA_OUT_0_PRECISION_1", fo.frac as i64),
-                ("DATA_OUT_0_ROUNDING", rounding),
-                ("TABLE_NEG", -lo),
-                ("TABLE_POS", hi),
-                ("FORM", form),
-                ("SEG_BITS", spec.seg[0] as i64),
-                ("SEG_BITS_MID", spec.seg[1] as i64),
-                ("SEG_BITS_OUT", spec.seg[2] as i64),
-                ("BAND_MID", spec.band[0]),
-                ("BAND_OUT", spec.band[1]),
-                ("GUARD_BITS", GUARD_BITS as i64),
-            ],
-        )
-        .unwrap();
+        let mut ov = vec![
+            ("DATA_IN_0_PRECISION_0", fi.width as i64),
+            ("DATA_IN_0_PRECISION_1", fi.frac as i64),
+            ("DATA_OUT_0_PRECISION_0", fo.width as i64),
+            ("DATA_OUT_0_PRECISION_1", fo.frac as i64),
+            ("DATA_OUT_0_ROUNDING", rounding),
+        ];
+        ov.extend(spec.table_params(form == 1));
+        let p = resolve_params(&Gelu, &ov).unwrap();
         let table = gelu_table(&p);
         let (rlo, rhi) = (to_f64(fo.min_code(), &fo), to_f64(fo.max_code(), &fo) + fo.lsb());
         let mut worst = 0.0f64;

@@ -92,6 +92,24 @@ pub const MAX_WORD_BITS: i64 = 62;
 pub const BAND_NONE: i64 = 32768;
 
 impl InterpSpec {
+    /// The gelu parameters that carry this table: range `TABLE_NEG`/`TABLE_POS`, `FORM`
+    /// (1 when `interpolated`, else the full table over the same range), segment bits, bands and
+    /// guard bits. The binding, the accuracy test and the `nonlinear_error` example all build
+    /// their instances from it.
+    pub fn table_params(&self, interpolated: bool) -> Vec<(&'static str, i64)> {
+        vec![
+            ("TABLE_NEG", -self.lo),
+            ("TABLE_POS", self.hi),
+            ("FORM", interpolated as i64),
+            ("SEG_BITS", self.seg[0] as i64),
+            ("SEG_BITS_MID", self.seg[1] as i64),
+            ("SEG_BITS_OUT", self.seg[2] as i64),
+            ("BAND_MID", self.band[0]),
+            ("BAND_OUT", self.band[1]),
+            ("GUARD_BITS", self.guard as i64),
+        ]
+    }
+
     /// A spec with one band of uniform segments of `2^seg` codes.
     pub fn uniform(fi: FixedFormat, fo: FixedFormat, lo: i64, hi: i64, seg: u32, guard: u32) -> Self {
         InterpSpec { fi, fo, lo, hi, seg: [seg; 3], band: [BAND_NONE; 2], guard }
