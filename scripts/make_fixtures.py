@@ -252,12 +252,29 @@ HIDDEN, HEADS, HEAD_DIM, FFN, SEQ = 128, 2, 64, 512, 8
 MINILM = dict(hidden=384, heads=12, head_dim=32, ffn=1536, seq=16)
 
 
-def dense(b, x, name, n_in, n_out):
+def module_prefixes(module):
+    """The initializer-name prefix and the node-scope prefix of a PyTorch module path, as its
+    exporter writes them: "encoder.layer.1" gives "encoder.layer.1." and "/encoder/layer.1" (a
+    ModuleList index stays attached to its list's name); the empty path gives two empty
+    prefixes."""
+    if not module:
+        return "", ""
+    parts = []
+    for p in module.split("."):
+        if p.isdigit() and parts:
+            parts[-1] += "." + p
+        else:
+            parts.append(p)
+    return module + ".", "/" + "/".join(parts)
+
+
+def dense(b, x, name, n_in, n_out, module=""):
     """nn.Linear as PyTorch exports it for 3-D inputs: MatMul by the transposed weight, then
-    Add(bias, product)."""
-    b.scope = "/" + name.replace(".", "/")
-    w = b.weight(f"{name}.weight_t", (n_in, n_out), 1.0 / math.sqrt(n_in))
-    bias = b.weight(f"{name}.bias", (n_out,), 0.05)
+    Add(bias, product). module is the enclosing module's path (see module_prefixes)."""
+    names, scope = module_prefixes(module)
+    b.scope = scope + "/" + name.replace(".", "/")
+    w = b.weight(f"{names}{name}.weight_t", (n_in, n_out), 1.0 / math.sqrt(n_in))
+    bias = b.weight(f"{names}{name}.bias", (n_out,), 0.05)
     y = b.node("MatMul", [x, w])
     return b.node("Add", [bias, y])
 
@@ -278,10 +295,11 @@ def split_heads(b, x, heads=HEADS, head_dim=HEAD_DIM):
     return b.node("Reshape", [x, shape])
 
 
-def layer_norm(b, x, name, decomposed, hidden=HIDDEN):
-    b.scope = "/" + name.replace(".", "/")
-    gamma = b.init(f"{name}.weight", (1.0 + 0.1 * b.rng.standard_normal(hidden)).astype(np.float32))
-    beta = b.weight(f"{name}.bias", (hidden,), 0.1)
+def layer_norm(b, x, name, decomposed, hidden=HIDDEN, module=""):
+    names, scope = module_prefixes(module)
+    b.scope = scope + "/" + name.replace(".", "/")
+    gamma = b.init(f"{names}{name}.weight", (1.0 + 0.1 * b.rng.standard_normal(hidden)).astype(np.float32))
+    beta = b.weight(f"{names}{name}.bias", (hidden,), 0.1)
     if not decomposed:
         return b.node("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=1e-12)
     # Opset 13: ReduceMean takes axes as an attribute.
@@ -296,39 +314,55 @@ def layer_norm(b, x, name, decomposed, hidden=HIDDEN):
     return b.node("Add", [g, beta])
 
 
-def encoder_layer(name, opset, decomposed, seq_dim, hidden=HIDDEN, heads=HEADS, head_dim=HEAD_DIM,
-                  ffn=FFN, seq=SEQ, out_path=None):
-    """Builds the encoder layer with the given sizes (BERT-tiny's by default). With out_path, only
-    checks the model and writes it there (no inputs/outputs); otherwise saves it as fixture name."""
-    b = Builder(3)
-    x = "hidden_states"
-    q = split_heads(b, dense(b, x, "attention.self.query", hidden, hidden), heads, head_dim)
-    k = split_heads(b, dense(b, x, "attention.self.key", hidden, hidden), heads, head_dim)
-    v = split_heads(b, dense(b, x, "attention.self.value", hidden, hidden), heads, head_dim)
-    b.scope = "/attention/self"
+def encoder_block(b, x, module, decomposed, hidden, heads, head_dim, ffn):
+    """One BERT encoder layer reading tensor x; returns the name of its output. module is the
+    layer's module path: "" for a lone layer (initializers "attention.self.query.weight_t", node
+    scopes "/attention/self/query"), "encoder.layer.{i}" for layer i of a stack (initializers
+    "encoder.layer.{i}.attention.self.query.weight_t", scopes
+    "/encoder/layer.{i}/attention/self/query"), as a Hugging Face BERT export names them."""
+    names, scope = module_prefixes(module)
+    q = split_heads(b, dense(b, x, "attention.self.query", hidden, hidden, module), heads, head_dim)
+    k = split_heads(b, dense(b, x, "attention.self.key", hidden, hidden, module), heads, head_dim)
+    v = split_heads(b, dense(b, x, "attention.self.value", hidden, hidden, module), heads, head_dim)
+    b.scope = scope + "/attention/self"
     q = b.node("Transpose", [q], perm=[0, 2, 1, 3])
     kt = b.node("Transpose", [k], perm=[0, 2, 3, 1])
     v = b.node("Transpose", [v], perm=[0, 2, 1, 3])
     scores = b.node("MatMul", [q, kt])
-    scores = b.node("Div", [scores, b.scalar("sqrt_head_dim", math.sqrt(head_dim))])
+    scores = b.node("Div", [scores, b.scalar(f"{names}sqrt_head_dim", math.sqrt(head_dim))])
     probs = b.node("Softmax", [scores], axis=-1)
     ctx = b.node("MatMul", [probs, v])
     ctx = b.node("Transpose", [ctx], perm=[0, 2, 1, 3])
     d0 = dim_of(b, ctx, 0)
     d1 = dim_of(b, ctx, 1)
-    shape = b.node("Concat", [d0, d1, b.ints("all_head_size", [hidden])], axis=0)
+    shape = b.node("Concat", [d0, d1, b.ints(f"{names}all_head_size", [hidden])], axis=0)
     ctx = b.node("Reshape", [ctx, shape])
-    attn = dense(b, ctx, "attention.output.dense", hidden, hidden)
-    b.scope = "/attention/output"
+    attn = dense(b, ctx, "attention.output.dense", hidden, hidden, module)
+    b.scope = scope + "/attention/output"
     attn = b.node("Add", [attn, x])
-    attn = layer_norm(b, attn, "attention.output.LayerNorm", decomposed, hidden)
-    h = dense(b, attn, "intermediate.dense", hidden, ffn)
-    b.scope = "/intermediate/intermediate_act_fn"
+    attn = layer_norm(b, attn, "attention.output.LayerNorm", decomposed, hidden, module)
+    h = dense(b, attn, "intermediate.dense", hidden, ffn, module)
+    b.scope = scope + "/intermediate/intermediate_act_fn"
     h = gelu_erf(b, h)
-    h = dense(b, h, "output.dense", ffn, hidden)
-    b.scope = "/output"
+    h = dense(b, h, "output.dense", ffn, hidden, module)
+    b.scope = scope + "/output"
     h = b.node("Add", [h, attn])
-    layer_norm(b, h, "output.LayerNorm", decomposed, hidden)
+    return layer_norm(b, h, "output.LayerNorm", decomposed, hidden, module)
+
+
+def encoder_layer(name, opset, decomposed, seq_dim, hidden=HIDDEN, heads=HEADS, head_dim=HEAD_DIM,
+                  ffn=FFN, seq=SEQ, layers=1, seed=3, input_seed=103, out_path=None):
+    """Builds an encoder of `layers` stacked layers with the given sizes (one BERT-tiny-sized
+    layer by default) from hidden_states to last_hidden_state. A lone layer is named as a
+    layer module exported by itself, a stack as BertEncoder's layers (encoder.layer.{i}); the
+    weights are drawn layer after layer from one seeded generator. With out_path, only checks
+    the model and writes it there (no inputs/outputs); otherwise saves it as fixture name."""
+    b = Builder(seed)
+    x = "hidden_states"
+    h = x
+    for i in range(layers):
+        h = encoder_block(b, h, "" if layers == 1 else f"encoder.layer.{i}", decomposed, hidden, heads,
+                          head_dim, ffn)
     b.nodes[-1].output[0] = "last_hidden_state"
     m = b.model(name, [vi(x, [1, seq_dim, hidden])], [vi("last_hidden_state", [1, seq_dim, hidden])],
                 opset)
@@ -337,7 +371,7 @@ def encoder_layer(name, opset, decomposed, seq_dim, hidden=HIDDEN, heads=HEADS, 
         with open(out_path, "wb") as f:
             f.write(m.SerializeToString())
         return
-    save(name, m, {x: rand_input(103, (1, seq, hidden))})
+    save(name, m, {x: rand_input(input_seed, (1, seq, hidden))})
 
 
 # ---------------------------------------------------------------- one model per pattern
