@@ -250,6 +250,8 @@ def mlp_matmul_gelu():
 HIDDEN, HEADS, HEAD_DIM, FFN, SEQ = 128, 2, 64, 512, 8
 # MiniLM-L12-sized layer for --minilm (hidden = heads * head_dim).
 MINILM = dict(hidden=384, heads=12, head_dim=32, ffn=1536, seq=16)
+# The committed two-layer stack (encoder_2layer): each layer the size of encoder_layer.
+ENC2 = dict(hidden=HIDDEN, heads=HEADS, head_dim=HEAD_DIM, ffn=FFN, seq=SEQ)
 
 
 def module_prefixes(module):
@@ -640,6 +642,10 @@ def main():
     ap = argparse.ArgumentParser(description="Writes the ONNX test fixtures into tests/fixtures/.")
     ap.add_argument("--minilm", metavar="OUT.onnx",
                     help="write only a MiniLM-sized encoder layer to OUT.onnx and exit")
+    ap.add_argument("--layers", type=int, metavar="N",
+                    help="with --minilm: stack N encoder layers (default 1, the single layer)")
+    ap.add_argument("--seq", type=int, metavar="S",
+                    help=f"with --minilm: sequence length (default {MINILM['seq']})")
     ap.add_argument("--mlp-classifier", action="store_true",
                     help="write only the trained mlp_classifier fixture and its labelled data "
                          "(tests/fixtures/mlp_classifier.*) and exit")
@@ -647,6 +653,12 @@ def main():
                     help="write only the MiniLM-sized layer with real-model activation statistics "
                          "(outlier channels) and its calibration / evaluation inputs to DIR and exit")
     args = ap.parse_args()
+    if (args.layers is not None or args.seq is not None) and not args.minilm:
+        ap.error("--layers and --seq apply to --minilm OUT.onnx only")
+    if args.layers is not None and args.layers < 1:
+        ap.error(f"--layers {args.layers}: an encoder has at least one layer")
+    if args.seq is not None and args.seq < 1:
+        ap.error(f"--seq {args.seq}: the sequence length is at least 1")
     if args.mlp_classifier:
         os.makedirs(OUT, exist_ok=True)
         mlp_classifier()
@@ -655,7 +667,10 @@ def main():
         minilm_real(args.minilm_real)
         return
     if args.minilm:
-        encoder_layer("encoder_layer_minilm", 17, False, MINILM["seq"], out_path=args.minilm, **MINILM)
+        layers = args.layers or 1
+        sizes = dict(MINILM, seq=args.seq or MINILM["seq"])
+        name = "encoder_layer_minilm" if layers == 1 else f"encoder_{layers}layer_minilm"
+        encoder_layer(name, 17, False, sizes["seq"], layers=layers, out_path=args.minilm, **sizes)
         print(f"wrote {args.minilm}, {os.path.getsize(args.minilm)} bytes")
         return
     os.makedirs(OUT, exist_ok=True)
@@ -668,6 +683,7 @@ def main():
     mlp_two_outputs()
     encoder_layer("encoder_layer", 17, False, SEQ)
     encoder_layer("encoder_layer_decomposed_ln", 13, True, "seq")
+    encoder_layer("encoder_2layer", 17, False, ENC2["seq"], layers=2, seed=4, input_seed=104, **ENC2)
     patterns()
     misc_ops()
     bad_files()
