@@ -114,7 +114,9 @@ fn mlp_matmul_gelu_becomes_linear_gelu_linear() {
     assert_eq!(ops, ["placeholder", "linear", "gelu", "linear", "output"]);
 }
 
-fn check_encoder(g: &MaseGraph) {
+/// Checks a stack of `layers` BERT-tiny-sized encoder layers (hidden 128, 2 heads, seq 8):
+/// each layer's ops once per layer, one input and one output.
+fn check_encoder(g: &MaseGraph, layers: usize) {
     let counts = op_counts(g);
     let allowed = [
         "placeholder",
@@ -147,6 +149,7 @@ fn check_encoder(g: &MaseGraph) {
         ("output", 1),
     ];
     for (op, n) in want {
+        let n = if matches!(op, "placeholder" | "output") { n } else { n * layers };
         assert_eq!(counts.get(op).copied().unwrap_or(0), n, "{op} in {counts:?}");
     }
     // The attention scale is a scalar multiply by 1/8.
@@ -170,13 +173,42 @@ fn check_encoder(g: &MaseGraph) {
 #[test]
 fn encoder_layer_imports_to_mase_ops() {
     let g = import("encoder_layer");
-    check_encoder(&g);
+    check_encoder(&g, 1);
     // Raised nodes are named after the PyTorch module path of the nodes they replace.
     for name in
         ["attention_self_query_linear", "attention_self_mul_scalar", "intermediate_intermediate_act_fn_gelu"]
     {
         assert!(g.find(name).is_some(), "no node {name}");
     }
+}
+
+#[test]
+fn encoder_2layer_imports_as_two_chained_layers() {
+    let g = import("encoder_2layer");
+    check_encoder(&g, 2);
+    // Each node is named after its layer's module path (encoder.layer.{i} -> encoder_layer_{i}_).
+    let mut per_layer = [0usize; 2];
+    for (_, n) in g.nodes() {
+        if matches!(n.op, Op::Placeholder | Op::Output) {
+            continue;
+        }
+        let layer = (0..2).find(|i| n.name.starts_with(&format!("encoder_layer_{i}_")));
+        per_layer[layer.unwrap_or_else(|| panic!("node {} names no layer", n.name))] += 1;
+    }
+    assert_eq!(per_layer[0], per_layer[1], "layers differ in node count: {per_layer:?}");
+    // Layer 1 reads layer 0's output: its query, key and value projections and its residual add.
+    let out0 = g.find("encoder_layer_0_output_LayerNorm_LayerNormalization").expect("layer 0 output");
+    let mut readers: Vec<&str> = g.users(out0).into_iter().map(|u| g.node(u).name.as_str()).collect();
+    readers.sort_unstable();
+    assert_eq!(
+        readers,
+        [
+            "encoder_layer_1_attention_output_Add",
+            "encoder_layer_1_attention_self_key_linear",
+            "encoder_layer_1_attention_self_query_linear",
+            "encoder_layer_1_attention_self_value_linear",
+        ]
+    );
 }
 
 #[test]
@@ -187,7 +219,7 @@ fn encoder_layer_decomposed_ln_needs_and_uses_input_shape() {
     for part in ["encoder_layer_decomposed_ln.onnx", "hidden_states", "seq", "--input-shape", "dimension 1"] {
         assert!(err.contains(part), "'{part}' not in: {err}");
     }
-    check_encoder(&import("encoder_layer_decomposed_ln"));
+    check_encoder(&import("encoder_layer_decomposed_ln"), 1);
     // A shape that conflicts with a fixed dimension is refused.
     let mut o = ImportOptions::default();
     o.input_shapes.insert("hidden_states".into(), vec![1, 8, 64]);
