@@ -143,6 +143,28 @@ fn encoder_layer_16bit_is_bit_exact_and_runs_at_its_slowest_stage() {
     lint(dir.path());
 }
 
+#[test]
+fn encoder_2layer_16bit_is_bit_exact() {
+    // Two stacked encoder_layer-sized layers on one device: the second layer's inputs are the
+    // first one's quantized outputs, through one stitched top.
+    let dir = tempfile::tempdir().unwrap();
+    let f = flow("encoder_2layer.onnx", "", dir.path());
+    for layer in 0..2 {
+        let prefix = format!("encoder_layer_{layer}_");
+        assert!(
+            f.design.instances.iter().any(|i| i.node.starts_with(&prefix)),
+            "no instance of layer {layer} in the design"
+        );
+    }
+    let (cos, r) = verify(dir.path(), &f, 2, 0.25, 11);
+    assert!(cos >= 0.99, "cosine {cos}");
+    eprintln!(
+        "encoder_2layer 16/8: cosine {cos:.6}, bit-exact with stalls, latency {}, ii {:?} (bound {}), {} multipliers, build {:.1} s",
+        r.latency_cycles, r.ii_cycles, r.model_ii_cycles, f.emitted.report.multipliers, r.build_s
+    );
+    lint(dir.path());
+}
+
 fn read_all(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
