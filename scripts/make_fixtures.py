@@ -23,6 +23,9 @@ Models:
                            the same at opset 13 with layer norm decomposed into
                            ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add and a dynamic
                            sequence dimension 'seq'
+  encoder_2layer           two such layers stacked (opset 17, other seeded weights), named as a
+                           Hugging Face BERT export names its encoder's layers: initializers
+                           encoder.layer.{i}.*, node scopes /encoder/layer.{i}/*
   one small model per raising pattern (pat_*) and lookalikes that must not be raised (neg_*)
   misc_ops                 the remaining supported ops, with three graph outputs
   bad_* files that the importer must reject with a clear error
@@ -31,7 +34,10 @@ Run from anywhere: python3 scripts/make_fixtures.py
 Option --minilm OUT.onnx writes only a MiniLM-sized encoder layer (hidden 384, 12 heads of 32,
 FFN 1536, seq 16; same structure and opset 17 export style as encoder_layer, seeded weights) to
 OUT.onnx, for the flow speed benchmark (cargo run --release --example flow_speed), and leaves
-tests/fixtures alone.
+tests/fixtures alone. With --layers N it writes N such layers stacked (named like encoder_2layer;
+N = 1 is the single layer), with --seq S at sequence length S, e.g. a two-layer MiniLM-sized
+encoder at a sentence's length (about 14 MB):
+  python3 scripts/make_fixtures.py --minilm minilm2.onnx --layers 2 --seq 7
 
 Option --minilm-real DIR writes the same layer at seq 7 with real-model activation statistics
 (a few hidden channels ~10x the others, inputs reaching ±6, carried through by the LayerNorm
