@@ -12,7 +12,7 @@
 //            taken in the cycle the last flit of the current one is shown) while data and credits
 //            are there.
 //   Paths cut: all outputs come from registers (`link_data` is the low flit of the shift
-//            register, `data_in_0_ready` depends on the credit count and flit counter only).
+//            register, `data_in_0_ready` is a register too).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_link_tx #(
     /// The beat: LANES lanes (1..1024) of DATA_WIDTH bits (1..64).
@@ -56,48 +56,56 @@ module mase_link_tx #(
   /// Credit counter width (counts 0..CREDITS; kept >= 1 for an invalid CREDITS).
   localparam int CW = CREDITS > 0 ? $clog2(CREDITS + 1) : 1;
 
-  /// The beat being sent, shifted down one flit per cycle: its low flit is `link_data`.
+  /// The beat being sent, rotated down one flit per cycle: its low flit is `link_data`.
   logic [PW-1:0] shreg;
   /// Index of the flit shown this cycle (valid while `link_valid`).
   logic [FW-1:0] flit;
-  /// Credits held: beat slots free at the receiver, less the beats taken since.
-  logic [CW-1:0] credits;
-  /// The flit shown this cycle is its beat's last (or nothing is shown).
-  logic          last;
+  /// Credits spent: beats taken whose slot the receiver has not freed yet (0..CREDITS).
+  logic [CW-1:0] spent;
   /// A beat is taken this cycle.
   logic          take;
+  /// Next-cycle values of the control registers.
+  logic [FW-1:0] flit_next;
+  logic [CW-1:0] spent_next;
+  logic          valid_next;
+  /// The flit shown this cycle is its beat's last (or nothing is shown).
+  logic          last;
 
-  assign last = !link_valid || flit == FW'(FLITS - 1);
-  assign data_in_0_ready = credits != '0 && last;
+  // Ready is a register (computed from the next state), so `take` is a two-input AND: the
+  // shift register's per-bit load mux stays one small LUT instead of Yosys folding the whole
+  // control logic into every bit.
   assign take = data_in_0_valid && data_in_0_ready;
+  assign last = !link_valid || flit == FW'(FLITS - 1);
+  assign valid_next = take || !last;
+  assign flit_next = take ? '0 : last ? flit : flit + 1'b1;
+  assign spent_next = spent + CW'(take) - CW'(link_credit);
   assign link_data = shreg[LINK_WIDTH-1:0];
 
+  // Rotate rather than shift in zeros: every bit is then a plain 2:1 mux (load or move one flit
+  // down); a shift in of zeros becomes a synchronous reset that Yosys maps irregularly.
   always_ff @(posedge clk) begin
     if (take) shreg <= PW'(data_in_0);
-    else shreg <= shreg >> LINK_WIDTH;
+    else shreg <= PW'({shreg, shreg} >> LINK_WIDTH);
   end
 
   always_ff @(posedge clk) begin
     if (rst) begin
-      link_valid <= 1'b0;
-      flit       <= '0;
-      credits    <= CW'(CREDITS);
+      link_valid      <= 1'b0;
+      flit            <= '0;
+      spent           <= '0;
+      data_in_0_ready <= 1'b1;
     end else begin
-      credits <= credits - CW'(take) + CW'(link_credit);
-      if (take) begin
-        link_valid <= 1'b1;
-        flit       <= '0;
-      end else if (last) begin
-        link_valid <= 1'b0;
-      end else begin
-        flit <= flit + 1'b1;
-      end
+      link_valid      <= valid_next;
+      flit            <= flit_next;
+      spent           <= spent_next;
+      // A beat can be taken next cycle when a credit is left and nothing but a last flit shows.
+      data_in_0_ready <= spent_next != CW'(CREDITS) && (!valid_next || flit_next == FW'(FLITS - 1));
     end
   end
 
 `ifndef SYNTHESIS
   // Credit protocol: the receiver never returns more credits than it was given.
-  assert property (@(posedge clk) disable iff (rst) link_credit |-> credits != CW'(CREDITS) || take)
+  assert property (@(posedge clk) disable iff (rst) link_credit |-> spent != '0 || take)
   else $error("%m: credit returned while all %0d credits are held", CREDITS);
 `endif
 

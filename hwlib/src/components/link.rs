@@ -242,42 +242,51 @@ impl Component for Link {
     }
 }
 
-/// Resources of a `mase_link_tx` (see [`tx_params`]): the beat's shift register, flit and credit
-/// counters (FFs); a 2:1 mux per shift-register bit plus counter logic (LUTs).
+/// Resources of a `mase_link_tx` (see [`tx_params`]), fitted to Yosys 0.23 `synth_xilinx` over
+/// nine instances: FFs exact: the shift register (whole flits when it rotates, the beat alone
+/// when one flit holds it), flit and credit counters, valid and ready; LUTs: one load-or-rotate
+/// mux per shift-register bit (none for a single flit: it only loads) plus the control.
 pub fn tx_resources(width: u32, lanes: usize, link_width: usize, credits: usize) -> crate::Resources {
     use crate::resources::{clog2, linear};
     let beat = width as usize * lanes;
     let flits = flits_per_beat(beat, link_width);
-    let padded = (flits * link_width) as u64;
     let (fw, cw) = (clog2(flits as u64), clog2(credits as u64 + 1));
+    let rotating = if flits > 1 { (flits * link_width) as u64 } else { 0 };
     crate::Resources {
-        lut: linear(4.0, &[(1.0, padded), (2.0, fw + cw)]),
-        ff: padded + fw + cw + 1,
+        lut: linear(6.0, &[(1.0, rotating), (2.0, fw)]),
+        ff: if flits > 1 { rotating } else { beat as u64 } + fw + cw + 2,
         ..Default::default()
     }
 }
 
-/// Resources of a `mase_link_rx` (see [`rx_params`]): the flits held while a beat assembles and
-/// the flit counter (FFs), and its buffer, a FIFO of `max(depth - 1, 2)` words (as the `fifo`
-/// component's model).
+/// Resources of a `mase_link_rx` (see [`rx_params`]), fitted to Yosys 0.23 `synth_xilinx` over
+/// twelve instances: FFs exact: the `flits - 1` flits held while a beat assembles, the flit
+/// counter, the credit register, and the buffer FIFO's output register, pointers, count and
+/// valid; LUTs: the FIFO's pointer logic (grows with its address bits); the FIFO's memory of
+/// `max(depth - 1, 2)` words in LUT RAM up to 64 words (Yosys maps even the two-word memory there)
+/// and by [`crate::resources::ram`] beyond.
 pub fn rx_resources(width: u32, lanes: usize, link_width: usize, depth: usize) -> crate::Resources {
-    use crate::resources::clog2;
-    let beat = width as usize * lanes;
-    let flits = flits_per_beat(beat, link_width);
-    let fifo = crate::components::fifo::instance(width, lanes, buffer_beats(depth) - 1)
-        .map(|p| crate::components::fifo::Fifo.resources(&p))
-        .unwrap_or_default();
-    let fw = clog2(flits as u64);
-    fifo + crate::Resources {
-        lut: fw + 1,
-        ff: ((flits - 1) * link_width) as u64 + fw + 1,
-        ..Default::default()
+    use crate::resources::{clog2, linear, lutram, ram};
+    let beat = (width as usize * lanes) as u64;
+    let flits = flits_per_beat(beat as usize, link_width);
+    let words = buffer_beats(depth) as u64 - 1;
+    let abits = clog2(words);
+    let (bram18, lutram) = if words <= 64 { (0, lutram(words, beat)) } else { ram(words, beat) };
+    crate::Resources {
+        lut: linear(6.0, &[(5.0, abits)]),
+        ff: ((flits - 1) * link_width) as u64 + clog2(flits as u64) + 1 + beat + 2 * abits + clog2(words + 1) + 1,
+        dsp: 0,
+        bram18,
+        lutram,
     }
 }
 
-/// Registers of a `mase_link_model` of `link_width` bits and `latency` cycles (simulation only).
+/// Registers of a `mase_link_model` of `link_width` bits and `latency` cycles (simulation only):
+/// valid and credit chains in FFs (they reset); the data chain in FFs up to two stages, in SRL
+/// shift registers (which the resource tally does not count) from three on.
 fn model_resources(link_width: usize, latency: usize) -> crate::Resources {
-    crate::Resources { ff: ((link_width + 2) * latency) as u64, ..Default::default() }
+    let data = if latency < 3 { link_width * latency } else { 0 };
+    crate::Resources { ff: (2 * latency + data) as u64, ..Default::default() }
 }
 
 #[cfg(test)]
