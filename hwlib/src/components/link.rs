@@ -209,9 +209,11 @@ impl Component for Link {
     /// The sender ([`tx_resources`]), the receiver ([`rx_resources`]) and the link model's
     /// registers (simulation only: a real link replaces it).
     fn resources(&self, p: &Params) -> crate::Resources {
-        let (beat, lw, _, latency, depth) = figures(p);
+        let (beat, lw, flits, latency, depth) = figures(p);
         let (width, lanes) = (param(p, "DATA_WIDTH") as u32, beat / param(p, "DATA_WIDTH") as usize);
-        tx_resources(width, lanes, lw, depth) + rx_resources(width, lanes, lw, depth) + model_resources(lw, latency)
+        // A single flit's padding above the beat is constant zero on the wire and folds away.
+        let wire = if flits == 1 { beat } else { lw };
+        tx_resources(width, lanes, lw, depth) + rx_resources(width, lanes, lw, depth) + model_resources(wire, latency)
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
@@ -281,7 +283,7 @@ pub fn rx_resources(width: u32, lanes: usize, link_width: usize, depth: usize) -
     }
 }
 
-/// Registers of a `mase_link_model` of `link_width` bits and `latency` cycles (simulation only):
+/// Registers of a `mase_link_model` carrying `link_width` bits and `latency` cycles (simulation only):
 /// valid and credit chains in FFs (they reset); the data chain in FFs up to two stages, in SRL
 /// shift registers (which the resource tally does not count) from three on.
 fn model_resources(link_width: usize, latency: usize) -> crate::Resources {
