@@ -24,7 +24,8 @@ fn beat_cycles(width: i64, lanes: i64, link_width: i64, latency: i64, depth: i64
     ];
     let p = resolve_params(&Link, &ov).unwrap_or_else(|e| panic!("{ov:?}: {e}"));
     let stim = Link.random_stimulus(&p, beats, &mut ChaCha8Rng::seed_from_u64(depth as u64));
-    let r = simulate_component(&Link, &p, &stim, &RunConfig::default()).unwrap_or_else(|e| panic!("{ov:?}: {e}"));
+    let r =
+        simulate_component(&Link, &p, &stim, &RunConfig::default()).unwrap_or_else(|e| panic!("{ov:?}: {e}"));
     assert_eq!(r.run.mismatch_count, 0, "{ov:?}: {:?}", r.run.mismatches);
     assert_eq!(r.run.row_done_cycles.len(), beats, "{ov:?}: beats received");
     r.run.row_done_cycles
@@ -43,7 +44,11 @@ fn full_rate_depth_is_the_smallest_depth_at_one_flit_per_cycle() {
         let at = beat_cycles(w, lanes, lw, latency, depth as i64, beats);
         let case = format!("{beat_bits}-bit beats on {lw} bits, latency {latency}, depth {depth}");
         for k in 1..beats {
-            assert_eq!(at[k] - at[k - 1], flits as u64, "{case}: beat {k} not {flits} cycles after the previous");
+            assert_eq!(
+                at[k] - at[k - 1],
+                flits as u64,
+                "{case}: beat {k} not {flits} cycles after the previous"
+            );
         }
         let span = at[beats - 1] - at[0];
         assert_eq!(span, link_cycles(beats as u64 - 1, beat_bits, lw as usize), "{case}");
@@ -74,7 +79,13 @@ fn cost_matches_measured_rate() {
     for (w, lanes, lw, latency, depth) in [(8, 4, 8, 3, 4), (8, 2, 3, 4, 1), (64, 2, 64, 5, 4)] {
         let p = resolve_params(
             &Link,
-            &[("DATA_WIDTH", w), ("LANES", lanes), ("LINK_WIDTH", lw), ("LATENCY", latency), ("DEPTH", depth)],
+            &[
+                ("DATA_WIDTH", w),
+                ("LANES", lanes),
+                ("LINK_WIDTH", lw),
+                ("LATENCY", latency),
+                ("DEPTH", depth),
+            ],
         )
         .unwrap();
         let beats = 8 * depth as usize + 8;

@@ -213,7 +213,9 @@ impl Component for Link {
         let (width, lanes) = (param(p, "DATA_WIDTH") as u32, beat / param(p, "DATA_WIDTH") as usize);
         // A single flit's padding above the beat is constant zero on the wire and folds away.
         let wire = if flits == 1 { beat } else { lw };
-        tx_resources(width, lanes, lw, depth) + rx_resources(width, lanes, lw, depth) + model_resources(wire, latency)
+        tx_resources(width, lanes, lw, depth)
+            + rx_resources(width, lanes, lw, depth)
+            + model_resources(wire, latency)
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
@@ -276,7 +278,13 @@ pub fn rx_resources(width: u32, lanes: usize, link_width: usize, depth: usize) -
     let (bram18, lutram) = if words <= 64 { (0, lutram(words, beat)) } else { ram(words, beat) };
     crate::Resources {
         lut: linear(6.0, &[(5.0, abits)]),
-        ff: ((flits - 1) * link_width) as u64 + clog2(flits as u64) + 1 + beat + 2 * abits + clog2(words + 1) + 1,
+        ff: ((flits - 1) * link_width) as u64
+            + clog2(flits as u64)
+            + 1
+            + beat
+            + 2 * abits
+            + clog2(words + 1)
+            + 1,
         dsp: 0,
         bram18,
         lutram,
