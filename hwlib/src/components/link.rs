@@ -317,6 +317,35 @@ mod tests {
         assert!(e.contains("LATENCY must be between 1 and 4096, got 0"), "{e}");
     }
 
+    /// Each piece's file list exists in `rtl/`, starts with the shared header, ends with the
+    /// piece's own module, and keeps the component's dependency order.
+    #[test]
+    fn piece_file_lists_follow_the_dependencies() {
+        let deps = INFO.dependencies;
+        for (module, files) in [(TX_MODULE, TX_FILES), (RX_MODULE, RX_FILES), (MODEL_MODULE, MODEL_FILES)] {
+            assert_eq!(files.first(), Some(&"mase_assert.svh"), "{module}");
+            assert_eq!(files.last().copied(), Some(format!("{module}.sv").as_str()), "{module}");
+            let at: Vec<usize> = files
+                .iter()
+                .map(|f| {
+                    deps.iter()
+                        .position(|d| d == f)
+                        .unwrap_or_else(|| panic!("{module}: {f} not a dependency"))
+                })
+                .collect();
+            assert!(at.windows(2).all(|w| w[0] < w[1]), "{module}: {files:?} out of dependency order");
+            for f in files.iter() {
+                let path = crate::rtl_dir().join(f);
+                let text =
+                    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                if f.ends_with(".sv") {
+                    let stem = f.trim_end_matches(".sv");
+                    assert!(text.contains(&format!("module {stem}")), "{f} declares no module {stem}");
+                }
+            }
+        }
+    }
+
     /// Flits round up; link cycles are beats × flits; the full-rate depth covers the round trip
     /// and one less does not.
     #[test]
