@@ -39,13 +39,17 @@ module mase_link #(
   /// reported by the check above under its own name (not by the sender as CREDITS).
   localparam int CREDITS = DEPTH < 1 ? 1 : DEPTH > 65536 ? 65536 : DEPTH;
 
-  /// Sender side of the link.
+  /// Flit the sender drives onto the link.
   logic [LINK_WIDTH-1:0] tx_data;
+  /// `tx_data` carries a flit.
   logic                  tx_valid;
+  /// Credit pulse arriving at the sender.
   logic                  tx_credit;
-  /// Receiver side of the link.
+  /// Flit arriving at the receiver.
   logic [LINK_WIDTH-1:0] rx_data;
+  /// `rx_data` carries a flit.
   logic                  rx_valid;
+  /// Credit pulse the receiver sends back.
   logic                  rx_credit;
 
   mase_link_tx #(

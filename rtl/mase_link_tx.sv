@@ -64,9 +64,11 @@ module mase_link_tx #(
   logic [CW-1:0] spent;
   /// A beat is taken this cycle.
   logic          take;
-  /// Next-cycle values of the control registers.
+  /// Next `flit`.
   logic [FW-1:0] flit_next;
+  /// Next `spent`.
   logic [CW-1:0] spent_next;
+  /// Next `link_valid`.
   logic          valid_next;
   /// The flit shown this cycle is its beat's last (or nothing is shown).
   logic          last;
