@@ -22,6 +22,17 @@ fn resource_model_matches_yosys_on_small_instances() {
                 ("WEIGHT_PARALLELISM_DIM_1".into(), 1),
             ],
         ),
+        // A link of four flits per beat: rotating sender, LUT-RAM receiver buffer, SRL link model.
+        (
+            "link",
+            vec![
+                ("DATA_WIDTH".into(), 16),
+                ("LANES".into(), 4),
+                ("LINK_WIDTH".into(), 16),
+                ("LATENCY".into(), 3),
+                ("DEPTH".into(), 4),
+            ],
+        ),
         // A deep FIFO: block RAM, not LUT RAM.
         ("fifo", vec![("DEPTH".into(), 1024), ("DATA_WIDTH".into(), 16)]),
     ];

@@ -32,4 +32,5 @@ registry! {
     transpose::Transpose,
     matmul::Matmul,
     layer_norm::LayerNorm,
+    link::Link,
 }

@@ -1,0 +1,370 @@
+//! `link`: an inter-device link (`rtl/mase_link.sv`): the sender `mase_link_tx` serialises beats of
+//! `LANES` × `DATA_WIDTH` bits onto `LINK_WIDTH` bits per cycle, the simulation model
+//! `mase_link_model` delays flits and credits by `LATENCY` cycles each way, the receiver
+//! `mase_link_rx` reassembles the beats into a buffer of `DEPTH` beats and returns one credit per
+//! beat that leaves it. The registered component is the three in one streaming module, so the
+//! shared harness tests them together under random stalls; a multi-device system instantiates tx
+//! and rx in the two device tops (parameters from [`tx_params`], [`rx_params`]) and the model
+//! between them ([`model_params`]).
+//!
+//! Timing (derived from the RTL, checked by `sim/tests/link.rs`): a beat is `F` =
+//! [`flits_per_beat`] flits; a beat taken in cycle `t` shows its first flit in `t + 1` and its
+//! last in `t + F`, reaches the receiver `LATENCY` cycles later, is valid at the output 2 cycles
+//! after its last flit arrives, and its credit (sent the cycle after the beat leaves, `LATENCY`
+//! cycles back, counted on arrival) lets the sender take another beat `F + 2·LATENCY + 4` cycles
+//! after `t`. So `DEPTH` credits carry `DEPTH` beats per `max(DEPTH·F, F + 2·LATENCY + 4)` cycles:
+//! full rate (`F` cycles per beat) from [`full_rate_depth`] on.
+
+use crate::component::{Component, Cost, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
+use crate::components::skid_buffer::{check_lanes, passthrough_model, passthrough_streams};
+use crate::{check_range, param};
+
+/// The link component (sender, link model and receiver in one streaming module).
+pub struct Link;
+
+/// SV module of the sending end (device side of the producer).
+pub const TX_MODULE: &str = "mase_link_tx";
+/// SV module of the receiving end (device side of the consumer).
+pub const RX_MODULE: &str = "mase_link_rx";
+/// SV module of the simulation model of the wire between the two.
+pub const MODEL_MODULE: &str = "mase_link_model";
+
+/// RTL files (in `rtl/`, dependencies first) a device top needs for a `mase_link_tx`.
+pub const TX_FILES: &[&str] = &["mase_assert.svh", "mase_link_tx.sv"];
+/// RTL files (in `rtl/`, dependencies first) a device top needs for a `mase_link_rx`.
+pub const RX_FILES: &[&str] = &["mase_assert.svh", "mase_fifo.sv", "mase_wide_fifo.sv", "mase_link_rx.sv"];
+/// RTL files (in `rtl/`, dependencies first) a system simulation top needs for a `mase_link_model`.
+pub const MODEL_FILES: &[&str] = &["mase_assert.svh", "mase_link_model.sv"];
+
+/// Largest `LINK_WIDTH` (bits per link cycle) the RTL accepts.
+pub const MAX_LINK_WIDTH: usize = 65536;
+/// Largest `DEPTH` / `CREDITS` (beats) the RTL accepts.
+pub const MAX_DEPTH: usize = 65536;
+/// Largest `LATENCY` (cycles one way) the link model accepts.
+pub const MAX_LATENCY: usize = 4096;
+
+/// Cycles of the credit loop beyond the flits and the two link crossings: the sender's output
+/// register (1), the receiver's buffer (2), the receiver's credit register (1).
+const LOOP_OVERHEAD: usize = 4;
+
+/// Name, description, RTL dependencies and parameters.
+const INFO: Info = Info {
+    name: "link",
+    description: "inter-device link: beats serialised to LINK_WIDTH-bit flits with credit flow control, \
+                  a LATENCY-cycle link model, reassembled into a DEPTH-beat buffer",
+    dependencies: &[
+        "mase_assert.svh",
+        "mase_fifo.sv",
+        "mase_wide_fifo.sv",
+        "mase_link_tx.sv",
+        "mase_link_rx.sv",
+        "mase_link_model.sv",
+    ],
+    keeps_input_format: true,
+    params: &[
+        ParamSpec::value("DATA_WIDTH", 8, "bits per lane (1..64)"),
+        ParamSpec::value("LANES", 1, "lanes per beat (1..1024); ports are LANES*DATA_WIDTH bits"),
+        ParamSpec::value("LINK_WIDTH", 8, "bits the link carries per cycle (1..65536)"),
+        ParamSpec::value("LATENCY", 1, "cycles a flit or credit takes across the link, each way (1..4096)"),
+        ParamSpec::value("DEPTH", 8, "beats the receiver buffers = the sender's credits (1..65536)"),
+    ],
+    ..Info::DEFAULT
+};
+
+/// Flits (link cycles) one beat of `beat_bits` bits takes on a link of `link_width` bits per
+/// cycle: `ceil(beat_bits / link_width)` (the last flit zero-padded). A `link_width` of 0 counts
+/// as 1.
+pub fn flits_per_beat(beat_bits: usize, link_width: usize) -> usize {
+    beat_bits.div_ceil(link_width.max(1))
+}
+
+/// The smallest receiver `DEPTH` (= sender credits) that keeps a link of `latency` cycles each
+/// way busy with one flit per cycle when a beat is `flits` flits: a credit comes back
+/// `flits + 2·latency + 4` cycles after its beat was taken (see the module documentation), and
+/// the other `DEPTH - 1` credits must cover that time at `flits` cycles per beat:
+/// `1 + ceil((2·latency + 4) / flits)`.
+pub fn full_rate_depth(latency: usize, flits: usize) -> usize {
+    1 + (2 * latency + LOOP_OVERHEAD).div_ceil(flits.max(1))
+}
+
+/// Cycles the link needs for `beats` beats of `beat_bits` bits at `link_width` bits per cycle
+/// (one flit per cycle, credits never binding): `beats × flits_per_beat`. The link's share of a
+/// system's initiation interval.
+pub fn link_cycles(beats: u64, beat_bits: usize, link_width: usize) -> u64 {
+    beats * flits_per_beat(beat_bits, link_width) as u64
+}
+
+/// Cycles per beat of a link with `depth` credits: `max(depth·F, F + 2·latency + 4) / depth`, as
+/// a fraction `(cycles, beats)` over one credit period of `depth` beats.
+pub fn cycles_per_depth_beats(latency: usize, flits: usize, depth: usize) -> (u64, u64) {
+    let depth = depth.max(1);
+    let round_trip = flits + 2 * latency + LOOP_OVERHEAD;
+    ((depth * flits).max(round_trip) as u64, depth as u64)
+}
+
+/// Validated parameters in the given order (names as the SV parameters).
+fn checked(values: &[(&str, i64)], check: impl Fn(&Params) -> Result<(), String>) -> Result<Params, String> {
+    let p: Params = values.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    check(&p)?;
+    Ok(p)
+}
+
+/// Checks `DATA_WIDTH`, `LANES` and `LINK_WIDTH` (the order every link module checks them in).
+fn check_beat_and_link(p: &Params) -> Result<(), String> {
+    check_lanes(p)?;
+    check_range(p, "LINK_WIDTH", 1, MAX_LINK_WIDTH as i64)
+}
+
+/// Parameters of a `mase_link_tx` ([`TX_MODULE`]) sending beats of `lanes` lanes of `width` bits
+/// over `link_width` bits per cycle to a receiver that buffers `credits` beats; an error names
+/// the parameter out of range.
+pub fn tx_params(width: u32, lanes: usize, link_width: usize, credits: usize) -> Result<Params, String> {
+    let values = [
+        ("DATA_WIDTH", width as i64),
+        ("LANES", lanes as i64),
+        ("LINK_WIDTH", link_width as i64),
+        ("CREDITS", credits as i64),
+    ];
+    checked(&values, |p| {
+        check_beat_and_link(p)?;
+        check_range(p, "CREDITS", 1, MAX_DEPTH as i64)
+    })
+    .map_err(|e| format!("{TX_MODULE}: invalid parameters: {e}"))
+}
+
+/// Parameters of a `mase_link_rx` ([`RX_MODULE`]) receiving beats of `lanes` lanes of `width`
+/// bits over `link_width` bits per cycle into a buffer of `depth` beats (the sender's credits);
+/// an error names the parameter out of range.
+pub fn rx_params(width: u32, lanes: usize, link_width: usize, depth: usize) -> Result<Params, String> {
+    let values = [
+        ("DATA_WIDTH", width as i64),
+        ("LANES", lanes as i64),
+        ("LINK_WIDTH", link_width as i64),
+        ("DEPTH", depth as i64),
+    ];
+    checked(&values, |p| {
+        check_beat_and_link(p)?;
+        check_range(p, "DEPTH", 1, MAX_DEPTH as i64)
+    })
+    .map_err(|e| format!("{RX_MODULE}: invalid parameters: {e}"))
+}
+
+/// Parameters of a `mase_link_model` ([`MODEL_MODULE`]) of `link_width` bits per cycle and
+/// `latency` cycles each way; an error names the parameter out of range.
+pub fn model_params(link_width: usize, latency: usize) -> Result<Params, String> {
+    let values = [("LINK_WIDTH", link_width as i64), ("LATENCY", latency as i64)];
+    checked(&values, |p| {
+        check_range(p, "LINK_WIDTH", 1, MAX_LINK_WIDTH as i64)?;
+        check_range(p, "LATENCY", 1, MAX_LATENCY as i64)
+    })
+    .map_err(|e| format!("{MODEL_MODULE}: invalid parameters: {e}"))
+}
+
+/// The figures of a resolved `link` instance: (beat bits, link width, flits, latency, depth).
+fn figures(p: &Params) -> (usize, usize, usize, usize, usize) {
+    let beat = (param(p, "DATA_WIDTH") * param(p, "LANES")) as usize;
+    let lw = param(p, "LINK_WIDTH") as usize;
+    (beat, lw, flits_per_beat(beat, lw), param(p, "LATENCY") as usize, param(p, "DEPTH") as usize)
+}
+
+/// Beats the receiver's buffer holds: a FIFO of `max(depth - 1, 2)` memory words plus its output
+/// register (`mase_fifo` needs two words at least).
+fn buffer_beats(depth: usize) -> usize {
+    depth.max(3)
+}
+
+impl Component for Link {
+    fn info(&self) -> &'static Info {
+        &INFO
+    }
+
+    fn validate(&self, p: &Params) -> Result<(), String> {
+        check_beat_and_link(p)?;
+        check_range(p, "LATENCY", 1, MAX_LATENCY as i64)?;
+        check_range(p, "DEPTH", 1, MAX_DEPTH as i64)
+    }
+
+    fn streams(&self, p: &Params) -> Vec<StreamSpec> {
+        passthrough_streams(p)
+    }
+
+    fn model(&self, _p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
+        passthrough_model("link", stim)
+    }
+
+    /// One beat per row: latency `F + LATENCY + 2`; ii per row the credit-limited rate
+    /// [`cycles_per_depth_beats`] rounded up (exact when `DEPTH` divides the credit period,
+    /// always at full rate); memory the receiver's buffer.
+    fn cost(&self, p: &Params) -> Cost {
+        let (beat, _, flits, latency, depth) = figures(p);
+        let (cycles, beats) = cycles_per_depth_beats(latency, flits, depth);
+        Cost {
+            latency_cycles: (flits + latency + 2) as u64,
+            ii_cycles: cycles.div_ceil(beats),
+            multipliers: 0,
+            memory_bits: (beat * buffer_beats(depth)) as u64,
+        }
+    }
+
+    /// The sender ([`tx_resources`]), the receiver ([`rx_resources`]) and the link model's
+    /// registers (simulation only: a real link replaces it).
+    fn resources(&self, p: &Params) -> crate::Resources {
+        let (beat, lw, flits, latency, depth) = figures(p);
+        let (width, lanes) = (param(p, "DATA_WIDTH") as u32, beat / param(p, "DATA_WIDTH") as usize);
+        // A single flit's padding above the beat is constant zero on the wire and folds away.
+        let wire = if flits == 1 { beat } else { lw };
+        tx_resources(width, lanes, lw, depth)
+            + rx_resources(width, lanes, lw, depth)
+            + model_resources(wire, latency)
+    }
+
+    fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        let set = |w: i64, l: i64, lw: i64, lat: i64, d: i64| {
+            vec![("DATA_WIDTH", w), ("LANES", l), ("LINK_WIDTH", lw), ("LATENCY", lat), ("DEPTH", d)]
+        };
+        vec![
+            // Link as wide as the beat (1 flit), default depth above the round trip (7).
+            vec![],
+            // Link a quarter of the beat, depth exactly the round trip's (1 + ceil(10/4) = 4).
+            set(16, 4, 16, 3, 4),
+            // Link not dividing the beat (15 bits in 4 flits of 4), depth exactly 1 + ceil(6/4).
+            set(5, 3, 4, 1, 3),
+            // Link wider than the beat (39 bits on 64), depth 3 of the 9 the round trip needs.
+            set(13, 3, 64, 2, 3),
+            // One credit: every beat waits for the previous one's round trip (18 cycles).
+            set(8, 2, 3, 4, 1),
+            // Two flits per beat, half the depth the round trip needs (4 of 8).
+            set(64, 2, 64, 5, 4),
+            // A 1024-bit beat (the widest port Verilator 5.006 simulates under --assert: its
+            // sampled copies of wider ports for `$stable` do not compile), 3 flits of 384.
+            set(64, 16, 384, 2, 4),
+        ]
+    }
+
+    fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
+        vec![vec![("DATA_WIDTH", 65)], vec![("LATENCY", 0)], vec![("DEPTH", 0)], vec![("LINK_WIDTH", 65537)]]
+    }
+}
+
+/// Resources of a `mase_link_tx` (see [`tx_params`]), fitted to Yosys 0.23 `synth_xilinx` over
+/// nine instances: FFs exact: the shift register (whole flits when it rotates, the beat alone
+/// when one flit holds it), flit and credit counters, valid and ready; LUTs: one load-or-rotate
+/// mux per shift-register bit (none for a single flit: it only loads) plus the control.
+pub fn tx_resources(width: u32, lanes: usize, link_width: usize, credits: usize) -> crate::Resources {
+    use crate::resources::{clog2, linear};
+    let beat = width as usize * lanes;
+    let flits = flits_per_beat(beat, link_width);
+    let (fw, cw) = (clog2(flits as u64), clog2(credits as u64 + 1));
+    let rotating = if flits > 1 { (flits * link_width) as u64 } else { 0 };
+    crate::Resources {
+        lut: linear(6.0, &[(1.0, rotating), (2.0, fw)]),
+        ff: if flits > 1 { rotating } else { beat as u64 } + fw + cw + 2,
+        ..Default::default()
+    }
+}
+
+/// Resources of a `mase_link_rx` (see [`rx_params`]), fitted to Yosys 0.23 `synth_xilinx` over
+/// twelve instances: FFs exact: the `flits - 1` flits held while a beat assembles, the flit
+/// counter, the credit register, and the buffer FIFO's output register, pointers, count and
+/// valid; LUTs: the FIFO's pointer logic (grows with its address bits); the FIFO's memory of
+/// `max(depth - 1, 2)` words in LUT RAM up to 64 words (Yosys maps even the two-word memory there)
+/// and by [`crate::resources::ram`] beyond.
+pub fn rx_resources(width: u32, lanes: usize, link_width: usize, depth: usize) -> crate::Resources {
+    use crate::resources::{clog2, linear, lutram, ram};
+    let beat = (width as usize * lanes) as u64;
+    let flits = flits_per_beat(beat as usize, link_width);
+    let words = buffer_beats(depth) as u64 - 1;
+    let abits = clog2(words);
+    let (bram18, lutram) = if words <= 64 { (0, lutram(words, beat)) } else { ram(words, beat) };
+    crate::Resources {
+        lut: linear(6.0, &[(5.0, abits)]),
+        ff: ((flits - 1) * link_width) as u64
+            + clog2(flits as u64)
+            + 1
+            + beat
+            + 2 * abits
+            + clog2(words + 1)
+            + 1,
+        dsp: 0,
+        bram18,
+        lutram,
+    }
+}
+
+/// Registers of a `mase_link_model` carrying `link_width` bits and `latency` cycles (simulation only):
+/// valid and credit chains in FFs (they reset); the data chain in FFs up to two stages, in SRL
+/// shift registers (which the resource tally does not count) from three on.
+fn model_resources(link_width: usize, latency: usize) -> crate::Resources {
+    let data = if latency < 3 { link_width * latency } else { 0 };
+    crate::Resources { ff: (2 * latency + data) as u64, ..Default::default() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The helpers validate with the RTL's words and agree with the component's own checks.
+    #[test]
+    fn helpers_validate_like_the_rtl() {
+        assert_eq!(tx_params(8, 4, 16, 5).unwrap()["CREDITS"], 5);
+        assert_eq!(rx_params(8, 4, 16, 5).unwrap()["DEPTH"], 5);
+        assert_eq!(model_params(16, 3).unwrap()["LATENCY"], 3);
+        let e = tx_params(8, 4, 16, 0).unwrap_err();
+        assert!(e.contains("CREDITS must be between 1 and 65536, got 0"), "{e}");
+        let e = rx_params(65, 4, 16, 5).unwrap_err();
+        assert!(e.contains("DATA_WIDTH must be between 1 and 64, got 65"), "{e}");
+        let e = model_params(16, 0).unwrap_err();
+        assert!(e.contains("LATENCY must be between 1 and 4096, got 0"), "{e}");
+    }
+
+    /// Each piece's file list exists in `rtl/`, starts with the shared header, ends with the
+    /// piece's own module, and keeps the component's dependency order.
+    #[test]
+    fn piece_file_lists_follow_the_dependencies() {
+        let deps = INFO.dependencies;
+        for (module, files) in [(TX_MODULE, TX_FILES), (RX_MODULE, RX_FILES), (MODEL_MODULE, MODEL_FILES)] {
+            assert_eq!(files.first(), Some(&"mase_assert.svh"), "{module}");
+            assert_eq!(files.last().copied(), Some(format!("{module}.sv").as_str()), "{module}");
+            let at: Vec<usize> = files
+                .iter()
+                .map(|f| {
+                    deps.iter()
+                        .position(|d| d == f)
+                        .unwrap_or_else(|| panic!("{module}: {f} not a dependency"))
+                })
+                .collect();
+            assert!(at.windows(2).all(|w| w[0] < w[1]), "{module}: {files:?} out of dependency order");
+            for f in files.iter() {
+                let path = crate::rtl_dir().join(f);
+                let text =
+                    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                if f.ends_with(".sv") {
+                    let stem = f.trim_end_matches(".sv");
+                    assert!(text.contains(&format!("module {stem}")), "{f} declares no module {stem}");
+                }
+            }
+        }
+    }
+
+    /// Flits round up; link cycles are beats × flits; the full-rate depth covers the round trip
+    /// and one less does not.
+    #[test]
+    fn link_arithmetic() {
+        assert_eq!(flits_per_beat(15, 4), 4);
+        assert_eq!(flits_per_beat(16, 4), 4);
+        assert_eq!(flits_per_beat(39, 64), 1);
+        assert_eq!(link_cycles(10, 15, 4), 40);
+        for latency in 1..20 {
+            for flits in 1..40 {
+                let d = full_rate_depth(latency, flits);
+                let (c, b) = cycles_per_depth_beats(latency, flits, d);
+                assert_eq!(c, (d * flits) as u64, "latency {latency} flits {flits}: depth {d} binds");
+                assert_eq!(b, d as u64);
+                if d > 1 {
+                    let (c, b) = cycles_per_depth_beats(latency, flits, d - 1);
+                    assert!(c > flits as u64 * b, "depth {} already full rate", d - 1);
+                }
+            }
+        }
+    }
+}
