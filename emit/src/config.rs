@@ -32,9 +32,22 @@
 //! fold = 4                    # cycles per beat (layer_norm 1, 3.., softmax 1, 2): fewer multipliers
 //! [hardware.nodes.Relu]
 //! external = "my_relu.toml"  # the user's module (EXTERNAL toolchain, see crate::external)
+//! [[hardware.devices]]        # optional: the design spans devices in this order
+//! name = "fpga0"
+//! multipliers = 128           # DSP multipliers this device offers
+//! memory_bits = 20_000_000    # on-chip memory bits
+//! lut = 200_000               # optional: LUTs (resource estimate)
+//! link_bits_per_cycle = 64    # its link to the next device (every entry but the last)
+//! link_latency_cycles = 40
+//! [[hardware.devices]]
+//! name = "fpga1"
+//! multipliers = 128
+//! memory_bits = 20_000_000
 //! ```
 //!
-//! Rate selection: with `target_ii`, every node takes the fewest multipliers (then the fewest
+//! Rate selection: with `[[hardware.devices]]`, the `partition_devices` pass ([`crate::partition`])
+//! chooses the cuts and every node's parallelism for the smallest system ii the devices hold
+//! (`target_ii` then fixes the ii; `multiplier_budget` caps the whole system). Otherwise, with `target_ii`, every node takes the fewest multipliers (then the fewest
 //! lanes) that meet it, folded forms of `layer_norm` and `softmax` included (they time-share
 //! multipliers at a lower rate); with `multiplier_budget`, the smallest target whose design fits the
 //! budget is searched; with neither, the target is the slowest node's rate at `lanes`
@@ -216,6 +229,35 @@ pub struct NodeHw {
     pub form: Option<String>,
 }
 
+/// One device of a multi-device system (`[[hardware.devices]]`) and its link to the next.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Device {
+    /// Name in reports and messages.
+    pub name: String,
+    /// Multipliers (DSP slices) available.
+    pub multipliers: u64,
+    /// On-chip memory bits available (weights, tables and buffers).
+    pub memory_bits: u64,
+    /// LUTs available, checked against the resource estimate when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lut: Option<u64>,
+    /// Bits per cycle of the link to the next device (every device but the last).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_bits_per_cycle: Option<usize>,
+    /// Cycles a flit takes over the link to the next device, one way (every device but the
+    /// last).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_latency_cycles: Option<usize>,
+}
+
+impl Device {
+    /// The link to the next device: (bits per cycle, latency cycles), when it has one.
+    pub fn link(&self) -> Option<(usize, usize)> {
+        Some((self.link_bits_per_cycle?, self.link_latency_cycles?))
+    }
+}
+
 /// Hardware configuration.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -239,6 +281,10 @@ pub struct HwConfig {
     /// Per-node settings by node name.
     #[serde(default)]
     pub nodes: BTreeMap<String, NodeHw>,
+    /// The devices the design spans, in dataflow order (`[[hardware.devices]]`); empty: one
+    /// device without limits.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<Device>,
     /// Directory that relative manifest paths start from (the configuration file's).
     #[serde(skip)]
     pub base_dir: Option<std::path::PathBuf>,
@@ -295,6 +341,7 @@ impl HwConfig {
                 )));
             }
         }
+        self.check_devices(origin)?;
         for (name, n) in &self.nodes {
             if let Some(p) = &n.parallelism {
                 if p.is_empty() || p.len() > 2 || p.contains(&0) {
@@ -306,6 +353,33 @@ impl HwConfig {
             if n.fold == Some(0) {
                 return Err(Error::Config(format!(
                     "{origin}: nodes.{name}.fold = 0: give a positive number"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_devices(&self, origin: &str) -> Result<()> {
+        let n = self.devices.len();
+        for (k, d) in self.devices.iter().enumerate() {
+            let at = format!("{origin}: devices[{k}] ({:?})", d.name);
+            if d.name.is_empty() || self.devices[..k].iter().any(|e| e.name == d.name) {
+                return Err(Error::Config(format!("{at}: every device needs a name of its own")));
+            }
+            if d.memory_bits == 0 || d.lut == Some(0) {
+                return Err(Error::Config(format!("{at}: memory_bits and lut must be positive")));
+            }
+            let link = [d.link_bits_per_cycle, d.link_latency_cycles];
+            if k + 1 < n {
+                if link.iter().any(|l| l.is_none_or(|v| v == 0)) {
+                    return Err(Error::Config(format!(
+                        "{at}: every device but the last needs link_bits_per_cycle and link_latency_cycles \
+                         (positive) for its link to the next device"
+                    )));
+                }
+            } else if link.iter().any(Option::is_some) {
+                return Err(Error::Config(format!(
+                    "{at}: the last device has no next device; remove link_bits_per_cycle and link_latency_cycles"
                 )));
             }
         }

@@ -57,6 +57,9 @@ pub enum InstKind {
     Fifo,
     /// Elements-per-beat conversion inserted by the stitcher.
     LaneConverter,
+    /// Link to the next device, on a stream that crosses a device boundary
+    /// ([`crate::system`]).
+    Link,
 }
 
 /// A component instance.
@@ -155,6 +158,9 @@ pub struct Wire {
     pub lanes: usize,
     /// Bits per element.
     pub width: u32,
+    /// Element format.
+    #[serde(serialize_with = "ser_format")]
+    pub format: FixedFormat,
 }
 
 /// The stitched design.
@@ -297,8 +303,8 @@ impl Builder {
         self.d.instances.len() - 1
     }
 
-    fn wire(&mut self, from: Endpoint, to: Endpoint, lanes: usize, width: u32) {
-        self.d.wires.push(Wire { from, to, lanes, width });
+    fn wire(&mut self, from: Endpoint, to: Endpoint, lanes: usize, format: FixedFormat) {
+        self.d.wires.push(Wire { from, to, lanes, width: format.width, format });
     }
 
     fn glue(
@@ -316,7 +322,7 @@ impl Builder {
 
     /// Inserts `inst` (single input `data_in_0`, single output `data_out_0`) after `src`.
     fn chain(&mut self, src: Src, inst: usize, fmt: FixedFormat, lanes: usize) -> Src {
-        self.wire(src.ep.clone(), Endpoint::Inst(inst, "data_in_0".into()), src.lanes, src.fmt.width);
+        self.wire(src.ep.clone(), Endpoint::Inst(inst, "data_in_0".into()), src.lanes, src.fmt);
         Src { ep: Endpoint::Inst(inst, "data_out_0".into()), fmt, lanes, shape: src.shape, hold: src.hold }
     }
 

@@ -21,9 +21,10 @@ use rand::{Rng, SeedableRng};
 use serde_json::json;
 
 use crate::calibration::{load_samples, Sample};
-use crate::config::FlowConfig;
+use crate::config::{FlowConfig, HwConfig};
 use crate::design::Design;
 use crate::project::{write_project, Emitted};
+use crate::system::{system_of, System};
 
 /// What the flow produced.
 #[derive(Debug)]
@@ -32,8 +33,10 @@ pub struct Flow {
     pub float_graph: MaseGraph,
     /// The quantized graph with hardware metadata.
     pub graph: MaseGraph,
-    /// The stitched design.
+    /// The stitched design (of all devices together).
     pub design: Design,
+    /// The design spread over `[[hardware.devices]]`, when the configuration has devices.
+    pub system: Option<crate::system::System>,
     /// What was written.
     pub emitted: Emitted,
     /// Info maps of the passes, by pass name.
@@ -167,12 +170,11 @@ pub fn run_flow(onnx: &[u8], opts: &FlowOptions) -> Result<Flow> {
     let hw = &opts.config.hardware;
     let (float_graph, qgraph, mut info, mut times) = quantized_graph(onnx, opts)?;
     let t = Instant::now();
-    let (graph, hinfo) = run_step("add_hardware_metadata", qgraph, |g| crate::add_hardware_metadata(g, hw))?;
-    info.insert("add_hardware_metadata".into(), hinfo.into());
-    let design = crate::design_of(&graph, hw.top_name())?;
+    let (pass, graph, hinfo, design, system) = hardware(qgraph, hw)?;
+    info.insert(pass.into(), hinfo.into());
     times.push(("hardware", t.elapsed().as_secs_f64() * 1e3));
     let t = Instant::now();
-    let emitted = write_project(&graph, &design, &opts.out_dir)?;
+    let emitted = write_emitted(&graph, &design, system.as_ref(), &opts.out_dir)?;
     times.push(("emit", t.elapsed().as_secs_f64() * 1e3));
     let warnings = info
         .get("calibration")
@@ -181,5 +183,38 @@ pub fn run_flow(onnx: &[u8], opts: &FlowOptions) -> Result<Flow> {
         .map(str::to_string)
         .into_iter()
         .collect();
-    Ok(Flow { float_graph, graph, design, emitted, info, times_ms: times, warnings })
+    Ok(Flow { float_graph, graph, design, system, emitted, info, times_ms: times, warnings })
+}
+
+/// The hardware steps' results: the pass that ran, the graph with hardware metadata, the pass's
+/// info map, the stitched design and, with devices, the system.
+pub type Hardware = (&'static str, MaseGraph, PassInfo, Design, Option<System>);
+
+/// Runs the hardware passes on a quantized graph: `add_hardware_metadata`, or
+/// `partition_devices` when the configuration has `[[hardware.devices]]`; then stitches.
+pub fn hardware(qgraph: MaseGraph, hw: &HwConfig) -> Result<Hardware> {
+    let pass = if hw.devices.is_empty() { "add_hardware_metadata" } else { "partition_devices" };
+    let (graph, info) = run_step(pass, qgraph, |g| {
+        if hw.devices.is_empty() {
+            crate::add_hardware_metadata(g, hw)
+        } else {
+            crate::partition::partition_devices(g, hw)
+        }
+    })?;
+    let design = crate::design_of(&graph, hw.top_name())?;
+    let system = if hw.devices.is_empty() { None } else { Some(system_of(&graph, &design, &hw.devices)?) };
+    Ok((pass, graph, info, design, system))
+}
+
+/// Writes the project: one design, or a multi-device system.
+pub fn write_emitted(
+    graph: &MaseGraph,
+    design: &Design,
+    system: Option<&System>,
+    dir: &std::path::Path,
+) -> Result<Emitted> {
+    match system {
+        None => write_project(graph, design, dir),
+        Some(sys) => crate::system_project::write_system(graph, sys, dir),
+    }
 }

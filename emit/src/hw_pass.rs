@@ -5,14 +5,14 @@
 
 use indexmap::IndexMap;
 use mase_hwlib::rtl_file_names;
-use mase_ir::metadata::{Interface, Toolchain};
+use mase_ir::metadata::{HardwareMeta, Interface, Toolchain};
 use mase_ir::pass::{Pass, PassArgs, PassInfo};
-use mase_ir::{MaseGraph, Result};
+use mase_ir::{MaseGraph, NodeId, Result};
 use serde_json::json;
 
-use crate::bind::{bind_graph, Implementation, Role};
+use crate::bind::{bind_graph, Bindings, Implementation, Role};
 use crate::config::HwConfig;
-use crate::parallel::{select, stream_lanes};
+use crate::parallel::{select, stream_lanes, Selection};
 
 /// The pass (registered in [`crate::HARDWARE_PASSES`]).
 pub struct AddHardwareMetadata;
@@ -33,7 +33,20 @@ impl Pass for AddHardwareMetadata {
 }
 
 /// Runs the pass with a parsed configuration.
-pub fn add_hardware_metadata(mut graph: MaseGraph, cfg: &HwConfig) -> Result<(MaseGraph, PassInfo)> {
+pub fn add_hardware_metadata(graph: MaseGraph, cfg: &HwConfig) -> Result<(MaseGraph, PassInfo)> {
+    let mut graph = with_node_settings(graph, cfg);
+    let bound = bind_graph(&graph, None)?;
+    check_forms(&bound)?;
+    let sel = select(&bound, cfg)?;
+    let (metas, info) = record(&bound, &sel, &|_| 0)?;
+    drop(bound);
+    apply(&mut graph, metas);
+    Ok((graph, info))
+}
+
+/// The graph with the per-node settings of `cfg` that binding reads (EXTERNAL manifests,
+/// component forms) recorded in hardware metadata.
+pub(crate) fn with_node_settings(mut graph: MaseGraph, cfg: &HwConfig) -> MaseGraph {
     let ids: Vec<_> = graph.ids().collect();
     for id in &ids {
         let name = graph.node(*id).name.clone();
@@ -45,16 +58,32 @@ pub fn add_hardware_metadata(mut graph: MaseGraph, cfg: &HwConfig) -> Result<(Ma
         let name = graph.node(*id).name.clone();
         graph.node_mut(*id).meta.hardware.form = cfg.nodes.get(&name).and_then(|n| n.form.clone());
     }
-    let bound = bind_graph(&graph, None)?;
-    check_forms(&bound)?;
-    let sel = select(&bound, cfg)?;
+    graph
+}
+
+/// Writes recorded metadata into the graph.
+pub(crate) fn apply(graph: &mut MaseGraph, metas: Vec<(NodeId, HardwareMeta)>) {
+    for (id, hw) in metas {
+        graph.node_mut(id).meta.hardware = hw;
+    }
+}
+
+/// Every node's hardware metadata under selection `sel`, with its device from `device_of`, and
+/// the pass's info map (mode, target, multipliers, per-node choices).
+pub(crate) fn record(
+    bound: &Bindings,
+    sel: &Selection,
+    device_of: &dyn Fn(NodeId) -> usize,
+) -> Result<(Vec<(NodeId, HardwareMeta)>, PassInfo)> {
+    let graph = bound.graph;
     let mut nodes = serde_json::Map::new();
     let mut total_mults = 0u64;
     let mut metas = Vec::new();
     for (id, binding) in bound.iter() {
         let node = graph.node(id);
         let external = node.meta.hardware.external.clone();
-        let mut hw = mase_ir::metadata::HardwareMeta { device_id: 0, external, ..Default::default() };
+        let form = node.meta.hardware.form.clone();
+        let mut hw = HardwareMeta { device_id: device_of(id) as i64, external, form, ..Default::default() };
         match (binding.role, &binding.implementation) {
             (Role::Implicit | Role::Constant, _) => hw.is_implicit = true,
             (Role::Input | Role::Output, _) | (Role::Hardware, None) => {}
@@ -116,20 +145,16 @@ pub fn add_hardware_metadata(mut graph: MaseGraph, cfg: &HwConfig) -> Result<(Ma
         }
         metas.push((id, hw));
     }
-    drop(bound);
-    for (id, hw) in metas {
-        graph.node_mut(id).meta.hardware = hw;
-    }
     let mut info = PassInfo::new();
     info.insert("mode".into(), sel.mode.into());
     info.insert("target_ii".into(), sel.target_ii.into());
     info.insert("multipliers".into(), total_mults.into());
     info.insert("nodes".into(), nodes.into());
-    Ok((graph, info))
+    Ok((metas, info))
 }
 
 /// Every node with a `form` setting is bound to a library component that lists the form.
-fn check_forms(bound: &crate::bind::Bindings) -> Result<()> {
+pub(crate) fn check_forms(bound: &crate::bind::Bindings) -> Result<()> {
     for (id, binding) in bound.iter() {
         let node = bound.graph.node(id);
         let Some(form) = &node.meta.hardware.form else { continue };

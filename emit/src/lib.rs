@@ -17,10 +17,13 @@ pub mod golden;
 pub mod hw_pass;
 pub mod latency;
 pub mod parallel;
+pub mod partition;
 pub mod per_op;
 pub mod project;
 pub mod report;
 pub mod sv;
+pub mod system;
+pub mod system_project;
 
 pub use config::{FlowConfig, HwConfig};
 pub use design::{stitch, Design};
@@ -32,7 +35,7 @@ use mase_ir::{MaseGraph, Result};
 
 /// The hardware passes, by name. Adding one: its file in this crate and one line here;
 /// [`pass_manager`] registers them after the IR's.
-pub static HARDWARE_PASSES: &[&dyn Pass] = &[&hw_pass::AddHardwareMetadata];
+pub static HARDWARE_PASSES: &[&dyn Pass] = &[&hw_pass::AddHardwareMetadata, &partition::PartitionDevices];
 
 /// Every pass, software and hardware: the IR's registry extended with [`HARDWARE_PASSES`]. The
 /// CLI (`mase passes`) and the flow run passes through it.

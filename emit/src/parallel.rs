@@ -89,78 +89,136 @@ pub struct Selection {
     pub mode: &'static str,
 }
 
-/// Chooses the parallelism of every hardware node of the bound graph under `cfg`.
-pub fn select(b: &Bindings, cfg: &HwConfig) -> Result<Selection> {
-    let graph = b.graph;
-    let mut fixed: BTreeMap<NodeId, Choice> = BTreeMap::new();
-    let mut free: Vec<(NodeId, Vec<Choice>)> = Vec::new();
-    for name in cfg.nodes.keys() {
-        if graph.find(name).is_none() {
-            return Err(graph_error(format!(
-                "hardware.nodes.{name}: no node of that name in graph '{}'",
-                graph.name
-            )));
-        }
-    }
-    for (id, imp) in b.hardware() {
-        let node = graph.node(id);
-        let lib = match imp {
-            Implementation::External(ext) => {
-                let numel: usize = b.view(id).in_shape(0)?.iter().product();
-                let lanes = ext.manifest.lanes;
-                let cycles = cycles_per_inference(&**ext, &ext.params, numel);
-                let choice = Choice { par: Par::lanes(lanes), cycles, multipliers: ext.manifest.multipliers };
-                fixed.insert(id, choice);
-                continue;
-            }
-            Implementation::Library(lib) => *lib,
-        };
-        let mut cands = candidates(b, id)?;
-        let fold = cfg.nodes.get(&node.name).and_then(|n| n.fold);
-        if let Some(f) = fold {
-            let mut offered: Vec<usize> = cands.iter().map(|c| c.par.fold).collect();
-            offered.sort_unstable();
-            offered.dedup();
-            cands.retain(|c| c.par.fold == f);
-            if cands.is_empty() {
-                return Err(node.error(format!(
-                    "hardware.nodes.{}.fold = {f} is not offered for this node; offered: {offered:?}",
-                    node.name
+/// The choices open to every hardware node under a configuration: nodes fixed by
+/// `[hardware.nodes]` (or EXTERNAL) and the feasible candidates of the others.
+#[derive(Debug, Clone)]
+pub struct Space {
+    /// Nodes whose choice is fixed.
+    pub fixed: BTreeMap<NodeId, Choice>,
+    /// The other nodes with their candidates, cheapest first.
+    pub free: Vec<(NodeId, Vec<Choice>)>,
+    /// Rows of the first graph input per inference (for `target_ii_per_row`).
+    pub rows: u64,
+}
+
+impl Space {
+    /// The choices of the bound graph under `cfg` (per-node settings checked).
+    pub fn new(b: &Bindings, cfg: &HwConfig) -> Result<Space> {
+        let graph = b.graph;
+        let mut fixed: BTreeMap<NodeId, Choice> = BTreeMap::new();
+        let mut free: Vec<(NodeId, Vec<Choice>)> = Vec::new();
+        for name in cfg.nodes.keys() {
+            if graph.find(name).is_none() {
+                return Err(graph_error(format!(
+                    "hardware.nodes.{name}: no node of that name in graph '{}'",
+                    graph.name
                 )));
             }
         }
-        match cfg.nodes.get(&node.name).and_then(|n| n.parallelism.clone()) {
-            Some(p) => {
-                let mut par = match p.as_slice() {
-                    [i, o] => Par::io(*i, *o),
-                    [a] => lib.par_of_one(*a),
-                    _ => unreachable!("checked by HwConfig"),
-                };
-                par.fold = fold.unwrap_or(1);
-                let c = cands.iter().find(|c| c.par == par).copied().ok_or_else(|| {
-                    let ok: Vec<String> = cands
-                        .iter()
-                        .filter(|c| c.par.fold == par.fold)
-                        .map(|c| format!("[{}, {}]", c.par.p_in, c.par.p_out))
-                        .collect();
-                    node.error(format!(
-                        "hardware.nodes.{}.parallelism = {p:?} is not valid here; valid: {}",
-                        node.name,
-                        ok.join(", ")
-                    ))
-                })?;
-                fixed.insert(id, c);
+        for (id, imp) in b.hardware() {
+            let node = graph.node(id);
+            let lib = match imp {
+                Implementation::External(ext) => {
+                    let numel: usize = b.view(id).in_shape(0)?.iter().product();
+                    let lanes = ext.manifest.lanes;
+                    let cycles = cycles_per_inference(&**ext, &ext.params, numel);
+                    let choice =
+                        Choice { par: Par::lanes(lanes), cycles, multipliers: ext.manifest.multipliers };
+                    fixed.insert(id, choice);
+                    continue;
+                }
+                Implementation::Library(lib) => *lib,
+            };
+            let mut cands = candidates(b, id)?;
+            let fold = cfg.nodes.get(&node.name).and_then(|n| n.fold);
+            if let Some(f) = fold {
+                let mut offered: Vec<usize> = cands.iter().map(|c| c.par.fold).collect();
+                offered.sort_unstable();
+                offered.dedup();
+                cands.retain(|c| c.par.fold == f);
+                if cands.is_empty() {
+                    return Err(node.error(format!(
+                        "hardware.nodes.{}.fold = {f} is not offered for this node; offered: {offered:?}",
+                        node.name
+                    )));
+                }
             }
-            None => free.push((id, cands)),
+            match cfg.nodes.get(&node.name).and_then(|n| n.parallelism.clone()) {
+                Some(p) => {
+                    let mut par = match p.as_slice() {
+                        [i, o] => Par::io(*i, *o),
+                        [a] => lib.par_of_one(*a),
+                        _ => unreachable!("checked by HwConfig"),
+                    };
+                    par.fold = fold.unwrap_or(1);
+                    let c = cands.iter().find(|c| c.par == par).copied().ok_or_else(|| {
+                        let ok: Vec<String> = cands
+                            .iter()
+                            .filter(|c| c.par.fold == par.fold)
+                            .map(|c| format!("[{}, {}]", c.par.p_in, c.par.p_out))
+                            .collect();
+                        node.error(format!(
+                            "hardware.nodes.{}.parallelism = {p:?} is not valid here; valid: {}",
+                            node.name,
+                            ok.join(", ")
+                        ))
+                    })?;
+                    fixed.insert(id, c);
+                }
+                None => free.push((id, cands)),
+            }
         }
+        let rows = graph
+            .input_ids()
+            .first()
+            .and_then(|i| graph.node(*i).out_shape())
+            .map(|s| s.iter().product::<usize>() / s.last().copied().unwrap_or(1).max(1))
+            .unwrap_or(1) as u64;
+        Ok(Space { fixed, free, rows })
     }
+
+    /// Every node's choice at `target` cycles per inference: the fixed ones, and for the others
+    /// the cheapest candidate meeting it (the fastest when none does).
+    pub fn at(&self, target: u64) -> BTreeMap<NodeId, Choice> {
+        let mut chosen = self.fixed.clone();
+        for (id, c) in &self.free {
+            chosen.insert(*id, pick(c, target));
+        }
+        chosen
+    }
+
+    /// Cycles of the slowest design (every free node at its cheapest candidate), the upper end
+    /// of any target search.
+    pub fn slowest(&self) -> u64 {
+        let fixed_max = self.fixed.values().map(|c| c.cycles).max().unwrap_or(0);
+        self.free
+            .iter()
+            .flat_map(|(_, c)| c.iter().map(|c| c.cycles))
+            .max()
+            .unwrap_or(1)
+            .max(fixed_max)
+            .max(1)
+    }
+
+    /// Cycles of the fastest design (every free node at its fastest candidate): no target below
+    /// it can be met.
+    pub fn fastest(&self) -> u64 {
+        let fixed_max = self.fixed.values().map(|c| c.cycles).max().unwrap_or(0);
+        self.free
+            .iter()
+            .map(|(_, c)| c.iter().map(|c| c.cycles).min().unwrap_or(0))
+            .max()
+            .unwrap_or(0)
+            .max(fixed_max)
+            .max(1)
+    }
+}
+
+/// Chooses the parallelism of every hardware node of the bound graph under `cfg`.
+pub fn select(b: &Bindings, cfg: &HwConfig) -> Result<Selection> {
+    let space = Space::new(b, cfg)?;
+    let Space { fixed, free, rows } = &space;
     let fixed_max = fixed.values().map(|c| c.cycles).max().unwrap_or(0);
-    let rows = graph
-        .input_ids()
-        .first()
-        .and_then(|i| graph.node(*i).out_shape())
-        .map(|s| s.iter().product::<usize>() / s.last().copied().unwrap_or(1).max(1))
-        .unwrap_or(1) as u64;
     let (target, mode) = if let Some(t) = cfg.target_ii {
         (t, "target_ii")
     } else if let Some(t) = cfg.target_ii_per_row {
@@ -168,13 +226,7 @@ pub fn select(b: &Bindings, cfg: &HwConfig) -> Result<Selection> {
     } else if let Some(budget) = cfg.multiplier_budget {
         let fixed_mults: u64 = fixed.values().map(|c| c.multipliers).sum();
         let total = |t: u64| fixed_mults + free.iter().map(|(_, c)| pick(c, t).multipliers).sum::<u64>();
-        let mut hi = free
-            .iter()
-            .flat_map(|(_, c)| c.iter().map(|c| c.cycles))
-            .max()
-            .unwrap_or(1)
-            .max(fixed_max)
-            .max(1);
+        let mut hi = space.slowest();
         if total(hi) > budget {
             return Err(graph_error(format!(
                 "multiplier_budget = {budget} is below the {} multipliers of the slowest possible design",
@@ -196,11 +248,7 @@ pub fn select(b: &Bindings, cfg: &HwConfig) -> Result<Selection> {
         let t = free.iter().map(|(_, c)| default_choice(c, lanes).cycles).max().unwrap_or(0).max(fixed_max);
         (t, "lanes")
     };
-    let mut chosen = fixed;
-    for (id, c) in &free {
-        chosen.insert(*id, pick(c, target));
-    }
-    Ok(Selection { chosen, target_ii: target, mode })
+    Ok(Selection { chosen: space.at(target), target_ii: target, mode })
 }
 
 /// The lanes of `p`'s stream `name` (`PARALLELISM_DIM_0 × DIM_1` of that port).

@@ -54,7 +54,8 @@ pub fn library_files(d: &Design) -> Vec<String> {
     out
 }
 
-fn write(dir: &Path, rel: &str, text: &str, files: &mut Vec<PathBuf>) -> Result<()> {
+/// Writes `text` to `dir/rel` (creating folders) and lists `rel` in `files`.
+pub(crate) fn write(dir: &Path, rel: &str, text: &str, files: &mut Vec<PathBuf>) -> Result<()> {
     let path = dir.join(rel);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
@@ -66,7 +67,7 @@ fn write(dir: &Path, rel: &str, text: &str, files: &mut Vec<PathBuf>) -> Result<
 
 /// Prepares `dir`: creates it, or clears what an earlier emit wrote there; refuses a non-empty
 /// directory without the marker.
-fn prepare(dir: &Path) -> Result<()> {
+pub(crate) fn prepare(dir: &Path) -> Result<()> {
     if dir.exists() {
         let mut entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
         if entries.next().is_some() && !dir.join(MARKER).exists() {
@@ -74,6 +75,16 @@ fn prepare(dir: &Path) -> Result<()> {
                 dir,
                 "exists, is not empty and was not written by `mase emit`; name a new or empty directory",
             ));
+        }
+        // device_<k>/ and system/ are a multi-device emit's ([`crate::system_project`]); a
+        // re-emit with fewer devices must not leave stale ones.
+        let stale =
+            std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?.filter_map(|e| e.ok()).filter(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                n == "system" || n.strip_prefix("device_").is_some_and(|k| k.parse::<usize>().is_ok())
+            });
+        for e in stale {
+            std::fs::remove_dir_all(e.path()).map_err(|err| Error::io(e.path(), err))?;
         }
         for sub in ["rtl", "mem", "mase", "external"] {
             let p = dir.join(sub);
@@ -87,7 +98,43 @@ fn prepare(dir: &Path) -> Result<()> {
 
 /// Writes `d` (built from `graph`) into `dir`.
 pub fn write_project(graph: &MaseGraph, d: &Design, dir: &Path) -> Result<Emitted> {
+    prepare(dir)?;
+    let mut files = Vec::new();
+    let lib = write_sources(d, dir, &[], &mut files)?;
+    write(dir, "top.sv", &top_sv(d), &mut files)?;
+    let mut list = String::new();
+    for f in &lib {
+        let _ = writeln!(list, "rtl/{f}");
+    }
+    list.push_str("top.sv\n");
+    write(dir, "files.f", &list, &mut files)?;
+    write(dir, &format!("{}.core", d.top), &core_file(d, &lib, &files, &["top.sv"], &d.top), &mut files)?;
+    let rep = report(d);
+    let json = serde_json::to_string_pretty(&rep).map_err(|e| Error::Config(format!("report: {e}")))? + "\n";
+    write(dir, "report.json", &json, &mut files)?;
+    write(dir, "README.md", &readme(d, &rep, &lib), &mut files)?;
+    write(dir, "tb/test_top.py", &crate::cocotb::test_top_py(d, &rep), &mut files)?;
+    write(dir, "tb/Makefile", &crate::cocotb::makefile(d), &mut files)?;
+    write_model(graph, d, dir, &mut files)?;
+    files.sort();
+    Ok(Emitted { files, report: rep })
+}
+
+/// Writes the library files `d` instantiates (plus `extra` library files) into `rtl/` and its
+/// memories into `mem/`, after checking every parameter and port the top names against the
+/// module headers; returns the library file list (dependencies first).
+pub(crate) fn write_sources(
+    d: &Design,
+    dir: &Path,
+    extra: &[String],
+    files: &mut Vec<PathBuf>,
+) -> Result<Vec<String>> {
     let mut lib = library_files(d);
+    for f in extra {
+        if !lib.contains(f) {
+            lib.push(f.clone());
+        }
+    }
     let mut sources = BTreeMap::new();
     for f in &lib {
         let path = rtl_dir().join(f);
@@ -113,10 +160,8 @@ pub fn write_project(graph: &MaseGraph, d: &Design, dir: &Path) -> Result<Emitte
         }
     }
     check_against_rtl(d, &sources)?;
-    prepare(dir)?;
-    let mut files = Vec::new();
     for f in &lib {
-        write(dir, &format!("rtl/{f}"), &sources[f], &mut files)?;
+        write(dir, &format!("rtl/{f}"), &sources[f], files)?;
     }
     for inst in &d.instances {
         let c = inst.component();
@@ -132,27 +177,19 @@ pub fn write_project(graph: &MaseGraph, d: &Design, dir: &Path) -> Result<Emitte
                 dir,
                 &format!("mem/{}", mem_file_name(inst, &m.name)),
                 &mem_file_text(&words, m.lane_width),
-                &mut files,
+                files,
             )?;
         }
     }
-    write(dir, "top.sv", &top_sv(d), &mut files)?;
-    let mut list = String::new();
-    for f in &lib {
-        let _ = writeln!(list, "rtl/{f}");
-    }
-    list.push_str("top.sv\n");
-    write(dir, "files.f", &list, &mut files)?;
-    write(dir, &format!("{}.core", d.top), &core_file(d, &lib, &files), &mut files)?;
-    let rep = report(d);
-    let json = serde_json::to_string_pretty(&rep).map_err(|e| Error::Config(format!("report: {e}")))? + "\n";
-    write(dir, "report.json", &json, &mut files)?;
-    write(dir, "README.md", &readme(d, &rep, &lib), &mut files)?;
-    write(dir, "tb/test_top.py", &crate::cocotb::test_top_py(d, &rep), &mut files)?;
-    write(dir, "tb/Makefile", &crate::cocotb::makefile(d), &mut files)?;
+    Ok(lib)
+}
+
+/// Writes the quantized graph (`mase/model.*`, EXTERNAL manifests under `external/`) that
+/// `mase sim` rebuilds the design from, and the marker of an emitted directory.
+pub(crate) fn write_model(graph: &MaseGraph, d: &Design, dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
     let model = dir.join("mase").join("model");
     std::fs::create_dir_all(dir.join("mase")).map_err(|e| Error::io(dir.join("mase"), e))?;
-    let graph = with_project_manifests(graph, d, dir, &mut files)?;
+    let graph = with_project_manifests(graph, d, dir, files)?;
     mase_ir::checkpoint::export(&graph, &model)?;
     files.push(PathBuf::from("mase/model.json"));
     files.push(PathBuf::from("mase/model.safetensors"));
@@ -161,9 +198,7 @@ pub fn write_project(graph: &MaseGraph, d: &Design, dir: &Path) -> Result<Emitte
         MARKER,
         "written by mase emit; the files listed in README.md are replaced on the next emit\n",
         &mut Vec::new(),
-    )?;
-    files.sort();
-    Ok(Emitted { files, report: rep })
+    )
 }
 
 /// Copies every EXTERNAL manifest (and its table) into `external/<instance>/`, pointing at the
@@ -197,7 +232,15 @@ fn with_project_manifests(
     Ok(g)
 }
 
-fn core_file(d: &Design, lib: &[String], files: &[PathBuf]) -> String {
+/// The FuseSoC core: the library files, then `tops` (the project's own sources), its memories,
+/// and `toplevel` as the top of the default and lint targets.
+pub(crate) fn core_file(
+    d: &Design,
+    lib: &[String],
+    files: &[PathBuf],
+    tops: &[&str],
+    toplevel: &str,
+) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "CAPI=2:");
     let _ = writeln!(s, "name: mase:generated:{}:0.1.0", d.top);
@@ -212,7 +255,9 @@ fn core_file(d: &Design, lib: &[String], files: &[PathBuf]) -> String {
             let _ = writeln!(s, "      - rtl/{f}");
         }
     }
-    let _ = writeln!(s, "      - top.sv");
+    for t in tops {
+        let _ = writeln!(s, "      - {t}");
+    }
     let mems: Vec<&PathBuf> = files.iter().filter(|f| f.starts_with("mem")).collect();
     if !mems.is_empty() {
         let _ = writeln!(s, "  mem:\n    file_type: user\n    files:");
@@ -222,11 +267,10 @@ fn core_file(d: &Design, lib: &[String], files: &[PathBuf]) -> String {
         }
     }
     let filesets = if s.contains("  mem:") { "[rtl, mem]" } else { "[rtl]" };
-    let _ = writeln!(s, "targets:\n  default:\n    filesets: {filesets}\n    toplevel: {}", d.top);
+    let _ = writeln!(s, "targets:\n  default:\n    filesets: {filesets}\n    toplevel: {toplevel}");
     let _ = writeln!(
         s,
-        "  lint:\n    default_tool: verilator\n    filesets: [rtl]\n    toplevel: {}\n    tools:\n      verilator:\n        mode: lint-only\n        verilator_options: [-Wall]",
-        d.top
+        "  lint:\n    default_tool: verilator\n    filesets: [rtl]\n    toplevel: {toplevel}\n    tools:\n      verilator:\n        mode: lint-only\n        verilator_options: [-Wall]"
     );
     s
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use mase_ir::{Error, Result};
 
-use crate::design::{Design, Endpoint, Instance, PortDir};
+use crate::design::{Design, Endpoint, Instance, PortDir, TopPort};
 
 mod header;
 
@@ -150,21 +150,7 @@ pub fn top_sv(d: &Design) -> String {
     let _ = writeln!(s, "    /// Synchronous active-high reset.");
     let _ = write!(s, "    input  logic rst");
     for p in &d.ports {
-        let bits = p.lanes * p.format.width as usize;
-        let (fwd, back) = match p.dir {
-            PortDir::Input => ("input ", "output"),
-            PortDir::Output => ("output", "input "),
-        };
-        let what = format!(
-            "`{}` {:?}, {} elements per beat of {}",
-            p.tensor,
-            p.shape,
-            p.lanes,
-            crate::bind::fmt_name(&p.format)
-        );
-        let _ = write!(s, ",\n    /// {what}.\n    {fwd} logic [{}:0] {},", bits - 1, p.name);
-        let _ = write!(s, "\n    /// {} beat valid.\n    {fwd} logic {}_valid,", p.name, p.name);
-        let _ = write!(s, "\n    /// {} beat accepted.\n    {back} logic {}_ready", p.name, p.name);
+        s.push_str(&stream_port_decl(p));
     }
     let _ = writeln!(s, "\n);");
     // Internal stream signals.
@@ -219,7 +205,30 @@ pub fn top_sv(d: &Design) -> String {
     s
 }
 
-fn sv_int(v: i64) -> String {
+/// The declaration of a top's stream port (data, valid, ready, each with its `///` comment),
+/// preceded by the comma that ends the previous port.
+pub fn stream_port_decl(p: &TopPort) -> String {
+    let mut s = String::new();
+    let bits = p.lanes * p.format.width as usize;
+    let (fwd, back) = match p.dir {
+        PortDir::Input => ("input ", "output"),
+        PortDir::Output => ("output", "input "),
+    };
+    let what = format!(
+        "`{}` {:?}, {} elements per beat of {}",
+        p.tensor,
+        p.shape,
+        p.lanes,
+        crate::bind::fmt_name(&p.format)
+    );
+    let _ = write!(s, ",\n    /// {what}.\n    {fwd} logic [{}:0] {},", bits - 1, p.name);
+    let _ = write!(s, "\n    /// {} beat valid.\n    {fwd} logic {}_valid,", p.name, p.name);
+    let _ = write!(s, "\n    /// {} beat accepted.\n    {back} logic {}_ready", p.name, p.name);
+    s
+}
+
+/// An integer parameter value in SystemVerilog.
+pub fn sv_int(v: i64) -> String {
     if v < 0 {
         format!("-{}", v.unsigned_abs())
     } else {

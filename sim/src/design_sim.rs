@@ -9,8 +9,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use mase_emit::config::Device;
 use mase_emit::design::{Design, PortDir};
 use mase_emit::golden;
+use mase_emit::system::System;
+use mase_emit::system_project::{device_design, device_files, device_top_sv, system_top_file, system_top_sv};
 use mase_hwlib::{Direction, StreamSpec, StreamValues};
 use mase_ir::fixed::to_f64;
 use mase_ir::quant::AccuracyReport;
@@ -29,8 +32,11 @@ pub struct Project {
     pub dir: PathBuf,
     /// The quantized graph with hardware metadata.
     pub graph: MaseGraph,
-    /// The design it stitches to.
+    /// The design it stitches to (of a multi-device project: the whole system, links as
+    /// instances).
     pub design: Design,
+    /// The devices and links of a multi-device project (`[[hardware.devices]]`).
+    pub system: Option<System>,
 }
 
 fn invalid(msg: impl Into<String>) -> SimError {
@@ -57,15 +63,38 @@ pub fn load_project(dir: &Path) -> Result<Project> {
     let graph =
         mase_ir::checkpoint::load(&dir.join("mase").join("model")).map_err(|e| invalid(e.to_string()))?;
     let design = mase_emit::design_in(&graph, &top, Some(dir)).map_err(|e| invalid(e.to_string()))?;
-    let top_path = dir.join("top.sv");
-    let on_disk = std::fs::read_to_string(&top_path).map_err(SimError::io("reading", &top_path))?;
-    if on_disk != mase_emit::sv::top_sv(&design) {
+    if let Some(devices) = report.get("devices_configured") {
+        let devices: Vec<Device> = serde_json::from_value(devices.clone())
+            .map_err(|e| invalid(format!("{}: devices_configured: {e}", report_path.display())))?;
+        let sys =
+            mase_emit::system::system_of(&graph, &design, &devices).map_err(|e| invalid(e.to_string()))?;
+        let mut texts = vec![(dir.join(system_top_file(&top)), system_top_sv(&sys))];
+        for k in 0..sys.used_devices() {
+            let core = device_design(&sys, k);
+            let sub = dir.join(format!("device_{k}"));
+            let (top_file, core_file) = device_files(&top, k);
+            texts.push((sub.join(core_file), Ok(mase_emit::sv::top_sv(&core))));
+            texts.push((sub.join(top_file), device_top_sv(&sys, k, &core)));
+        }
+        for (path, text) in texts {
+            check_unchanged(&path, &text.map_err(|e| invalid(e.to_string()))?)?;
+        }
+        return Ok(Project { dir: dir.to_path_buf(), graph, design: sys.design.clone(), system: Some(sys) });
+    }
+    check_unchanged(&dir.join("top.sv"), &mase_emit::sv::top_sv(&design))?;
+    Ok(Project { dir: dir.to_path_buf(), graph, design, system: None })
+}
+
+/// The file at `path` holds `text`: what is simulated is exactly what was emitted.
+fn check_unchanged(path: &Path, text: &str) -> Result<()> {
+    let on_disk = std::fs::read_to_string(path).map_err(SimError::io("reading", path))?;
+    if on_disk != text {
         return Err(invalid(format!(
-            "{} differs from the top its graph (mase/model.json) gives: it was edited or is stale; emit again",
-            top_path.display()
+            "{} differs from what its graph (mase/model.json) gives: it was edited or is stale; emit again",
+            path.display()
         )));
     }
-    Ok(Project { dir: dir.to_path_buf(), graph, design })
+    Ok(())
 }
 
 /// The harness's view of the top's stream ports: one harness row per inference.
@@ -83,15 +112,19 @@ pub fn top_streams(d: &Design) -> Vec<StreamSpec> {
         .collect()
 }
 
-/// The Verilator build of a project's top (`MEM_DIR` set to the project's absolute `mem/`).
+/// The Verilator build of a project's top (`MEM_DIR` set to the project's absolute `mem/`); of a
+/// multi-device project, the system's simulation top (`system/`, `MEM_DIR` the project).
 pub fn project_build_spec(p: &Project, trace: bool) -> Result<BuildSpec> {
     let dir = std::fs::canonicalize(&p.dir).map_err(SimError::io("resolving", &p.dir))?;
-    let list_path = dir.join("files.f");
+    let (list_dir, mem_dir) = match p.system {
+        Some(_) => (dir.join("system"), format!("{}/", dir.to_string_lossy())),
+        None => (dir.clone(), format!("{}/", dir.join("mem").to_string_lossy())),
+    };
+    let list_path = list_dir.join("files.f");
     let list = std::fs::read_to_string(&list_path).map_err(SimError::io("reading", &list_path))?;
     let sources: Vec<PathBuf> =
-        list.lines().filter(|l| !l.trim().is_empty()).map(|l| dir.join(l.trim())).collect();
+        list.lines().filter(|l| !l.trim().is_empty()).map(|l| list_dir.join(l.trim())).collect();
     let ports = crate::bench::stream_ports(&top_streams(&p.design));
-    let mem_dir = format!("{}/", dir.join("mem").to_string_lossy());
     Ok(BuildSpec {
         top: p.design.top.clone(),
         sources,
@@ -134,6 +167,58 @@ pub struct DesignReport {
     pub build_s: f64,
     /// Whether the build came from the cache.
     pub cache_hit: bool,
+    /// Of a multi-device project: each device's and link's share of the measured ii.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<SystemFigures>,
+}
+
+/// The devices and links of a simulated multi-device system against its measured ii.
+#[derive(Debug, Clone, Serialize)]
+pub struct SystemFigures {
+    /// Per device: name, its stage's ii (cost model) and utilisation (stage ii / measured ii).
+    pub devices: Vec<StageFigure>,
+    /// Per link (`a -> b`): its transfer cycles per inference (beats × flits) and occupancy (the
+    /// share of the measured ii it carries flits).
+    pub links: Vec<StageFigure>,
+    /// What the models name as the system's bottleneck.
+    pub bottleneck: String,
+}
+
+/// One device or link of [`SystemFigures`].
+#[derive(Debug, Clone, Serialize)]
+pub struct StageFigure {
+    /// Device name, or `a -> b` for a link.
+    pub name: String,
+    /// Cycles per inference by the models.
+    pub model_cycles: u64,
+    /// `model_cycles / measured ii` (when the run measured an ii).
+    pub share_of_measured_ii: Option<f64>,
+}
+
+fn system_figures(sys: &System, measured_ii: Option<f64>) -> Result<SystemFigures> {
+    let r = mase_emit::system_project::system_report(sys).map_err(|e| invalid(e.to_string()))?;
+    let share = |c: u64| measured_ii.filter(|m| *m > 0.0).map(|m| c as f64 / m);
+    Ok(SystemFigures {
+        devices: r
+            .devices
+            .iter()
+            .map(|d| StageFigure {
+                name: d.device.name.clone(),
+                model_cycles: d.ii_cycles,
+                share_of_measured_ii: share(d.ii_cycles),
+            })
+            .collect(),
+        links: r
+            .links
+            .iter()
+            .map(|l| StageFigure {
+                name: format!("{} -> {}", l.from, l.to),
+                model_cycles: l.link.cycles,
+                share_of_measured_ii: share(l.link.cycles),
+            })
+            .collect(),
+        bottleneck: r.bottleneck,
+    })
 }
 
 /// A finished project simulation.
@@ -218,6 +303,7 @@ pub fn simulate_project(p: &Project, inputs: &[Vec<i64>], cfg: &RunConfig) -> Re
         seed: cfg.seed,
         build_s: b.build_s,
         cache_hit: b.cache_hit,
+        system: p.system.as_ref().map(|sys| system_figures(sys, run.ii_cycles())).transpose()?,
     };
     Ok(DesignRun { report, outputs, expected, build: b, run })
 }

@@ -41,15 +41,50 @@ pub fn emit(prefix: &Path, config: Option<&Path>, rate: Rate, out: &Path) -> any
         cfg = cfg.checked("command line")?;
     }
     let graph = mase_ir::checkpoint::load(prefix)?;
-    let (graph, info) = mase_emit::add_hardware_metadata(graph, &cfg)?;
-    let design = mase_emit::design_of(&graph, cfg.top_name())?;
-    let emitted = mase_emit::project::write_project(&graph, &design, out)?;
-    eprintln!("add_hardware_metadata: {}", serde_json::to_string(&info)?);
-    print_emitted(out, &emitted.report, emitted.files.len());
+    let (pass, graph, info, design, system) = mase_emit::flow::hardware(graph, &cfg)?;
+    let emitted = mase_emit::flow::write_emitted(&graph, &design, system.as_ref(), out)?;
+    eprintln!("{pass}: {}", serde_json::to_string(&info)?);
+    print_emitted(out, &emitted.report, emitted.files.len(), system.as_ref())?;
     Ok(())
 }
 
-fn print_emitted(out: &Path, r: &mase_emit::report::Report, files: usize) {
+fn print_emitted(
+    out: &Path,
+    r: &mase_emit::report::Report,
+    files: usize,
+    system: Option<&mase_emit::system::System>,
+) -> anyhow::Result<()> {
+    if let Some(sys) = system {
+        let rep = mase_emit::system_project::system_report(sys)?;
+        for d in &rep.devices {
+            println!(
+                "device     {}: stage ii {} cycles, {} / {} multipliers, {} / {} memory bits ({})",
+                d.device.name,
+                d.ii_cycles,
+                d.multipliers,
+                d.device.multipliers,
+                d.memory_bits,
+                d.device.memory_bits,
+                d.top
+            );
+        }
+        for l in &rep.links {
+            println!(
+                "link       {} -> {}: `{}`, {} beats x {} flits of {} bits = {} cycles per inference (occupancy {:.2})",
+                l.from, l.to, l.link.tensor, l.link.beats, l.link.flits, l.link.link_width, l.link.cycles, l.occupancy
+            );
+        }
+        println!(
+            "system     ii {} cycles/inference, set by the {}; latency {} cycles (estimate)",
+            rep.ii_cycles, rep.bottleneck, rep.design.latency_cycles_estimate
+        );
+        println!(
+            "wrote      {} files to {} (device_<k>/ projects, system/top.sv, report.json, README.md)",
+            files,
+            out.display()
+        );
+        return Ok(());
+    }
     let counts: Vec<String> = r.instance_counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     println!("design     {} ({}): {}", r.top, r.graph, counts.join(", "));
     println!(
@@ -62,6 +97,7 @@ fn print_emitted(out: &Path, r: &mase_emit::report::Report, files: usize) {
         out.display(),
         r.top
     );
+    Ok(())
 }
 
 /// Options of `mase flow`.
@@ -102,7 +138,7 @@ pub fn flow(model: &Path, a: &FlowArgs, out: &Path) -> anyhow::Result<()> {
     for (step, ms) in &f.times_ms {
         println!("{step:<10} {ms:.1} ms");
     }
-    print_emitted(out, &f.emitted.report, f.emitted.files.len());
+    print_emitted(out, &f.emitted.report, f.emitted.files.len(), f.system.as_ref())?;
     println!("next       mase sim {}", out.display());
     Ok(())
 }
@@ -274,6 +310,26 @@ pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
             None => {
                 println!("ii         (needs 2 or more inferences; cost-model bound {})", r.model_ii_cycles)
             }
+        }
+        if let Some(sys) = &r.system {
+            let share = |s: Option<f64>| s.map_or("-".to_string(), |v| format!("{:.0} %", v * 100.0));
+            for d in &sys.devices {
+                println!(
+                    "device     {}: stage ii {} cycles, utilisation {} of the measured ii",
+                    d.name,
+                    d.model_cycles,
+                    share(d.share_of_measured_ii)
+                );
+            }
+            for l in &sys.links {
+                println!(
+                    "link       {}: {} cycles per inference, occupancy {} of the measured ii",
+                    l.name,
+                    l.model_cycles,
+                    share(l.share_of_measured_ii)
+                );
+            }
+            println!("bottleneck {} (models)", sys.bottleneck);
         }
         println!(
             "accuracy   cosine {:.6} against the float model, max abs error {:.3e}",

@@ -207,7 +207,7 @@ fn connect(b: &mut Builder, bound: &Bindings, p: Placement) -> Result<()> {
                 let numel = rows * cols;
                 let o = fork::instance(&cur.fmt, rows, cols, cur.lanes);
                 let f = b.glue(&name, "fork", "fork", o, InstKind::Fork, numel)?;
-                b.wire(cur.ep.clone(), Endpoint::Inst(f, "data_in_0".into()), cur.lanes, cur.fmt.width);
+                b.wire(cur.ep.clone(), Endpoint::Inst(f, "data_in_0".into()), cur.lanes, cur.fmt);
                 let leg = Src { ep: Endpoint::Inst(f, "data_out_0".into()), ..cur.clone() };
                 cur = Src { ep: Endpoint::Inst(f, "data_out_1".into()), ..cur.clone() };
                 leg
@@ -235,9 +235,9 @@ fn connect(b: &mut Builder, bound: &Bindings, p: Placement) -> Result<()> {
                     s = b.cast(&format!("{consumer}_{}", d.port), s, &d.fmt)?;
                     s.shape = d.shape.clone();
                     s = b.convert_lanes(&consumer, s, d.lanes)?;
-                    b.wire(s.ep, Endpoint::Inst(d.inst, d.port.clone()), s.lanes, s.fmt.width);
+                    b.wire(s.ep, Endpoint::Inst(d.inst, d.port.clone()), s.lanes, s.fmt);
                 }
-                (None, Some(port)) => b.wire(leg.ep, Endpoint::Top(port), leg.lanes, leg.fmt.width),
+                (None, Some(port)) => b.wire(leg.ep, Endpoint::Top(port), leg.lanes, leg.fmt),
                 (None, None) => unreachable!("every leg is a consumer or a port"),
             }
         }

@@ -160,6 +160,28 @@ pub fn model_params(link_width: usize, latency: usize) -> Result<Params, String>
     .map_err(|e| format!("{MODEL_MODULE}: invalid parameters: {e}"))
 }
 
+/// Resolved parameters of a `link` instance: the sender, a link of `link_width` bits per cycle
+/// and `latency` cycles, and a receiver of `depth` beats, as one streaming instance (how a
+/// multi-device system's design carries each link, for its cost, latency and golden models).
+pub fn instance(
+    width: u32,
+    lanes: usize,
+    link_width: usize,
+    latency: usize,
+    depth: usize,
+) -> Result<Params, String> {
+    crate::resolve_params(
+        &Link,
+        &[
+            ("DATA_WIDTH", width as i64),
+            ("LANES", lanes as i64),
+            ("LINK_WIDTH", link_width as i64),
+            ("LATENCY", latency as i64),
+            ("DEPTH", depth as i64),
+        ],
+    )
+}
+
 /// The figures of a resolved `link` instance: (beat bits, link width, flits, latency, depth).
 fn figures(p: &Params) -> (usize, usize, usize, usize, usize) {
     let beat = (param(p, "DATA_WIDTH") * param(p, "LANES")) as usize;

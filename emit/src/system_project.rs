@@ -1,0 +1,655 @@
+//! Writing a multi-device [`System`] as projects:
+//!
+//! ```text
+//! DIR/device_<k>/<top>_device_<k>.sv       device k's top: its graph ports and link ports
+//! DIR/device_<k>/<top>_device_<k>_core.sv  its stitched streaming core
+//! DIR/device_<k>/rtl/, mem/, files.f, <top>_device_<k>.core, report.json, README.md
+//! DIR/system/<top>.sv       simulation top `<top>`: the device tops joined by link models,
+//!                           with the ports of the single-device top
+//! DIR/system/rtl/, files.f  the link model and the file list of the whole system
+//! DIR/report.json           the system: devices, links, per-device figures, bottleneck
+//! DIR/README.md, DIR/mase/  what the system is; the quantized graph with its device ids
+//! ```
+//!
+//! A device's top wraps its core: a stream arriving from the previous device comes in as link
+//! flits (`rx_data`, `rx_valid`, credits back on `rx_credit`) through a `mase_link_rx` and
+//! enters the core as its `link_in` stream; the stream leaving for the next device goes from the
+//! core's `link_out` through a `mase_link_tx` (`tx_data`, `tx_valid`, credits on `tx_credit`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use mase_hwlib::components::link;
+use mase_ir::{Error, MaseGraph, Result};
+use serde::Serialize;
+
+use crate::config::Device;
+use crate::design::{Design, Endpoint, InstKind, PortDir, TopPort, Wire};
+use crate::project::{core_file, prepare, write, write_model, write_sources, Emitted};
+use crate::report::{report, Report};
+use crate::sv::{stream_port_decl, sv_int, top_sv};
+use crate::system::{LinkInfo, System};
+
+/// The stream port of a device core that a link feeds.
+pub const LINK_IN: &str = "link_in";
+/// The stream port of a device core that feeds a link.
+pub const LINK_OUT: &str = "link_out";
+
+/// Module name of device `k`'s top.
+pub fn device_top(top: &str, k: usize) -> String {
+    format!("{top}_device_{k}")
+}
+
+/// Files of device `k`'s project holding its top and its core (each named after its module, so
+/// `verilator -Wall` finds them by name): paths inside `device_<k>/`.
+pub fn device_files(top: &str, k: usize) -> (String, String) {
+    let t = device_top(top, k);
+    (format!("{t}.sv"), format!("{t}_core.sv"))
+}
+
+/// Path of the system's simulation top inside the project (`system/<top>.sv`).
+pub fn system_top_file(top: &str) -> String {
+    format!("system/{top}.sv")
+}
+
+/// The stitched core of device `k`: its instances and ports, plus a [`LINK_IN`] stream port for
+/// the link from device `k − 1` and a [`LINK_OUT`] one for the link to device `k + 1`.
+pub fn device_design(sys: &System, k: usize) -> Design {
+    let d = &sys.design;
+    let pl = &sys.placement;
+    let mut core = Design {
+        top: format!("{}_core", device_top(&d.top, k)),
+        graph: d.graph.clone(),
+        ports: Vec::new(),
+        instances: Vec::new(),
+        wires: Vec::new(),
+    };
+    let mut port_map = BTreeMap::new();
+    for (p, port) in d.ports.iter().enumerate() {
+        if pl.port[p] == k {
+            port_map.insert(p, core.ports.len());
+            core.ports.push(port.clone());
+        }
+    }
+    let link_port = |l: &LinkInfo, name: &str, dir: PortDir| TopPort {
+        name: name.into(),
+        tensor: l.tensor.clone(),
+        dir,
+        format: l.format,
+        lanes: l.lanes,
+        shape: vec![l.beats as usize, l.lanes],
+    };
+    let link_in = k.checked_sub(1).and_then(|b| sys.link_after(b)).map(|l| {
+        core.ports.push(link_port(l, LINK_IN, PortDir::Input));
+        (l.instance, core.ports.len() - 1)
+    });
+    let link_out = sys.link_after(k).map(|l| {
+        core.ports.push(link_port(l, LINK_OUT, PortDir::Output));
+        (l.instance, core.ports.len() - 1)
+    });
+    let mut inst_map = BTreeMap::new();
+    for (i, inst) in d.instances.iter().enumerate() {
+        if pl.inst[i] == k && inst.kind != InstKind::Link {
+            inst_map.insert(i, core.instances.len());
+            core.instances.push(inst.clone());
+        }
+    }
+    let map = |e: &Endpoint, is_from: bool| -> Option<Endpoint> {
+        match e {
+            Endpoint::Top(p) => port_map.get(p).map(|q| Endpoint::Top(*q)),
+            Endpoint::Inst(i, _) if d.instances[*i].kind == InstKind::Link => {
+                match (is_from, link_in, link_out) {
+                    (true, Some((li, p)), _) if li == *i => Some(Endpoint::Top(p)),
+                    (false, _, Some((lo, p))) if lo == *i => Some(Endpoint::Top(p)),
+                    _ => None,
+                }
+            }
+            Endpoint::Inst(i, port) => inst_map.get(i).map(|j| Endpoint::Inst(*j, port.clone())),
+        }
+    };
+    for w in &d.wires {
+        if let (Some(from), Some(to)) = (map(&w.from, true), map(&w.to, false)) {
+            core.wires.push(Wire { from, to, ..w.clone() });
+        }
+    }
+    core
+}
+
+fn param_list(p: &mase_hwlib::Params) -> String {
+    p.iter().map(|(k, v)| format!("      .{k}({})", sv_int(*v))).collect::<Vec<_>>().join(",\n")
+}
+
+fn link_params(l: &LinkInfo, rx: bool) -> Result<mase_hwlib::Params> {
+    let p = if rx {
+        link::rx_params(l.format.width, l.lanes, l.link_width, l.depth)
+    } else {
+        link::tx_params(l.format.width, l.lanes, l.link_width, l.depth)
+    };
+    p.map_err(|e| Error::Config(format!("link of `{}`: {e}", l.tensor)))
+}
+
+/// The text of device `k`'s top (`device_<k>/<top>_device_<k>.sv`), wrapping `core` (its
+/// [`device_design`]) with the link receiver and sender.
+pub fn device_top_sv(sys: &System, k: usize, core: &Design) -> Result<String> {
+    let top = device_top(&sys.design.top, k);
+    let dev = &sys.devices[k];
+    let rx = k.checked_sub(1).and_then(|b| sys.link_after(b));
+    let tx = sys.link_after(k);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "// {top}: device {k} ('{}') of the multi-device system of graph '{}', generated by mase-rs; do not edit.",
+        dev.name, sys.design.graph
+    );
+    let _ = writeln!(s, "//");
+    let _ =
+        writeln!(s, "// The streaming core `{}` with its links: a stream from the previous device", core.top);
+    let _ =
+        writeln!(s, "// arrives as flits on rx_* (credits back on rx_credit); the stream to the next device");
+    let _ = writeln!(s, "// leaves as flits on tx_* (credits in on tx_credit). Graph ports as in the core.");
+    let _ = writeln!(s, "module {top} #(");
+    let _ = writeln!(s, "    /// Directory of this device's memory files, prefixed to each .mem name.");
+    let _ = writeln!(s, "    parameter MEM_DIR = \"mem/\"");
+    let _ = writeln!(s, ") (");
+    let _ = writeln!(s, "    /// Clock.");
+    let _ = writeln!(s, "    input  logic clk,");
+    let _ = writeln!(s, "    /// Synchronous active-high reset.");
+    let _ = write!(s, "    input  logic rst");
+    for p in core.ports.iter().filter(|p| p.name != LINK_IN && p.name != LINK_OUT) {
+        s.push_str(&stream_port_decl(p));
+    }
+    if let Some(l) = rx {
+        let from = &sys.devices[l.from].name;
+        let _ = write!(
+            s,
+            ",\n    /// Flits of `{}` from device '{from}' ({} bits per cycle).\n    input  logic [{}:0] rx_data,",
+            l.tensor,
+            l.link_width,
+            l.link_width - 1
+        );
+        let _ = write!(s, "\n    /// rx_data holds a flit.\n    input  logic rx_valid,");
+        let _ = write!(s, "\n    /// One receive buffer slot freed (a credit back to '{from}').\n    output logic rx_credit");
+    }
+    if let Some(l) = tx {
+        let to = &sys.devices[l.from + 1].name;
+        let _ = write!(
+            s,
+            ",\n    /// Flits of `{}` to device '{to}' ({} bits per cycle).\n    output logic [{}:0] tx_data,",
+            l.tensor,
+            l.link_width,
+            l.link_width - 1
+        );
+        let _ = write!(s, "\n    /// tx_data holds a flit.\n    output logic tx_valid,");
+        let _ = write!(
+            s,
+            "\n    /// A credit from '{to}': one more beat may be sent.\n    input  logic tx_credit"
+        );
+    }
+    let _ = writeln!(s, "\n);");
+    for (l, name) in [(rx, LINK_IN), (tx, LINK_OUT)] {
+        if let Some(l) = l {
+            let _ = writeln!(s, "  logic [{}:0] {name};", l.lanes * l.format.width as usize - 1);
+            let _ = writeln!(s, "  logic {name}_valid;");
+            let _ = writeln!(s, "  logic {name}_ready;");
+        }
+    }
+    if let Some(l) = rx {
+        let _ = writeln!(s, "\n  // Receiver of the link from '{}'.", sys.devices[l.from].name);
+        let _ = writeln!(
+            s,
+            "  {} #(\n{}\n  ) link_rx_inst (",
+            link::RX_MODULE,
+            param_list(&link_params(l, true)?)
+        );
+        let _ = writeln!(
+            s,
+            "      .clk(clk),\n      .rst(rst),\n      .link_data(rx_data),\n      .link_valid(rx_valid),\n      .link_credit(rx_credit),\n      .data_out_0({LINK_IN}),\n      .data_out_0_valid({LINK_IN}_valid),\n      .data_out_0_ready({LINK_IN}_ready)\n  );"
+        );
+    }
+    let _ = writeln!(s, "\n  {} #(\n      .MEM_DIR(MEM_DIR)\n  ) core_inst (", core.top);
+    let mut conns = vec!["      .clk(clk)".to_string(), "      .rst(rst)".to_string()];
+    for p in &core.ports {
+        conns.push(format!("      .{0}({0})", p.name));
+        conns.push(format!("      .{0}_valid({0}_valid)", p.name));
+        conns.push(format!("      .{0}_ready({0}_ready)", p.name));
+    }
+    let _ = writeln!(s, "{}\n  );", conns.join(",\n"));
+    if let Some(l) = tx {
+        let _ = writeln!(s, "\n  // Sender of the link to '{}'.", sys.devices[l.from + 1].name);
+        let _ = writeln!(
+            s,
+            "  {} #(\n{}\n  ) link_tx_inst (",
+            link::TX_MODULE,
+            param_list(&link_params(l, false)?)
+        );
+        let _ = writeln!(
+            s,
+            "      .clk(clk),\n      .rst(rst),\n      .data_in_0({LINK_OUT}),\n      .data_in_0_valid({LINK_OUT}_valid),\n      .data_in_0_ready({LINK_OUT}_ready),\n      .link_data(tx_data),\n      .link_valid(tx_valid),\n      .link_credit(tx_credit)\n  );"
+        );
+    }
+    let _ = writeln!(s, "\nendmodule");
+    Ok(s)
+}
+
+/// The text of the system's simulation top (`system/<top>.sv`): module `<top>` with the ports of
+/// the single-device top, the device tops, and a `mase_link_model` on every link.
+pub fn system_top_sv(sys: &System) -> Result<String> {
+    let d = &sys.design;
+    let used = sys.used_devices();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "// {}: simulation top of graph '{}' over {used} devices, generated by mase-rs; do not edit.",
+        d.top, d.graph
+    );
+    let _ = writeln!(s, "//");
+    let _ =
+        writeln!(s, "// The device tops (../device_<k>/) joined by link models (latency and width of each");
+    let _ =
+        writeln!(s, "// [[hardware.devices]] link); its stream ports are those of the single-device top.");
+    let _ = writeln!(s, "module {} #(", d.top);
+    let _ =
+        writeln!(s, "    /// Directory holding device_<k>/mem/, prefixed to each device's memory directory.");
+    let _ = writeln!(s, "    parameter MEM_DIR = \"../\"");
+    let _ = writeln!(s, ") (");
+    let _ = writeln!(s, "    /// Clock.");
+    let _ = writeln!(s, "    input  logic clk,");
+    let _ = writeln!(s, "    /// Synchronous active-high reset.");
+    let _ = write!(s, "    input  logic rst");
+    for p in &d.ports {
+        s.push_str(&stream_port_decl(p));
+    }
+    let _ = writeln!(s, "\n);");
+    for l in &sys.links {
+        let b = l.from;
+        let _ = writeln!(
+            s,
+            "\n  // Link '{}' -> '{}': `{}`.",
+            sys.devices[b].name,
+            sys.devices[b + 1].name,
+            l.tensor
+        );
+        for side in ["tx", "rx"] {
+            let _ = writeln!(s, "  logic [{}:0] link_{b}_{side}_data;", l.link_width - 1);
+            let _ = writeln!(s, "  logic link_{b}_{side}_valid;");
+            let _ = writeln!(s, "  logic link_{b}_{side}_credit;");
+        }
+        let p = link::model_params(l.link_width, l.latency)
+            .map_err(|e| Error::Config(format!("link model of `{}`: {e}", l.tensor)))?;
+        let _ = writeln!(s, "  {} #(\n{}\n  ) link_{b}_model_inst (", link::MODEL_MODULE, param_list(&p));
+        let _ = writeln!(
+            s,
+            "      .clk(clk),\n      .rst(rst),\n      .tx_data(link_{b}_tx_data),\n      .tx_valid(link_{b}_tx_valid),\n      .tx_credit(link_{b}_tx_credit),\n      .rx_data(link_{b}_rx_data),\n      .rx_valid(link_{b}_rx_valid),\n      .rx_credit(link_{b}_rx_credit)\n  );"
+        );
+    }
+    for k in 0..used {
+        let _ = writeln!(s, "\n  // Device {k}: '{}'.", sys.devices[k].name);
+        let _ = writeln!(
+            s,
+            "  {} #(\n      .MEM_DIR({{MEM_DIR, \"device_{k}/mem/\"}})\n  ) device_{k}_inst (",
+            device_top(&d.top, k)
+        );
+        let mut conns = vec!["      .clk(clk)".to_string(), "      .rst(rst)".to_string()];
+        for (p, port) in d.ports.iter().enumerate() {
+            if sys.placement.port[p] == k {
+                conns.push(format!("      .{0}({0})", port.name));
+                conns.push(format!("      .{0}_valid({0}_valid)", port.name));
+                conns.push(format!("      .{0}_ready({0}_ready)", port.name));
+            }
+        }
+        if let Some(l) = k.checked_sub(1).and_then(|b| sys.link_after(b)) {
+            let b = l.from;
+            conns.push(format!("      .rx_data(link_{b}_rx_data)"));
+            conns.push(format!("      .rx_valid(link_{b}_rx_valid)"));
+            conns.push(format!("      .rx_credit(link_{b}_rx_credit)"));
+        }
+        if sys.link_after(k).is_some() {
+            conns.push(format!("      .tx_data(link_{k}_tx_data)"));
+            conns.push(format!("      .tx_valid(link_{k}_tx_valid)"));
+            conns.push(format!("      .tx_credit(link_{k}_tx_credit)"));
+        }
+        let _ = writeln!(s, "{}\n  );", conns.join(",\n"));
+    }
+    let _ = writeln!(s, "\nendmodule");
+    Ok(s)
+}
+
+/// Figures of one device.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceReport {
+    /// The device's configuration.
+    pub device: Device,
+    /// Its top module.
+    pub top: String,
+    /// Cycles per inference of its slowest instance (its stage of the system's pipeline).
+    pub ii_cycles: u64,
+    /// That instance.
+    pub slowest: String,
+    /// Multipliers used.
+    pub multipliers: u64,
+    /// Memory bits used (the link receiver's buffer included).
+    pub memory_bits: u64,
+    /// Resource estimate of its core.
+    pub resources: mase_hwlib::Resources,
+    /// Its stage's share of the system ii (`ii_cycles / system ii`).
+    pub utilisation: f64,
+}
+
+/// Figures of one link.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkReport {
+    /// Sending device's name.
+    pub from: String,
+    /// Receiving device's name.
+    pub to: String,
+    /// The link.
+    #[serde(flatten)]
+    pub link: LinkInfo,
+    /// Share of the system ii the link carries flits (`cycles / system ii`).
+    pub occupancy: f64,
+}
+
+/// The report of a multi-device system (`DIR/report.json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SystemReport {
+    /// Simulation top module (`system/<top>.sv`).
+    pub top: String,
+    /// Graph name.
+    pub graph: String,
+    /// Devices used.
+    pub devices: Vec<DeviceReport>,
+    /// Devices configured (trailing ones may be unused).
+    pub devices_configured: Vec<Device>,
+    /// Links, in order.
+    pub links: Vec<LinkReport>,
+    /// System initiation interval: the slowest device stage or link, cycles per inference.
+    pub ii_cycles: u64,
+    /// What sets it: `device '<name>'` or `link '<a>' -> '<b>'`.
+    pub bottleneck: String,
+    /// The whole system as one design (links as instances): the latency model's estimate and
+    /// every instance's figures.
+    pub design: Report,
+}
+
+/// The system report.
+pub fn system_report(sys: &System) -> Result<SystemReport> {
+    let flat = report(&sys.design);
+    let ii = flat.ii_cycles.max(1);
+    let mut devices = Vec::new();
+    let mut bottleneck = (0u64, String::new());
+    for k in 0..sys.used_devices() {
+        let core = device_design(sys, k);
+        let r = report(&core);
+        let rx_bits = k.checked_sub(1).and_then(|b| sys.link_after(b)).map_or(0, |l| {
+            sys.design.instances[l.instance]
+                .component()
+                .cost(&sys.design.instances[l.instance].params)
+                .memory_bits
+        });
+        if r.ii_cycles > bottleneck.0 {
+            bottleneck = (r.ii_cycles, format!("device '{}'", sys.devices[k].name));
+        }
+        devices.push(DeviceReport {
+            device: sys.devices[k].clone(),
+            top: device_top(&sys.design.top, k),
+            ii_cycles: r.ii_cycles,
+            slowest: r.slowest,
+            multipliers: r.multipliers,
+            memory_bits: r.memory_bits + rx_bits,
+            resources: r.resources,
+            utilisation: r.ii_cycles as f64 / ii as f64,
+        });
+    }
+    let mut links = Vec::new();
+    for l in &sys.links {
+        // On a tie the link binds: the devices were given the link's rate and no more.
+        if l.cycles >= bottleneck.0 {
+            bottleneck = (
+                l.cycles,
+                format!("link '{}' -> '{}'", sys.devices[l.from].name, sys.devices[l.from + 1].name),
+            );
+        }
+        links.push(LinkReport {
+            from: sys.devices[l.from].name.clone(),
+            to: sys.devices[l.from + 1].name.clone(),
+            link: l.clone(),
+            occupancy: l.cycles as f64 / ii as f64,
+        });
+    }
+    Ok(SystemReport {
+        top: sys.design.top.clone(),
+        graph: sys.design.graph.clone(),
+        devices,
+        devices_configured: sys.devices.clone(),
+        links,
+        ii_cycles: flat.ii_cycles,
+        bottleneck: bottleneck.1,
+        design: flat,
+    })
+}
+
+/// Writes the system into `dir` (see the module documentation); `graph` carries the device ids.
+pub fn write_system(graph: &MaseGraph, sys: &System, dir: &Path) -> Result<Emitted> {
+    prepare(dir)?;
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut system_list: Vec<String> = Vec::new();
+    let mut listed: Vec<String> = Vec::new();
+    let model_files: Vec<String> = link::MODEL_FILES.iter().map(|f| f.to_string()).collect();
+    for f in &model_files {
+        let path = mase_hwlib::rtl_dir().join(f);
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        write(dir, &format!("system/rtl/{f}"), &text, &mut files)?;
+        system_list.push(format!("rtl/{f}"));
+        listed.push(f.clone());
+    }
+    let mut tops = Vec::new();
+    for k in 0..sys.used_devices() {
+        let core = device_design(sys, k);
+        let sub = format!("device_{k}");
+        let subdir = dir.join(&sub);
+        let mut extra = Vec::new();
+        if k > 0 && sys.link_after(k - 1).is_some() {
+            extra.extend(link::RX_FILES.iter().map(|f| f.to_string()));
+        }
+        if sys.link_after(k).is_some() {
+            extra.extend(link::TX_FILES.iter().map(|f| f.to_string()));
+        }
+        let mut sub_files = Vec::new();
+        let lib = write_sources(&core, &subdir, &extra, &mut sub_files)?;
+        let (top_file, core_file_name) = device_files(&sys.design.top, k);
+        write(&subdir, &core_file_name, &top_sv(&core), &mut sub_files)?;
+        let top_text = device_top_sv(sys, k, &core)?;
+        write(&subdir, &top_file, &top_text, &mut sub_files)?;
+        let mut list = String::new();
+        for f in &lib {
+            let _ = writeln!(list, "rtl/{f}");
+            if !listed.contains(f) {
+                listed.push(f.clone());
+                system_list.push(format!("../{sub}/rtl/{f}"));
+            }
+        }
+        let _ = writeln!(list, "{core_file_name}\n{top_file}");
+        write(&subdir, "files.f", &list, &mut sub_files)?;
+        let top = device_top(&sys.design.top, k);
+        let core_text = core_file(&core, &lib, &sub_files, &[&core_file_name, &top_file], &top);
+        write(&subdir, &format!("{top}.core"), &core_text, &mut sub_files)?;
+        let rep = report(&core);
+        let json =
+            serde_json::to_string_pretty(&rep).map_err(|e| Error::Config(format!("report: {e}")))? + "\n";
+        write(&subdir, "report.json", &json, &mut sub_files)?;
+        write(&subdir, "README.md", &device_readme(sys, k, &core, &rep, &lib), &mut sub_files)?;
+        tops.push(format!("../{sub}/{core_file_name}"));
+        tops.push(format!("../{sub}/{top_file}"));
+        files.extend(sub_files.into_iter().map(|f| Path::new(&sub).join(f)));
+    }
+    system_list.extend(tops);
+    let system_file = system_top_file(&sys.design.top);
+    system_list.push(system_file.trim_start_matches("system/").to_string());
+    write(dir, &system_file, &system_top_sv(sys)?, &mut files)?;
+    write(dir, "system/files.f", &(system_list.join("\n") + "\n"), &mut files)?;
+    let rep = system_report(sys)?;
+    let json = serde_json::to_string_pretty(&rep).map_err(|e| Error::Config(format!("report: {e}")))? + "\n";
+    write(dir, "report.json", &json, &mut files)?;
+    write(dir, "README.md", &system_readme(sys, &rep), &mut files)?;
+    write_model(graph, &sys.design, dir, &mut files)?;
+    files.sort();
+    Ok(Emitted { files, report: rep.design })
+}
+
+fn device_readme(sys: &System, k: usize, core: &Design, r: &Report, lib: &[String]) -> String {
+    let dev = &sys.devices[k];
+    let top = device_top(&sys.design.top, k);
+    let mut s = String::new();
+    let _ = writeln!(s, "# {top}: device {k} ('{}') of graph `{}`\n", dev.name, sys.design.graph);
+    let _ = writeln!(
+        s,
+        "Generated by mase-rs as part of a {}-device system (see ../README.md).\n",
+        sys.used_devices()
+    );
+    let _ = writeln!(s, "## Interface\n");
+    let _ = writeln!(
+        s,
+        "Clock `clk`, synchronous active-high reset `rst`; graph tensors as valid/ready streams:\n"
+    );
+    let _ = writeln!(s, "| port | tensor | direction | shape | format | lanes |");
+    let _ = writeln!(s, "|---|---|---|---|---|---|");
+    for p in core.ports.iter().filter(|p| p.name != LINK_IN && p.name != LINK_OUT) {
+        let dir = if p.dir == PortDir::Input { "in" } else { "out" };
+        let _ = writeln!(
+            s,
+            "| `{}` | `{}` | {dir} | {:?} | {} | {} |",
+            p.name,
+            p.tensor,
+            p.shape,
+            crate::bind::fmt_name(&p.format),
+            p.lanes
+        );
+    }
+    if let Some(l) = k.checked_sub(1).and_then(|b| sys.link_after(b)) {
+        let _ = writeln!(
+            s,
+            "\nLink in from '{}': `rx_data` [{}] + `rx_valid` carry `{}` ({} lanes of {}) as {} flit(s) per beat; \
+             `rx_credit` pulses once per beat freed in the {}-beat receive buffer.",
+            sys.devices[l.from].name,
+            l.link_width,
+            l.tensor,
+            l.lanes,
+            crate::bind::fmt_name(&l.format),
+            l.flits,
+            l.depth
+        );
+    }
+    if let Some(l) = sys.link_after(k) {
+        let _ = writeln!(
+            s,
+            "\nLink out to '{}': `tx_data` [{}] + `tx_valid` carry `{}` ({} lanes of {}) as {} flit(s) per beat; \
+             each `tx_credit` pulse allows one more beat (the receiver buffers {}).",
+            sys.devices[l.from + 1].name,
+            l.link_width,
+            l.tensor,
+            l.lanes,
+            crate::bind::fmt_name(&l.format),
+            l.flits,
+            l.depth
+        );
+    }
+    let _ = writeln!(s, "\n## Figures (cost models)\n");
+    let _ = writeln!(
+        s,
+        "- stage initiation interval: {} cycles per inference (slowest: `{}`)",
+        r.ii_cycles, r.slowest
+    );
+    let _ = writeln!(
+        s,
+        "- multipliers: {} of {}; memory: {} of {} bits",
+        r.multipliers, dev.multipliers, r.memory_bits, dev.memory_bits
+    );
+    let e = &r.resources;
+    let _ = writeln!(
+        s,
+        "- resources (estimate): {} LUT, {} FF, {} DSP, {} BRAM18, {} LUTRAM\n",
+        e.lut, e.ff, e.dsp, e.bram18, e.lutram
+    );
+    let _ = writeln!(s, "## Files\n");
+    let (top_file, core_file_name) = device_files(&sys.design.top, k);
+    let _ = writeln!(
+        s,
+        "- `{top_file}`: the device top `{top}`; `{core_file_name}`: its streaming core `{}`",
+        core.top
+    );
+    let _ = writeln!(
+        s,
+        "- `rtl/`: the {} library files; `mem/`: memory contents (`MEM_DIR`, default `\"mem/\"`)",
+        lib.len()
+    );
+    let _ = writeln!(
+        s,
+        "- `files.f`: sources in compile order; `{top}.core`: FuseSoC core; `report.json`: figures\n"
+    );
+    let _ = writeln!(s, "```sh\nverilator --lint-only -Wall -f files.f --top-module {top}\n```");
+    s
+}
+
+fn system_readme(sys: &System, r: &SystemReport) -> String {
+    let mut s = String::new();
+    let _ =
+        writeln!(s, "# {}: graph `{}` over {} devices\n", sys.design.top, sys.design.graph, r.devices.len());
+    let _ = writeln!(
+        s,
+        "Generated by mase-rs. Every file here is rewritten by the next emit into this directory.\n"
+    );
+    let _ = writeln!(s, "| device | top | stage ii | multipliers | memory bits | utilisation |");
+    let _ = writeln!(s, "|---|---|---|---|---|---|");
+    for d in &r.devices {
+        let _ = writeln!(
+            s,
+            "| {} | `device_{}/` `{}` | {} | {} / {} | {} / {} | {:.2} |",
+            d.device.name,
+            r.devices.iter().position(|x| x.top == d.top).unwrap_or(0),
+            d.top,
+            d.ii_cycles,
+            d.multipliers,
+            d.device.multipliers,
+            d.memory_bits,
+            d.device.memory_bits,
+            d.utilisation
+        );
+    }
+    if !r.links.is_empty() {
+        let _ = writeln!(s, "\n| link | tensor | bits per cycle | latency | flits per beat | cycles per inference | occupancy |");
+        let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+        for l in &r.links {
+            let _ = writeln!(
+                s,
+                "| {} -> {} | `{}` | {} | {} | {} | {} | {:.2} |",
+                l.from,
+                l.to,
+                l.link.tensor,
+                l.link.link_width,
+                l.link.latency,
+                l.link.flits,
+                l.link.cycles,
+                l.occupancy
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\nSystem initiation interval: {} cycles per inference, set by the {}; latency estimate {} cycles.\n",
+        r.ii_cycles, r.bottleneck, r.design.latency_cycles_estimate
+    );
+    let _ =
+        writeln!(s, "`device_<k>/` is device k's project (its own top, rtl, mem, file list, core, README);");
+    let _ = writeln!(
+        s,
+        "`{}` (`{}`) joins the device tops through link models for simulation:\n",
+        system_top_file(&sys.design.top),
+        sys.design.top
+    );
+    let _ = writeln!(
+        s,
+        "```sh\nmase sim .   # the whole system under Verilator, checked against the golden model\n```"
+    );
+    s
+}
