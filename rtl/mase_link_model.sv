@@ -36,32 +36,53 @@ module mase_link_model #(
   end
 `endif
 
-  /// Register stages (kept >= 1 so an invalid LATENCY still elaborates to its check).
+  /// Stages (kept >= 1 so an invalid LATENCY still elaborates to its check).
   localparam int N = LATENCY > 0 ? LATENCY : 1;
+  /// Word carried each cycle: {credit, valid, flit}.
+  localparam int W = LINK_WIDTH + 2;
 
-  /// Flit data stages; stage N-1 drives `rx_data`. No reset: `valid` says what holds a flit.
-  logic [LINK_WIDTH-1:0] data_q [N];
-  /// Flit valid stages.
-  logic [N-1:0] valid_q;
-  /// Credit stages.
-  logic [N-1:0] credit_q;
+  /// The word LATENCY cycles old, driving the outputs.
+  logic [W-1:0] out_q;
 
-  always_ff @(posedge clk) begin
-    data_q[0] <= tx_data;
-    for (int i = 1; i < N; i++) data_q[i] <= data_q[i-1];
-  end
+  if (N == 1) begin : g_register
+    always_ff @(posedge clk) begin
+      out_q <= {rx_credit, tx_valid, tx_data};
+      if (rst) out_q[W-1-:2] <= '0;
+    end
+  end else begin : g_ring
+    // A ring of N-1 words read and rewritten at one pointer, plus `out_q`: a word written in
+    // cycle t is read into `out_q` when the pointer returns (t + N - 1) and shows in t + N. A
+    // ring rather than a register chain: any LATENCY elaborates without loop unrolling.
+    /// Ring depth.
+    localparam int D = N - 1;
+    /// Pointer width.
+    localparam int AW = D > 1 ? $clog2(D) : 1;
+    /// The words in flight. No reset: `filled` says which hold words sent after reset.
+    logic [W-1:0] ring [D];
+    /// Slot read and rewritten this cycle.
+    logic [AW-1:0] ptr;
+    /// Every slot has been written since reset (until then the slot read is stale).
+    logic filled;
 
-  always_ff @(posedge clk) begin
-    if (rst) begin
-      valid_q  <= '0;
-      credit_q <= '0;
-    end else begin
-      valid_q  <= N'({valid_q, tx_valid});
-      credit_q <= N'({credit_q, rx_credit});
+    always_ff @(posedge clk) begin
+      ring[ptr] <= {rx_credit, tx_valid, tx_data};
+      out_q     <= ring[ptr];
+      if (!filled) out_q[W-1-:2] <= '0;
+      if (rst) out_q[W-1-:2] <= '0;
+    end
+
+    always_ff @(posedge clk) begin
+      if (rst) begin
+        ptr    <= '0;
+        filled <= 1'b0;
+      end else begin
+        ptr <= (ptr == AW'(D - 1)) ? '0 : ptr + 1'b1;
+        if (ptr == AW'(D - 1)) filled <= 1'b1;
+      end
     end
   end
 
-  assign rx_data   = data_q[N-1];
-  assign rx_valid  = valid_q[N-1];
-  assign tx_credit = credit_q[N-1];
+  assign rx_data   = out_q[LINK_WIDTH-1:0];
+  assign rx_valid  = out_q[LINK_WIDTH];
+  assign tx_credit = out_q[LINK_WIDTH+1];
 endmodule

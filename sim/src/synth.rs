@@ -157,6 +157,13 @@ fn resources_of(v: &serde_json::Value) -> Resources {
 /// Reads `files.f`, `report.json` and the top name of an emitted project.
 fn project_inputs(dir: &Path) -> Result<(Vec<String>, serde_json::Value, String)> {
     let ff = dir.join("files.f");
+    if !ff.exists() && dir.join("device_0").join("files.f").exists() {
+        return Err(SimError::Invalid(format!(
+            "{} is a multi-device project: synthesize each device's project, e.g. `mase synth {}`",
+            dir.display(),
+            dir.join("device_0").display()
+        )));
+    }
     let list = std::fs::read_to_string(&ff).map_err(|e| {
         SimError::Invalid(format!(
             "{}: {e}; `mase synth DIR` takes a project written by `mase emit` or `mase flow`",

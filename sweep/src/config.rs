@@ -125,6 +125,12 @@ impl SweepConfig {
                  use [passes.auto_precision] (the sweep sets its width and weight_width)"
             )));
         }
+        if !base.hardware.devices.is_empty() {
+            return Err(SweepError::Config(format!(
+                "{origin}: [[hardware.devices]]: a sweep evaluates single-device designs; remove the devices \
+                 (and sweep each device's budget as multiplier_budget), or run `mase flow` with them"
+            )));
+        }
         let axes: Axes = mase_ir::pass::typed(&sweep, &format!("{origin}: [sweep]"))?;
         axes.check(origin)?;
         Ok(SweepConfig { origin: origin.to_string(), base_table: table, base, axes })
