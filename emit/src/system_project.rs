@@ -322,6 +322,8 @@ pub struct DeviceReport {
     pub device: Device,
     /// Its top module.
     pub top: String,
+    /// The graph nodes it implements, in dataflow order.
+    pub nodes: Vec<String>,
     /// Cycles per inference of its slowest instance (its stage of the system's pipeline).
     pub ii_cycles: u64,
     /// That instance.
@@ -393,6 +395,12 @@ pub fn system_report(sys: &System) -> Result<SystemReport> {
         devices.push(DeviceReport {
             device: sys.devices[k].clone(),
             top: device_top(&sys.design.top, k),
+            nodes: core
+                .instances
+                .iter()
+                .filter(|i| i.kind == InstKind::Node)
+                .map(|i| i.node.clone())
+                .collect(),
             ii_cycles: r.ii_cycles,
             slowest: r.slowest,
             multipliers: r.multipliers,
