@@ -119,18 +119,30 @@ pub fn add_software_metadata<'py>(
 
 /// Stitches the design of `mg` (after `add_hardware_metadata`) and writes the project into
 /// `project_dir` (`top.sv`, `rtl/`, `mem/`, `files.f`, FuseSoC core, `report.json`, README, and
-/// the graph under `mase/`); returns `{"project_dir", "top", "files", "report"}`.
+/// the graph under `mase/`); returns `{"project_dir", "top", "files", "report"}`. With `devices`
+/// (the `[[hardware.devices]]` entries `partition_devices` ran with), one project per device and
+/// the system simulation top.
 #[pyfunction]
-#[pyo3(signature = (mg, project_dir, top="top"))]
+#[pyo3(signature = (mg, project_dir, top="top", devices=None))]
 pub fn emit_project<'py>(
     py: Python<'py>,
     mg: &Bound<'py, PyGraph>,
     project_dir: std::path::PathBuf,
     top: &str,
+    devices: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let g = mg.borrow();
     let design = mase_emit::design_of(&g.graph, top).py()?;
-    let emitted = mase_emit::project::write_project(&g.graph, &design, &project_dir).py()?;
+    let devices = match devices.filter(|d| !d.is_none()) {
+        Some(d) => {
+            let mut t = toml::Table::new();
+            t.insert("devices".into(), crate::convert::toml_from_py(d, "devices")?);
+            let hw = mase_emit::HwConfig::from_table(&t, "emit_project devices").py()?;
+            Some(mase_emit::system::system_of(&g.graph, &design, &hw.devices).py()?)
+        }
+        None => None,
+    };
+    let emitted = mase_emit::flow::write_emitted(&g.graph, &design, devices.as_ref(), &project_dir).py()?;
     let info = PyDict::new(py);
     info.set_item("project_dir", project_dir)?;
     info.set_item("top", top)?;

@@ -141,3 +141,23 @@ def test_flow_reads_a_flow_toml(fixtures, root, tmp_path):
     fc = [n for n in out["graph"].nodes.values() if n.op == "linear"][0]
     assert fc.meta["mase"].parameters["common"]["args"]["data_in_0"]["precision"][0] == 8
     assert fc.meta["mase"].parameters["hardware"]["toolchain"] == "INTERNAL"
+
+
+def test_partition_over_devices_and_emit_the_system(fixtures, tmp_path):
+    single = mase_rs.flow(fixtures / "mlp_gemm_relu.onnx", tmp_path / "one", config={"passes": {"auto_precision": {"width": 8}}})
+    memory = single["report"]["memory_bits"]
+    devices = [
+        {"name": "a", "multipliers": 64, "memory_bits": memory * 6 // 10, "link_bits_per_cycle": 16, "link_latency_cycles": 4},
+        {"name": "b", "multipliers": 64, "memory_bits": memory * 6 // 10},
+    ]
+    mg = mlp(fixtures)
+    passes.quantize_transform_pass(mg, {"by": "type", "default": {"config": INT8}})
+    mg, info = passes.partition_devices_analysis_pass(mg, {"devices": devices})
+    assert [d["device"] for d in info["devices"]] == ["a", "b"] and len(info["links"]) == 1
+    ids = [n.meta["mase"].parameters["hardware"]["device_id"] for n in linear_nodes(mg)]
+    assert ids == sorted(ids) and set(ids) == {0, 1}
+    mg, out = passes.emit_verilog_top_transform_pass(mg, {"project_dir": tmp_path / "sys", "devices": devices})
+    assert (tmp_path / "sys" / "system" / "top.sv").exists()
+    assert (tmp_path / "sys" / "device_1" / "top_device_1.sv").exists()
+    with pytest.raises(MaseError, match="link_bits_per_cycle"):
+        passes.partition_devices_analysis_pass(mlp(fixtures), {"devices": [devices[1], devices[1] | {"name": "c"}]})

@@ -83,7 +83,9 @@ def add_software_metadata(
     n_sigma: Optional[float] = None,
     max_samples: Optional[int] = None,
 ) -> Dict[str, Any]: ...
-def emit_project(mg: MaseGraph, project_dir: _Path, top: str = "top") -> Dict[str, Any]: ...
+def emit_project(
+    mg: MaseGraph, project_dir: _Path, top: str = "top", devices: Optional[Sequence[Dict[str, Any]]] = None
+) -> Dict[str, Any]: ...
 def flow(
     model: _Path,
     project_dir: _Path,

@@ -33,6 +33,7 @@ PASSES: Dict[str, str] = {
     "raise_layer_norm_transform_pass": "raise_layer_norm",
     "raise_mul_scalar_transform_pass": "raise_mul_scalar",
     "add_hardware_metadata_analysis_pass": "add_hardware_metadata",
+    "partition_devices_analysis_pass": "partition_devices",
 }
 
 
@@ -91,6 +92,14 @@ add_hardware_metadata_analysis_pass = _simple(
     "Binds every node to a component and chooses its parallelism; the arguments are the "
     '``[hardware]`` keys: ``target_ii``, ``target_ii_per_row``, ``multiplier_budget``, ``lanes``, '
     '``top``, ``nodes: {name: {"parallelism": [p_in, p_out]}}``.',
+)
+partition_devices_analysis_pass = _simple(
+    "partition_devices_analysis_pass",
+    "Spreads the design over devices: every node's ``device_id`` and parallelism for the smallest "
+    "system ii within each device's budgets. The arguments are the ``[hardware]`` keys with "
+    '``devices: [{"name", "multipliers", "memory_bits", "lut" (optional), "link_bits_per_cycle", '
+    '"link_latency_cycles"}, ...]`` (every device but the last with its link to the next). Emit '
+    'the result with ``emit_verilog_top_transform_pass`` and the same ``devices``.',
 )
 
 
@@ -158,16 +167,21 @@ def emit_verilog_top_transform_pass(
     emission passes are part of this one.
 
     ``{"project_dir": path, "top_name": "top"}``; the info map has ``project_dir``, ``top``,
-    ``files`` and ``report``. Refuses to write into an existing directory it did not make.
+    ``files`` and ``report``. Refuses to write into an existing directory it did not make. After
+    ``partition_devices_analysis_pass``, pass the same ``devices`` list to write one project per
+    device and the system simulation top.
     """
     args = dict(pass_args or {})
     if "project_dir" not in args:
         raise MaseError("emit_verilog_top: pass_args needs 'project_dir'")
     project_dir = args.pop("project_dir")
     top = args.pop("top_name", "top")
+    devices = args.pop("devices", None)
     if args:
-        raise MaseError(f"emit_verilog_top: unknown argument(s) {', '.join(sorted(args))}; expected project_dir, top_name")
-    return mg, _native.emit_project(mg, project_dir, top)
+        raise MaseError(
+            f"emit_verilog_top: unknown argument(s) {', '.join(sorted(args))}; expected project_dir, top_name, devices"
+        )
+    return mg, _native.emit_project(mg, project_dir, top, devices)
 
 
 __all__ = sorted(list(PASSES) + ["emit_verilog_top_transform_pass", "run_pass", "pass_list", "PASSES"])
