@@ -70,6 +70,14 @@ pub fn mul_dsps(a: u32, b: u32, a_signed: bool, b_signed: bool, y: u32) -> u64 {
     mul2dsp(a, b, a_signed, b_signed, y, true)
 }
 
+/// Signed operand bits of the multiplier Yosys keeps for a product by the constant `c > 0`:
+/// `opt_expr` moves the factor's trailing zero bits into a shift and `wreduce` trims it to its
+/// odd part plus a sign bit; `None` when that part is 1 (a plain shift, no multiplier).
+pub fn const_factor_bits(c: u64) -> Option<u32> {
+    let odd = c.checked_shr(c.trailing_zeros()).unwrap_or(0);
+    (odd > 1).then(|| 64 - odd.leading_zeros() + 1)
+}
+
 /// One step of `mul2dsp.v`: `top` is the original `$mul` (swap and sign rules apply), not a
 /// `$__mul` partial product.
 fn mul2dsp(a: u32, b: u32, a_signed: bool, b_signed: bool, y: u32, top: bool) -> u64 {
@@ -219,6 +227,18 @@ mod tests {
         assert_eq!(mul_dsps(18, 25, true, true, 43), 1);
         assert_eq!(mul_dsps(32, 16, true, true, 48), 2);
         assert_eq!(mul_dsps(18, 18, false, false, 36), 2);
+    }
+
+    /// Constant factors: 6 = 3·2 is a 3-bit signed 3 and a shift, 7 needs 4 bits, 64 is a
+    /// shift alone.
+    #[test]
+    fn constant_factors_lose_trailing_zeros() {
+        assert_eq!(const_factor_bits(6), Some(3));
+        assert_eq!(const_factor_bits(7), Some(4));
+        assert_eq!(const_factor_bits(15), Some(5));
+        assert_eq!(const_factor_bits(64), None);
+        assert_eq!(const_factor_bits(1), None);
+        assert_eq!(const_factor_bits(0), None);
     }
 
     /// Block RAM shapes: a 256×128 ROM in two RAMB36 (72-bit words), a 1024×16 RAM in one RAMB18.

@@ -43,6 +43,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::cast::output_format;
 use crate::binding::{Binding, NodeView, Par};
+use crate::resources::{const_factor_bits, mul_dsps};
 use crate::component::{
     data_out_0, uniform_stimulus, value_range, Component, Cost, Info, MemorySpec, ParamSpec, Params,
     Stimulus, StreamSpec, StreamValues,
@@ -182,12 +183,40 @@ fn clog2(n: i64) -> i64 {
 const LAYER_NORM_LUT: [f64; 7] = [440.138, 8.202, 7.89, -1.176, 20.9, 130.691, 123.36];
 /// See [`LAYER_NORM_LUT`].
 const LAYER_NORM_FF: [f64; 7] = [269.922, -2.407, 25.488, -13.682, 6.053, 114.506, 68.066];
-/// DSPs of the unfolded layer_norm over `[1, lanes, lanes × input bits, lanes × ceil(log2 D)]`:
-/// the statistics, Newton and per-lane products, whose operand widths follow the input width and
-/// the row length; least squares over the 23 unfolded instances of the same fit (median error
-/// 4 %, worst 17 %; an estimate, not Yosys' exact split). Folded forms are exact: see
-/// [`LayerNorm::resources`].
-const LAYER_NORM_DSP: [f64; 4] = [17.099, 4.56, 0.288, -0.302];
+/// DSPs of the unfolded layer_norm: every product of the RTL at the operand widths Yosys keeps
+/// (`wreduce` drops redundant sign bits, constant factors lose their trailing zeros, a power of
+/// two becomes a shift), split by [`mul_dsps`]. Exact on the 23 unfolded instances of
+/// `sim/examples/resource_fit.rs --only layer_norm`.
+fn unfolded_dsps(p: &Params) -> u64 {
+    let t = true;
+    let w = param(p, "DATA_IN_0_PRECISION_0") as u32;
+    let d = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0");
+    let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
+    let gw = param(p, "WEIGHT_PRECISION_0") as u32;
+    let ld = clog2(d) as u32;
+    let nnw = (param(p, "NORM_FRAC") as u32) + ld.div_ceil(2) + 2;
+    // The RTL's S1W, S2W, CW, and y's width with its zero-extension bit.
+    let (s1w, s2w, cw, yw1) = (w + ld + 1, 2 * w + ld + 1, w + ld + 2, RSQRT_FRAC + 3);
+    let dk = const_factor_bits(d as u64);
+    // V = D·S2 − S1².
+    let stats = mul_dsps(s1w, s1w, t, t, 2 * s1w) + dk.map_or(0, |k| mul_dsps(k, s2w, t, t, k + s2w));
+    // The two Newton steps (unsigned): the seed has TABLE_FRAC + 2 significant bits (the rest
+    // constant zeros Yosys drops), so its square, and s after the first step, keep twice that.
+    let (seed, yw, sw) = (TABLE_FRAC + 2, RSQRT_FRAC + 2, RSQRT_FRAC + 4);
+    let newton = mul_dsps(seed, seed, false, false, 2 * seed)
+        + mul_dsps(yw, yw, false, false, 2 * yw)
+        + mul_dsps(MANT_FRAC, 2 * seed, false, false, MANT_FRAC + 2 * seed)
+        + mul_dsps(MANT_FRAC, sw, false, false, MANT_FRAC + sw)
+        // y·f keeps the bits up to YF + 1 + YW (fewer by the seed's dropped zeros).
+        + mul_dsps(seed, sw, false, false, RSQRT_FRAC + 1 + seed)
+        + mul_dsps(yw, sw, false, false, RSQRT_FRAC + 1 + yw);
+    // Per lane: x², x·D, c·y, n·gamma.
+    let lane = mul_dsps(w, w, t, t, 2 * w)
+        + dk.map_or(0, |k| mul_dsps(w, k, t, t, (w + k).min(cw)))
+        + mul_dsps(cw, yw1, t, t, cw + yw1)
+        + mul_dsps(nnw, gw, t, t, nnw + gw);
+    stats + newton + lanes * lane
+}
 
 /// Derived constants of an instance (the RTL's localparams, same names).
 #[derive(Debug, Clone, Copy)]
@@ -491,7 +520,7 @@ impl Component for LayerNorm {
     }
 
     /// The row ring by the RAM rule, gamma/beta ROMs where Yosys puts them; LUT/FF from
-    /// [`LAYER_NORM_LUT`], DSPs from [`LAYER_NORM_DSP`] (unfolded) or the folded multipliers.
+    /// [`LAYER_NORM_LUT`], DSPs from [`unfolded_dsps`] or the folded multipliers.
     fn resources(&self, p: &Params) -> crate::Resources {
         use crate::resources::{fitted, pu, ram, rom};
         let g = Geo::of(p);
@@ -515,7 +544,7 @@ impl Component for LayerNorm {
         // A folded form's shared multipliers are as wide as the widest product they serve: four
         // DSPs each, one per lane, plus the 1/sqrt unit's own at FOLD = 3.
         let dsp = match fold {
-            0 | 1 => fitted(&LAYER_NORM_DSP, &[1, lanes, lanes * w, lanes * ld]),
+            0 | 1 => unfolded_dsps(p),
             3 => 4 * (lanes + 1),
             _ => 4 * lanes,
         };
