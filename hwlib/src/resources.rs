@@ -106,6 +106,25 @@ fn mul2dsp(a: u32, b: u32, a_signed: bool, b_signed: bool, y: u32, top: bool) ->
     }
 }
 
+/// Block-RAM primitives of 7-series in Yosys' library: (bits per word, words, library cost,
+/// 18k-equivalents): RAMB18E1 and RAMB36E1 in every aspect ratio, RAMB36E1 72 bits wide in
+/// simple dual port.
+const CONFIGS: [(u64, u64, u64, u64); 13] = [
+    (1, 16384, 129, 1),
+    (2, 8192, 129, 1),
+    (4, 4096, 129, 1),
+    (9, 2048, 129, 1),
+    (18, 1024, 129, 1),
+    (36, 512, 129, 1),
+    (1, 32768, 257, 2),
+    (2, 16384, 257, 2),
+    (4, 8192, 257, 2),
+    (9, 4096, 257, 2),
+    (18, 2048, 257, 2),
+    (36, 1024, 257, 2),
+    (72, 512, 257, 2),
+];
+
 /// 18k-equivalents of block RAM for a `depth`×`width` memory as Yosys' `memory_libmap` packs it
 /// into RAMB18E1/RAMB36E1 (the cheapest of the aspect ratios 1..36 bits, and 72 bits in simple
 /// dual port, at the library's costs: RAMB18 129, RAMB36 257).
@@ -119,22 +138,6 @@ fn bram_shape(depth: u64, width: u64) -> (u64, u64) {
     if depth == 0 || width == 0 {
         return (0, 0);
     }
-    // (bits per word, words, cost, 18k-equivalents) of one primitive.
-    const CONFIGS: [(u64, u64, u64, u64); 13] = [
-        (1, 16384, 129, 1),
-        (2, 8192, 129, 1),
-        (4, 4096, 129, 1),
-        (9, 2048, 129, 1),
-        (18, 1024, 129, 1),
-        (36, 512, 129, 1),
-        (1, 32768, 257, 2),
-        (2, 16384, 257, 2),
-        (4, 8192, 257, 2),
-        (9, 4096, 257, 2),
-        (18, 2048, 257, 2),
-        (36, 1024, 257, 2),
-        (72, 512, 257, 2),
-    ];
     CONFIGS
         .iter()
         .map(|&(w, d, cost, b18)| {
@@ -198,19 +201,46 @@ pub fn fitted(coefs: &[f64], features: &[u64]) -> u64 {
 }
 
 /// Where Yosys puts a ROM (synchronous read, contents from a file) of `depth`×`width` bits that
-/// does not ask for block RAM: `(bram18, lut)`. `memory_libmap` prices logic at 1/16 per ROM bit
-/// against the block RAM's library cost ([`bram18`]) and takes the cheaper: small ROMs become
-/// LUTs (one LUT6 per 64 words of each output bit), larger ones block RAM.
+/// does not ask for block RAM: `(bram18, lut)`. `memory_libmap` (as `synth_xilinx` runs it)
+/// prices soft logic at 1/64 per ROM bit, truncated to an integer, and takes block RAM only when
+/// its cheapest configuration ([`rom_block`]) costs strictly less; logic ROMs are one LUT6 per
+/// 64 words of each output bit.
 pub fn rom(depth: u64, width: u64) -> (u64, u64) {
     if depth <= 1 || width == 0 {
         return (0, 0);
     }
-    let (cost, b18) = bram_shape(depth, width);
-    if depth * width <= 16 * cost {
-        (0, width * depth.div_ceil(64))
-    } else {
+    let (cost, b18) = rom_block(depth, width);
+    if cost < ((depth * width) / 64) as f64 {
         (b18, 0)
+    } else {
+        (0, width * depth.div_ceil(64))
     }
+}
+
+/// Block RAM (18k-equivalents) of a ROM that asks for it (`rom_style = "block"`): the cheapest
+/// configuration of [`rom_block`], whatever logic would cost.
+pub fn rom_bram18(depth: u64, width: u64) -> u64 {
+    if depth <= 1 || width == 0 {
+        return 0;
+    }
+    rom_block(depth, width).1
+}
+
+/// `(memory_libmap cost, 18k equivalents)` of the cheapest block-RAM configuration of a
+/// `depth`×`width` ROM with one synchronous read port. Per aspect ratio (`w` bits × `d` words
+/// of a primitive of library cost `c`): `a = ceil(depth / d)` address slices whose bits pack
+/// into `ceil(a·width / w)` primitives (a ROM has no byte lanes to pad), plus half a unit per
+/// bit of the `a`-way output mux and 2 for the read port (its emulation score).
+pub fn rom_block(depth: u64, width: u64) -> (f64, u64) {
+    CONFIGS
+        .iter()
+        .map(|&(w, d, cost, b18)| {
+            let a = depth.div_ceil(d);
+            let n = (a * width).div_ceil(w);
+            ((n * cost) as f64 + 0.5 * ((a - 1) * width) as f64 + 2.0, n * b18)
+        })
+        .min_by(|x, y| x.0.total_cmp(&y.0))
+        .unwrap_or((0.0, 0))
 }
 
 #[cfg(test)]

@@ -420,7 +420,7 @@ impl Component for Linear {
     /// `sim/examples/resource_fit.rs` over `[1, LUT-multiplier bits, accumulator bits
     /// (P_OUT × (IW + WW + log2 IN)), output bits, block-counter bits, bias-ROM LUTs]`.
     fn resources(&self, p: &Params) -> crate::Resources {
-        use crate::resources::{bram18, clog2, fitted, mul_dsps, pingpong, pu, rom};
+        use crate::resources::{clog2, fitted, mul_dsps, pingpong, pu, rom, rom_bram18};
         let (inn, out) = (pu(p, "DATA_IN_0_TENSOR_SIZE_DIM_0"), pu(p, "WEIGHT_TENSOR_SIZE_DIM_1"));
         let (pi, po) = (pu(p, "DATA_IN_0_PARALLELISM_DIM_0"), pu(p, "WEIGHT_PARALLELISM_DIM_1"));
         let (iw, ww, ow) =
@@ -434,7 +434,7 @@ impl Component for Linear {
         let (buf_bram, buf_lutram) = pingpong(nib, pi * iw);
         // A one-word ROM is a constant; in few-word ROMs Yosys also drops bit columns that happen
         // to be constant in the data, which no parameter predicts.
-        let weights = if nob * nib > 1 { bram18(nob * nib, po * pi * ww) } else { 0 };
+        let weights = if nob * nib > 1 { rom_bram18(nob * nib, po * pi * ww) } else { 0 };
         crate::Resources {
             lut: fitted(&LINEAR_LUT, &x),
             ff: fitted(&LINEAR_FF, &x),
