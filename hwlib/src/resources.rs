@@ -243,6 +243,21 @@ pub fn rom_block(depth: u64, width: u64) -> (f64, u64) {
         .unwrap_or((0.0, 0))
 }
 
+/// Bit columns of a ROM that vary over its words (`words[word][lane]`, each lane `lane_width`
+/// bits of the word, two's complement): Yosys replaces a column that holds one value in every
+/// word by that constant, so only these take memory.
+pub fn varying_bits(words: &[Vec<i64>], lane_width: u32) -> u64 {
+    let Some(first) = words.first() else { return 0 };
+    let mask = if lane_width >= 64 { !0u64 } else { (1u64 << lane_width) - 1 };
+    let mut varying = vec![0u64; first.len()];
+    for w in words {
+        for ((v, x), f) in varying.iter_mut().zip(w).zip(first) {
+            *v |= (*x as u64 ^ *f as u64) & mask;
+        }
+    }
+    varying.iter().map(|v| u64::from(v.count_ones())).sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,5 +294,28 @@ mod tests {
         assert_eq!(ram(1024, 16), (1, 0));
         assert_eq!(ram(64, 80), (0, 108));
         assert_eq!(ram(2, 8), (0, 0));
+    }
+
+    /// memory_libmap's ROM choice: a 384×16 ROM (logic 96 < RAMB18 131) and a 64×128 one stay
+    /// logic; a 1024×16 ROM (logic 256) takes a RAMB18; a ROM that asks for block RAM gets the
+    /// packing of address slices into wide words (3×320 bits: 9 RAMB18 in 512×36).
+    #[test]
+    fn roms_go_to_block_ram_only_when_cheaper_than_logic() {
+        assert_eq!(rom(384, 16), (0, 96));
+        assert_eq!(rom(64, 128), (0, 128));
+        assert_eq!(rom(1024, 16), (1, 0));
+        assert_eq!(rom(4096, 16), (4, 0));
+        assert_eq!(rom_bram18(3, 320), 9);
+        assert_eq!(rom_bram18(2048, 9), 1);
+    }
+
+    /// Constant columns: lanes of 4 bits, the second lane's top bit and the first lane's low
+    /// bit never change.
+    #[test]
+    fn constant_rom_columns_are_not_counted() {
+        let words = vec![vec![0b0010, 0b0001], vec![0b1100, 0b0110], vec![0b0110, 0b0011]];
+        assert_eq!(varying_bits(&words, 4), 3 + 3);
+        assert_eq!(varying_bits(&[vec![-1, 2]], 4), 0);
+        assert_eq!(varying_bits(&[vec![-1], vec![1]], 4), 3);
     }
 }

@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 
 use mase_hwlib::{lookup, registry, resolve_params, Component, Params, Resources};
-use mase_sim::{synth_component, SynthReport};
+use mase_sim::{synth_component, synth_stimulus, SynthReport};
 
 /// One instance of the fit set: component, parameter overrides, and what Yosys measured.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -194,7 +194,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let c = lookup(&s.component)?;
         let p = resolve_params(c, &s.overrides)?;
-        let e = c.resources(&p);
+        // The estimate sees the memory contents Yosys synthesized the instance with.
+        let e = c.resources_with_memories(&p, &synth_stimulus(c, &p).memories);
         let m = &s.measured;
         if csv {
             let vals: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
