@@ -1,17 +1,19 @@
 //! Checks every component's resource model ([`mase_hwlib::Component::resources`]) against Yosys
 //! `synth_xilinx` over the fit set: each component's test parameter sets plus variants at other
-//! operand widths (4, 8, 16 bits) and doubled parallelism. Prints per instance the estimate and
+//! operand widths (4, 8, 16 bits) and doubled parallelism, and for some components a spread of
+//! larger instances ([`spread`]). Prints per instance the estimate and
 //! the measurement, then per component and over the whole set: instances, median absolute LUT
 //! and FF error, and whether DSP and BRAM (18k-equivalents) are exact; last, whether the
 //! targets (median |LUT error| <= 20 % per component, DSP and BRAM exact) are met.
 //!
 //! `cargo run -p mase-sim --example resource_fit -- [--only NAME,…] [--save FILE] [--load FILE]
-//! [--csv] [--tests-only]`
+//! [--csv] [--tests-only] [--spread-only]`
 //!
 //! `--save FILE` writes the measurements (JSON) so that `--load FILE` re-checks a changed model
 //! without running Yosys again; `--csv` prints one row per instance with the model's features
-//! for refitting the constants; `--tests-only` keeps only the test parameter sets (no width or
-//! parallelism variants), for a quick check (the fitted constants live in each `hwlib/src/components/*.rs`).
+//! for refitting the constants (they live in each `hwlib/src/components/*.rs`); `--tests-only`
+//! keeps only the test parameter sets (no width or parallelism variants), for a quick check;
+//! `--spread-only` only the [`spread`] instances.
 //! Runs Yosys serially (about a second per small instance, a few minutes for the whole set).
 
 use std::collections::BTreeMap;
@@ -59,9 +61,38 @@ fn with_double_parallelism(p: &Params) -> Vec<(String, i64)> {
     out
 }
 
+/// Larger instances than the test sets hold, for the components whose cost grows with size in
+/// ways small instances do not show (wide adder trees, deep weight ROMs, many lanes).
+fn spread(name: &str) -> Vec<Vec<(&'static str, i64)>> {
+    let lin = |inn, out, pi, po, w| {
+        vec![
+            ("DATA_IN_0_TENSOR_SIZE_DIM_0", inn),
+            ("WEIGHT_TENSOR_SIZE_DIM_1", out),
+            ("DATA_IN_0_PARALLELISM_DIM_0", pi),
+            ("WEIGHT_PARALLELISM_DIM_1", po),
+            ("DATA_IN_0_PRECISION_0", w),
+            ("WEIGHT_PRECISION_0", w),
+            ("BIAS_PRECISION_0", w),
+            ("DATA_OUT_0_PRECISION_0", w),
+        ]
+    };
+    match name {
+        "linear" => vec![
+            lin(128, 128, 8, 8, 8),
+            lin(256, 64, 16, 4, 8),
+            lin(384, 384, 4, 4, 8),
+            lin(64, 64, 2, 2, 16),
+            lin(64, 64, 8, 8, 4),
+            lin(32, 96, 2, 8, 8),
+            lin(384, 96, 8, 2, 16),
+        ],
+        _ => Vec::new(),
+    }
+}
+
 /// The fit set of one component: test parameters, width variants, doubled parallelism; only
 /// valid and distinct sets.
-fn fit_set(c: &dyn Component, tests_only: bool) -> Vec<Vec<(String, i64)>> {
+fn fit_set(c: &dyn Component, tests_only: bool, spread_only: bool) -> Vec<Vec<(String, i64)>> {
     let mut seen: Vec<Params> = Vec::new();
     let mut out = Vec::new();
     let mut push = |o: Vec<(String, i64)>, seen: &mut Vec<Params>| {
@@ -72,6 +103,14 @@ fn fit_set(c: &dyn Component, tests_only: bool) -> Vec<Vec<(String, i64)>> {
             }
         }
     };
+    if !tests_only {
+        for o in spread(c.name()) {
+            push(o.iter().map(|(k, v)| (k.to_string(), *v)).collect(), &mut seen);
+        }
+    }
+    if spread_only {
+        return out;
+    }
     for t in c.test_params() {
         let o: Vec<(String, i64)> = t.iter().map(|(k, v)| (k.to_string(), *v)).collect();
         let Ok(p) = resolve_params(c, &o) else { continue };
@@ -155,7 +194,8 @@ fn selected(only: &Option<String>, name: &str) -> bool {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let (mut only, mut save, mut load, mut csv, mut tests_only) = (None, None, None, false, false);
+    let (mut only, mut save, mut load, mut csv, mut tests_only, mut spread_only) =
+        (None, None, None, false, false, false);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--only" => only = Some(args.next().ok_or("--only needs a component name")?),
@@ -163,6 +203,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--load" => load = Some(args.next().ok_or("--load needs a file")?),
             "--csv" => csv = true,
             "--tests-only" => tests_only = true,
+            "--spread-only" => spread_only = true,
             other => return Err(format!("unknown argument `{other}`").into()),
         }
     }
@@ -174,7 +215,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             if !selected(&only, c.name()) {
                 continue;
             }
-            for o in fit_set(*c, tests_only) {
+            for o in fit_set(*c, tests_only, spread_only) {
                 let r = synth_component(c.name(), &o)?;
                 eprintln!("{} {:?}: {:.1} s", c.name(), o, r.synth_s);
                 v.push(Sample { component: c.name().into(), overrides: o, measured: measured(&r) });
