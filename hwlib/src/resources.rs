@@ -70,12 +70,13 @@ pub fn mul_dsps(a: u32, b: u32, a_signed: bool, b_signed: bool, y: u32) -> u64 {
     mul2dsp(a, b, a_signed, b_signed, y, true)
 }
 
-/// Signed operand bits of the multiplier Yosys keeps for a product by the constant `c > 0`:
-/// `opt_expr` moves the factor's trailing zero bits into a shift and `wreduce` trims it to its
-/// odd part plus a sign bit; `None` when that part is 1 (a plain shift, no multiplier).
-pub fn const_factor_bits(c: u64) -> Option<u32> {
+/// Operand bits of the multiplier Yosys keeps for a product by the constant `c > 0` (`signed`:
+/// the product is signed, so the constant carries a sign bit): `opt_expr` moves the factor's
+/// trailing zero bits into a shift and `wreduce` trims it to its odd part; `None` when that part
+/// is 1 (a plain shift, no multiplier).
+pub fn const_factor_bits(c: u64, signed: bool) -> Option<u32> {
     let odd = c.checked_shr(c.trailing_zeros()).unwrap_or(0);
-    (odd > 1).then(|| 64 - odd.leading_zeros() + 1)
+    (odd > 1).then(|| 64 - odd.leading_zeros() + u32::from(signed))
 }
 
 /// One step of `mul2dsp.v`: `top` is the original `$mul` (swap and sign rules apply), not a
@@ -274,16 +275,17 @@ mod tests {
         assert_eq!(mul_dsps(18, 18, false, false, 36), 2);
     }
 
-    /// Constant factors: 6 = 3·2 is a 3-bit signed 3 and a shift, 7 needs 4 bits, 64 is a
-    /// shift alone.
+    /// Constant factors: 6 = 3·2 is a 3-bit signed 3 and a shift, 7 needs 4 bits, softmax's
+    /// log2(e)·2^24 an unsigned 24-bit odd part, 64 is a shift alone.
     #[test]
     fn constant_factors_lose_trailing_zeros() {
-        assert_eq!(const_factor_bits(6), Some(3));
-        assert_eq!(const_factor_bits(7), Some(4));
-        assert_eq!(const_factor_bits(15), Some(5));
-        assert_eq!(const_factor_bits(64), None);
-        assert_eq!(const_factor_bits(1), None);
-        assert_eq!(const_factor_bits(0), None);
+        assert_eq!(const_factor_bits(6, true), Some(3));
+        assert_eq!(const_factor_bits(7, true), Some(4));
+        assert_eq!(const_factor_bits(15, true), Some(5));
+        assert_eq!(const_factor_bits(24_204_406, false), Some(24));
+        assert_eq!(const_factor_bits(64, true), None);
+        assert_eq!(const_factor_bits(1, true), None);
+        assert_eq!(const_factor_bits(0, false), None);
     }
 
     /// Block RAM shapes: a 256×128 ROM in two RAMB36 (72-bit words), a 1024×16 RAM in one RAMB18.

@@ -197,7 +197,7 @@ fn unfolded_dsps(p: &Params) -> u64 {
     let nnw = (param(p, "NORM_FRAC") as u32) + ld.div_ceil(2) + 2;
     // The RTL's S1W, S2W, CW, and y's width with its zero-extension bit.
     let (s1w, s2w, cw, yw1) = (w + ld + 1, 2 * w + ld + 1, w + ld + 2, RSQRT_FRAC + 3);
-    let dk = const_factor_bits(d as u64);
+    let dk = const_factor_bits(d as u64, true);
     // V = D·S2 − S1².
     let stats = mul_dsps(s1w, s1w, t, t, 2 * s1w) + dk.map_or(0, |k| mul_dsps(k, s2w, t, t, k + s2w));
     // The two Newton steps (unsigned): the seed has TABLE_FRAC + 2 significant bits (the rest

@@ -47,6 +47,7 @@
 
 use mase_ir::fixed::{cast_code, from_f64, FixedFormat, Overflow, Rounding};
 
+use crate::resources::{const_factor_bits, mul_dsps};
 use crate::binding::{Binding, NodeView, Par};
 use crate::component::{
     data_out_0, Component, Cost, Direction, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec,
@@ -199,9 +200,24 @@ pub fn softmax_row(p: &Params, t_hi: &[i64], t_lo: &[i64], row: &[i64]) -> Vec<i
 const SOFTMAX_LUT: [f64; 5] = [0.0, 0.0, 28.42, 0.0, 0.0];
 /// See [`SOFTMAX_LUT`].
 const SOFTMAX_FF: [f64; 5] = [0.0, 0.0, 17.98, 0.0, 0.0];
-/// DSPs of softmax over `[1, lanes]` (exp products and normalising products per lane; 36 at the
-/// defaults, the one measured point).
-const SOFTMAX_DSP: [f64; 2] = [0.0, 9.0];
+/// DSPs of softmax: per lane the exp products (unfolded: `d·K`, with K's trailing zero bits
+/// shifted out, and `a·c`; folded: one `max(W, EW) × max(25, EW)` multiplier for both) and the
+/// normalising `e·R`, all unsigned, split by [`mul_dsps`]. Exact on the test set.
+fn softmax_dsps(p: &Params) -> u64 {
+    let w = Widths::of(p);
+    let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
+    let win = param(p, "DATA_IN_0_PRECISION_0") as u32;
+    let ew = w.ef + 1;
+    let exp = if param(p, "FOLD") > 1 {
+        let (fa, fb) = (win.max(ew), 25.max(ew));
+        mul_dsps(fa, fb, false, false, fa + fb)
+    } else {
+        let kb = const_factor_bits(log2e_const() as u64, false).unwrap_or(0);
+        let dk = if kb == 0 { 0 } else { mul_dsps(win, kb, false, false, win + kb) };
+        dk + mul_dsps(ew, ew, false, false, 2 * ew)
+    };
+    lanes * (exp + mul_dsps(ew, w.qb(), false, false, ew + w.qb()))
+}
 
 fn beats(p: &Params) -> usize {
     beats_per_row(p, "DATA_IN_0")
@@ -345,7 +361,7 @@ impl Component for Softmax {
         crate::Resources {
             lut: fitted(&SOFTMAX_LUT, &x) + rom_lut,
             ff: fitted(&SOFTMAX_FF, &x),
-            dsp: fitted(&SOFTMAX_DSP, &[1, lanes]),
+            dsp: softmax_dsps(p),
             bram18,
             lutram,
         }
