@@ -7,13 +7,14 @@
 //! targets (median |LUT error| <= 20 % per component, DSP and BRAM exact) are met.
 //!
 //! `cargo run -p mase-sim --example resource_fit -- [--only NAME,…] [--save FILE] [--load FILE]
-//! [--csv] [--tests-only] [--spread-only]`
+//! [--csv] [--tests-only] [--spread-only] [--max-lut N]`
 //!
 //! `--save FILE` writes the measurements (JSON) so that `--load FILE` re-checks a changed model
 //! without running Yosys again; `--csv` prints one row per instance with the model's features
 //! for refitting the constants (they live in each `hwlib/src/components/*.rs`); `--tests-only`
 //! keeps only the test parameter sets (no width or parallelism variants), for a quick check;
-//! `--spread-only` only the [`spread`] instances.
+//! `--spread-only` only the [`spread`] instances; `--max-lut N` skips instances estimated above
+//! N LUTs (a softmax of many lanes takes Yosys a quarter of an hour).
 //! Runs Yosys serially (about a second per small instance, a few minutes for the whole set).
 
 use std::collections::BTreeMap;
@@ -196,6 +197,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let (mut only, mut save, mut load, mut csv, mut tests_only, mut spread_only) =
         (None, None, None, false, false, false);
+    let mut max_lut = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--only" => only = Some(args.next().ok_or("--only needs a component name")?),
@@ -204,6 +206,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--csv" => csv = true,
             "--tests-only" => tests_only = true,
             "--spread-only" => spread_only = true,
+            "--max-lut" => max_lut = Some(args.next().ok_or("--max-lut needs a number")?.parse::<u64>()?),
             other => return Err(format!("unknown argument `{other}`").into()),
         }
     }
@@ -216,6 +219,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 continue;
             }
             for o in fit_set(*c, tests_only, spread_only) {
+                let est = c.resources(&resolve_params(*c, &o)?);
+                if max_lut.is_some_and(|m| est.lut > m) {
+                    eprintln!("{} {:?}: skipped (estimate {} LUTs)", c.name(), o, est.lut);
+                    continue;
+                }
                 let r = synth_component(c.name(), &o)?;
                 eprintln!("{} {:?}: {:.1} s", c.name(), o, r.synth_s);
                 v.push(Sample { component: c.name().into(), overrides: o, measured: measured(&r) });
