@@ -414,8 +414,10 @@ impl Component for Gelu {
         let dsp = if is_interp(p) {
             let spec = interp_spec(p);
             let (_, dw) = spec.widths();
-            let rw = spec.seg_max().max(1);
-            n * mul_dsps(dw, rw + 1, true, true, dw + rw + 1)
+            let m = spec.seg_max();
+            let rw = m.max(1);
+            // Only the product's bits from M up feed the step (Yosys narrows it to M + DW).
+            n * mul_dsps(dw, rw + 1, true, true, (dw + rw + 1).min(m + dw))
         } else {
             0
         };
