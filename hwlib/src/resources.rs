@@ -207,41 +207,59 @@ pub fn fitted(coefs: &[f64], features: &[u64]) -> u64 {
 /// its cheapest configuration ([`rom_block`]) costs strictly less; logic ROMs are one LUT6 per
 /// 64 words of each output bit.
 pub fn rom(depth: u64, width: u64) -> (u64, u64) {
-    if depth <= 1 || width == 0 {
-        return (0, 0);
+    rom_ports(depth, width, 1)
+}
+
+/// [`rom`] with `ports` (1 or 2) synchronous read ports; a logic ROM has a read mux per port.
+pub fn rom_ports(depth: u64, width: u64, ports: u64) -> (u64, u64) {
+    let (b, l, _) = rom_placed(depth, width, ports);
+    (b, l)
+}
+
+/// [`rom_ports`] plus the bits of the block-RAM output muxes (`ports × (a − 1) × width` for `a`
+/// address slices; 0 for a logic ROM): `(bram18, lut, mux bits)`.
+pub fn rom_placed(depth: u64, width: u64, ports: u64) -> (u64, u64, u64) {
+    if depth <= 1 || width == 0 || ports == 0 {
+        return (0, 0, 0);
     }
-    let (cost, b18) = rom_block(depth, width);
+    let (cost, b18, slices) = rom_block(depth, width, ports);
     if cost < ((depth * width) / 64) as f64 {
-        (b18, 0)
+        (b18, 0, ports * (slices - 1) * width)
     } else {
-        (0, width * depth.div_ceil(64))
+        (0, ports * width * depth.div_ceil(64), 0)
     }
 }
 
-/// Block RAM (18k-equivalents) of a ROM that asks for it (`rom_style = "block"`): the cheapest
-/// configuration of [`rom_block`], whatever logic would cost.
+/// Block RAM (18k-equivalents) of a one-port ROM that asks for it (`rom_style = "block"`): the
+/// cheapest configuration of [`rom_block`], whatever logic would cost.
 pub fn rom_bram18(depth: u64, width: u64) -> u64 {
     if depth <= 1 || width == 0 {
         return 0;
     }
-    rom_block(depth, width).1
+    rom_block(depth, width, 1).1
 }
 
-/// `(memory_libmap cost, 18k equivalents)` of the cheapest block-RAM configuration of a
-/// `depth`×`width` ROM with one synchronous read port. Per aspect ratio (`w` bits × `d` words
-/// of a primitive of library cost `c`): `a = ceil(depth / d)` address slices whose bits pack
-/// into `ceil(a·width / w)` primitives (a ROM has no byte lanes to pad), plus half a unit per
-/// bit of the `a`-way output mux and 2 for the read port (its emulation score).
-pub fn rom_block(depth: u64, width: u64) -> (f64, u64) {
+/// `(memory_libmap cost, 18k equivalents, address slices)` of the cheapest block-RAM
+/// configuration of a
+/// `depth`×`width` ROM with `ports` synchronous read ports. Per aspect ratio (`w` bits × `d`
+/// words of a primitive of library cost `c`): `a = ceil(depth / d)` address slices whose bits
+/// pack into `ceil(a·width / w)` primitives (a ROM has no byte lanes to pad), plus half a unit
+/// per bit of each port's `a`-way output mux and 2 per read port (its emulation score). Two
+/// ports fit one true-dual-port primitive (up to 18 bits per RAMB18, 36 per RAMB36); the
+/// simple-dual-port widths (36 and 72 bits) have one read port, so two ports replicate them.
+pub fn rom_block(depth: u64, width: u64, ports: u64) -> (f64, u64, u64) {
     CONFIGS
         .iter()
         .map(|&(w, d, cost, b18)| {
             let a = depth.div_ceil(d);
-            let n = (a * width).div_ceil(w);
-            ((n * cost) as f64 + 0.5 * ((a - 1) * width) as f64 + 2.0, n * b18)
+            let sdp_only = w == 72 || (w == 36 && b18 == 1);
+            let repl = if sdp_only { ports } else { 1 };
+            let n = (a * width).div_ceil(w) * repl;
+            let c = (n * cost) as f64 + 0.5 * (ports * (a - 1) * width) as f64 + 2.0 * ports as f64;
+            (c, n * b18, a)
         })
         .min_by(|x, y| x.0.total_cmp(&y.0))
-        .unwrap_or((0.0, 0))
+        .unwrap_or((0.0, 0, 1))
 }
 
 /// Bit columns of a ROM that vary over its words (`words[word][lane]`, each lane `lane_width`
@@ -309,6 +327,9 @@ mod tests {
         assert_eq!(rom(4096, 16), (4, 0));
         assert_eq!(rom_bram18(3, 320), 9);
         assert_eq!(rom_bram18(2048, 9), 1);
+        // Two read ports (gelu's shared table): 34239×16 in 16 true-dual-port RAMB36.
+        assert_eq!(rom_ports(34239, 16, 2), (32, 0));
+        assert_eq!(rom_ports(1101, 10, 2), (0, 2 * 10 * 18));
     }
 
     /// Constant columns: lanes of 4 bits, the second lane's top bit and the first lane's low
