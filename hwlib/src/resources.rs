@@ -161,8 +161,8 @@ pub fn lutram(depth: u64, width: u64) -> u64 {
 
 /// Where Yosys puts a RAM (one write port, one synchronous read port) of `depth`×`width` bits:
 /// `(bram18, lutram)`. Two words stay in flip-flops; up to 64 words go to distributed RAM; deeper
-/// ones to whichever of distributed and block RAM the library costs (8 per LUTRAM primitive, as
-/// [`bram18`]) make cheaper.
+/// ones to whichever of distributed ([`lutram_cost`]) and block RAM `memory_libmap`'s library
+/// costs make cheaper.
 pub fn ram(depth: u64, width: u64) -> (u64, u64) {
     if depth <= 2 || width == 0 {
         return (0, 0);
@@ -171,13 +171,26 @@ pub fn ram(depth: u64, width: u64) -> (u64, u64) {
     if depth <= 64 {
         return (0, lr);
     }
-    let b = bram18(depth, width);
-    // Cost per RAMB18 equivalent ≈ 129; per LUTRAM LUT ≈ 8 / 4 primitives' LUTs ≈ 2.
-    if lr * 2 <= b * 129 {
+    let (cost, b) = bram_shape(depth, width);
+    if lutram_cost(depth, width) <= cost as f64 {
         (0, lr)
     } else {
         (b, 0)
     }
+}
+
+/// `memory_libmap`'s cost of the cheapest distributed-RAM mapping of a simple-dual-port
+/// `depth`×`width` RAM deeper than 64 words: RAM128X1D (library cost 8 per bit column of each
+/// 128-word slice) or RAM64M in 64-word slices (1 per primitive plus 7 per 3 bits of each
+/// slice), plus half a unit per bit of the read mux and per slice of the write demux.
+fn lutram_cost(depth: u64, width: u64) -> f64 {
+    let slices = |d: u64| depth.div_ceil(d);
+    let mux = |a: u64| 0.5 * ((a - 1) * width) as f64 + if a > 1 { 0.5 * a as f64 } else { 0.0 };
+    let a128 = slices(128);
+    let dp = (8 * a128 * width) as f64 + mux(a128);
+    let a64 = slices(64);
+    let sdp = (a64 * width).div_ceil(3) as f64 + 7.0 * (a64 * width) as f64 / 3.0 + mux(a64);
+    dp.min(sdp)
 }
 
 /// `$clog2(n)` as the RTL's address widths use it, at least 1 (`n > 1 ? $clog2(n) : 1`).
@@ -314,6 +327,9 @@ mod tests {
         assert_eq!(ram(1024, 16), (1, 0));
         assert_eq!(ram(64, 80), (0, 108));
         assert_eq!(ram(2, 8), (0, 0));
+        // 128×128: RAM64M slices (cost ≈ 748) lose to two RAMB36 in 72-bit words (514).
+        assert_eq!(ram(128, 128), (4, 0));
+        assert_eq!(ram(128, 16), (0, 32));
     }
 
     /// memory_libmap's ROM choice: a 384×16 ROM (logic 96 < RAMB18 131) and a 64×128 one stay
