@@ -149,48 +149,54 @@ fn bram_shape(depth: u64, width: u64) -> (u64, u64) {
         .unwrap_or((0, 0))
 }
 
-/// LUTs of distributed RAM for a simple-dual-port `depth`×`width` RAM (RAM32M: 32×6, RAM64M:
-/// 64×3, 4 LUTs each; deeper RAMs as RAM128X1D, 2 LUTs per bit and 128 words).
+/// LUTs of distributed RAM for a simple-dual-port `depth`×`width` RAM: the primitives of the
+/// configuration [`lutram_choice`] picks (RAM32M: 32×6, RAM64M: 64×3, 4 LUTs each; RAM128X1D:
+/// 128×1, 2 LUTs).
 pub fn lutram(depth: u64, width: u64) -> u64 {
-    match depth {
-        0..=32 => width.div_ceil(6) * 4,
-        33..=64 => width.div_ceil(3) * 4,
-        _ => depth.div_ceil(128) * width * 2,
-    }
+    lutram_choice(depth, width).1
+}
+
+/// `(memory_libmap cost, LUTs)` of the cheapest distributed-RAM configuration of a
+/// simple-dual-port `depth`×`width` RAM. Per primitive (`u` bits × `d` words, library cost `c`,
+/// width scale `s`): `a = ceil(depth / d)` address slices of the width padded to `u`, so
+/// `a·ceil(width / u)` primitives costing `(c − s)` each plus `s·a·width / u`, half a unit per
+/// bit of the read mux and per slice of the write demux, and 2 for the read port.
+fn lutram_choice(depth: u64, width: u64) -> (f64, u64) {
+    // (bits, words, cost, width scale, LUTs per primitive).
+    const LUTRAMS: [(u64, u64, u64, u64, u64); 3] = [(6, 32, 8, 7, 4), (3, 64, 8, 7, 4), (1, 128, 8, 8, 2)];
+    LUTRAMS
+        .iter()
+        .map(|&(u, d, c, s, luts)| {
+            let a = depth.div_ceil(d);
+            let prims = a * width.div_ceil(u);
+            let mut cost = ((c - s) * prims) as f64 + (s * a * width) as f64 / u as f64 + 2.0;
+            if a > 1 {
+                cost += 0.5 * ((a - 1) * width) as f64 + 0.5 * a as f64;
+            }
+            (cost, prims * luts)
+        })
+        .min_by(|x, y| x.0.total_cmp(&y.0))
+        .unwrap_or((0.0, 0))
 }
 
 /// Where Yosys puts a RAM (one write port, one synchronous read port) of `depth`×`width` bits:
 /// `(bram18, lutram)`. Two words stay in flip-flops; up to 64 words go to distributed RAM; deeper
-/// ones to whichever of distributed ([`lutram_cost`]) and block RAM `memory_libmap`'s library
+/// ones to whichever of distributed ([`lutram_choice`]) and block RAM `memory_libmap`'s library
 /// costs make cheaper.
 pub fn ram(depth: u64, width: u64) -> (u64, u64) {
     if depth <= 2 || width == 0 {
         return (0, 0);
     }
-    let lr = lutram(depth, width);
+    let (lcost, lr) = lutram_choice(depth, width);
     if depth <= 64 {
         return (0, lr);
     }
     let (cost, b) = bram_shape(depth, width);
-    if lutram_cost(depth, width) <= cost as f64 {
+    if lcost <= (cost + 2) as f64 {
         (0, lr)
     } else {
         (b, 0)
     }
-}
-
-/// `memory_libmap`'s cost of the cheapest distributed-RAM mapping of a simple-dual-port
-/// `depth`×`width` RAM deeper than 64 words: RAM128X1D (library cost 8 per bit column of each
-/// 128-word slice) or RAM64M in 64-word slices (1 per primitive plus 7 per 3 bits of each
-/// slice), plus half a unit per bit of the read mux and per slice of the write demux.
-fn lutram_cost(depth: u64, width: u64) -> f64 {
-    let slices = |d: u64| depth.div_ceil(d);
-    let mux = |a: u64| 0.5 * ((a - 1) * width) as f64 + if a > 1 { 0.5 * a as f64 } else { 0.0 };
-    let a128 = slices(128);
-    let dp = (8 * a128 * width) as f64 + mux(a128);
-    let a64 = slices(64);
-    let sdp = (a64 * width).div_ceil(3) as f64 + 7.0 * (a64 * width) as f64 / 3.0 + mux(a64);
-    dp.min(sdp)
 }
 
 /// `$clog2(n)` as the RTL's address widths use it, at least 1 (`n > 1 ? $clog2(n) : 1`).
@@ -329,7 +335,10 @@ mod tests {
         assert_eq!(ram(2, 8), (0, 0));
         // 128×128: RAM64M slices (cost ≈ 748) lose to two RAMB36 in 72-bit words (514).
         assert_eq!(ram(128, 128), (4, 0));
-        assert_eq!(ram(128, 16), (0, 32));
+        // 128×16: two RAM64M slices (12 primitives, cost ≈ 98) beat RAM128X1D (130).
+        assert_eq!(ram(128, 16), (0, 48));
+        // 65×50: three RAM32M slices (27 primitives, cost 255.5) beat a RAMB36 (259).
+        assert_eq!(ram(65, 50), (0, 108));
     }
 
     /// memory_libmap's ROM choice: a 384×16 ROM (logic 96 < RAMB18 131) and a 64×128 one stay
