@@ -16,6 +16,10 @@
 //! `--spread-only` only the [`spread`] instances; `--max-lut N` skips instances estimated above
 //! N LUTs (a softmax of many lanes takes Yosys a quarter of an hour).
 //! Runs Yosys serially (about a second per small instance, a few minutes for the whole set).
+//!
+//! `sim/examples/resource_fit_measured.json` holds the measurements the committed coefficients
+//! were fitted to (422 instances, Yosys 0.23; softmax with `--max-lut 10000`): `--load` it to
+//! print the table without Yosys.
 
 use std::collections::BTreeMap;
 
