@@ -36,8 +36,8 @@ pub fn cast_features(p: &Params, from: &str, to: &str) -> [u64; 6] {
     let g = |k: &str| p.get(k).copied().unwrap_or(0);
     let signed = |port: &str| p.get(&format!("{port}_SIGNED")).copied().unwrap_or(1) != 0;
     CastShape {
-        lanes: (g(&format!("{from}_PARALLELISM_DIM_0")) * g(&format!("{from}_PARALLELISM_DIM_1")).max(1)).max(1)
-            as u64,
+        lanes: (g(&format!("{from}_PARALLELISM_DIM_0")) * g(&format!("{from}_PARALLELISM_DIM_1")).max(1))
+            .max(1) as u64,
         from: (g(&format!("{from}_PRECISION_0")), g(&format!("{from}_PRECISION_1")), signed(from)),
         to: (g(&format!("{to}_PRECISION_0")), g(&format!("{to}_PRECISION_1")), signed(to)),
         rounding: g(&format!("{to}_ROUNDING")),

@@ -463,7 +463,8 @@ impl Component for Gelu {
             0
         };
         let (bram18, x) = gelu_features(p);
-        let (lut, ff) = if is_interp(p) { (&GELU_INTERP_LUT, &GELU_INTERP_FF) } else { (&GELU_LUT, &GELU_FF) };
+        let (lut, ff) =
+            if is_interp(p) { (&GELU_INTERP_LUT, &GELU_INTERP_FF) } else { (&GELU_LUT, &GELU_FF) };
         crate::Resources { lut: fitted(lut, &x), ff: fitted(ff, &x), dsp, bram18, lutram: 0 }
     }
 

@@ -43,13 +43,13 @@ use rand_chacha::ChaCha8Rng;
 
 use super::cast::output_format;
 use crate::binding::{Binding, NodeView, Par};
-use crate::resources::{const_factor_bits, mul_dsps};
 use crate::component::{
     data_out_0, uniform_stimulus, value_range, Component, Cost, Info, MemorySpec, ParamSpec, Params,
     Stimulus, StreamSpec, StreamValues,
 };
 use crate::overrides::{bias, input, layer_formats, modes, output, row};
 use crate::port::{check_cast_output, check_row_shape, unary_streams};
+use crate::resources::{const_factor_bits, mul_dsps};
 use crate::{check_equal, check_range, output_modes, param, param_list, port_format, port_shape, same_shape};
 
 /// The layer_norm component.

@@ -580,7 +580,6 @@ impl Binding for Linear {
     }
 }
 
-
 /// LUT, FF, DSP, BRAM and LUTRAM of a linear instance; `weight_bits`: the weight ROM's varying
 /// bit columns when its contents are known, else all of them count.
 fn linear_resources(p: &Params, weight_bits: Option<u64>) -> crate::Resources {

@@ -199,7 +199,11 @@ impl Component for Mul {
         let c = param(p, "CONST_VALUE");
         if !per_channel && c == 0 {
             // The product is the constant 0: only the handshake is left.
-            return crate::Resources { lut: fitted(&MUL_LUT, &[1]), ff: fitted(&MUL_FF, &[1]), ..Default::default() };
+            return crate::Resources {
+                lut: fitted(&MUL_LUT, &[1]),
+                ff: fitted(&MUL_FF, &[1]),
+                ..Default::default()
+            };
         }
         // Significant bits of the constant as a signed number (Yosys narrows a constant operand;
         // a power of two is a shift by its exponent, one bit more when negated).
@@ -221,7 +225,11 @@ impl Component for Mul {
         };
         let cast = crate::components::cast::CastShape {
             lanes: n,
-            from: ((iw + c_bits) as i64, param(p, "DATA_IN_0_PRECISION_1") + param(p, "CONST_PRECISION_1"), true),
+            from: (
+                (iw + c_bits) as i64,
+                param(p, "DATA_IN_0_PRECISION_1") + param(p, "CONST_PRECISION_1"),
+                true,
+            ),
             to: (ow as i64, param(p, "DATA_OUT_0_PRECISION_1"), true),
             rounding: param(p, "DATA_OUT_0_ROUNDING"),
             overflow: param(p, "DATA_OUT_0_OVERFLOW"),

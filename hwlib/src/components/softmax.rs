@@ -47,7 +47,6 @@
 
 use mase_ir::fixed::{cast_code, from_f64, FixedFormat, Overflow, Rounding};
 
-use crate::resources::{const_factor_bits, mul_dsps};
 use crate::binding::{Binding, NodeView, Par};
 use crate::component::{
     data_out_0, Component, Cost, Direction, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec,
@@ -57,6 +56,7 @@ use crate::components::cast::{check_modes, output_format};
 pub use crate::components::gelu::exp_neg;
 use crate::overrides::{input, output, row, rows};
 use crate::port::{beats_per_row, block_stream, check_format, check_same_shape};
+use crate::resources::{const_factor_bits, mul_dsps};
 use crate::{
     check_divides, check_range, output_modes, param, param_list, port_format, port_shape, same_shape,
 };
