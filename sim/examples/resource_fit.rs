@@ -155,6 +155,7 @@ struct Tally {
     ff: Vec<f64>,
     dsp_bad: usize,
     bram_bad: usize,
+    lutram_bad: usize,
 }
 
 impl Tally {
@@ -163,18 +164,21 @@ impl Tally {
         self.ff.push(rel(e.ff, m.ff));
         self.dsp_bad += usize::from(e.dsp != m.dsp);
         self.bram_bad += usize::from(e.bram18 != m.bram18);
+        self.lutram_bad += usize::from(e.lutram != m.lutram);
     }
 
-    /// One row: instances, median |LUT| and |FF| error, DSP and BRAM exact (or how many wrong).
+    /// One row: instances, median |LUT| and |FF| error, DSP, BRAM and LUTRAM exact (or how many
+    /// wrong).
     fn print(&self, name: &str) {
         let exact = |bad: usize| if bad == 0 { "y".to_string() } else { format!("n ({bad} off)") };
         println!(
-            "{name:<16} {:>4}  {:>7.1} %  {:>6.1} %  {:>9}  {:>10}",
+            "{name:<16} {:>4}  {:>7.1} %  {:>6.1} %  {:>9}  {:>10}  {:>12}",
             self.lut.len(),
             100.0 * median(self.lut.clone()),
             100.0 * median(self.ff.clone()),
             exact(self.dsp_bad),
-            exact(self.bram_bad)
+            exact(self.bram_bad),
+            exact(self.lutram_bad)
         );
     }
 }
@@ -288,8 +292,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         all.add(&e, m);
     }
     println!(
-        "\n{:<16} {:>4}  {:>9}  {:>8}  {:>9}  {:>10}",
-        "component", "n", "LUT |err|", "FF |err|", "DSP exact", "BRAM exact"
+        "\n{:<16} {:>4}  {:>9}  {:>8}  {:>9}  {:>10}  {:>12}",
+        "component", "n", "LUT |err|", "FF |err|", "DSP exact", "BRAM exact", "LUTRAM exact"
     );
     for (c, t) in &per {
         t.print(c);

@@ -176,13 +176,15 @@ fn clog2(n: i64) -> i64 {
     (n.max(1) as u64).next_power_of_two().trailing_zeros() as i64
 }
 
-/// LUT and FF model of layer_norm (ROMs aside) over `[1, lanes × input bits, lanes × output bits,
-/// lanes × gamma bits, lanes × ceil(log2 D), folded, folded × lanes]` (`folded` = `FOLD > 1`),
-/// least squares over the 42 instances of `sim/examples/resource_fit.rs --only layer_norm`
-/// (Yosys 0.23; median error 6 % for both, worst 33 %).
-const LAYER_NORM_LUT: [f64; 7] = [440.138, 8.202, 7.89, -1.176, 20.9, 130.691, 123.36];
-/// See [`LAYER_NORM_LUT`].
-const LAYER_NORM_FF: [f64; 7] = [269.922, -2.407, 25.488, -13.682, 6.053, 114.506, 68.066];
+/// LUT model of layer_norm (ROMs aside) over `[1, lanes × input bits, lanes × output bits,
+/// lanes × gamma bits, lanes × ceil(log2 D), folded, folded × lanes, statistics width QW]`
+/// (`folded` = `FOLD > 1`), fitted to the 42 instances of `sim/examples/resource_fit.rs --only
+/// layer_norm` (Yosys 0.23; least absolute relative error, non-negative: median error 4 %,
+/// worst 21 %).
+const LAYER_NORM_LUT: [f64; 8] = [160.492, 8.05, 4.309, 0.0, 24.827, 0.0, 126.214, 6.344];
+/// FF model of layer_norm over the same features (least squares, QW unused: median error 6 %,
+/// worst 33 %).
+const LAYER_NORM_FF: [f64; 8] = [269.922, -2.407, 25.488, -13.682, 6.053, 114.506, 68.066, 0.0];
 /// DSPs of the unfolded layer_norm: every product of the RTL at the operand widths Yosys keeps
 /// (`wreduce` drops redundant sign bits, constant factors lose their trailing zeros, a power of
 /// two becomes a shift), split by [`mul_dsps`]. Exact on the 23 unfolded instances of
@@ -527,6 +529,12 @@ impl Component for LayerNorm {
         let (lanes, w) = (g.p as u64, g.w as u64);
         let nw = g.nw() as u64;
         let (ring_bram, ring_lutram) = ram(slots(p) as u64 * nw, lanes * w);
+        // Per-slot statistics (S1, y, k), one word per row slot: distributed RAM.
+        let nslot = slots(p) as u64;
+        let qwe = (g.qw + g.qw % 2) as u64;
+        let kw = crate::resources::clog2(qwe / 2 + 1) + 1;
+        let s1w = w + clog2(g.d) as u64 + 1;
+        let stats: u64 = [s1w, u64::from(RSQRT_FRAC) + 2, kw].iter().map(|&b| ram(nslot, b).1).sum();
         let (gb, gl) = rom(nw, lanes * pu(p, "WEIGHT_PRECISION_0"));
         let (bb, bl) = rom(nw, lanes * pu(p, "BIAS_PRECISION_0"));
         let ld = crate::resources::clog2(g.d as u64);
@@ -540,7 +548,9 @@ impl Component for LayerNorm {
             lanes * ld,
             folded,
             folded * lanes,
+            g.qw as u64,
         ];
+
         // A folded form's shared multipliers are as wide as the widest product they serve: four
         // DSPs each, one per lane, plus the 1/sqrt unit's own at FOLD = 3.
         let dsp = match fold {
@@ -553,7 +563,7 @@ impl Component for LayerNorm {
             ff: fitted(&LAYER_NORM_FF, &x),
             dsp,
             bram18: ring_bram + gb + bb,
-            lutram: ring_lutram,
+            lutram: ring_lutram + stats,
         }
     }
 
