@@ -270,6 +270,15 @@ pub trait Component: Sync {
     /// maps it, a function of the parameters fitted against Yosys (see [`crate::resources`]).
     fn resources(&self, p: &Params) -> crate::Resources;
 
+    /// [`Component::resources`] when the contents of the instance's memories are known
+    /// (logical values per memory name, as in [`Stimulus::memories`]; absent names are
+    /// unknown): Yosys drops the bit columns of a ROM that hold one value in every word, which
+    /// in few-word ROMs happens by chance and in real weights by their range, and only the
+    /// contents tell. Default: [`Component::resources`].
+    fn resources_with_memories(&self, p: &Params, _memories: &StreamValues) -> crate::Resources {
+        self.resources(p)
+    }
+
     /// Other RTL files this module instantiates directly ([`Info::dependencies`]).
     fn dependencies(&self) -> &'static [&'static str] {
         self.info().dependencies

@@ -70,6 +70,15 @@ pub fn mul_dsps(a: u32, b: u32, a_signed: bool, b_signed: bool, y: u32) -> u64 {
     mul2dsp(a, b, a_signed, b_signed, y, true)
 }
 
+/// Operand bits of the multiplier Yosys keeps for a product by the constant `c > 0` (`signed`:
+/// the product is signed, so the constant carries a sign bit): `opt_expr` moves the factor's
+/// trailing zero bits into a shift and `wreduce` trims it to its odd part; `None` when that part
+/// is 1 (a plain shift, no multiplier).
+pub fn const_factor_bits(c: u64, signed: bool) -> Option<u32> {
+    let odd = c.checked_shr(c.trailing_zeros()).unwrap_or(0);
+    (odd > 1).then(|| 64 - odd.leading_zeros() + u32::from(signed))
+}
+
 /// One step of `mul2dsp.v`: `top` is the original `$mul` (swap and sign rules apply), not a
 /// `$__mul` partial product.
 fn mul2dsp(a: u32, b: u32, a_signed: bool, b_signed: bool, y: u32, top: bool) -> u64 {
@@ -98,6 +107,25 @@ fn mul2dsp(a: u32, b: u32, a_signed: bool, b_signed: bool, y: u32, top: bool) ->
     }
 }
 
+/// Block-RAM primitives of 7-series in Yosys' library: (bits per word, words, library cost,
+/// 18k-equivalents): RAMB18E1 and RAMB36E1 in every aspect ratio, RAMB36E1 72 bits wide in
+/// simple dual port.
+const CONFIGS: [(u64, u64, u64, u64); 13] = [
+    (1, 16384, 129, 1),
+    (2, 8192, 129, 1),
+    (4, 4096, 129, 1),
+    (9, 2048, 129, 1),
+    (18, 1024, 129, 1),
+    (36, 512, 129, 1),
+    (1, 32768, 257, 2),
+    (2, 16384, 257, 2),
+    (4, 8192, 257, 2),
+    (9, 4096, 257, 2),
+    (18, 2048, 257, 2),
+    (36, 1024, 257, 2),
+    (72, 512, 257, 2),
+];
+
 /// 18k-equivalents of block RAM for a `depth`×`width` memory as Yosys' `memory_libmap` packs it
 /// into RAMB18E1/RAMB36E1 (the cheapest of the aspect ratios 1..36 bits, and 72 bits in simple
 /// dual port, at the library's costs: RAMB18 129, RAMB36 257).
@@ -111,22 +139,6 @@ fn bram_shape(depth: u64, width: u64) -> (u64, u64) {
     if depth == 0 || width == 0 {
         return (0, 0);
     }
-    // (bits per word, words, cost, 18k-equivalents) of one primitive.
-    const CONFIGS: [(u64, u64, u64, u64); 13] = [
-        (1, 16384, 129, 1),
-        (2, 8192, 129, 1),
-        (4, 4096, 129, 1),
-        (9, 2048, 129, 1),
-        (18, 1024, 129, 1),
-        (36, 512, 129, 1),
-        (1, 32768, 257, 2),
-        (2, 16384, 257, 2),
-        (4, 8192, 257, 2),
-        (9, 4096, 257, 2),
-        (18, 2048, 257, 2),
-        (36, 1024, 257, 2),
-        (72, 512, 257, 2),
-    ];
     CONFIGS
         .iter()
         .map(|&(w, d, cost, b18)| {
@@ -137,31 +149,50 @@ fn bram_shape(depth: u64, width: u64) -> (u64, u64) {
         .unwrap_or((0, 0))
 }
 
-/// LUTs of distributed RAM for a simple-dual-port `depth`×`width` RAM (RAM32M: 32×6, RAM64M:
-/// 64×3, 4 LUTs each; deeper RAMs as RAM128X1D, 2 LUTs per bit and 128 words).
+/// LUTs of distributed RAM for a simple-dual-port `depth`×`width` RAM: the primitives of the
+/// configuration [`lutram_choice`] picks (RAM32M: 32×6, RAM64M: 64×3, 4 LUTs each; RAM128X1D:
+/// 128×1, 2 LUTs).
 pub fn lutram(depth: u64, width: u64) -> u64 {
-    match depth {
-        0..=32 => width.div_ceil(6) * 4,
-        33..=64 => width.div_ceil(3) * 4,
-        _ => depth.div_ceil(128) * width * 2,
-    }
+    lutram_choice(depth, width).1
+}
+
+/// `(memory_libmap cost, LUTs)` of the cheapest distributed-RAM configuration of a
+/// simple-dual-port `depth`×`width` RAM. Per primitive (`u` bits × `d` words, library cost `c`,
+/// width scale `s`): `a = ceil(depth / d)` address slices of the width padded to `u`, so
+/// `a·ceil(width / u)` primitives costing `(c − s)` each plus `s·a·width / u`, half a unit per
+/// bit of the read mux and per slice of the write demux, and 2 for the read port.
+fn lutram_choice(depth: u64, width: u64) -> (f64, u64) {
+    // (bits, words, cost, width scale, LUTs per primitive).
+    const LUTRAMS: [(u64, u64, u64, u64, u64); 3] = [(6, 32, 8, 7, 4), (3, 64, 8, 7, 4), (1, 128, 8, 8, 2)];
+    LUTRAMS
+        .iter()
+        .map(|&(u, d, c, s, luts)| {
+            let a = depth.div_ceil(d);
+            let prims = a * width.div_ceil(u);
+            let mut cost = ((c - s) * prims) as f64 + (s * a * width) as f64 / u as f64 + 2.0;
+            if a > 1 {
+                cost += 0.5 * ((a - 1) * width) as f64 + 0.5 * a as f64;
+            }
+            (cost, prims * luts)
+        })
+        .min_by(|x, y| x.0.total_cmp(&y.0))
+        .unwrap_or((0.0, 0))
 }
 
 /// Where Yosys puts a RAM (one write port, one synchronous read port) of `depth`×`width` bits:
 /// `(bram18, lutram)`. Two words stay in flip-flops; up to 64 words go to distributed RAM; deeper
-/// ones to whichever of distributed and block RAM the library costs (8 per LUTRAM primitive, as
-/// [`bram18`]) make cheaper.
+/// ones to whichever of distributed ([`lutram_choice`]) and block RAM `memory_libmap`'s library
+/// costs make cheaper.
 pub fn ram(depth: u64, width: u64) -> (u64, u64) {
     if depth <= 2 || width == 0 {
         return (0, 0);
     }
-    let lr = lutram(depth, width);
+    let (lcost, lr) = lutram_choice(depth, width);
     if depth <= 64 {
         return (0, lr);
     }
-    let b = bram18(depth, width);
-    // Cost per RAMB18 equivalent ≈ 129; per LUTRAM LUT ≈ 8 / 4 primitives' LUTs ≈ 2.
-    if lr * 2 <= b * 129 {
+    let (cost, b) = bram_shape(depth, width);
+    if lcost <= (cost + 2) as f64 {
         (0, lr)
     } else {
         (b, 0)
@@ -190,19 +221,79 @@ pub fn fitted(coefs: &[f64], features: &[u64]) -> u64 {
 }
 
 /// Where Yosys puts a ROM (synchronous read, contents from a file) of `depth`×`width` bits that
-/// does not ask for block RAM: `(bram18, lut)`. `memory_libmap` prices logic at 1/16 per ROM bit
-/// against the block RAM's library cost ([`bram18`]) and takes the cheaper: small ROMs become
-/// LUTs (one LUT6 per 64 words of each output bit), larger ones block RAM.
+/// does not ask for block RAM: `(bram18, lut)`. `memory_libmap` (as `synth_xilinx` runs it)
+/// prices soft logic at 1/64 per ROM bit, truncated to an integer, and takes block RAM only when
+/// its cheapest configuration ([`rom_block`]) costs strictly less; logic ROMs are one LUT6 per
+/// 64 words of each output bit.
 pub fn rom(depth: u64, width: u64) -> (u64, u64) {
-    if depth <= 1 || width == 0 {
-        return (0, 0);
+    rom_ports(depth, width, 1)
+}
+
+/// [`rom`] with `ports` (1 or 2) synchronous read ports; a logic ROM has a read mux per port.
+pub fn rom_ports(depth: u64, width: u64, ports: u64) -> (u64, u64) {
+    let (b, l, _) = rom_placed(depth, width, ports);
+    (b, l)
+}
+
+/// [`rom_ports`] plus the bits of the block-RAM output muxes (`ports × (a − 1) × width` for `a`
+/// address slices; 0 for a logic ROM): `(bram18, lut, mux bits)`.
+pub fn rom_placed(depth: u64, width: u64, ports: u64) -> (u64, u64, u64) {
+    if depth <= 1 || width == 0 || ports == 0 {
+        return (0, 0, 0);
     }
-    let (cost, b18) = bram_shape(depth, width);
-    if depth * width <= 16 * cost {
-        (0, width * depth.div_ceil(64))
+    let (cost, b18, slices) = rom_block(depth, width, ports);
+    if cost < ((depth * width) / 64) as f64 {
+        (b18, 0, ports * (slices - 1) * width)
     } else {
-        (b18, 0)
+        (0, ports * width * depth.div_ceil(64), 0)
     }
+}
+
+/// Block RAM (18k-equivalents) of a one-port ROM that asks for it (`rom_style = "block"`): the
+/// cheapest configuration of [`rom_block`], whatever logic would cost.
+pub fn rom_bram18(depth: u64, width: u64) -> u64 {
+    if depth <= 1 || width == 0 {
+        return 0;
+    }
+    rom_block(depth, width, 1).1
+}
+
+/// `(memory_libmap cost, 18k equivalents, address slices)` of the cheapest block-RAM
+/// configuration of a
+/// `depth`×`width` ROM with `ports` synchronous read ports. Per aspect ratio (`w` bits × `d`
+/// words of a primitive of library cost `c`): `a = ceil(depth / d)` address slices whose bits
+/// pack into `ceil(a·width / w)` primitives (a ROM has no byte lanes to pad), plus half a unit
+/// per bit of each port's `a`-way output mux and 2 per read port (its emulation score). Two
+/// ports fit one true-dual-port primitive (up to 18 bits per RAMB18, 36 per RAMB36); the
+/// simple-dual-port widths (36 and 72 bits) have one read port, so two ports replicate them.
+pub fn rom_block(depth: u64, width: u64, ports: u64) -> (f64, u64, u64) {
+    CONFIGS
+        .iter()
+        .map(|&(w, d, cost, b18)| {
+            let a = depth.div_ceil(d);
+            let sdp_only = w == 72 || (w == 36 && b18 == 1);
+            let repl = if sdp_only { ports } else { 1 };
+            let n = (a * width).div_ceil(w) * repl;
+            let c = (n * cost) as f64 + 0.5 * (ports * (a - 1) * width) as f64 + 2.0 * ports as f64;
+            (c, n * b18, a)
+        })
+        .min_by(|x, y| x.0.total_cmp(&y.0))
+        .unwrap_or((0.0, 0, 1))
+}
+
+/// Bit columns of a ROM that vary over its words (`words[word][lane]`, each lane `lane_width`
+/// bits of the word, two's complement): Yosys replaces a column that holds one value in every
+/// word by that constant, so only these take memory.
+pub fn varying_bits(words: &[Vec<i64>], lane_width: u32) -> u64 {
+    let Some(first) = words.first() else { return 0 };
+    let mask = if lane_width >= 64 { !0u64 } else { (1u64 << lane_width) - 1 };
+    let mut varying = vec![0u64; first.len()];
+    for w in words {
+        for ((v, x), f) in varying.iter_mut().zip(w).zip(first) {
+            *v |= (*x as u64 ^ *f as u64) & mask;
+        }
+    }
+    varying.iter().map(|v| u64::from(v.count_ones())).sum()
 }
 
 #[cfg(test)]
@@ -221,6 +312,19 @@ mod tests {
         assert_eq!(mul_dsps(18, 18, false, false, 36), 2);
     }
 
+    /// Constant factors: 6 = 3·2 is a 3-bit signed 3 and a shift, 7 needs 4 bits, softmax's
+    /// log2(e)·2^24 an unsigned 24-bit odd part, 64 is a shift alone.
+    #[test]
+    fn constant_factors_lose_trailing_zeros() {
+        assert_eq!(const_factor_bits(6, true), Some(3));
+        assert_eq!(const_factor_bits(7, true), Some(4));
+        assert_eq!(const_factor_bits(15, true), Some(5));
+        assert_eq!(const_factor_bits(24_204_406, false), Some(24));
+        assert_eq!(const_factor_bits(64, true), None);
+        assert_eq!(const_factor_bits(1, true), None);
+        assert_eq!(const_factor_bits(0, false), None);
+    }
+
     /// Block RAM shapes: a 256×128 ROM in two RAMB36 (72-bit words), a 1024×16 RAM in one RAMB18.
     #[test]
     fn block_ram_takes_the_cheapest_shape() {
@@ -229,5 +333,37 @@ mod tests {
         assert_eq!(ram(1024, 16), (1, 0));
         assert_eq!(ram(64, 80), (0, 108));
         assert_eq!(ram(2, 8), (0, 0));
+        // 128×128: RAM64M slices (cost ≈ 748) lose to two RAMB36 in 72-bit words (514).
+        assert_eq!(ram(128, 128), (4, 0));
+        // 128×16: two RAM64M slices (12 primitives, cost ≈ 98) beat RAM128X1D (130).
+        assert_eq!(ram(128, 16), (0, 48));
+        // 65×50: three RAM32M slices (27 primitives, cost 255.5) beat a RAMB36 (259).
+        assert_eq!(ram(65, 50), (0, 108));
+    }
+
+    /// memory_libmap's ROM choice: a 384×16 ROM (logic 96 < RAMB18 131) and a 64×128 one stay
+    /// logic; a 1024×16 ROM (logic 256) takes a RAMB18; a ROM that asks for block RAM gets the
+    /// packing of address slices into wide words (3×320 bits: 9 RAMB18 in 512×36).
+    #[test]
+    fn roms_go_to_block_ram_only_when_cheaper_than_logic() {
+        assert_eq!(rom(384, 16), (0, 96));
+        assert_eq!(rom(64, 128), (0, 128));
+        assert_eq!(rom(1024, 16), (1, 0));
+        assert_eq!(rom(4096, 16), (4, 0));
+        assert_eq!(rom_bram18(3, 320), 9);
+        assert_eq!(rom_bram18(2048, 9), 1);
+        // Two read ports (gelu's shared table): 34239×16 in 16 true-dual-port RAMB36.
+        assert_eq!(rom_ports(34239, 16, 2), (32, 0));
+        assert_eq!(rom_ports(1101, 10, 2), (0, 2 * 10 * 18));
+    }
+
+    /// Constant columns: lanes of 4 bits, the second lane's top bit and the first lane's low
+    /// bit never change.
+    #[test]
+    fn constant_rom_columns_are_not_counted() {
+        let words = vec![vec![0b0010, 0b0001], vec![0b1100, 0b0110], vec![0b0110, 0b0011]];
+        assert_eq!(varying_bits(&words, 4), 3 + 3);
+        assert_eq!(varying_bits(&[vec![-1, 2]], 4), 0);
+        assert_eq!(varying_bits(&[vec![-1], vec![1]], 4), 3);
     }
 }

@@ -290,6 +290,14 @@ fn yosys_int(i: i64) -> String {
     }
 }
 
+/// The stimulus whose memory contents [`synth_component`] synthesizes an instance with (random,
+/// seed 1, one row), so that an estimate can be given the same contents
+/// ([`mase_hwlib::Component::resources_with_memories`]).
+pub fn synth_stimulus(c: &dyn Component, p: &Params) -> Stimulus {
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    c.random_stimulus(p, 1, &mut rng)
+}
+
 /// Runs Debian's Yosys `synth_xilinx -flatten -noiopad` on a component instance (memories
 /// initialised with random seeded contents) and counts resources.
 pub fn synth_component(name: &str, overrides: &[(String, i64)]) -> Result<SynthReport> {
@@ -297,8 +305,7 @@ pub fn synth_component(name: &str, overrides: &[(String, i64)]) -> Result<SynthR
     let p = resolve_params(c, overrides).map_err(SimError::Invalid)?;
     let yosys = tool::which("yosys")
         .ok_or_else(|| SimError::Invalid("yosys not found on PATH (apt-get install yosys)".into()))?;
-    let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let stim = c.random_stimulus(&p, 1, &mut rng);
+    let stim = synth_stimulus(c, &p);
     let spec = component_build_spec(c, &p, &stim, false)?;
     let mut script = String::new();
     for f in &spec.sources {
@@ -336,7 +343,7 @@ pub fn synth_component(name: &str, overrides: &[(String, i64)]) -> Result<SynthR
     let t = crate::synth::tally(&r.cells);
     r.bram = r.cells.iter().filter(|(c, _)| c.starts_with("RAMB")).map(|(_, n)| n).sum();
     (r.lut, r.ff, r.dsp, r.bram18, r.lutram) = (t.lut, t.ff, t.dsp, t.bram18, t.lutram);
-    r.estimate = c.resources(&r.params);
+    r.estimate = c.resources_with_memories(&r.params, &stim.memories);
     Ok(r)
 }
 

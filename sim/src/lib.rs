@@ -38,7 +38,8 @@ pub mod verilate;
 
 pub use bench::{
     bench_component, bench_component_with, component_build_spec, component_ports, components,
-    simulate_component, synth_component, BenchOptions, BenchReport, ComponentInfo, SynthReport,
+    simulate_component, synth_component, synth_stimulus, BenchOptions, BenchReport, ComponentInfo,
+    SynthReport,
 };
 pub use design_sim::{
     accuracy_against_float, check_project, load_project, quantize_samples, simulate_project, DesignReport,

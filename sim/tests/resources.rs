@@ -35,6 +35,35 @@ fn resource_model_matches_yosys_on_small_instances() {
         ),
         // A deep FIFO: block RAM, not LUT RAM.
         ("fifo", vec![("DEPTH".into(), 1024), ("DATA_WIDTH".into(), 16)]),
+        // Softmax at its defaults: products at the widths Yosys keeps, exp tables in block RAM,
+        // FIFOs in block and distributed RAM by memory_libmap's costs.
+        ("softmax", vec![]),
+        // Unfolded layer_norm over a row of 7 (one of its test sets): constant factors D = 7 in
+        // the statistics and the per-lane centring, the Newton products of the 1/sqrt unit, the
+        // per-slot statistics in distributed RAM.
+        (
+            "layer_norm",
+            [
+                ("DATA_IN_0_PRECISION_0", 4),
+                ("DATA_IN_0_PRECISION_1", 2),
+                ("WEIGHT_PRECISION_0", 3),
+                ("WEIGHT_PRECISION_1", 1),
+                ("BIAS_PRECISION_0", 2),
+                ("BIAS_PRECISION_1", 1),
+                ("DATA_OUT_0_PRECISION_0", 6),
+                ("DATA_OUT_0_PRECISION_1", 3),
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 7),
+                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
+                ("DATA_OUT_0_ROUNDING", 6),
+                ("DATA_OUT_0_OVERFLOW", 3),
+                ("EPS", 1),
+                ("EPS_FRAC", 5),
+                ("NORM_FRAC", 8),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+        ),
     ];
     let mut failures = Vec::new();
     for (name, ov) in &cases {

@@ -298,11 +298,55 @@ pub fn gelu_element(p: &Params, table: &[i64], x: i64) -> i64 {
     }
 }
 
-/// LUT and FF model of gelu (tables aside) over `[1, lanes × IW, lanes × OW]`, fitted to Yosys
-/// 0.23 with `sim/examples/resource_fit.rs`.
-const GELU_LUT: [f64; 3] = [4.0, 0.15, 0.15];
-/// See [`GELU_LUT`].
-const GELU_FF: [f64; 3] = [1.0, 1.0, 2.0];
+/// LUT model of the direct-table gelu (`FORM = 0`) over [`gelu_features`], fitted to Yosys
+/// 0.23 with `sim/examples/resource_fit.rs --only gelu` (least absolute relative error,
+/// non-negative; 23 instances, median error 10 %).
+const GELU_LUT: [f64; 9] = [4.012, 1.635, 0.0, 0.0, 0.0, 0.0, 0.237, 0.789, 1.683];
+/// FF model of the direct-table gelu (same fit; median error 0 %).
+const GELU_FF: [f64; 9] = [2.982, 2.963, 0.0, 0.0, 0.0, 0.0, 0.03, 0.028, 0.0];
+/// LUT model of the interpolating gelu (`FORM = 1`), same features and fit (36 instances,
+/// median error 17 %).
+const GELU_INTERP_LUT: [f64; 9] = [0.0, 1.772, 0.0, 0.0, 0.0, 1.308, 1.291, 0.0, 1.946];
+/// FF model of the interpolating gelu (same fit; median error 8 %).
+const GELU_INTERP_FF: [f64; 9] = [0.0, 0.0, 5.863, 0.0, 0.0, 0.205, 0.157, 0.0, 0.029];
+
+/// Where the tables go and the features of the LUT/FF model: `(bram18, features)` with features
+/// `[1, lanes × IW, lanes × OW, lanes × YW, lanes × DW, lanes × IW × bands (interpolating: the
+/// band comparators and shifts), logic-ROM LUTs (a read mux per port over the table's varying
+/// bit columns), block-RAM output-mux bits, logic-ROM bits deeper than 32 words (past one LUT5
+/// per bit)]`. The direct form
+/// shares a table between two lanes (two read ports), the interpolating one has one per lane.
+/// The tables' contents follow from the parameters, so their constant columns (which Yosys
+/// drops) are counted here.
+fn gelu_features(p: &Params) -> (u64, [u64; 9]) {
+    use crate::resources::{pu, rom_placed, varying_bits};
+    let n = lanes(p) as u64;
+    let (iw, ow) = (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
+    let d = depth(p) as u64;
+    let table = gelu_table(p);
+    let words: Vec<Vec<i64>> = table.iter().map(|&v| vec![v]).collect();
+    let width = varying_bits(&words, word_bits(p));
+    let per_table = if is_interp(p) { 1 } else { 2 };
+    let (full, rest) = (n / per_table, n % per_table);
+    let (mut bram, mut rom_lut, mut mux, mut deep) = (0, 0, 0, 0);
+    for (count, ports) in [(full, per_table), (u64::from(rest > 0), rest)] {
+        let (b, l, m) = rom_placed(d, width, ports);
+        bram += count * b;
+        rom_lut += count * l;
+        mux += count * m;
+        if l > 0 && d > 32 {
+            deep += count * ports * width;
+        }
+    }
+    let (yw, dw, bands) = if is_interp(p) {
+        let spec = interp_spec(p);
+        let (yw, dw) = spec.widths();
+        (yw as u64, dw as u64, spec.bands().iter().filter(|b| b.end > b.start).count() as u64)
+    } else {
+        (0, 0, 0)
+    };
+    (bram, [1, n * iw, n * ow, n * yw, n * dw, n * iw * bands, rom_lut, mux, deep])
+}
 
 fn lanes(p: &Params) -> usize {
     port::lanes(p, "DATA_IN_0")
@@ -402,31 +446,26 @@ impl Component for Gelu {
         }
     }
 
-    /// [`tables`] ROMs of [`depth`] × [`word_bits`] where Yosys puts a ROM
-    /// ([`crate::resources::rom`]); FORM 1: one `DW × M` interpolation multiplier per lane
+    /// The tables where Yosys puts a ROM ([`gelu_features`]); FORM 1: one `DW × M` interpolation multiplier per lane
     /// ([`crate::resources::mul_dsps`]); index arithmetic and the output register per lane
     /// (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
     fn resources(&self, p: &Params) -> crate::Resources {
-        use crate::resources::{fitted, mul_dsps, pu, rom};
+        use crate::resources::{fitted, mul_dsps};
         let n = lanes(p) as u64;
-        let (iw, ow) = (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
-        let (rom_bram, rom_lut) = rom(depth(p) as u64, word_bits(p) as u64);
         let dsp = if is_interp(p) {
             let spec = interp_spec(p);
             let (_, dw) = spec.widths();
-            let rw = spec.seg_max().max(1);
-            n * mul_dsps(dw, rw + 1, true, true, dw + rw + 1)
+            let m = spec.seg_max();
+            let rw = m.max(1);
+            // Only the product's bits from M up feed the step (Yosys narrows it to M + DW).
+            n * mul_dsps(dw, rw + 1, true, true, (dw + rw + 1).min(m + dw))
         } else {
             0
         };
-        let x = [1, n * iw, n * ow];
-        crate::Resources {
-            lut: fitted(&GELU_LUT, &x) + tables(p) * rom_lut,
-            ff: fitted(&GELU_FF, &x),
-            dsp,
-            bram18: tables(p) * rom_bram,
-            lutram: 0,
-        }
+        let (bram18, x) = gelu_features(p);
+        let (lut, ff) =
+            if is_interp(p) { (&GELU_INTERP_LUT, &GELU_INTERP_FF) } else { (&GELU_LUT, &GELU_FF) };
+        crate::Resources { lut: fitted(lut, &x), ff: fitted(ff, &x), dsp, bram18, lutram: 0 }
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {

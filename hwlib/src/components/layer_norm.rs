@@ -49,6 +49,7 @@ use crate::component::{
 };
 use crate::overrides::{bias, input, layer_formats, modes, output, row};
 use crate::port::{check_cast_output, check_row_shape, unary_streams};
+use crate::resources::{const_factor_bits, mul_dsps};
 use crate::{check_equal, check_range, output_modes, param, param_list, port_format, port_shape, same_shape};
 
 /// The layer_norm component.
@@ -175,19 +176,49 @@ fn clog2(n: i64) -> i64 {
     (n.max(1) as u64).next_power_of_two().trailing_zeros() as i64
 }
 
-/// LUT and FF model of layer_norm (ROMs aside) over `[1, lanes × input bits, lanes × output bits,
-/// lanes × gamma bits, lanes × ceil(log2 D), folded, folded × lanes]` (`folded` = `FOLD > 1`),
-/// least squares over the 42 instances of `sim/examples/resource_fit.rs --only layer_norm`
-/// (Yosys 0.23; median error 6 % for both, worst 33 %).
-const LAYER_NORM_LUT: [f64; 7] = [440.138, 8.202, 7.89, -1.176, 20.9, 130.691, 123.36];
-/// See [`LAYER_NORM_LUT`].
-const LAYER_NORM_FF: [f64; 7] = [269.922, -2.407, 25.488, -13.682, 6.053, 114.506, 68.066];
-/// DSPs of the unfolded layer_norm over `[1, lanes, lanes × input bits, lanes × ceil(log2 D)]`:
-/// the statistics, Newton and per-lane products, whose operand widths follow the input width and
-/// the row length; least squares over the 23 unfolded instances of the same fit (median error
-/// 4 %, worst 17 %; an estimate, not Yosys' exact split). Folded forms are exact: see
-/// [`LayerNorm::resources`].
-const LAYER_NORM_DSP: [f64; 4] = [17.099, 4.56, 0.288, -0.302];
+/// LUT model of layer_norm (ROMs aside) over `[1, lanes × input bits, lanes × output bits,
+/// lanes × gamma bits, lanes × ceil(log2 D), folded, folded × lanes, statistics width QW]`
+/// (`folded` = `FOLD > 1`), fitted to the 42 instances of `sim/examples/resource_fit.rs --only
+/// layer_norm` (Yosys 0.23; least absolute relative error, non-negative: median error 4 %,
+/// worst 21 %).
+const LAYER_NORM_LUT: [f64; 8] = [160.492, 8.05, 4.309, 0.0, 24.827, 0.0, 126.214, 6.344];
+/// FF model of layer_norm over the same features (least squares, QW unused: median error 6 %,
+/// worst 33 %).
+const LAYER_NORM_FF: [f64; 8] = [269.922, -2.407, 25.488, -13.682, 6.053, 114.506, 68.066, 0.0];
+/// DSPs of the unfolded layer_norm: every product of the RTL at the operand widths Yosys keeps
+/// (`wreduce` drops redundant sign bits, constant factors lose their trailing zeros, a power of
+/// two becomes a shift), split by [`mul_dsps`]. Exact on the 23 unfolded instances of
+/// `sim/examples/resource_fit.rs --only layer_norm`.
+fn unfolded_dsps(p: &Params) -> u64 {
+    let t = true;
+    let w = param(p, "DATA_IN_0_PRECISION_0") as u32;
+    let d = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0");
+    let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
+    let gw = param(p, "WEIGHT_PRECISION_0") as u32;
+    let ld = clog2(d) as u32;
+    let nnw = (param(p, "NORM_FRAC") as u32) + ld.div_ceil(2) + 2;
+    // The RTL's S1W, S2W, CW, and y's width with its zero-extension bit.
+    let (s1w, s2w, cw, yw1) = (w + ld + 1, 2 * w + ld + 1, w + ld + 2, RSQRT_FRAC + 3);
+    let dk = const_factor_bits(d as u64, true);
+    // V = D·S2 − S1².
+    let stats = mul_dsps(s1w, s1w, t, t, 2 * s1w) + dk.map_or(0, |k| mul_dsps(k, s2w, t, t, k + s2w));
+    // The two Newton steps (unsigned): the seed has TABLE_FRAC + 2 significant bits (the rest
+    // constant zeros Yosys drops), so its square, and s after the first step, keep twice that.
+    let (seed, yw, sw) = (TABLE_FRAC + 2, RSQRT_FRAC + 2, RSQRT_FRAC + 4);
+    let newton = mul_dsps(seed, seed, false, false, 2 * seed)
+        + mul_dsps(yw, yw, false, false, 2 * yw)
+        + mul_dsps(MANT_FRAC, 2 * seed, false, false, MANT_FRAC + 2 * seed)
+        + mul_dsps(MANT_FRAC, sw, false, false, MANT_FRAC + sw)
+        // y·f keeps the bits up to YF + 1 + YW (fewer by the seed's dropped zeros).
+        + mul_dsps(seed, sw, false, false, RSQRT_FRAC + 1 + seed)
+        + mul_dsps(yw, sw, false, false, RSQRT_FRAC + 1 + yw);
+    // Per lane: x², x·D, c·y, n·gamma.
+    let lane = mul_dsps(w, w, t, t, 2 * w)
+        + dk.map_or(0, |k| mul_dsps(w, k, t, t, (w + k).min(cw)))
+        + mul_dsps(cw, yw1, t, t, cw + yw1)
+        + mul_dsps(nnw, gw, t, t, nnw + gw);
+    stats + newton + lanes * lane
+}
 
 /// Derived constants of an instance (the RTL's localparams, same names).
 #[derive(Debug, Clone, Copy)]
@@ -491,13 +522,19 @@ impl Component for LayerNorm {
     }
 
     /// The row ring by the RAM rule, gamma/beta ROMs where Yosys puts them; LUT/FF from
-    /// [`LAYER_NORM_LUT`], DSPs from [`LAYER_NORM_DSP`] (unfolded) or the folded multipliers.
+    /// [`LAYER_NORM_LUT`], DSPs from [`unfolded_dsps`] or the folded multipliers.
     fn resources(&self, p: &Params) -> crate::Resources {
         use crate::resources::{fitted, pu, ram, rom};
         let g = Geo::of(p);
         let (lanes, w) = (g.p as u64, g.w as u64);
         let nw = g.nw() as u64;
         let (ring_bram, ring_lutram) = ram(slots(p) as u64 * nw, lanes * w);
+        // Per-slot statistics (S1, y, k), one word per row slot: distributed RAM.
+        let nslot = slots(p) as u64;
+        let qwe = (g.qw + g.qw % 2) as u64;
+        let kw = crate::resources::clog2(qwe / 2 + 1) + 1;
+        let s1w = w + clog2(g.d) as u64 + 1;
+        let stats: u64 = [s1w, u64::from(RSQRT_FRAC) + 2, kw].iter().map(|&b| ram(nslot, b).1).sum();
         let (gb, gl) = rom(nw, lanes * pu(p, "WEIGHT_PRECISION_0"));
         let (bb, bl) = rom(nw, lanes * pu(p, "BIAS_PRECISION_0"));
         let ld = crate::resources::clog2(g.d as u64);
@@ -511,11 +548,13 @@ impl Component for LayerNorm {
             lanes * ld,
             folded,
             folded * lanes,
+            g.qw as u64,
         ];
+
         // A folded form's shared multipliers are as wide as the widest product they serve: four
         // DSPs each, one per lane, plus the 1/sqrt unit's own at FOLD = 3.
         let dsp = match fold {
-            0 | 1 => fitted(&LAYER_NORM_DSP, &[1, lanes, lanes * w, lanes * ld]),
+            0 | 1 => unfolded_dsps(p),
             3 => 4 * (lanes + 1),
             _ => 4 * lanes,
         };
@@ -524,7 +563,7 @@ impl Component for LayerNorm {
             ff: fitted(&LAYER_NORM_FF, &x),
             dsp,
             bram18: ring_bram + gb + bb,
-            lutram: ring_lutram,
+            lutram: ring_lutram + stats,
         }
     }
 

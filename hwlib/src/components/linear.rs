@@ -420,28 +420,16 @@ impl Component for Linear {
     /// `sim/examples/resource_fit.rs` over `[1, LUT-multiplier bits, accumulator bits
     /// (P_OUT × (IW + WW + log2 IN)), output bits, block-counter bits, bias-ROM LUTs]`.
     fn resources(&self, p: &Params) -> crate::Resources {
-        use crate::resources::{bram18, clog2, fitted, mul_dsps, pingpong, pu, rom};
-        let (inn, out) = (pu(p, "DATA_IN_0_TENSOR_SIZE_DIM_0"), pu(p, "WEIGHT_TENSOR_SIZE_DIM_1"));
-        let (pi, po) = (pu(p, "DATA_IN_0_PARALLELISM_DIM_0"), pu(p, "WEIGHT_PARALLELISM_DIM_1"));
-        let (iw, ww, ow) =
-            (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "WEIGHT_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
-        let bw = pu(p, "BIAS_PRECISION_0") * pu(p, "HAS_BIAS");
-        let (nib, nob) = (inn / pi.max(1), out / po.max(1));
-        let dsp_each = mul_dsps(iw as u32, ww as u32, true, true, (iw + ww) as u32);
-        let lut_mul = if dsp_each == 0 { pi * po * iw * ww } else { 0 };
-        let (bias_bram, bias_lut) = rom(nob, po * bw);
-        let x = [1, lut_mul, po * (iw + ww + clog2(inn)), po * ow, clog2(nib) + clog2(nob), bias_lut];
-        let (buf_bram, buf_lutram) = pingpong(nib, pi * iw);
-        // A one-word ROM is a constant; in few-word ROMs Yosys also drops bit columns that happen
-        // to be constant in the data, which no parameter predicts.
-        let weights = if nob * nib > 1 { bram18(nob * nib, po * pi * ww) } else { 0 };
-        crate::Resources {
-            lut: fitted(&LINEAR_LUT, &x),
-            ff: fitted(&LINEAR_FF, &x),
-            dsp: pi * po * dsp_each,
-            bram18: weights + bias_bram + buf_bram,
-            lutram: buf_lutram,
-        }
+        linear_resources(p, None)
+    }
+
+    /// [`Linear::resources`] with the weight ROM's width cut to its varying bit columns.
+    fn resources_with_memories(&self, p: &Params, memories: &StreamValues) -> crate::Resources {
+        let varying = memories
+            .get("weight")
+            .and_then(|v| self.layout_memory(p, "weight", v).ok())
+            .map(|words| crate::resources::varying_bits(&words, param(p, "WEIGHT_PRECISION_0") as u32));
+        linear_resources(p, varying)
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
@@ -589,6 +577,33 @@ impl Binding for Linear {
             m.push(("bias".to_string(), v.weight_codes(b)?));
         }
         Ok(m)
+    }
+}
+
+/// LUT, FF, DSP, BRAM and LUTRAM of a linear instance; `weight_bits`: the weight ROM's varying
+/// bit columns when its contents are known, else all of them count.
+fn linear_resources(p: &Params, weight_bits: Option<u64>) -> crate::Resources {
+    use crate::resources::{clog2, fitted, mul_dsps, pingpong, pu, rom, rom_bram18};
+    let (inn, out) = (pu(p, "DATA_IN_0_TENSOR_SIZE_DIM_0"), pu(p, "WEIGHT_TENSOR_SIZE_DIM_1"));
+    let (pi, po) = (pu(p, "DATA_IN_0_PARALLELISM_DIM_0"), pu(p, "WEIGHT_PARALLELISM_DIM_1"));
+    let (iw, ww, ow) =
+        (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "WEIGHT_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
+    let bw = pu(p, "BIAS_PRECISION_0") * pu(p, "HAS_BIAS");
+    let (nib, nob) = (inn / pi.max(1), out / po.max(1));
+    let dsp_each = mul_dsps(iw as u32, ww as u32, true, true, (iw + ww) as u32);
+    let lut_mul = if dsp_each == 0 { pi * po * iw * ww } else { 0 };
+    let (bias_bram, bias_lut) = rom(nob, po * bw);
+    let x = [1, lut_mul, po * (iw + ww + clog2(inn)), po * ow, clog2(nib) + clog2(nob), bias_lut];
+    let (buf_bram, buf_lutram) = pingpong(nib, pi * iw);
+    // A one-word ROM is a constant; Yosys also drops the bit columns that are constant in the
+    // data (`weight_bits` counts the others when the contents are known).
+    let weights = if nob * nib > 1 { rom_bram18(nob * nib, weight_bits.unwrap_or(po * pi * ww)) } else { 0 };
+    crate::Resources {
+        lut: fitted(&LINEAR_LUT, &x),
+        ff: fitted(&LINEAR_FF, &x),
+        dsp: pi * po * dsp_each,
+        bram18: weights + bias_bram + buf_bram,
+        lutram: buf_lutram,
     }
 }
 

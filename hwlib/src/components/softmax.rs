@@ -56,6 +56,7 @@ use crate::components::cast::{check_modes, output_format};
 pub use crate::components::gelu::exp_neg;
 use crate::overrides::{input, output, row, rows};
 use crate::port::{beats_per_row, block_stream, check_format, check_same_shape};
+use crate::resources::{const_factor_bits, mul_dsps};
 use crate::{
     check_divides, check_range, output_modes, param, param_list, port_format, port_shape, same_shape,
 };
@@ -192,16 +193,33 @@ pub fn softmax_row(p: &Params, t_hi: &[i64], t_lo: &[i64], row: &[i64]) -> Vec<i
     e.iter().map(|&v| cast_code(v as i128 * r, w.z() as i32, &out)).collect()
 }
 
-/// LUT and FF model of softmax (tables aside) over `[1, lanes × input bits, lanes × exp bits,
-/// lanes × output bits, quotient bits]`. Measured with Yosys 0.23 at the defaults only (one
-/// softmax synthesis took 15 minutes on the shared fit machine): scaled by lanes × exp bits,
-/// the datapath that dominates; refit with `sim/examples/resource_fit.rs --only softmax`.
-const SOFTMAX_LUT: [f64; 5] = [0.0, 0.0, 28.42, 0.0, 0.0];
-/// See [`SOFTMAX_LUT`].
-const SOFTMAX_FF: [f64; 5] = [0.0, 0.0, 17.98, 0.0, 0.0];
-/// DSPs of softmax over `[1, lanes]` (exp products and normalising products per lane; 36 at the
-/// defaults, the one measured point).
-const SOFTMAX_DSP: [f64; 2] = [0.0, 9.0];
+/// LUT model of softmax over `[1, lanes × input bits, lanes × exp bits, lanes × output bits,
+/// quotient bits, logic-ROM LUTs of the exp tables, lanes × quotient bits (the normalising
+/// products' cast), folded × lanes × the shared multiplier's operand bits, quotient bits × sum
+/// bits (the reciprocal's divider stages)]`, fitted to Yosys 0.23 with
+/// `sim/examples/resource_fit.rs --only softmax --max-lut 10000` (least absolute relative error,
+/// non-negative; 40 instances, median error 2 %).
+const SOFTMAX_LUT: [f64; 9] = [0.0, 4.746, 6.906, 0.0, 0.0, 0.0, 0.0, 1.864, 2.94];
+/// FF model of softmax over the same features (same fit, median error 1 %).
+const SOFTMAX_FF: [f64; 9] = [101.224, 0.0, 0.0, 3.754, 0.0, 0.0, 2.087, 2.877, 2.017];
+/// DSPs of softmax: per lane the exp products (unfolded: `d·K`, with K's trailing zero bits
+/// shifted out, and `a·c`; folded: one `max(W, EW) × max(25, EW)` multiplier for both) and the
+/// normalising `e·R`, all unsigned, split by [`mul_dsps`]. Exact on the test set.
+fn softmax_dsps(p: &Params) -> u64 {
+    let w = Widths::of(p);
+    let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
+    let win = param(p, "DATA_IN_0_PRECISION_0") as u32;
+    let ew = w.ef + 1;
+    let exp = if param(p, "FOLD") > 1 {
+        let (fa, fb) = (win.max(ew), 25.max(ew));
+        mul_dsps(fa, fb, false, false, fa + fb)
+    } else {
+        let kb = const_factor_bits(log2e_const() as u64, false).unwrap_or(0);
+        let dk = if kb == 0 { 0 } else { mul_dsps(win, kb, false, false, win + kb) };
+        dk + mul_dsps(ew, ew, false, false, 2 * ew)
+    };
+    lanes * (exp + mul_dsps(ew, w.qb(), false, false, ew + w.qb()))
+}
 
 fn beats(p: &Params) -> usize {
     beats_per_row(p, "DATA_IN_0")
@@ -341,11 +359,22 @@ impl Component for Softmax {
         let bram18 = mems.iter().map(|m| m.0).sum::<u64>() + tables * mems[4].0;
         let lutram = mems[..4].iter().map(|m| m.1).sum::<u64>();
         let rom_lut = (tables + 2) * mems[4].1;
-        let x = [1, lanes * win, lanes * ew, lanes * wout, w.qb() as u64];
+        let folded = u64::from(param(p, "FOLD") > 1);
+        let x = [
+            1,
+            lanes * win,
+            lanes * ew,
+            lanes * wout,
+            w.qb() as u64,
+            rom_lut,
+            lanes * w.qb() as u64,
+            folded * lanes * win.max(ew),
+            w.qb() as u64 * (w.ef + w.cl + 1) as u64,
+        ];
         crate::Resources {
-            lut: fitted(&SOFTMAX_LUT, &x) + rom_lut,
+            lut: fitted(&SOFTMAX_LUT, &x),
             ff: fitted(&SOFTMAX_FF, &x),
-            dsp: fitted(&SOFTMAX_DSP, &[1, lanes]),
+            dsp: softmax_dsps(p),
             bram18,
             lutram,
         }
