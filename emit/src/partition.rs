@@ -96,7 +96,7 @@ fn candidate(b: &Bindings, space: &Space, t: u64, top: &str) -> Result<Candidate
             Load {
                 multipliers: cost.multipliers,
                 memory_bits: cost.memory_bits,
-                lut: c.resources(&i.params).lut,
+                lut: crate::report::instance_resources(i).lut,
                 cycles: i.cycles_per_inference(),
             }
         })

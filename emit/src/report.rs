@@ -72,12 +72,15 @@ pub struct Report {
     pub instances: Vec<InstanceReport>,
 }
 
-/// Resource estimate of one instance: its component's model, or zero for a user's module.
-fn instance_resources(i: &crate::design::Instance) -> Resources {
+/// Resource estimate of one instance: its component's model given its memories' contents
+/// (Yosys drops ROM bit columns that hold one value in every word), or zero for a user's
+/// module.
+pub fn instance_resources(i: &crate::design::Instance) -> Resources {
     if i.external.is_some() {
         Resources::default()
     } else {
-        i.component().resources(&i.params)
+        let memories: mase_hwlib::StreamValues = i.memories.iter().cloned().collect();
+        i.component().resources_with_memories(&i.params, &memories)
     }
 }
 
