@@ -136,6 +136,20 @@ fn a_layer_split_by_memory_computes_what_the_single_device_design_computes() {
 }
 
 #[test]
+fn the_example_device_configurations_parse() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for name in ["two_devices_wide.toml", "two_devices_narrow.toml"] {
+        let cfg = FlowConfig::from_file(&root.join("examples").join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(cfg.hardware.devices.len(), 2, "{name}");
+        assert!(
+            cfg.hardware.devices[0].link().is_some() && cfg.hardware.devices[1].link().is_none(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn budgets_no_device_holds_are_errors_naming_the_node() {
     let (mem, _, _) = single("encoder_layer.onnx", 64);
     let dir = tempfile::tempdir().unwrap();
@@ -154,8 +168,13 @@ fn budgets_no_device_holds_are_errors_naming_the_node() {
     assert!(e.contains("devices[0]") && e.contains("link_bits_per_cycle"), "{e}");
 }
 
-/// Simulates a multi-device project with stalls; returns the report.
-fn simulate(dir: &Path, f: &Flow, inferences: u64, stall_prob: f64) -> mase_sim::DesignReport {
+/// Simulates a multi-device project with stalls; returns the report and the RTL's output codes.
+fn simulate_outputs(
+    dir: &Path,
+    f: &Flow,
+    inferences: u64,
+    stall_prob: f64,
+) -> (mase_sim::DesignReport, Vec<Vec<i64>>) {
     let p = load_project(dir).unwrap();
     assert!(p.system.is_some());
     let cfg = RunConfig { seed: 7, stall_prob, ..RunConfig::default() };
@@ -163,22 +182,25 @@ fn simulate(dir: &Path, f: &Flow, inferences: u64, stall_prob: f64) -> mase_sim:
     let r = run.report;
     assert!(r.bit_exact, "{} mismatches, first {:?}", r.mismatches, r.first_mismatches);
     assert_eq!(run.outputs, run.expected);
-    r
+    (r, run.outputs)
+}
+
+fn simulate(dir: &Path, f: &Flow, inferences: u64, stall_prob: f64) -> mase_sim::DesignReport {
+    simulate_outputs(dir, f, inferences, stall_prob).0
 }
 
 #[test]
-fn a_layer_split_by_memory_is_bit_exact_under_verilator() {
+fn a_layer_split_by_memory_is_bit_exact_under_verilator_and_equal_to_one_device() {
     let (mem, _, one) = single("encoder_layer.onnx", 64);
     let dir = tempfile::tempdir().unwrap();
     let f = flow("encoder_layer.onnx", &two_devices(64, mem * 7 / 10, 64, 20), dir.path());
-    let r = simulate(dir.path(), &f, 2, 0.25);
-    // Equal in output to the single-device design: its golden model on the same inputs.
+    let (r, outputs) = simulate_outputs(dir.path(), &f, 2, 0.25);
+    assert!(r.system.as_ref().is_some_and(|s| s.devices.len() == 2 && s.links.len() == 1));
+    // The RTL's codes are the single-device design's (its golden model, which its own RTL
+    // matches bit for bit in flow_e2e) on the same inputs.
     let p = load_project(dir.path()).unwrap();
     let codes = mase_sim::quantize_samples(&p, &samples(&f, 2)).unwrap();
-    let whole = mase_emit::golden::run(&one.design, &codes).unwrap();
-    let stall_free = simulate(dir.path(), &f, 2, 0.0);
-    assert!(r.system.is_some() && stall_free.bit_exact);
-    assert_eq!(mase_emit::golden::run(&p.design, &codes).unwrap(), whole);
+    assert_eq!(outputs, mase_emit::golden::run(&one.design, &codes).unwrap());
 }
 
 #[test]

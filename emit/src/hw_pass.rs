@@ -34,6 +34,12 @@ impl Pass for AddHardwareMetadata {
 
 /// Runs the pass with a parsed configuration.
 pub fn add_hardware_metadata(graph: MaseGraph, cfg: &HwConfig) -> Result<(MaseGraph, PassInfo)> {
+    if !cfg.devices.is_empty() {
+        return Err(crate::bind::graph_error(
+            "add_hardware_metadata: the configuration has [[hardware.devices]]; run partition_devices, \
+             which spreads the design over them",
+        ));
+    }
     let mut graph = with_node_settings(graph, cfg);
     let bound = bind_graph(&graph, None)?;
     check_forms(&bound)?;
