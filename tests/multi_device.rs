@@ -182,6 +182,12 @@ fn simulate_outputs(
     let r = run.report;
     assert!(r.bit_exact, "{} mismatches, first {:?}", r.mismatches, r.first_mismatches);
     assert_eq!(run.outputs, run.expected);
+    // The flits the system top counted on each link are the link model's beats × flits.
+    let sys = r.system.as_ref().expect("a system run reports its devices and links");
+    assert!(!sys.links.is_empty());
+    for l in &sys.links {
+        assert_eq!(l.measured_cycles, Some(l.model_cycles as f64), "link {}", l.name);
+    }
     (r, run.outputs)
 }
 

@@ -48,6 +48,11 @@ pub fn device_files(top: &str, k: usize) -> (String, String) {
     (format!("{t}.sv"), format!("{t}_core.sv"))
 }
 
+/// The system top's output counting the cycles the link after device `b` carries a flit.
+pub fn link_flits_port(b: usize) -> String {
+    format!("link_{b}_flit_cycles")
+}
+
 /// Path of the system's simulation top inside the project (`system/<top>.sv`).
 pub fn system_top_file(top: &str) -> String {
     format!("system/{top}.sv")
@@ -260,6 +265,15 @@ pub fn system_top_sv(sys: &System) -> Result<String> {
     for p in &d.ports {
         s.push_str(&stream_port_decl(p));
     }
+    for l in &sys.links {
+        let _ = write!(
+            s,
+            ",\n    /// Cycles since reset in which link '{}' -> '{}' carried a flit (for the occupancy `mase sim`\n    /// measures).\n    output logic [63:0] {}",
+            sys.devices[l.from].name,
+            sys.devices[l.from + 1].name,
+            link_flits_port(l.from)
+        );
+    }
     let _ = writeln!(s, "\n);");
     for l in &sys.links {
         let b = l.from;
@@ -281,6 +295,11 @@ pub fn system_top_sv(sys: &System) -> Result<String> {
         let _ = writeln!(
             s,
             "      .clk(clk),\n      .rst(rst),\n      .tx_data(link_{b}_tx_data),\n      .tx_valid(link_{b}_tx_valid),\n      .tx_credit(link_{b}_tx_credit),\n      .rx_data(link_{b}_rx_data),\n      .rx_valid(link_{b}_rx_valid),\n      .rx_credit(link_{b}_rx_credit)\n  );"
+        );
+        let flits = link_flits_port(b);
+        let _ = writeln!(
+            s,
+            "  always_ff @(posedge clk) begin\n    if (rst) {flits} <= '0;\n    else if (link_{b}_tx_valid) {flits} <= {flits} + 64'd1;\n  end"
         );
     }
     for k in 0..used {

@@ -13,7 +13,9 @@ use mase_emit::config::Device;
 use mase_emit::design::{Design, PortDir};
 use mase_emit::golden;
 use mase_emit::system::System;
-use mase_emit::system_project::{device_design, device_files, device_top_sv, system_top_file, system_top_sv};
+use mase_emit::system_project::{
+    device_design, device_files, device_top_sv, link_flits_port, system_top_file, system_top_sv,
+};
 use mase_hwlib::{Direction, StreamSpec, StreamValues};
 use mase_ir::fixed::to_f64;
 use mase_ir::quant::AccuracyReport;
@@ -23,6 +25,7 @@ use serde::Serialize;
 use crate::error::{Result, SimError};
 use crate::harness::{run_streams, Mismatch, RunConfig, RunResult};
 use crate::model::Model;
+use crate::shim::Port;
 use crate::verilate::{build, Build, BuildSpec, ParamValue};
 
 /// An emitted project loaded back: its graph and design.
@@ -124,7 +127,10 @@ pub fn project_build_spec(p: &Project, trace: bool) -> Result<BuildSpec> {
     let list = std::fs::read_to_string(&list_path).map_err(SimError::io("reading", &list_path))?;
     let sources: Vec<PathBuf> =
         list.lines().filter(|l| !l.trim().is_empty()).map(|l| list_dir.join(l.trim())).collect();
-    let ports = crate::bench::stream_ports(&top_streams(&p.design));
+    let mut ports = crate::bench::stream_ports(&top_streams(&p.design));
+    for l in p.system.iter().flat_map(|sys| &sys.links) {
+        ports.push(Port { name: link_flits_port(l.from), width: 64, dir: crate::shim::PortDir::Out });
+    }
     Ok(BuildSpec {
         top: p.design.top.clone(),
         sources,
@@ -191,13 +197,17 @@ pub struct StageFigure {
     pub name: String,
     /// Cycles per inference by the models.
     pub model_cycles: u64,
-    /// `model_cycles / measured ii` (when the run measured an ii).
+    /// Of a link: the cycles per inference it carried flits in the run (the system top counts
+    /// them).
+    pub measured_cycles: Option<f64>,
+    /// Cycles per inference (measured for a link, the model's for a device) over the measured
+    /// ii: a device's utilisation, a link's occupancy.
     pub share_of_measured_ii: Option<f64>,
 }
 
-fn system_figures(sys: &System, measured_ii: Option<f64>) -> Result<SystemFigures> {
+fn system_figures(sys: &System, measured_ii: Option<f64>, link_flits: &[f64]) -> Result<SystemFigures> {
     let r = mase_emit::system_project::system_report(sys).map_err(|e| invalid(e.to_string()))?;
-    let share = |c: u64| measured_ii.filter(|m| *m > 0.0).map(|m| c as f64 / m);
+    let share = |c: f64| measured_ii.filter(|m| *m > 0.0).map(|m| c / m);
     Ok(SystemFigures {
         devices: r
             .devices
@@ -205,16 +215,19 @@ fn system_figures(sys: &System, measured_ii: Option<f64>) -> Result<SystemFigure
             .map(|d| StageFigure {
                 name: d.device.name.clone(),
                 model_cycles: d.ii_cycles,
-                share_of_measured_ii: share(d.ii_cycles),
+                measured_cycles: None,
+                share_of_measured_ii: share(d.ii_cycles as f64),
             })
             .collect(),
         links: r
             .links
             .iter()
-            .map(|l| StageFigure {
+            .zip(link_flits)
+            .map(|(l, &flits)| StageFigure {
                 name: format!("{} -> {}", l.from, l.to),
                 model_cycles: l.link.cycles,
-                share_of_measured_ii: share(l.link.cycles),
+                measured_cycles: Some(flits),
+                share_of_measured_ii: share(flits),
             })
             .collect(),
         bottleneck: r.bottleneck,
@@ -303,7 +316,17 @@ pub fn simulate_project(p: &Project, inputs: &[Vec<i64>], cfg: &RunConfig) -> Re
         seed: cfg.seed,
         build_s: b.build_s,
         cache_hit: b.cache_hit,
-        system: p.system.as_ref().map(|sys| system_figures(sys, run.ii_cycles())).transpose()?,
+        system: match &p.system {
+            Some(sys) => {
+                let mut flits = Vec::new();
+                for l in &sys.links {
+                    let count = model.get(model.port_index(&link_flits_port(l.from))?);
+                    flits.push(count as f64 / inferences.max(1) as f64);
+                }
+                Some(system_figures(sys, run.ii_cycles(), &flits)?)
+            }
+            None => None,
+        },
     };
     Ok(DesignRun { report, outputs, expected, build: b, run })
 }

@@ -323,8 +323,9 @@ pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
             }
             for l in &sys.links {
                 println!(
-                    "link       {}: {} cycles per inference, occupancy {} of the measured ii",
+                    "link       {}: {:.0} flit cycles per inference (link model {}), occupancy {} of the measured ii",
                     l.name,
+                    l.measured_cycles.unwrap_or(0.0),
                     l.model_cycles,
                     share(l.share_of_measured_ii)
                 );
