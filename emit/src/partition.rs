@@ -26,7 +26,7 @@ use crate::config::{Device, HwConfig};
 use crate::design::{Design, InstKind};
 use crate::hw_pass::{apply, check_forms, record, with_node_settings};
 use crate::parallel::{Selection, Space};
-use crate::system::{crossing, link_cycles, place, Placement};
+use crate::system::{crossing, link_cycles, link_on, place, Placement};
 
 /// The pass (registered in [`crate::HARDWARE_PASSES`]).
 pub struct PartitionDevices;
@@ -122,10 +122,7 @@ fn device_load(c: &Candidate, pl: &Placement, k: usize, devices: &[Device]) -> L
     }
     if k > 0 {
         if let (Some(&w), Some((lw, lat))) = (crossing(&c.design, pl, k - 1).first(), devices[k - 1].link()) {
-            let wire = &c.design.wires[w];
-            let beat_bits = wire.lanes * wire.width as usize;
-            let depth = link::full_rate_depth(lat, link::flits_per_beat(beat_bits, lw));
-            if let Ok(p) = link::instance(wire.width, wire.lanes, lw, lat, depth) {
+            if let Ok((p, _, _)) = link_on(&c.design.wires[w], lw, lat) {
                 load.memory_bits += link::Link.cost(&p).memory_bits;
             }
         }

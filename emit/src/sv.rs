@@ -137,18 +137,14 @@ pub fn top_sv(d: &Design) -> String {
     for inst in &d.instances {
         let _ = writeln!(s, "//   {:<48} {:<20} {}", format!("{}_inst", inst.name), inst.module(), inst.node);
     }
-    let _ = writeln!(s, "module {} #(", d.top);
-    let _ = writeln!(
-        s,
-        "    /// Directory of the weight memory files, prefixed to each .mem name (relative paths are"
-    );
-    let _ = writeln!(s, "    /// resolved from the simulator's or synthesis tool's working directory).");
-    let _ = writeln!(s, "    parameter MEM_DIR = \"mem/\"");
-    let _ = writeln!(s, ") (");
-    let _ = writeln!(s, "    /// Clock.");
-    let _ = writeln!(s, "    input  logic clk,");
-    let _ = writeln!(s, "    /// Synchronous active-high reset.");
-    let _ = write!(s, "    input  logic rst");
+    s.push_str(&module_head(
+        &d.top,
+        &[
+            "Directory of the weight memory files, prefixed to each .mem name (relative paths are",
+            "resolved from the simulator's or synthesis tool's working directory).",
+        ],
+        "mem/",
+    ));
     for p in &d.ports {
         s.push_str(&stream_port_decl(p));
     }
@@ -180,8 +176,7 @@ pub fn top_sv(d: &Design) -> String {
         let _ = writeln!(s);
         let _ = writeln!(s, "  // {} ({:?} for node {})", inst.name, inst.kind, inst.node);
         let _ = writeln!(s, "  {} #(", inst.module());
-        let mut params: Vec<String> =
-            inst.params.iter().map(|(k, v)| format!("      .{k}({})", sv_int(*v))).collect();
+        let mut params = param_lines(&inst.params);
         for m in c.memories(&inst.params) {
             params.push(format!("      .{}({})", m.param, mem_param_value(inst, &m.name)));
         }
@@ -194,15 +189,46 @@ pub fn top_sv(d: &Design) -> String {
                 mase_hwlib::Direction::Out => w.from == Endpoint::Inst(i, st.name.clone()),
             });
             let sig = w.map(|w| signal(d, w)).unwrap_or_else(|| format!("{}_{}", inst.name, st.name));
-            conns.push(format!("      .{0}({sig})", st.name));
-            conns.push(format!("      .{0}_valid({sig}_valid)", st.name));
-            conns.push(format!("      .{0}_ready({sig}_ready)", st.name));
+            conns.extend(stream_conns(&st.name, &sig));
         }
         let _ = writeln!(s, "{}", conns.join(",\n"));
         let _ = writeln!(s, "  );");
     }
     let _ = writeln!(s, "\nendmodule");
     s
+}
+
+/// The opening of a generated top: `module <name>`, its `MEM_DIR` parameter (documented by
+/// `mem_dir_doc`, one line each, defaulting to `mem_dir_default`), clock and reset; the caller
+/// continues with its ports (each after a comma) and closes the list.
+pub fn module_head(name: &str, mem_dir_doc: &[&str], mem_dir_default: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "module {name} #(");
+    for line in mem_dir_doc {
+        let _ = writeln!(s, "    /// {line}");
+    }
+    let _ = writeln!(s, "    parameter MEM_DIR = \"{mem_dir_default}\"");
+    let _ = writeln!(s, ") (");
+    let _ = writeln!(s, "    /// Clock.");
+    let _ = writeln!(s, "    input  logic clk,");
+    let _ = writeln!(s, "    /// Synchronous active-high reset.");
+    let _ = write!(s, "    input  logic rst");
+    s
+}
+
+/// One `.NAME(value)` line per integer parameter of an instance.
+pub fn param_lines(p: &mase_hwlib::Params) -> Vec<String> {
+    p.iter().map(|(k, v)| format!("      .{k}({})", sv_int(*v))).collect()
+}
+
+/// The three connections of stream port `port` of an instance to signal `sig` (data, valid,
+/// ready).
+pub fn stream_conns(port: &str, sig: &str) -> [String; 3] {
+    [
+        format!("      .{port}({sig})"),
+        format!("      .{port}_valid({sig}_valid)"),
+        format!("      .{port}_ready({sig}_ready)"),
+    ]
 }
 
 /// The declaration of a top's stream port (data, valid, ready, each with its `///` comment),

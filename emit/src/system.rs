@@ -16,6 +16,7 @@
 //! pair of neighbouring devices); a stream that skips a device passes through it.
 
 use mase_hwlib::components::link;
+use mase_hwlib::Params;
 use mase_ir::fixed::FixedFormat;
 use mase_ir::{MaseGraph, Result};
 use serde::Serialize;
@@ -154,6 +155,19 @@ pub fn link_cycles(d: &Design, w: &Wire, link_width: usize) -> u64 {
     link::link_cycles(wire_beats(d, w), w.lanes * w.width as usize, link_width)
 }
 
+/// The `link` instance that carries `wire` over a link of `link_width` bits per cycle and
+/// `latency` cycles, with a receiver deep enough for full rate: (parameters, flits per beat,
+/// receiver depth in beats).
+pub fn link_on(
+    wire: &Wire,
+    link_width: usize,
+    latency: usize,
+) -> std::result::Result<(Params, usize, usize), String> {
+    let flits = link::flits_per_beat(wire.lanes * wire.width as usize, link_width);
+    let depth = link::full_rate_depth(latency, flits);
+    Ok((link::instance(wire.width, wire.lanes, link_width, latency, depth)?, flits, depth))
+}
+
 /// One link of a system: the stream it carries across the boundary after device `from`.
 #[derive(Debug, Clone, Serialize)]
 pub struct LinkInfo {
@@ -236,10 +250,8 @@ pub fn build(d: &Design, pl: &Placement, devices: &[Device]) -> Result<System> {
         })?;
         let wire = design.wires[w].clone();
         let beat_bits = wire.lanes * wire.width as usize;
-        let flits = link::flits_per_beat(beat_bits, link_width);
-        let depth = link::full_rate_depth(latency, flits);
         let beats = wire_beats(&design, &wire);
-        let params = link::instance(wire.width, wire.lanes, link_width, latency, depth)
+        let (params, flits, depth) = link_on(&wire, link_width, latency)
             .map_err(|e| graph_error(format!("link after device '{}': {e}", devices[b].name)))?;
         let tensor = stream_name(&design, &wire);
         let node = match &wire.from {

@@ -28,7 +28,7 @@ use crate::config::Device;
 use crate::design::{Design, Endpoint, InstKind, PortDir, TopPort, Wire};
 use crate::project::{core_file, prepare, write, write_model, write_sources, Emitted};
 use crate::report::{report, Report};
-use crate::sv::{stream_port_decl, sv_int, top_sv};
+use crate::sv::{module_head, param_lines, stream_conns, stream_port_decl, top_sv};
 use crate::system::{LinkInfo, System};
 
 /// The stream port of a device core that a link feeds.
@@ -122,7 +122,7 @@ pub fn device_design(sys: &System, k: usize) -> Design {
 }
 
 fn param_list(p: &mase_hwlib::Params) -> String {
-    p.iter().map(|(k, v)| format!("      .{k}({})", sv_int(*v))).collect::<Vec<_>>().join(",\n")
+    param_lines(p).join(",\n")
 }
 
 fn link_params(l: &LinkInfo, rx: bool) -> Result<mase_hwlib::Params> {
@@ -153,14 +153,11 @@ pub fn device_top_sv(sys: &System, k: usize, core: &Design) -> Result<String> {
     let _ =
         writeln!(s, "// arrives as flits on rx_* (credits back on rx_credit); the stream to the next device");
     let _ = writeln!(s, "// leaves as flits on tx_* (credits in on tx_credit). Graph ports as in the core.");
-    let _ = writeln!(s, "module {top} #(");
-    let _ = writeln!(s, "    /// Directory of this device's memory files, prefixed to each .mem name.");
-    let _ = writeln!(s, "    parameter MEM_DIR = \"mem/\"");
-    let _ = writeln!(s, ") (");
-    let _ = writeln!(s, "    /// Clock.");
-    let _ = writeln!(s, "    input  logic clk,");
-    let _ = writeln!(s, "    /// Synchronous active-high reset.");
-    let _ = write!(s, "    input  logic rst");
+    s.push_str(&module_head(
+        &top,
+        &["Directory of this device's memory files, prefixed to each .mem name."],
+        "mem/",
+    ));
     for p in core.ports.iter().filter(|p| p.name != LINK_IN && p.name != LINK_OUT) {
         s.push_str(&stream_port_decl(p));
     }
@@ -215,9 +212,7 @@ pub fn device_top_sv(sys: &System, k: usize, core: &Design) -> Result<String> {
     let _ = writeln!(s, "\n  {} #(\n      .MEM_DIR(MEM_DIR)\n  ) core_inst (", core.top);
     let mut conns = vec!["      .clk(clk)".to_string(), "      .rst(rst)".to_string()];
     for p in &core.ports {
-        conns.push(format!("      .{0}({0})", p.name));
-        conns.push(format!("      .{0}_valid({0}_valid)", p.name));
-        conns.push(format!("      .{0}_ready({0}_ready)", p.name));
+        conns.extend(stream_conns(&p.name, &p.name));
     }
     let _ = writeln!(s, "{}\n  );", conns.join(",\n"));
     if let Some(l) = tx {
@@ -253,15 +248,11 @@ pub fn system_top_sv(sys: &System) -> Result<String> {
         writeln!(s, "// The device tops (../device_<k>/) joined by link models (latency and width of each");
     let _ =
         writeln!(s, "// [[hardware.devices]] link); its stream ports are those of the single-device top.");
-    let _ = writeln!(s, "module {} #(", d.top);
-    let _ =
-        writeln!(s, "    /// Directory holding device_<k>/mem/, prefixed to each device's memory directory.");
-    let _ = writeln!(s, "    parameter MEM_DIR = \"../\"");
-    let _ = writeln!(s, ") (");
-    let _ = writeln!(s, "    /// Clock.");
-    let _ = writeln!(s, "    input  logic clk,");
-    let _ = writeln!(s, "    /// Synchronous active-high reset.");
-    let _ = write!(s, "    input  logic rst");
+    s.push_str(&module_head(
+        &d.top,
+        &["Directory holding device_<k>/mem/, prefixed to each device's memory directory."],
+        "../",
+    ));
     for p in &d.ports {
         s.push_str(&stream_port_decl(p));
     }
@@ -312,9 +303,7 @@ pub fn system_top_sv(sys: &System) -> Result<String> {
         let mut conns = vec!["      .clk(clk)".to_string(), "      .rst(rst)".to_string()];
         for (p, port) in d.ports.iter().enumerate() {
             if sys.placement.port[p] == k {
-                conns.push(format!("      .{0}({0})", port.name));
-                conns.push(format!("      .{0}_valid({0}_valid)", port.name));
-                conns.push(format!("      .{0}_ready({0}_ready)", port.name));
+                conns.extend(stream_conns(&port.name, &port.name));
             }
         }
         if let Some(l) = k.checked_sub(1).and_then(|b| sys.link_after(b)) {

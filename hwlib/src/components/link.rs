@@ -115,38 +115,41 @@ fn check_beat_and_link(p: &Params) -> Result<(), String> {
     check_range(p, "LINK_WIDTH", 1, MAX_LINK_WIDTH as i64)
 }
 
-/// Parameters of a `mase_link_tx` ([`TX_MODULE`]) sending beats of `lanes` lanes of `width` bits
-/// over `link_width` bits per cycle to a receiver that buffers `credits` beats; an error names
-/// the parameter out of range.
-pub fn tx_params(width: u32, lanes: usize, link_width: usize, credits: usize) -> Result<Params, String> {
+/// Parameters of either end of a link (`module`): beats of `lanes` lanes of `width` bits over
+/// `link_width` bits per cycle, then the end's own beat count `beats` = (name, value); an error
+/// names the module and the parameter out of range.
+fn end_params(
+    module: &str,
+    width: u32,
+    lanes: usize,
+    link_width: usize,
+    beats: (&str, usize),
+) -> Result<Params, String> {
     let values = [
         ("DATA_WIDTH", width as i64),
         ("LANES", lanes as i64),
         ("LINK_WIDTH", link_width as i64),
-        ("CREDITS", credits as i64),
+        (beats.0, beats.1 as i64),
     ];
     checked(&values, |p| {
         check_beat_and_link(p)?;
-        check_range(p, "CREDITS", 1, MAX_DEPTH as i64)
+        check_range(p, beats.0, 1, MAX_DEPTH as i64)
     })
-    .map_err(|e| format!("{TX_MODULE}: invalid parameters: {e}"))
+    .map_err(|e| format!("{module}: invalid parameters: {e}"))
+}
+
+/// Parameters of a `mase_link_tx` ([`TX_MODULE`]) sending beats of `lanes` lanes of `width` bits
+/// over `link_width` bits per cycle to a receiver that buffers `credits` beats; an error names
+/// the parameter out of range.
+pub fn tx_params(width: u32, lanes: usize, link_width: usize, credits: usize) -> Result<Params, String> {
+    end_params(TX_MODULE, width, lanes, link_width, ("CREDITS", credits))
 }
 
 /// Parameters of a `mase_link_rx` ([`RX_MODULE`]) receiving beats of `lanes` lanes of `width`
 /// bits over `link_width` bits per cycle into a buffer of `depth` beats (the sender's credits);
 /// an error names the parameter out of range.
 pub fn rx_params(width: u32, lanes: usize, link_width: usize, depth: usize) -> Result<Params, String> {
-    let values = [
-        ("DATA_WIDTH", width as i64),
-        ("LANES", lanes as i64),
-        ("LINK_WIDTH", link_width as i64),
-        ("DEPTH", depth as i64),
-    ];
-    checked(&values, |p| {
-        check_beat_and_link(p)?;
-        check_range(p, "DEPTH", 1, MAX_DEPTH as i64)
-    })
-    .map_err(|e| format!("{RX_MODULE}: invalid parameters: {e}"))
+    end_params(RX_MODULE, width, lanes, link_width, ("DEPTH", depth))
 }
 
 /// Parameters of a `mase_link_model` ([`MODEL_MODULE`]) of `link_width` bits per cycle and
