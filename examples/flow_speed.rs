@@ -15,7 +15,7 @@
 //! (`software_stats`) and format choice (`auto_precision`), with the same public functions and
 //! arguments the flow uses.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -98,7 +98,7 @@ fn main() -> Result<()> {
     }
 
     // The quantize step of the default configuration, split into its two halves.
-    let opts = ImportOptions { input_shapes: BTreeMap::new(), raise: true };
+    let opts = ImportOptions::default();
     let graph = import_bytes(&bytes, &path, &opts)?;
     let chain = ["init_metadata", "add_common_metadata", "remove_dropout", "validate"];
     let (graph, _) = mase_ir::pass::run_passes(graph, &chain, &toml::Table::new())?;

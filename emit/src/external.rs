@@ -306,9 +306,9 @@ fn table_model(
         ("table", Some(file)) => {
             let p = dir.join(file);
             let t = mase_ir::npy::read_npy(&p)?;
-            let v: Vec<i64> = match &t {
-                Tensor::I64(a) => a.iter().copied().collect(),
-                Tensor::F32(_) => return Err(cfg_err(&p, "a table model holds int64 output codes")),
+            let v: Vec<i64> = match t.int_values() {
+                Some(a) => a.iter().copied().collect(),
+                None => return Err(cfg_err(&p, "a table model holds int64 output codes")),
             };
             if v.len() != n {
                 return Err(cfg_err(&p, format!("holds {} codes; the input format {} needs {n} (one per input code, lowest first)", v.len(), fmt_name(&fi))));

@@ -113,7 +113,7 @@ pub fn quantized_graph(onnx: &[u8], opts: &FlowOptions) -> Result<Quantized> {
     let config = &opts.config;
     let mut times = Vec::new();
     let t = Instant::now();
-    let import = ImportOptions { input_shapes: opts.input_shapes.clone(), raise: true };
+    let import = ImportOptions { input_shapes: opts.input_shapes.clone(), ..Default::default() };
     let graph = import_bytes(onnx, origin, &import)?;
     times.push(("import", t.elapsed().as_secs_f64() * 1e3));
     let t = Instant::now();

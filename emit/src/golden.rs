@@ -24,7 +24,7 @@ pub fn quantize_input(d: &Design, port: usize, t: &Tensor) -> Result<Vec<i64>> {
     }
     Ok(match t {
         Tensor::F32(a) => a.iter().map(|x| from_f64(f64::from(*x), &p.format)).collect(),
-        Tensor::I64(a) => a.iter().map(|x| from_f64(*x as f64, &p.format)).collect(),
+        other => other.to_f64().iter().map(|x| from_f64(*x, &p.format)).collect(),
     })
 }
 

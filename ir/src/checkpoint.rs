@@ -21,7 +21,7 @@
 //!                   "shape", "channel_frac"?: [ per-row fraction widths ] }, ... ] }
 //! ```
 //!
-//! **safetensors**: each float weight as `F32` and each integer weight as `I64` under its key;
+//! **safetensors**: each weight under its key in its own type (`F32`, `I64`, `I32`, `BOOL`);
 //! each quantized weight's integer codes as `I64` under `q/<key>`. Header metadata
 //! `{"format": "mase-rs-checkpoint"}`.
 //!
@@ -134,6 +134,7 @@ fn non_finite_attr(op: &Op) -> Option<(&'static str, f32)> {
         Op::LayerNorm { epsilon, .. } => ("epsilon", *epsilon),
         Op::MulScalar { scalar } => ("scalar", *scalar),
         Op::Dropout { ratio } => ("ratio", *ratio),
+        Op::ConstantOfShape { value, .. } if !value.is_finite() => ("value", *value as f32),
         _ => return None,
     };
     (!v.is_finite()).then_some((name, v))
@@ -179,6 +180,8 @@ pub fn export(graph: &MaseGraph, prefix: &Path) -> Result<()> {
         let (dt, bytes) = match t {
             Tensor::F32(a) => (Dtype::F32, f32_bytes(a)),
             Tensor::I64(a) => (Dtype::I64, i64_bytes(a)),
+            Tensor::I32(a) => (Dtype::I32, a.iter().flat_map(|x| x.to_le_bytes()).collect()),
+            Tensor::Bool(a) => (Dtype::BOOL, a.iter().map(|&x| u8::from(x)).collect()),
         };
         payload.insert(k.clone(), (dt, t.shape().to_vec(), bytes));
     }
@@ -332,6 +335,10 @@ pub fn load(prefix: &Path) -> Result<MaseGraph> {
                 .map(|b| from_le(&w.shape, b, f32::from_le_bytes).map(Tensor::F32))?,
             DType::I64 => tensor_bytes(&st, &w.key, Dtype::I64, &w.shape, sp)
                 .map(|b| from_le(&w.shape, b, i64::from_le_bytes).map(Tensor::I64))?,
+            DType::I32 => tensor_bytes(&st, &w.key, Dtype::I32, &w.shape, sp)
+                .map(|b| from_le(&w.shape, b, i32::from_le_bytes).map(Tensor::I32))?,
+            DType::Bool => tensor_bytes(&st, &w.key, Dtype::BOOL, &w.shape, sp)
+                .map(|b| from_le(&w.shape, b, |[x]: [u8; 1]| x != 0).map(Tensor::Bool))?,
         };
         let t =
             t.ok_or_else(|| Error::file(sp, format!("tensor '{}' has the wrong number of bytes", w.key)))?;

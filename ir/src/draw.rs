@@ -133,7 +133,7 @@ fn shape_line(node: &Node) -> Option<String> {
     let dims: Vec<String> = m.shape.iter().map(|d| d.to_string()).collect();
     let tag = match m.ty {
         ValueType::Float => String::new(),
-        ValueType::Na => " i64".to_string(),
+        ValueType::Integer | ValueType::Bool => format!(" {}", m.dtype().name()),
         ValueType::Fixed => {
             let p: Vec<String> = m.precision.iter().map(|p| p.to_string()).collect();
             format!(" {}fixed<{}>", if m.unsigned { "u" } else { "" }, p.join(","))

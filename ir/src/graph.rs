@@ -114,6 +114,20 @@ impl MaseGraph {
         Ok(id)
     }
 
+    /// The element type of the graph input named `name` (from its recorded metadata; float32
+    /// when none is recorded), or `None` when there is no such input.
+    pub fn input_dtype(&self, name: &str) -> Option<crate::tensor::DType> {
+        let id = self.input_ids().into_iter().find(|&i| self.node(i).name == name)?;
+        Some(
+            self.node(id)
+                .meta
+                .common
+                .results
+                .get("data_out_0")
+                .map_or(crate::tensor::DType::F32, |m| m.dtype()),
+        )
+    }
+
     /// Appends a node as given (used by checkpoint loading); checks only name uniqueness.
     pub fn push_node(&mut self, node: Node) -> Result<NodeId> {
         let id = NodeId(self.nodes.len());

@@ -39,9 +39,21 @@ pub enum ValueType {
     /// Fixed point (precision `[width, frac_width]`).
     #[serde(rename = "fixed")]
     Fixed,
-    /// Not a number-valued tensor (e.g. a shape).
-    #[serde(rename = "NA")]
-    Na,
+    /// Integer data (token ids, indices, shapes): precision `[64]` or `[32]`, never quantized.
+    /// Checkpoints written before integer inputs existed call it `NA`.
+    #[serde(rename = "integer", alias = "NA")]
+    Integer,
+    /// Boolean data (masks, comparison results): precision `[1]`, never quantized.
+    #[serde(rename = "bool")]
+    Bool,
+}
+
+impl ValueType {
+    /// True for real-valued data (float or fixed point): what quantization gives a format.
+    /// Integer and boolean tensors stay exact and have none.
+    pub fn is_real(self) -> bool {
+        matches!(self, ValueType::Float | ValueType::Fixed)
+    }
 }
 
 /// Metadata of one argument or result of a node.
@@ -66,14 +78,26 @@ pub struct TensorMeta {
 }
 
 impl TensorMeta {
-    /// The metadata of a tensor not (yet) quantized: float `[32]` for f32 data, NA `[64]` for
-    /// i64 data (shapes and indices).
+    /// The metadata of a tensor not (yet) quantized: float `[32]` for f32 data, integer `[64]`
+    /// or `[32]` for i64 / i32 data (token ids, shapes, indices), bool `[1]` for masks.
     pub fn unquantized(shape: &[usize], dtype: DType) -> Self {
         let (ty, precision) = match dtype {
             DType::F32 => (ValueType::Float, vec![32]),
-            DType::I64 => (ValueType::Na, vec![64]),
+            DType::I64 => (ValueType::Integer, vec![64]),
+            DType::I32 => (ValueType::Integer, vec![32]),
+            DType::Bool => (ValueType::Bool, vec![1]),
         };
         TensorMeta { ty, precision, shape: shape.to_vec(), ..Default::default() }
+    }
+
+    /// The element type of the unquantized tensor this describes (fixed point is f32 data).
+    pub fn dtype(&self) -> DType {
+        match self.ty {
+            ValueType::Float | ValueType::Fixed => DType::F32,
+            ValueType::Integer if self.precision.first() == Some(&32) => DType::I32,
+            ValueType::Integer => DType::I64,
+            ValueType::Bool => DType::Bool,
+        }
     }
 }
 

@@ -3,12 +3,12 @@
 //! Reading accepts format versions 1.0, 2.0 and 3.0, any rank (including 0-d), C or Fortran
 //! order, and little-endian (or byte-order-free) element types: `f2`, `f4`, `f8` become f32
 //! tensors (`f8` rounded to the nearest f32; a finite value outside the f32 range is an error);
-//! `i1`, `i2`, `i4`, `i8`, `u1`, `u2`, `u4`, `u8` and `b1` become i64 tensors (a `u8` value above
-//! `i64::MAX` is an error). Writing produces version 1.0 files with `<f4` or `<i8` data in C
-//! order, readable by `numpy.load`.
+//! `i1`, `i2`, `i4`, `i8`, `u1`, `u2`, `u4`, `u8` become i64 tensors (a `u8` value above
+//! `i64::MAX` is an error) and `b1` bool tensors. Writing produces version 1.0 files with `<f4`,
+//! `<i8`, `<i4` or `|b1` data in C order, readable by `numpy.load`.
 //!
-//! Model inputs are float32 (every graph input of an imported model is): [`read_npy_input`]
-//! reads a file given as a model input and converts the other dtypes, see there.
+//! A file given as a model input is read by [`read_npy_as`] for the element type the graph
+//! input has, converting other dtypes where that is exact, see there.
 //!
 //! The format: the magic `\x93NUMPY`, a major and minor version byte, the header length
 //! (u16 for 1.0, u32 for 2.0/3.0, little-endian), an ASCII (UTF-8 for 3.0) header holding a
@@ -20,7 +20,7 @@ use std::path::Path;
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 
 use crate::error::{Error, Result};
-use crate::tensor::Tensor;
+use crate::tensor::{DType, Tensor};
 
 const MAGIC: &[u8] = b"\x93NUMPY";
 const SUPPORTED: &str = "<f2, <f4, <f8, |i1, <i2, <i4, <i8, |u1, <u2, <u4, <u8, |b1";
@@ -35,39 +35,85 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<Tensor> {
 /// Integers of at most this magnitude are exact in f32 (24-bit significand).
 const F32_EXACT_INT: i64 = 1 << 24;
 
-/// Reads a `.npy` file given as a model input (a float32 tensor), converting its dtype:
-/// - `f4` as is; `f2` exactly; `f8` rounded to the nearest f32 (an error if a finite value is
-///   outside the f32 range);
-/// - integer and boolean dtypes (`i1`…`i8`, `u1`…`u8`, `b1`) exactly, when every value has a
-///   magnitude of at most 2^24 (16777216); a larger value is an error naming the file, the
-///   dtype, the element and the value, because f32 cannot hold it exactly.
-///
-/// Other dtypes are rejected as [`read_npy`] rejects them, naming the file and the dtype.
+/// Reads a `.npy` file given as a float32 model input: [`read_npy_as`] with [`DType::F32`].
 pub fn read_npy_input(path: impl AsRef<Path>) -> Result<Tensor> {
+    read_npy_as(path, DType::F32)
+}
+
+/// Reads a `.npy` file given as a model input whose element type is `want`, converting the
+/// file's dtype where that is exact:
+/// - float32 inputs: `f4` as is; `f2` exactly; `f8` rounded to the nearest f32 (an error if a
+///   finite value is outside the f32 range); integer and boolean dtypes exactly when every value
+///   has a magnitude of at most 2^24 (16777216). A NaN or an infinity is an error naming the
+///   first index: no model input is meant to hold one, and it would poison every result.
+/// - int64 / int32 inputs (token ids, masks): any integer dtype whose values fit, and `b1` as 0
+///   and 1; a float file is an error (token ids are never fractional: convert with
+///   `x.astype(np.int64)` if the floats are whole).
+/// - bool inputs: `b1`, or integers that are all 0 or 1.
+///
+/// Errors name the file, its dtype and what the input expects.
+pub fn read_npy_as(path: impl AsRef<Path>, want: DType) -> Result<Tensor> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let (descr, t) =
         parse(&bytes).map_err(|m| Error::file(path, format!("not a readable .npy file: {m}")))?;
-    match t {
-        Tensor::F32(_) => Ok(t),
-        Tensor::I64(a) => {
+    let wrong = |why: String| {
+        Error::file(
+            path,
+            format!("the model input is {}; this file holds '{descr}' data: {why}", want.name()),
+        )
+    };
+    let out = match (want, t) {
+        (DType::F32, t @ Tensor::F32(_)) => t,
+        (DType::F32, Tensor::Bool(a)) => Tensor::F32(a.mapv(|v| f32::from(u8::from(v)))),
+        (DType::F32, t) => {
+            let a = t.to_i64();
             if let Some((i, v)) = a.iter().enumerate().find(|(_, v)| v.unsigned_abs() > F32_EXACT_INT as u64)
             {
-                return Err(Error::file(
-                    path,
-                    format!(
-                        "a model input is float32; this file's dtype '{descr}' converts exactly only up to \
-                         magnitude {F32_EXACT_INT}, but element {i} (row-major) is {v}. Convert it in numpy \
-                         (x.astype(np.float32)) if rounding is acceptable"
-                    ),
-                ));
+                return Err(wrong(format!(
+                    "integers convert exactly only up to magnitude {F32_EXACT_INT}, but element {i} \
+                     (row-major) is {v}. Convert it in numpy (x.astype(np.float32)) if rounding is acceptable"
+                )));
             }
-            Ok(Tensor::F32(a.mapv(|v| v as f32)))
+            Tensor::F32(a.mapv(|v| v as f32))
         }
+        (DType::I64, Tensor::F32(_)) | (DType::I32, Tensor::F32(_)) | (DType::Bool, Tensor::F32(_)) => {
+            return Err(wrong(
+                "float data is not converted to integers or booleans; write the file with the input's \
+                 dtype (e.g. x.astype(np.int64))"
+                    .into(),
+            ))
+        }
+        (DType::I64, t) => Tensor::I64(t.to_i64()),
+        (DType::I32, t) => {
+            let a = t.to_i64();
+            if let Some((i, v)) = a.iter().enumerate().find(|(_, &v)| i32::try_from(v).is_err()) {
+                return Err(wrong(format!("element {i} (row-major) is {v}, outside the int32 range")));
+            }
+            Tensor::I32(a.mapv(|v| v as i32))
+        }
+        (DType::Bool, t @ Tensor::Bool(_)) => t,
+        (DType::Bool, t) => {
+            let a = t.to_i64();
+            if let Some((i, v)) = a.iter().enumerate().find(|(_, &v)| v != 0 && v != 1) {
+                return Err(wrong(format!(
+                    "element {i} (row-major) is {v}; a boolean input takes 0 and 1 only"
+                )));
+            }
+            Tensor::Bool(a.mapv(|v| v != 0))
+        }
+    };
+    if let Some(i) = out.first_non_finite() {
+        let v = out.as_f32().and_then(|a| a.iter().nth(i).copied()).unwrap_or(f32::NAN);
+        return Err(Error::file(
+            path,
+            format!("element {i} (row-major) is {v}; model inputs must be finite (no NaN or infinity)"),
+        ));
     }
+    Ok(out)
 }
 
-/// Writes a tensor as a `.npy` file (`<f4` or `<i8`, C order, format 1.0).
+/// Writes a tensor as a `.npy` file (`<f4`, `<i8`, `<i4` or `|b1`, C order, format 1.0).
 pub fn write_npy(path: impl AsRef<Path>, t: &Tensor) -> Result<()> {
     let path = path.as_ref();
     std::fs::write(path, encode_npy(t)).map_err(|e| Error::io(path, e))
@@ -78,6 +124,8 @@ pub fn encode_npy(t: &Tensor) -> Vec<u8> {
     let descr = match t {
         Tensor::F32(_) => "<f4",
         Tensor::I64(_) => "<i8",
+        Tensor::I32(_) => "<i4",
+        Tensor::Bool(_) => "|b1",
     };
     let dims: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
     let shape = match dims.len() {
@@ -97,6 +145,8 @@ pub fn encode_npy(t: &Tensor) -> Vec<u8> {
     match t {
         Tensor::F32(a) => a.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
         Tensor::I64(a) => a.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        Tensor::I32(a) => a.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        Tensor::Bool(a) => a.iter().for_each(|&v| out.push(u8::from(v))),
     }
     out
 }
@@ -412,7 +462,7 @@ fn parse(bytes: &[u8]) -> std::result::Result<(String, Tensor), String> {
                 })
                 .collect::<std::result::Result<_, _>>()?,
         ),
-        Elem::Bool => Values::I(chunks.map(|c| (c[0] != 0) as i64).collect()),
+        Elem::Bool => Values::B(chunks.map(|c| c[0] != 0).collect()),
     };
     let dims = IxDyn(&shape).set_f(fortran);
     let bad = |e: ndarray::ShapeError| format!("shape {shape:?}: {e}");
@@ -426,6 +476,9 @@ fn parse(bytes: &[u8]) -> std::result::Result<(String, Tensor), String> {
             Values::I(v) => {
                 Tensor::I64(ArrayD::from_shape_vec(dims, v).map_err(bad)?.as_standard_layout().into_owned())
             }
+            Values::B(v) => {
+                Tensor::Bool(ArrayD::from_shape_vec(dims, v).map_err(bad)?.as_standard_layout().into_owned())
+            }
         },
     ))
 }
@@ -434,6 +487,7 @@ fn parse(bytes: &[u8]) -> std::result::Result<(String, Tensor), String> {
 enum Values {
     F(Vec<f32>),
     I(Vec<i64>),
+    B(Vec<bool>),
 }
 
 /// IEEE half precision to single precision (exact).

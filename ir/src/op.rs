@@ -24,6 +24,35 @@ pub enum GeluApprox {
     Tanh,
 }
 
+/// An element-wise comparison (ONNX `Equal`, `Less`, `LessOrEqual`, `Greater`,
+/// `GreaterOrEqual`): inputs of one element type, boolean result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CmpOp {
+    /// a == b.
+    Equal,
+    /// a < b.
+    Less,
+    /// a <= b.
+    LessOrEqual,
+    /// a > b.
+    Greater,
+    /// a >= b.
+    GreaterOrEqual,
+}
+
+/// An element-wise boolean connective (ONNX `And`, `Or`, `Xor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogicOp {
+    /// a ∧ b.
+    And,
+    /// a ∨ b.
+    Or,
+    /// a ⊕ b.
+    Xor,
+}
+
 /// Defines [`Op`] as written and, from the same variant list, [`OpKind`] (the variant without its
 /// attributes), [`OpKind::ALL`] and [`Op::kind`]: lists of ops elsewhere (e.g. the mase op names a
 /// quantization config may use) derive from here instead of being kept by hand.
@@ -186,12 +215,62 @@ op_enum! {
             /// Step per sliced axis.
             steps: Vec<i64>,
         },
-        /// Gathers along `axis` at constant indices.
+        /// Gathers input 0 along `axis` at the integer indices of input 1 (ONNX Gather; negative
+        /// indices count from the end).
         Gather {
             /// The axis.
             axis: i64,
-            /// Key of the i64 index tensor.
-            indices: String,
+        },
+        /// Looks up rows of a table at the integer indices of its input (a Gather on axis 0 of a
+        /// constant 2-D table, raised by `raise_embedding`): `[..., n] → [..., n, dim]`.
+        Embedding {
+            /// Key of the `[rows, dim]` table.
+            table: String,
+        },
+        /// ONNX GatherND: slices of input 0 at the index tuples of input 1.
+        GatherNd {
+            /// Leading dimensions shared by data and indices.
+            batch_dims: i64,
+        },
+        /// Element-wise comparison with broadcasting; boolean result.
+        Compare {
+            /// The comparison.
+            cmp: CmpOp,
+        },
+        /// Element-wise boolean connective with broadcasting.
+        Logic {
+            /// The connective.
+            logic: LogicOp,
+        },
+        /// Element-wise boolean negation.
+        Not,
+        /// Element-wise choice: input 1 where input 0 is true, else input 2 (broadcasting).
+        Where,
+        /// Element-wise maximum of any number of inputs with broadcasting.
+        Max,
+        /// Element-wise minimum of any number of inputs with broadcasting.
+        Min,
+        /// Sum over the given axes.
+        ReduceSum {
+            /// Reduced axes (empty = all).
+            axes: Vec<i64>,
+            /// Keep reduced axes as size 1.
+            keepdims: bool,
+        },
+        /// Broadcasts the input to a shape (ONNX Expand: the shape and the input's shape
+        /// broadcast together).
+        Expand {
+            /// The target shape.
+            shape: Vec<i64>,
+        },
+        /// The 1-D sequence start, start + delta, … below limit (inputs: start, limit, delta).
+        Range,
+        /// A tensor of the shape given by its 1-D integer input, filled with one value.
+        ConstantOfShape {
+            /// The fill value.
+            value: f64,
+            /// Its element type.
+            dtype: DType,
         },
         /// Converts the element type.
         Cast {
@@ -240,6 +319,18 @@ impl OpKind {
             OpKind::Concat => "cat",
             OpKind::Slice => "slice",
             OpKind::Gather => "gather",
+            OpKind::Embedding => "embedding",
+            OpKind::GatherNd => "gather_nd",
+            OpKind::Compare => "compare",
+            OpKind::Logic => "logical",
+            OpKind::Not => "not",
+            OpKind::Where => "where",
+            OpKind::Max => "max",
+            OpKind::Min => "min",
+            OpKind::ReduceSum => "sum",
+            OpKind::Expand => "expand",
+            OpKind::Range => "range",
+            OpKind::ConstantOfShape => "constant_of_shape",
             OpKind::Cast => "cast",
             OpKind::Shape => "shape",
         }
@@ -270,8 +361,9 @@ impl Op {
             OpKind::Placeholder => NodeKind::Placeholder,
             OpKind::Output => NodeKind::Output,
             OpKind::Constant => NodeKind::GetAttr,
-            OpKind::Linear | OpKind::LayerNorm => NodeKind::CallModule,
+            OpKind::Linear | OpKind::LayerNorm | OpKind::Embedding => NodeKind::CallModule,
             OpKind::Reshape
+            | OpKind::Expand
             | OpKind::Transpose
             | OpKind::Flatten
             | OpKind::Unsqueeze
@@ -296,7 +388,17 @@ impl Op {
             | OpKind::Identity
             | OpKind::Concat
             | OpKind::Slice
-            | OpKind::Gather => NodeKind::CallFunction,
+            | OpKind::Gather
+            | OpKind::GatherNd
+            | OpKind::Compare
+            | OpKind::Logic
+            | OpKind::Not
+            | OpKind::Where
+            | OpKind::Max
+            | OpKind::Min
+            | OpKind::ReduceSum
+            | OpKind::Range
+            | OpKind::ConstantOfShape => NodeKind::CallFunction,
         }
     }
 
@@ -306,7 +408,7 @@ impl Op {
             OpKind::Placeholder => MaseType::Placeholder,
             OpKind::Output => MaseType::Output,
             OpKind::Constant => MaseType::GetAttr,
-            OpKind::Linear | OpKind::LayerNorm => MaseType::Module,
+            OpKind::Linear | OpKind::LayerNorm | OpKind::Embedding => MaseType::Module,
             OpKind::Relu | OpKind::Gelu | OpKind::Softmax | OpKind::Dropout => MaseType::ModuleRelatedFunc,
             OpKind::Reshape
             | OpKind::Transpose
@@ -317,6 +419,8 @@ impl Op {
             | OpKind::Concat
             | OpKind::Slice
             | OpKind::Gather
+            | OpKind::GatherNd
+            | OpKind::Expand
             | OpKind::Cast
             | OpKind::Shape => MaseType::ImplicitFunc,
             OpKind::Matmul
@@ -329,7 +433,16 @@ impl Op {
             | OpKind::Sqrt
             | OpKind::Erf
             | OpKind::Tanh
-            | OpKind::ReduceMean => MaseType::BuiltinFunc,
+            | OpKind::ReduceMean
+            | OpKind::ReduceSum
+            | OpKind::Compare
+            | OpKind::Logic
+            | OpKind::Not
+            | OpKind::Where
+            | OpKind::Max
+            | OpKind::Min
+            | OpKind::Range
+            | OpKind::ConstantOfShape => MaseType::BuiltinFunc,
         }
     }
 
@@ -346,7 +459,7 @@ impl Op {
                 v
             }
             Op::LayerNorm { weight: None, bias: Some(b), .. } => vec![("bias", b.as_str())],
-            Op::Gather { indices, .. } => vec![("indices", indices.as_str())],
+            Op::Embedding { table } => vec![("weight", table.as_str())],
             Op::LayerNorm { weight: None, bias: None, .. }
             | Op::Placeholder
             | Op::Output
@@ -374,7 +487,19 @@ impl Op {
             | Op::Concat { .. }
             | Op::Slice { .. }
             | Op::Cast { .. }
-            | Op::Shape { .. } => vec![],
+            | Op::Shape { .. }
+            | Op::Gather { .. }
+            | Op::GatherNd { .. }
+            | Op::Compare { .. }
+            | Op::Logic { .. }
+            | Op::Not
+            | Op::Where
+            | Op::Max
+            | Op::Min
+            | Op::ReduceSum { .. }
+            | Op::Expand { .. }
+            | Op::Range
+            | Op::ConstantOfShape { .. } => vec![],
         }
     }
 }

@@ -1,8 +1,9 @@
 //! Tensors: weights, constants and values flowing through the float interpreter.
 //!
 //! Float data is `f32` (the accuracy reference, as the models are trained in f32); integer data
-//! is `i64` (ONNX shape tensors and indices, and quantized values whose format lives in
-//! metadata). Both are row-major `ndarray` arrays of dynamic rank.
+//! is `i64` (ONNX shape tensors, token ids and indices, and quantized values whose format lives
+//! in metadata) or `i32` (models that declare int32 ids); boolean data holds masks and
+//! comparison results. All are row-major `ndarray` arrays of dynamic rank.
 
 use ndarray::{ArrayD, IxDyn};
 use serde::{Deserialize, Serialize};
@@ -10,22 +11,62 @@ use serde::{Deserialize, Serialize};
 use crate::fixed::FixedFormat;
 
 /// Element type of a [`Tensor`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DType {
     /// 32-bit IEEE float.
     F32,
     /// 64-bit signed integer.
     I64,
+    /// 32-bit signed integer.
+    I32,
+    /// Boolean.
+    Bool,
 }
 
-/// A dense tensor of f32 or i64.
+impl DType {
+    /// The numpy / ONNX-style name used in messages and in the metadata: `float32`, `int64`,
+    /// `int32`, `bool`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "float32",
+            DType::I64 => "int64",
+            DType::I32 => "int32",
+            DType::Bool => "bool",
+        }
+    }
+
+    /// True for the integer types.
+    pub fn is_int(self) -> bool {
+        matches!(self, DType::I64 | DType::I32)
+    }
+}
+
+/// A dense tensor of f32, i64, i32 or bool.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Tensor {
     /// Float data.
     F32(ArrayD<f32>),
-    /// Integer data.
+    /// 64-bit integer data.
     I64(ArrayD<i64>),
+    /// 32-bit integer data.
+    I32(ArrayD<i32>),
+    /// Boolean data.
+    Bool(ArrayD<bool>),
+}
+
+/// Applies a generic array expression to a tensor of any element type, keeping the type:
+/// `each_dtype!(t, a => a.select(...))`.
+#[macro_export]
+macro_rules! each_dtype {
+    ($t:expr, $a:ident => $body:expr) => {
+        match $t {
+            $crate::tensor::Tensor::F32($a) => $crate::tensor::Tensor::F32($body),
+            $crate::tensor::Tensor::I64($a) => $crate::tensor::Tensor::I64($body),
+            $crate::tensor::Tensor::I32($a) => $crate::tensor::Tensor::I32($body),
+            $crate::tensor::Tensor::Bool($a) => $crate::tensor::Tensor::Bool($body),
+        }
+    };
 }
 
 impl Tensor {
@@ -34,6 +75,8 @@ impl Tensor {
         match self {
             Tensor::F32(a) => a.shape(),
             Tensor::I64(a) => a.shape(),
+            Tensor::I32(a) => a.shape(),
+            Tensor::Bool(a) => a.shape(),
         }
     }
 
@@ -42,6 +85,18 @@ impl Tensor {
         match self {
             Tensor::F32(_) => DType::F32,
             Tensor::I64(_) => DType::I64,
+            Tensor::I32(_) => DType::I32,
+            Tensor::Bool(_) => DType::Bool,
+        }
+    }
+
+    /// A tensor of zeros (false for bool) of the given type.
+    pub fn zeros(dtype: DType, shape: &[usize]) -> Self {
+        match dtype {
+            DType::F32 => Tensor::F32(ArrayD::zeros(IxDyn(shape))),
+            DType::I64 => Tensor::I64(ArrayD::zeros(IxDyn(shape))),
+            DType::I32 => Tensor::I32(ArrayD::zeros(IxDyn(shape))),
+            DType::Bool => Tensor::Bool(ArrayD::from_elem(IxDyn(shape), false)),
         }
     }
 
@@ -70,19 +125,43 @@ impl Tensor {
         ArrayD::from_shape_vec(IxDyn(shape), data).ok().map(Tensor::I64)
     }
 
-    /// The data as f32 (integers are converted).
+    /// The data as f32 (integers are converted, booleans are 0 and 1).
     pub fn to_f32(&self) -> ArrayD<f32> {
         match self {
             Tensor::F32(a) => a.clone(),
             Tensor::I64(a) => a.mapv(|v| v as f32),
+            Tensor::I32(a) => a.mapv(|v| v as f32),
+            Tensor::Bool(a) => a.mapv(|v| f32::from(u8::from(v))),
         }
     }
 
-    /// The data as i64 (floats are truncated toward zero, as ONNX Cast does).
+    /// The data as f64 (exact for every element type but i64 beyond 2^53).
+    pub fn to_f64(&self) -> ArrayD<f64> {
+        match self {
+            Tensor::F32(a) => a.mapv(f64::from),
+            Tensor::I64(a) => a.mapv(|v| v as f64),
+            Tensor::I32(a) => a.mapv(f64::from),
+            Tensor::Bool(a) => a.mapv(|v| f64::from(u8::from(v))),
+        }
+    }
+
+    /// The data as i64 (floats are truncated toward zero, as ONNX Cast does; booleans are 0
+    /// and 1).
     pub fn to_i64(&self) -> ArrayD<i64> {
         match self {
             Tensor::F32(a) => a.mapv(|v| v as i64),
             Tensor::I64(a) => a.clone(),
+            Tensor::I32(a) => a.mapv(i64::from),
+            Tensor::Bool(a) => a.mapv(i64::from),
+        }
+    }
+
+    /// The integer data widened to i64, if this is an integer tensor (i64 or i32).
+    pub fn int_values(&self) -> Option<ArrayD<i64>> {
+        match self {
+            Tensor::I64(a) => Some(a.clone()),
+            Tensor::I32(a) => Some(a.mapv(i64::from)),
+            Tensor::F32(_) | Tensor::Bool(_) => None,
         }
     }
 
@@ -90,16 +169,30 @@ impl Tensor {
     pub fn as_f32(&self) -> Option<&ArrayD<f32>> {
         match self {
             Tensor::F32(a) => Some(a),
-            Tensor::I64(_) => None,
+            _ => None,
         }
     }
 
-    /// Borrow the integer data, if this is an integer tensor.
+    /// Borrow the i64 data, if this is an i64 tensor.
     pub fn as_i64(&self) -> Option<&ArrayD<i64>> {
         match self {
             Tensor::I64(a) => Some(a),
-            Tensor::F32(_) => None,
+            _ => None,
         }
+    }
+
+    /// Borrow the boolean data, if this is a bool tensor.
+    pub fn as_bool(&self) -> Option<&ArrayD<bool>> {
+        match self {
+            Tensor::Bool(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The row-major index of the first NaN or infinity, if any (always `None` for non-float
+    /// data).
+    pub fn first_non_finite(&self) -> Option<usize> {
+        self.as_f32().and_then(|a| a.iter().position(|v| !v.is_finite()))
     }
 }
 

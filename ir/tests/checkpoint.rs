@@ -40,6 +40,15 @@ fn rich_graph() -> MaseGraph {
     g.weights.insert("fc.weight".into(), w);
     g.weights.insert("fc.bias".into(), random(&mut rng, &[4]));
     g.weights.insert("idx".into(), Tensor::from_i64(&[2], vec![2, 0]).unwrap());
+    // Every element type round-trips: int32 and bool tensors too.
+    g.weights.insert(
+        "ids32".into(),
+        Tensor::I32(ArrayD::from_shape_vec(IxDyn(&[3]), vec![-7, 0, 1 << 30]).unwrap()),
+    );
+    g.weights.insert(
+        "mask".into(),
+        Tensor::Bool(ArrayD::from_shape_vec(IxDyn(&[2, 2]), vec![true, false, false, true]).unwrap()),
+    );
     g.weights.insert("ln.weight".into(), random(&mut rng, &[4]));
     let fc = g
         .add_node("fc", Op::Linear { weight: "fc.weight".into(), bias: Some("fc.bias".into()) }, vec![x])
@@ -53,7 +62,8 @@ fn rich_graph() -> MaseGraph {
         )
         .unwrap();
     let gelu = g.add_node("gelu", Op::Gelu { approximate: Default::default() }, vec![ln]).unwrap();
-    let gather = g.add_node("pick", Op::Gather { axis: 1, indices: "idx".into() }, vec![x]).unwrap();
+    let idx = g.add_node("idx", Op::Constant { tensor: "idx".into() }, vec![]).unwrap();
+    let gather = g.add_node("pick", Op::Gather { axis: 1 }, vec![x, idx]).unwrap();
     let scaled = g.add_node("scaled", Op::MulScalar { scalar: 0.125 }, vec![gather]).unwrap();
     g.add_node("output", Op::Output, vec![gelu, scaled]).unwrap();
     let (mut g, _) = run_pass(find_pass("add_common_metadata").unwrap(), g, &PassArgs::new()).unwrap();
@@ -85,6 +95,8 @@ fn weight_bits(t: &Tensor) -> Vec<u64> {
     match t {
         Tensor::F32(a) => a.iter().map(|v| u64::from(v.to_bits())).collect(),
         Tensor::I64(a) => a.iter().map(|&v| v as u64).collect(),
+        Tensor::I32(a) => a.iter().map(|&v| v as u64).collect(),
+        Tensor::Bool(a) => a.iter().map(|&v| u64::from(v)).collect(),
     }
 }
 

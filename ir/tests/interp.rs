@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use mase_ir::interp::{eval_op, run_graph, run_outputs};
 use mase_ir::metadata::TensorMeta;
-use mase_ir::op::GeluApprox;
+use mase_ir::op::{CmpOp, GeluApprox, LogicOp};
 use mase_ir::tensor::DType;
 use mase_ir::{MaseGraph, Op, Tensor};
 use ndarray::{ArrayD, IxDyn};
@@ -231,7 +231,7 @@ fn unary_ops_match_f64_formulas() {
     assert_eq!(i64s(&mi).iter().copied().collect::<Vec<_>>(), vec![-9, 0, 15]);
     assert!(eval(Op::MulScalar { scalar: 0.5 }, &[&ri]).is_err());
     let e = eval(Op::Sqrt, &[&ri]).unwrap_err();
-    assert!(e.contains("sqrt") && e.contains("f32"), "{e}");
+    assert!(e.contains("sqrt") && e.contains("float32"), "{e}");
 }
 
 /// erf by composite Simpson integration of 2/√π e^(−t²) over [0, x] (independent of the
@@ -752,9 +752,8 @@ fn gather_with_negative_and_multi_dimensional_indices() {
     for (axis, idx_shape, idx) in
         [(0i64, vec![2usize], vec![2i64, -3]), (1, vec![2, 2], vec![0, -1, 3, 1]), (-1, vec![], vec![-2])]
     {
-        let mut weights = BTreeMap::new();
-        weights.insert("idx".to_string(), Tensor::from_i64(&idx_shape, idx.clone()).unwrap());
-        let got = eval_op(&Op::Gather { axis, indices: "idx".into() }, &[&x], &weights).unwrap();
+        let it = Tensor::from_i64(&idx_shape, idx.clone()).unwrap();
+        let got = eval(Op::Gather { axis }, &[&x, &it]).unwrap();
         let ax = if axis < 0 { 1 } else { axis as usize };
         let mut out_shape = shape[..ax].to_vec();
         out_shape.extend(&idx_shape);
@@ -781,19 +780,21 @@ fn gather_with_negative_and_multi_dimensional_indices() {
             .collect();
         assert_close(f32s(&got), &want, &out_shape, 0.0, &format!("gather axis {axis}"));
     }
-    let mut weights = BTreeMap::new();
-    weights.insert("idx".to_string(), Tensor::from_i64(&[1], vec![4]).unwrap());
-    let e = eval_op(&Op::Gather { axis: 1, indices: "idx".into() }, &[&x], &weights).unwrap_err();
+    let four = Tensor::from_i64(&[1], vec![4]).unwrap();
+    let e = eval(Op::Gather { axis: 1 }, &[&x, &four]).unwrap_err();
     assert!(e.contains("index 4") && e.contains("size 4"), "{e}");
-    let e = eval_op(&Op::Gather { axis: 0, indices: "nope".into() }, &[&x], &weights).unwrap_err();
-    assert!(e.contains("'nope'"), "{e}");
-    weights.insert("fidx".to_string(), rand_f32(&[1], 1));
-    assert!(eval_op(&Op::Gather { axis: 0, indices: "fidx".into() }, &[&x], &weights).is_err());
+    let e = eval(Op::Gather { axis: 0 }, &[&x, &rand_f32(&[1], 1)]).unwrap_err();
+    assert!(e.contains("int64 or int32"), "{e}");
     // A shape vector gathered at a scalar index (the ONNX shape sub-graph idiom).
-    weights.insert("zero".to_string(), Tensor::from_i64(&[], vec![0]).unwrap());
+    let zero = Tensor::from_i64(&[], vec![0]).unwrap();
     let s = Tensor::from_i64(&[3], vec![1, 8, 128]).unwrap();
-    let got = eval_op(&Op::Gather { axis: 0, indices: "zero".into() }, &[&s], &weights).unwrap();
+    let got = eval(Op::Gather { axis: 0 }, &[&s, &zero]).unwrap();
     assert_eq!(got, Tensor::from_i64(&[], vec![1]).unwrap());
+    // An embedding lookup: int32 token ids into a float table.
+    let ids = Tensor::I32(ArrayD::from_shape_vec(IxDyn(&[2]), vec![2, 0]).unwrap());
+    let rows = eval(Op::Gather { axis: 0 }, &[&x, &ids]).unwrap();
+    assert_eq!(rows.shape(), &[2, 4]);
+    assert_eq!(f32s(&rows)[[0, 1]], f32s(&x)[[2, 1]]);
 }
 
 #[test]
@@ -848,7 +849,7 @@ fn random_ops_and_attributes_never_panic() {
         let ax = |r: &mut ChaCha8Rng| r.gen_range(-5i64..5);
         let axes =
             |r: &mut ChaCha8Rng| (0..r.gen_range(0..3)).map(|_| r.gen_range(-5i64..5)).collect::<Vec<_>>();
-        let op = match rng.gen_range(0..30) {
+        let op = match rng.gen_range(0..42) {
             0 => Op::Linear { weight: "w".into(), bias: Some("b".into()) },
             1 => Op::Matmul,
             2 => Op::Relu,
@@ -879,10 +880,22 @@ fn random_ops_and_attributes_never_panic() {
                 axes: axes(&mut rng),
                 steps: axes(&mut rng),
             },
-            25 => Op::Gather { axis: ax(&mut rng), indices: "i".into() },
+            25 => Op::Gather { axis: ax(&mut rng) },
             26 => Op::Cast { to: DType::I64 },
             27 => Op::Shape { start: ax(&mut rng), end: Some(ax(&mut rng)) },
             28 => Op::Constant { tensor: "w".into() },
+            29 => Op::Embedding { table: "w".into() },
+            30 => Op::GatherNd { batch_dims: ax(&mut rng) },
+            31 => Op::Compare { cmp: CmpOp::GreaterOrEqual },
+            32 => Op::Logic { logic: LogicOp::And },
+            33 => Op::Not,
+            34 => Op::Where,
+            35 => Op::Max,
+            36 => Op::Min,
+            37 => Op::ReduceSum { axes: axes(&mut rng), keepdims: rng.gen() },
+            38 => Op::Expand { shape: axes(&mut rng) },
+            39 => Op::Range,
+            40 => Op::ConstantOfShape { value: -3.5, dtype: DType::I32 },
             _ => Op::Output,
         };
         let ninputs = rng.gen_range(0..4);
@@ -890,10 +903,11 @@ fn random_ops_and_attributes_never_panic() {
             .map(|k| {
                 let shape: Vec<usize> = (0..rng.gen_range(0..4)).map(|_| rng.gen_range(0..4)).collect();
                 let t = rand_f32(&shape, round * 7 + k);
-                if rng.gen_bool(0.2) {
-                    Tensor::I64(t.to_i64())
-                } else {
-                    t
+                match rng.gen_range(0..10) {
+                    0 | 1 => Tensor::I64(t.to_i64()),
+                    2 => mase_ir::interp::shape::cast(&t, DType::I32),
+                    3 => mase_ir::interp::shape::cast(&t, DType::Bool),
+                    _ => t,
                 }
             })
             .collect();

@@ -115,7 +115,7 @@ fn float_dtypes_become_f32() {
 }
 
 #[test]
-fn integer_and_bool_dtypes_become_i64() {
+fn integer_dtypes_become_i64_and_booleans_bool() {
     let v: [i64; 4] = [-3, 0, 100, -128];
     let cases: Vec<(&str, Vec<u8>, Vec<i64>)> = vec![
         ("|i1", v.iter().map(|&x| x as i8 as u8).collect(), v.to_vec()),
@@ -140,7 +140,12 @@ fn integer_and_bool_dtypes_become_i64() {
         let t =
             parse_npy(&npy_file(1, descr, false, "(2, 2)", &data)).unwrap_or_else(|e| panic!("{descr}: {e}"));
         assert_eq!(t.shape(), &[2, 2], "{descr}");
-        assert_eq!(i64_data(&t), want, "{descr}");
+        if descr == "|b1" {
+            assert_eq!(t.dtype(), mase_ir::tensor::DType::Bool);
+            assert_eq!(t.to_i64().iter().copied().collect::<Vec<_>>(), want);
+        } else {
+            assert_eq!(i64_data(&t), want, "{descr}");
+        }
     }
     let big = (u64::MAX).to_le_bytes();
     let e = parse_npy(&npy_file(1, "<u8", false, "(1,)", &big)).unwrap_err();
@@ -289,10 +294,8 @@ np.save(d + "/np_fortran.npy", np.asfortranarray(base.astype("f4")))
             _ if dt.starts_with('u') => base.iter().map(|v| v.abs()).collect(),
             _ => base.clone(),
         };
-        let got: Vec<i64> = match &t {
-            Tensor::F32(a) => a.iter().map(|&v| v as i64).collect(),
-            Tensor::I64(a) => a.iter().copied().collect(),
-        };
+        assert_eq!(t.dtype() == mase_ir::tensor::DType::Bool, dt == "b", "{dt}: booleans read as bool");
+        let got: Vec<i64> = t.to_i64().iter().copied().collect();
         assert_eq!(got, want, "{dt}");
     }
     let fort = read_npy(dir.path().join("np_fortran.npy")).unwrap();

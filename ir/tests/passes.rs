@@ -121,10 +121,10 @@ fn add_common_metadata_through_views_and_integer_tensors() {
     let sm = &meta(&g, "s").results["data_out_0"];
     assert_eq!(
         (sm.ty, sm.shape.as_slice(), sm.precision.as_slice()),
-        (ValueType::Na, &[flat.len()][..], &[64][..])
+        (ValueType::Integer, &[flat.len()][..], &[64][..])
     );
     let out = meta(&g, "output");
-    assert_eq!(out.args["data_in_1"].ty, ValueType::Na);
+    assert_eq!(out.args["data_in_1"].ty, ValueType::Integer);
 }
 
 #[test]

@@ -4,7 +4,8 @@
 
 use std::collections::HashMap;
 
-use mase_ir::Tensor;
+use mase_ir::tensor::DType;
+use mase_ir::{MaseGraph, Tensor};
 use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -39,11 +40,53 @@ pub fn i64_from_py(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(Vec<usize>, 
     Ok((ro.shape().to_vec(), data))
 }
 
-/// A numpy array (float32, or int64 for integer tensors) of a tensor.
+/// A tensor of element type `dtype` (a graph input's) from anything `numpy.asarray` accepts.
+/// Integer and boolean inputs take integer or boolean arrays only (a float array of token ids is
+/// refused rather than truncated); float inputs must be finite.
+pub fn tensor_from_py_as(obj: &Bound<'_, PyAny>, what: &str, dtype: DType) -> PyResult<Tensor> {
+    if dtype == DType::F32 {
+        let t = tensor_from_py(obj, what)?;
+        if let Some(i) = t.first_non_finite() {
+            return Err(mase_err(format!("{what}: element {i} (row-major) is not finite (NaN or infinity)")));
+        }
+        return Ok(t);
+    }
+    let py = obj.py();
+    let arr = py.import("numpy")?.call_method1("asarray", (obj,))?;
+    let kind: String = arr.getattr("dtype")?.getattr("kind")?.extract()?;
+    if !matches!(kind.as_str(), "i" | "u" | "b") {
+        let name: String = arr.getattr("dtype")?.getattr("name")?.extract()?;
+        return Err(mase_err(format!(
+            "{what}: the graph input is {}, got a {name} array; pass integers (e.g. x.astype(np.int64))",
+            dtype.name()
+        )));
+    }
+    let (shape, data) = i64_from_py(&arr, what)?;
+    let t = Tensor::from_i64(&shape, data).ok_or_else(|| mase_err(format!("{what}: shape {shape:?}")))?;
+    if dtype == DType::Bool {
+        if let Some(v) = t.to_i64().iter().find(|&&v| v != 0 && v != 1) {
+            return Err(mase_err(format!("{what}: a boolean input takes 0 and 1 only, got {v}")));
+        }
+    }
+    if dtype == DType::I32 {
+        if let Some(v) = t.to_i64().iter().find(|&&v| i32::try_from(v).is_err()) {
+            return Err(mase_err(format!("{what}: {v} is outside the int32 range")));
+        }
+    }
+    Ok(mase_ir::interp::shape::cast(&t, dtype))
+}
+
+/// A numpy array (float32, int64, int32 or bool) of a tensor.
 pub fn tensor_to_py<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
     Ok(match t {
         Tensor::F32(a) => f32_array(py, a.shape(), a.iter().copied().collect())?,
         Tensor::I64(a) => i64_array(py, a.shape(), a.iter().copied().collect())?,
+        Tensor::I32(a) => {
+            numpy::PyArray1::from_vec(py, a.iter().copied().collect()).reshape(a.shape().to_vec())?.into_any()
+        }
+        Tensor::Bool(a) => {
+            numpy::PyArray1::from_vec(py, a.iter().copied().collect()).reshape(a.shape().to_vec())?.into_any()
+        }
     })
 }
 
@@ -62,13 +105,18 @@ pub fn i64_array<'py>(py: Python<'py>, shape: &[usize], data: Vec<i64>) -> PyRes
     Ok(numpy::PyArray1::from_vec(py, data).reshape(shape.to_vec())?.into_any())
 }
 
-/// Keyword arguments as named tensors (graph inputs).
-pub fn named_tensors(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<HashMap<String, Tensor>> {
+/// Keyword arguments as named tensors of `graph`'s inputs, each converted to its input's
+/// element type (unknown names are left float32 for the interpreter to refuse by name).
+pub fn named_tensors(
+    graph: &MaseGraph,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<HashMap<String, Tensor>> {
     let mut out = HashMap::new();
     if let Some(kw) = kwargs {
         for (k, v) in kw.iter() {
             let name: String = k.extract()?;
-            let t = tensor_from_py(&v, &format!("input `{name}`"))?;
+            let dtype = graph.input_dtype(&name).unwrap_or(DType::F32);
+            let t = tensor_from_py_as(&v, &format!("input `{name}`"), dtype)?;
             out.insert(name, t);
         }
     }

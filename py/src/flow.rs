@@ -40,7 +40,8 @@ pub fn flow<'py>(
     };
     let bytes = std::fs::read(&model).map_err(|e| mase_err(format!("reading {origin}: {e}")))?;
     if let Some(cal) = calibrate {
-        let import = mase_ir::onnx::ImportOptions { input_shapes: opts.input_shapes.clone(), raise: true };
+        let import =
+            mase_ir::onnx::ImportOptions { input_shapes: opts.input_shapes.clone(), ..Default::default() };
         let mut g = mase_ir::onnx::import_bytes(&bytes, &origin, &import).py()?;
         mase_ir::passes::add_common_metadata::add_common_metadata(&mut g).py()?;
         opts.calibration = Some(crate::passes::samples_of(&g, cal)?);

@@ -32,16 +32,19 @@ fn outputs_to_py<'py>(py: Python<'py>, outs: &[mase_ir::Tensor]) -> PyResult<Bou
 #[pymethods]
 impl PyGraph {
     /// Imports an ONNX model; `input_shapes` fixes dynamic dimensions (`{"x": [1, 64]}`). The
-    /// raising passes run (Gemm/MatMul+Add → linear, GELU, LayerNorm, scalar Mul) unless
-    /// `raise_patterns=False`. Errors name the file, node and op.
+    /// raising passes run (Gemm/MatMul+Add → linear, GELU, LayerNorm, scalar Mul, embedding)
+    /// unless `raise_patterns=False`; `fold=False` keeps nodes on constants (shape sub-graphs)
+    /// as graph nodes. Errors name the file, node and op.
     #[staticmethod]
-    #[pyo3(signature = (path, input_shapes=None, raise_patterns=true))]
+    #[pyo3(signature = (path, input_shapes=None, raise_patterns=true, fold=true))]
     fn from_onnx(
         path: PathBuf,
         input_shapes: Option<BTreeMap<String, Vec<usize>>>,
         raise_patterns: bool,
+        fold: bool,
     ) -> PyResult<PyGraph> {
-        let opts = ImportOptions { input_shapes: input_shapes.unwrap_or_default(), raise: raise_patterns };
+        let opts =
+            ImportOptions { input_shapes: input_shapes.unwrap_or_default(), raise: raise_patterns, fold };
         Ok(PyGraph { graph: import_file(&path, &opts).py()? })
     }
 
@@ -88,7 +91,7 @@ impl PyGraph {
     /// tuple of arrays for several outputs.
     #[pyo3(signature = (**inputs))]
     fn run<'py>(&self, py: Python<'py>, inputs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
-        let inputs = named_tensors(inputs)?;
+        let inputs = named_tensors(&self.graph, inputs)?;
         let outs = mase_ir::interp::run_outputs(&self.graph, &inputs).py()?;
         outputs_to_py(py, &outs)
     }
@@ -101,7 +104,7 @@ impl PyGraph {
         py: Python<'py>,
         inputs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let inputs = named_tensors(inputs)?;
+        let inputs = named_tensors(&self.graph, inputs)?;
         let outs = mase_ir::quant::run_quantized(&self.graph, &inputs).py()?;
         outputs_to_py(py, &outs)
     }

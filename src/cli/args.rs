@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use mase_ir::Tensor;
+use mase_ir::{MaseGraph, Tensor};
 
 /// Parses `--input-shape NAME=DIMS` values (`DIMS` like `1x8x128`).
 pub fn input_shapes(specs: &[String]) -> anyhow::Result<BTreeMap<String, Vec<usize>>> {
@@ -44,14 +44,18 @@ pub fn calibration_files(specs: &[String]) -> anyhow::Result<BTreeMap<String, Ve
     Ok(out)
 }
 
-/// Parses `--input NAME=FILE.npy` values and reads the files.
-pub fn npy_inputs(specs: &[String]) -> anyhow::Result<HashMap<String, Tensor>> {
+/// Parses `--input NAME=FILE.npy` values and reads the files, each as the element type of
+/// `graph`'s input of that name (an unknown name is read as float32 and refused by the run,
+/// which lists the inputs).
+pub fn npy_inputs(specs: &[String], graph: &MaseGraph) -> anyhow::Result<HashMap<String, Tensor>> {
     let mut out = HashMap::new();
     for s in specs {
         let Some((name, file)) = s.split_once('=') else {
             bail!("--input '{s}': expected NAME=FILE.npy");
         };
-        let t = mase_ir::npy::read_npy_input(Path::new(file))?;
+        let dtype = graph.input_dtype(name).unwrap_or(mase_ir::tensor::DType::F32);
+        let t = mase_ir::npy::read_npy_as(Path::new(file), dtype)
+            .with_context(|| format!("--input {name}: graph input '{name}' is {}", dtype.name()))?;
         if out.insert(name.to_string(), t).is_some() {
             bail!("--input gives '{name}' twice");
         }

@@ -172,7 +172,7 @@ fn sim_inputs(p: &Project, a: &SimArgs) -> anyhow::Result<Vec<HashMap<String, Te
             .map(|k| Ok(mase_emit::flow::seeded_inputs(&p.graph, a.seed.wrapping_mul(1000) + k as u64)?))
             .collect();
     }
-    let given = super::args::npy_inputs(&a.inputs)?;
+    let given = super::args::npy_inputs(&a.inputs, &p.graph)?;
     let mut per_port: Vec<(String, Vec<Tensor>)> = Vec::new();
     for port in &ports {
         let t = given

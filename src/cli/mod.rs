@@ -39,6 +39,10 @@ enum Command {
         /// Keep the ONNX ops as imported (skip the raising passes).
         #[arg(long)]
         no_raise: bool,
+        /// Keep nodes whose inputs are all constants (shape sub-graphs, mask arithmetic on
+        /// constants) as graph nodes instead of folding them, to inspect the graph as exported.
+        #[arg(long)]
+        no_fold: bool,
     },
     /// Print a checkpoint's nodes as a table (or every node's metadata as JSON).
     Info {
@@ -327,8 +331,8 @@ enum SynthWhat {
 /// Parses the command line and runs the command.
 pub fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
-        Command::Import { model, output, input_shape, no_raise } => {
-            import::run(&model, &output, &input_shape, !no_raise)
+        Command::Import { model, output, input_shape, no_raise, no_fold } => {
+            import::run(&model, &output, &input_shape, !no_raise, !no_fold)
         }
         Command::Info { prefix, json } => info::run(&prefix, json),
         Command::Passes { prefix, run, args, output, list } => {

@@ -40,7 +40,7 @@ pub fn accuracy_cmd(
     json: bool,
 ) -> anyhow::Result<()> {
     let graph = mase_ir::checkpoint::load(prefix)?;
-    let inputs = super::args::npy_inputs(inputs)?;
+    let inputs = super::args::npy_inputs(inputs, &graph)?;
     let float = mase_ir::interp::run_outputs(&graph, &inputs)?;
     let mut sat = SaturationCounter::new();
     let quant = run_quantized_counted(&graph, &inputs, &mut sat)?;

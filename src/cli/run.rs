@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 /// Runs the graph (float, or fixed point with `quantized`) and writes its outputs as .npy.
 pub fn run(prefix: &Path, inputs: &[String], output: &Path, quantized: bool) -> anyhow::Result<()> {
     let graph = mase_ir::checkpoint::load(prefix)?;
-    let inputs = super::args::npy_inputs(inputs)?;
+    let inputs = super::args::npy_inputs(inputs, &graph)?;
     let mut sat = mase_ir::quant::SaturationCounter::new();
     let outs = if quantized {
         mase_ir::quant::run_quantized_counted(&graph, &inputs, &mut sat)?

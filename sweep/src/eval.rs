@@ -121,7 +121,7 @@ impl Context {
         data: &Data,
         ops: &[String],
     ) -> Result<Context> {
-        let import = ImportOptions { input_shapes: data.input_shapes.clone(), raise: true };
+        let import = ImportOptions { input_shapes: data.input_shapes.clone(), ..Default::default() };
         let graph = import_bytes(onnx, origin, &import)?;
         let chain = ["init_metadata", "add_common_metadata", "remove_dropout", "validate"];
         let (graph, _) = mase_emit::pass_manager().run(graph, &chain, &toml::Table::new())?;

@@ -59,6 +59,18 @@ pub fn op_role(kind: OpKind) -> OpRole {
         | OpKind::Concat
         | OpKind::Slice
         | OpKind::Gather
+        | OpKind::Embedding
+        | OpKind::GatherNd
+        | OpKind::Compare
+        | OpKind::Logic
+        | OpKind::Not
+        | OpKind::Where
+        | OpKind::Max
+        | OpKind::Min
+        | OpKind::ReduceSum
+        | OpKind::Expand
+        | OpKind::Range
+        | OpKind::ConstantOfShape
         | OpKind::Cast
         | OpKind::Shape => Unsupported,
     }

@@ -111,33 +111,68 @@ pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
             };
             Tensor::F32(zip_with(x, y, &shape, f)?)
         }
-        (_, Tensor::I64(x), Tensor::I64(y)) => {
-            if op == BinaryOp::Div && y.iter().any(|&q| q == 0) {
-                return Err(format!(
-                    "div: input 1 (the i64 divisor, shape {:?}) has a zero element",
-                    y.shape()
-                ));
-            }
-            let f: fn(i64, i64) -> i64 = match op {
-                BinaryOp::Add => i64::wrapping_add,
-                BinaryOp::Sub => i64::wrapping_sub,
-                BinaryOp::Mul => i64::wrapping_mul,
-                _ => i64::wrapping_div,
-            };
-            Tensor::I64(zip_with(x, y, &shape, f)?)
-        }
+        (_, Tensor::I64(x), Tensor::I64(y)) => Tensor::I64(int_binary(op, x, y, &shape)?),
+        (_, Tensor::I32(x), Tensor::I32(y)) => Tensor::I32(int_binary(op, x, y, &shape)?),
         _ => {
             return Err(format!(
-                "{name}: input 0 is {:?} {:?} and input 1 is {:?} {:?}; both must have the same \
-                 element type (f32 or i64)",
-                a.dtype(),
+                "{name}: input 0 is {} {:?} and input 1 is {} {:?}; both must have the same \
+                 element type (float32, int64 or int32)",
+                a.dtype().name(),
                 a.shape(),
-                b.dtype(),
+                b.dtype().name(),
                 b.shape()
             ))
         }
     };
     Ok(out)
+}
+
+/// Integer arithmetic as ONNX defines it: wrapping, division truncating toward zero.
+trait WrapInt: Copy + PartialEq + Default + std::fmt::Debug {
+    fn add(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    fn div(self, o: Self) -> Self;
+}
+
+macro_rules! wrap_int {
+    ($t:ty) => {
+        impl WrapInt for $t {
+            fn add(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            fn sub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+            fn mul(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+            fn div(self, o: Self) -> Self {
+                self.wrapping_div(o)
+            }
+        }
+    };
+}
+wrap_int!(i64);
+wrap_int!(i32);
+
+/// Add, Sub, Mul or Div of two integer arrays broadcast to `shape`; a zero divisor is an error.
+fn int_binary<T: WrapInt>(
+    op: BinaryOp,
+    x: &ArrayD<T>,
+    y: &ArrayD<T>,
+    shape: &[usize],
+) -> Result<ArrayD<T>, String> {
+    if op == BinaryOp::Div && y.iter().any(|&q| q == T::default()) {
+        return Err(format!("div: input 1 (the integer divisor, shape {:?}) has a zero element", y.shape()));
+    }
+    let f: fn(T, T) -> T = match op {
+        BinaryOp::Add => T::add,
+        BinaryOp::Sub => T::sub,
+        BinaryOp::Mul => T::mul,
+        _ => T::div,
+    };
+    zip_with(x, y, shape, f)
 }
 
 /// A float-only unary function.
@@ -164,15 +199,17 @@ pub fn unary(op: UnaryOp, x: &Tensor) -> Result<Tensor, String> {
     };
     match x {
         Tensor::F32(a) => Ok(Tensor::F32(a.mapv(|v| f(v as f64) as f32))),
-        Tensor::I64(_) => Err(format!("{name}: input 0 is i64 {:?}; {name} needs f32", x.shape())),
+        _ => Err(format!("{name}: input 0 is {} {:?}; {name} needs float32", x.dtype().name(), x.shape())),
     }
 }
 
-/// max(x, 0), for f32 and i64.
-pub fn relu(x: &Tensor) -> Tensor {
+/// max(x, 0), for numeric tensors.
+pub fn relu(x: &Tensor) -> Result<Tensor, String> {
     match x {
-        Tensor::F32(a) => Tensor::F32(a.mapv(|v| if v > 0.0 { v } else { 0.0 })),
-        Tensor::I64(a) => Tensor::I64(a.mapv(|v| v.max(0))),
+        Tensor::F32(a) => Ok(Tensor::F32(a.mapv(|v| if v > 0.0 { v } else { 0.0 }))),
+        Tensor::I64(a) => Ok(Tensor::I64(a.mapv(|v| v.max(0)))),
+        Tensor::I32(a) => Ok(Tensor::I32(a.mapv(|v| v.max(0)))),
+        Tensor::Bool(_) => Err(format!("relu: input 0 is bool {:?}; it must be numeric", x.shape())),
     }
 }
 
@@ -185,9 +222,11 @@ pub fn mul_scalar(x: &Tensor, scalar: f32) -> Result<Tensor, String> {
             let s = scalar as i64;
             Ok(Tensor::I64(a.mapv(|v| v.wrapping_mul(s))))
         }
-        Tensor::I64(_) => {
-            Err(format!("mul: input 0 is i64 {:?} and the scalar {scalar} is not an integer", x.shape()))
-        }
+        _ => Err(format!(
+            "mul: input 0 is {} {:?}; multiplying it by the scalar {scalar} needs float32 (or int64 and an integer scalar)",
+            x.dtype().name(),
+            x.shape()
+        )),
     }
 }
 

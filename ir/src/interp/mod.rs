@@ -6,11 +6,12 @@
 //! arena (topological) order and [`run_outputs`] returns just what the output node returns.
 //! Bad shapes are errors that name the op, the input and the shapes, never panics.
 //!
-//! Kernels live in [`elementwise`], [`linalg`], [`nn`] and [`shape`]; they are public so that
-//! numerics code can call a single kernel on arrays directly.
+//! Kernels live in [`elementwise`], [`linalg`], [`logic`], [`nn`] and [`shape`]; they are
+//! public so that numerics code can call a single kernel on arrays directly.
 
 pub mod elementwise;
 pub mod linalg;
+pub mod logic;
 pub mod nn;
 pub mod shape;
 
@@ -42,7 +43,9 @@ fn arity(op: &Op, inputs: &[&Tensor], n: usize) -> std::result::Result<(), Strin
 /// Input `i` as f32 data, or an error naming the op, the input and its type.
 fn f32_in<'a>(op: &Op, inputs: &[&'a Tensor], i: usize) -> std::result::Result<&'a ArrayD<f32>, String> {
     let t = inputs[i];
-    t.as_f32().ok_or_else(|| format!("{}: input {i} is i64 {:?}; it must be f32", op.mase_op(), t.shape()))
+    t.as_f32().ok_or_else(|| {
+        format!("{}: input {i} is {} {:?}; it must be float32", op.mase_op(), t.dtype().name(), t.shape())
+    })
 }
 
 /// The f32 weight named `key` (its `role` is for the message).
@@ -55,7 +58,9 @@ fn f32_weight<'a>(
     let t = weights
         .get(key)
         .ok_or_else(|| format!("{}: the {role} tensor '{key}' is missing from the weights", op.mase_op()))?;
-    t.as_f32().ok_or_else(|| format!("{}: the {role} tensor '{key}' is i64; it must be f32", op.mase_op()))
+    t.as_f32().ok_or_else(|| {
+        format!("{}: the {role} tensor '{key}' is {}; it must be float32", op.mase_op(), t.dtype().name())
+    })
 }
 
 /// Evaluates one op on its input values. `weights` holds the tensors the op names. The error
@@ -102,7 +107,7 @@ pub fn eval_op(
         }
         Op::Relu => {
             arity(op, inputs, 1)?;
-            Ok(elementwise::relu(inputs[0]))
+            elementwise::relu(inputs[0])
         }
         Op::Gelu { approximate } => un(UnaryOp::Gelu(*approximate)),
         Op::Sqrt => un(UnaryOp::Sqrt),
@@ -132,8 +137,12 @@ pub fn eval_op(
             arity(op, inputs, 1)?;
             match inputs[0] {
                 Tensor::F32(a) => nn::reduce_mean_f32(a, axes, *keepdims).map(Tensor::F32),
-                Tensor::I64(a) => nn::reduce_mean_i64(a, axes, *keepdims).map(Tensor::I64),
+                t => nn::reduce_mean_i64(&shape::index_values("mean", t)?, axes, *keepdims).map(Tensor::I64),
             }
+        }
+        Op::ReduceSum { axes, keepdims } => {
+            arity(op, inputs, 1)?;
+            nn::reduce_sum(inputs[0], axes, *keepdims)
         }
         Op::Reshape { shape: target } => {
             arity(op, inputs, 1)?;
@@ -160,15 +169,50 @@ pub fn eval_op(
             arity(op, inputs, 1)?;
             shape::slice(inputs[0], starts, ends, axes, steps)
         }
-        Op::Gather { axis, indices } => {
+        Op::Gather { axis } => {
+            arity(op, inputs, 2)?;
+            shape::gather(inputs[0], &shape::index_values("gather", inputs[1])?, *axis)
+        }
+        Op::Embedding { table } => {
             arity(op, inputs, 1)?;
-            let idx = weights.get(indices).ok_or_else(|| {
-                format!("gather: the indices tensor '{indices}' is missing from the weights")
-            })?;
-            let idx = idx.as_i64().ok_or_else(|| {
-                format!("gather: the indices tensor '{indices}' is f32 {:?}; it must be i64", idx.shape())
-            })?;
-            shape::gather(inputs[0], idx, *axis)
+            let t = weights
+                .get(table)
+                .ok_or_else(|| format!("embedding: the table '{table}' is missing from the weights"))?;
+            shape::gather(t, &shape::index_values("embedding", inputs[0])?, 0)
+        }
+        Op::GatherNd { batch_dims } => {
+            arity(op, inputs, 2)?;
+            shape::gather_nd(inputs[0], &shape::index_values("gather_nd", inputs[1])?, *batch_dims)
+        }
+        Op::Compare { cmp } => {
+            arity(op, inputs, 2)?;
+            logic::compare(*cmp, inputs[0], inputs[1])
+        }
+        Op::Logic { logic: l } => {
+            arity(op, inputs, 2)?;
+            logic::logic(*l, inputs[0], inputs[1])
+        }
+        Op::Not => {
+            arity(op, inputs, 1)?;
+            logic::not(inputs[0])
+        }
+        Op::Where => {
+            arity(op, inputs, 3)?;
+            logic::where_(inputs[0], inputs[1], inputs[2])
+        }
+        Op::Max => logic::extremum(inputs, true),
+        Op::Min => logic::extremum(inputs, false),
+        Op::Expand { shape: target } => {
+            arity(op, inputs, 1)?;
+            shape::expand(inputs[0], target)
+        }
+        Op::Range => {
+            arity(op, inputs, 3)?;
+            shape::range(inputs[0], inputs[1], inputs[2])
+        }
+        Op::ConstantOfShape { value, dtype } => {
+            arity(op, inputs, 1)?;
+            shape::constant_of_shape(inputs[0], *value, *dtype)
         }
         Op::Cast { to } => {
             arity(op, inputs, 1)?;
@@ -219,6 +263,16 @@ pub fn placeholder_value<'a>(
                 "graph input '{}' was given shape {:?}, but the graph expects {want:?}",
                 node.name,
                 t.shape()
+            )));
+        }
+    }
+    if let Some(m) = node.meta.common.results.get("data_out_0") {
+        if m.dtype() != t.dtype() {
+            return Err(node.error(format!(
+                "graph input '{}' was given {} data, but the graph expects {}",
+                node.name,
+                t.dtype().name(),
+                m.dtype().name()
             )));
         }
     }

@@ -3,6 +3,8 @@
 
 use ndarray::{ArrayD, Axis, IxDyn};
 
+use crate::tensor::Tensor;
+
 /// Resolves an ONNX axis (negative counts from the end) against `rank`; `what` names the op for
 /// the message.
 pub fn norm_axis(what: &str, axis: i64, rank: usize) -> Result<usize, String> {
@@ -139,4 +141,45 @@ pub fn reduce_mean_i64(x: &ArrayD<i64>, axes: &[i64], keepdims: bool) -> Result<
     let shape = reduced_shape(x.shape(), &ax, keepdims);
     let data: Vec<i64> = acc.iter().map(|&s| (s / count as i128) as i64).collect();
     ArrayD::from_shape_vec(IxDyn(&shape), data).map_err(|e| format!("mean: result: {e}"))
+}
+
+/// Sum over `axes` (ONNX ReduceSum; empty axes reduce everything): floats accumulated in f64
+/// and rounded once, integers exactly (wrapping into the element type).
+pub fn reduce_sum(x: &Tensor, axes: &[i64], keepdims: bool) -> Result<Tensor, String> {
+    let ax = reduce_axes(axes, x.shape().len())?;
+    let shape = reduced_shape(x.shape(), &ax, keepdims);
+    let sum = |mut acc: ArrayD<f64>| {
+        for &a in ax.iter().rev() {
+            acc = acc.sum_axis(Axis(a));
+        }
+        acc
+    };
+    let isum = |mut acc: ArrayD<i128>| {
+        for &a in ax.iter().rev() {
+            acc = acc.sum_axis(Axis(a));
+        }
+        acc
+    };
+    let bad = |e: ndarray::ShapeError| format!("sum: result: {e}");
+    Ok(match x {
+        Tensor::F32(a) => Tensor::F32(
+            ArrayD::from_shape_vec(IxDyn(&shape), sum(a.mapv(f64::from)).iter().map(|&v| v as f32).collect())
+                .map_err(bad)?,
+        ),
+        Tensor::I64(a) => Tensor::I64(
+            ArrayD::from_shape_vec(
+                IxDyn(&shape),
+                isum(a.mapv(i128::from)).iter().map(|&v| v as i64).collect(),
+            )
+            .map_err(bad)?,
+        ),
+        Tensor::I32(a) => Tensor::I32(
+            ArrayD::from_shape_vec(
+                IxDyn(&shape),
+                isum(a.mapv(i128::from)).iter().map(|&v| v as i32).collect(),
+            )
+            .map_err(bad)?,
+        ),
+        Tensor::Bool(_) => return Err(format!("sum: input 0 is bool {:?}; it must be numeric", x.shape())),
+    })
 }

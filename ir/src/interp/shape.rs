@@ -1,21 +1,13 @@
 //! Data-movement kernels with ONNX semantics: reshape, transpose, flatten, unsqueeze, squeeze,
-//! concat, slice, gather, cast and shape. They work on f32 and i64 tensors alike (ONNX shape
-//! sub-graphs run on i64).
+//! concat, slice, gather, gather_nd, expand, cast and shape, and the shape-building range and
+//! constant_of_shape. They work on every element type alike (ONNX shape sub-graphs run on i64,
+//! masks on bool).
 
 use ndarray::{ArrayD, Axis, IxDyn};
 
 use super::nn::norm_axis;
+use crate::each_dtype;
 use crate::tensor::{DType, Tensor};
-
-/// Applies a generic array function to either element type, keeping the type.
-macro_rules! each_dtype {
-    ($t:expr, $a:ident => $body:expr) => {
-        match $t {
-            Tensor::F32($a) => Tensor::F32($body),
-            Tensor::I64($a) => Tensor::I64($body),
-        }
-    };
-}
 
 /// Row-major reshape of an array to `shape`, which must have the same number of elements.
 fn reshape_arr<T: Clone>(a: &ArrayD<T>, shape: &[usize]) -> Result<ArrayD<T>, String> {
@@ -169,17 +161,19 @@ pub fn concat(xs: &[&Tensor], axis: i64) -> Result<Tensor, String> {
             ));
         }
     }
-    let out = match first {
-        Tensor::F32(_) => {
-            let views: Vec<_> = xs.iter().filter_map(|t| t.as_f32()).map(|a| a.view()).collect();
-            Tensor::F32(ndarray::concatenate(Axis(ax), &views).map_err(|e| format!("cat: {e}"))?)
-        }
-        Tensor::I64(_) => {
-            let views: Vec<_> = xs.iter().filter_map(|t| t.as_i64()).map(|a| a.view()).collect();
-            Tensor::I64(ndarray::concatenate(Axis(ax), &views).map_err(|e| format!("cat: {e}"))?)
-        }
-    };
-    Ok(out)
+    macro_rules! join {
+        ($v:ident) => {{
+            let views: Vec<_> =
+                xs.iter().filter_map(|t| if let Tensor::$v(a) = t { Some(a.view()) } else { None }).collect();
+            Tensor::$v(ndarray::concatenate(Axis(ax), &views).map_err(|e| format!("cat: {e}"))?)
+        }};
+    }
+    Ok(match first {
+        Tensor::F32(_) => join!(F32),
+        Tensor::I64(_) => join!(I64),
+        Tensor::I32(_) => join!(I32),
+        Tensor::Bool(_) => join!(Bool),
+    })
 }
 
 /// The indices an ONNX slice `start:end:step` selects from a dimension of size `dim`, after the
@@ -246,6 +240,13 @@ pub fn slice(
     Ok(out)
 }
 
+/// The integer indices of an index input (i64 or i32), or an error naming the op.
+pub fn index_values(name: &str, t: &Tensor) -> Result<ArrayD<i64>, String> {
+    t.int_values().ok_or_else(|| {
+        format!("{name}: the indices are {} {:?}; they must be int64 or int32", t.dtype().name(), t.shape())
+    })
+}
+
 /// ONNX Gather along `axis` at `indices` (negative indices count from the end): the output
 /// shape is `data[..axis] + indices + data[axis+1..]`.
 pub fn gather(x: &Tensor, indices: &ArrayD<i64>, axis: i64) -> Result<Tensor, String> {
@@ -268,19 +269,170 @@ pub fn gather(x: &Tensor, indices: &ArrayD<i64>, axis: i64) -> Result<Tensor, St
     Ok(each_dtype!(x, a => reshape_arr(&a.select(Axis(ax), &idx), &out_shape)?))
 }
 
-/// Converts the element type (f32 to i64 truncates toward zero; NaN becomes 0 and values out
-/// of range saturate).
+/// ONNX GatherND with `batch_dims` leading dimensions shared by data and indices: the last
+/// axis of `indices` holds index tuples into the following dimensions of `x`.
+pub fn gather_nd(x: &Tensor, indices: &ArrayD<i64>, batch_dims: i64) -> Result<Tensor, String> {
+    let (ds, is) = (x.shape(), indices.shape());
+    let b =
+        usize::try_from(batch_dims).map_err(|_| format!("gather_nd: batch_dims {batch_dims} is negative"))?;
+    let Some(&k) = is.last() else {
+        return Err("gather_nd: the indices must have rank at least 1".into());
+    };
+    if b >= is.len() || b + k > ds.len() || ds[..b] != is[..b] {
+        return Err(format!(
+            "gather_nd: data {ds:?} and indices {is:?} do not fit batch_dims {b} (the first {b} \
+             dimensions must be equal and the index tuples of length {k} must fit the data's rank)"
+        ));
+    }
+    let batch: usize = ds[..b].iter().product();
+    let tuples_per_batch: usize = is[b..is.len() - 1].iter().product();
+    let slice_shape = &ds[b + k..];
+    let slice_len: usize = slice_shape.iter().product();
+    let block: usize = ds[b..].iter().product();
+    let flat_idx: Vec<i64> = indices.iter().copied().collect();
+    let mut picks = Vec::with_capacity(batch * tuples_per_batch);
+    for bi in 0..batch {
+        for t in 0..tuples_per_batch {
+            let tuple = &flat_idx[(bi * tuples_per_batch + t) * k..][..k];
+            let mut off = 0usize;
+            for (j, &i) in tuple.iter().enumerate() {
+                let dim = ds[b + j] as i64;
+                let v = if i < 0 { i + dim } else { i };
+                if v < 0 || v >= dim {
+                    return Err(format!(
+                        "gather_nd: index {i} is out of range for dimension {} of size {dim} (data {ds:?})",
+                        b + j
+                    ));
+                }
+                off = off * ds[b + j] + v as usize;
+            }
+            picks.push(bi * block + off * slice_len);
+        }
+    }
+    let mut out_shape = is[..is.len() - 1].to_vec();
+    out_shape.extend_from_slice(slice_shape);
+    Ok(each_dtype!(x, a => {
+        let flat: Vec<_> = a.iter().cloned().collect();
+        let mut v = Vec::with_capacity(picks.len() * slice_len);
+        for &p in &picks {
+            v.extend_from_slice(&flat[p..p + slice_len]);
+        }
+        ArrayD::from_shape_vec(IxDyn(&out_shape), v).map_err(|e| format!("gather_nd: {e}"))?
+    }))
+}
+
+/// ONNX Expand: broadcasts `x` and `shape` together (a 1 in either keeps the other's size).
+pub fn expand(x: &Tensor, shape: &[i64]) -> Result<Tensor, String> {
+    let target: Vec<usize> = shape
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| format!("expand: shape {shape:?} has a negative dimension")))
+        .collect::<Result<_, _>>()?;
+    let out = super::elementwise::broadcast_shapes(x.shape(), &target).ok_or_else(|| {
+        format!("expand: input shape {:?} does not broadcast with shape {shape:?}", x.shape())
+    })?;
+    product("expand", &out)?;
+    let fail = || format!("expand: cannot broadcast {:?} to {out:?}", x.shape());
+    Ok(each_dtype!(x, a => a.broadcast(IxDyn(&out)).ok_or_else(fail)?.to_owned()))
+}
+
+/// ONNX Range: `start, start + delta, …` while below `limit` (above, for a negative delta);
+/// three scalars of one numeric type.
+pub fn range(start: &Tensor, limit: &Tensor, delta: &Tensor) -> Result<Tensor, String> {
+    for (i, t) in [start, limit, delta].iter().enumerate() {
+        if t.len() != 1 {
+            return Err(format!("range: input {i} must be a scalar, it has shape {:?}", t.shape()));
+        }
+    }
+    let n = |t: &Tensor| t.to_f64().iter().next().copied().unwrap_or(0.0);
+    let (s, l, d) = (n(start), n(limit), n(delta));
+    if d == 0.0 {
+        return Err("range: delta is 0".into());
+    }
+    let count = ((l - s) / d).ceil().max(0.0);
+    if !count.is_finite() || count > crate::onnx::MAX_TENSOR_ELEMENTS as f64 {
+        return Err(format!("range: start {s}, limit {l}, delta {d} give too many elements"));
+    }
+    let count = count as usize;
+    let out = match (start, limit, delta) {
+        (Tensor::F32(_), Tensor::F32(_), Tensor::F32(_)) => {
+            let (s, d) = (s as f32, d as f32);
+            Tensor::F32(ArrayD::from_shape_fn(IxDyn(&[count]), |i| s + i[0] as f32 * d))
+        }
+        (Tensor::I64(a), Tensor::I64(_), Tensor::I64(c)) => {
+            let (s, d) = (a.iter().next().copied().unwrap_or(0), c.iter().next().copied().unwrap_or(1));
+            Tensor::I64(ArrayD::from_shape_fn(IxDyn(&[count]), |i| s + i[0] as i64 * d))
+        }
+        (Tensor::I32(a), Tensor::I32(_), Tensor::I32(c)) => {
+            let (s, d) = (a.iter().next().copied().unwrap_or(0), c.iter().next().copied().unwrap_or(1));
+            Tensor::I32(ArrayD::from_shape_fn(IxDyn(&[count]), |i| {
+                s.wrapping_add((i[0] as i32).wrapping_mul(d))
+            }))
+        }
+        _ => {
+            return Err(format!(
+                "range: start, limit and delta must have one numeric type, got {}, {}, {}",
+                start.dtype().name(),
+                limit.dtype().name(),
+                delta.dtype().name()
+            ))
+        }
+    };
+    Ok(out)
+}
+
+/// ONNX ConstantOfShape: a tensor of the shape held by the 1-D integer `shape`, every element
+/// `value` of type `dtype`.
+pub fn constant_of_shape(shape: &Tensor, value: f64, dtype: DType) -> Result<Tensor, String> {
+    let dims = index_values("constant_of_shape", shape)?;
+    if dims.ndim() > 1 {
+        return Err(format!("constant_of_shape: the shape input must be 1-D, it is {:?}", dims.shape()));
+    }
+    let dims: Vec<usize> = dims
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| format!("constant_of_shape: negative dimension {d}")))
+        .collect::<Result<_, _>>()?;
+    if product("constant_of_shape", &dims)? > crate::onnx::MAX_TENSOR_ELEMENTS {
+        return Err(format!("constant_of_shape: shape {dims:?} is too large"));
+    }
+    let fill = match dtype {
+        DType::F32 => Tensor::F32(ArrayD::from_elem(IxDyn(&dims), value as f32)),
+        DType::I64 => Tensor::I64(ArrayD::from_elem(IxDyn(&dims), value as i64)),
+        DType::I32 => Tensor::I32(ArrayD::from_elem(IxDyn(&dims), value as i32)),
+        DType::Bool => Tensor::Bool(ArrayD::from_elem(IxDyn(&dims), value != 0.0)),
+    };
+    Ok(fill)
+}
+
+/// Converts the element type as ONNX Cast does: float to integer truncates toward zero (NaN
+/// becomes 0 and values out of range saturate), integer narrowing wraps, anything to bool is
+/// `x != 0`, bool to a number is 0 or 1.
 pub fn cast(x: &Tensor, to: DType) -> Tensor {
     match to {
         DType::F32 => Tensor::F32(x.to_f32()),
         DType::I64 => Tensor::I64(x.to_i64()),
+        DType::I32 => Tensor::I32(match x {
+            Tensor::F32(a) => a.mapv(|v| v as i32),
+            Tensor::I64(a) => a.mapv(|v| v as i32),
+            Tensor::I32(a) => a.clone(),
+            Tensor::Bool(a) => a.mapv(i32::from),
+        }),
+        DType::Bool => Tensor::Bool(match x {
+            Tensor::F32(a) => a.mapv(|v| v != 0.0),
+            Tensor::I64(a) => a.mapv(|v| v != 0),
+            Tensor::I32(a) => a.mapv(|v| v != 0),
+            Tensor::Bool(a) => a.clone(),
+        }),
     }
 }
 
 /// ONNX Shape: dimensions `start..end` of the input as a 1-D i64 tensor (negative values count
 /// from the end; both are clamped to `0..=rank`).
 pub fn shape_of(x: &Tensor, start: i64, end: Option<i64>) -> Tensor {
-    let shape = x.shape();
+    dims_tensor(x.shape(), start, end)
+}
+
+/// Dimensions `start..end` of `shape` as a 1-D i64 tensor, with ONNX Shape's clamping.
+pub fn dims_tensor(shape: &[usize], start: i64, end: Option<i64>) -> Tensor {
     let r = shape.len() as i64;
     let clamp = |v: i64| (if v < 0 { v.saturating_add(r) } else { v }).clamp(0, r) as usize;
     let (s, e) = (clamp(start), clamp(end.unwrap_or(r)));

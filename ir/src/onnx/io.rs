@@ -35,7 +35,7 @@ impl Importer {
             }
         }
         for vi in real {
-            let shape = input_shape(vi, opts.input_shapes.get(&vi.name))?;
+            let (shape, dtype) = input_shape(vi, opts.input_shapes.get(&vi.name))?;
             if checked_elements(&shape).is_none_or(|n| n > MAX_ACTIVATION_ELEMENTS) {
                 return Err(Error::Unsupported(format!(
                     "input '{}' has shape {shape:?}, more than {MAX_ACTIVATION_ELEMENTS} elements",
@@ -45,9 +45,9 @@ impl Importer {
             let name = self.graph.fresh_name(&sanitize(&vi.name));
             let id = self.graph.add_node(name, Op::Placeholder, vec![])?;
             let node = self.graph.node_mut(id);
-            node.meta.common.results.insert("data_out_0".into(), TensorMeta::unquantized(&shape, DType::F32));
+            node.meta.common.results.insert("data_out_0".into(), TensorMeta::unquantized(&shape, dtype));
             node.origin = Some(vi.name.clone());
-            self.values.insert(vi.name.clone(), Val::Node { id, shape, dtype: DType::F32 });
+            self.values.insert(vi.name.clone(), Val::Node { id, shape, dtype, known: None });
         }
         Ok(())
     }
@@ -69,18 +69,35 @@ impl Importer {
     }
 }
 
-/// The shape of a graph input, with dynamic dimensions fixed by the user.
-fn input_shape(vi: &ValueInfoProto, given: Option<&Vec<usize>>) -> Result<Vec<usize>> {
+/// The shape of a graph input, with dynamic dimensions fixed by the user, and its element type.
+fn input_shape(vi: &ValueInfoProto, given: Option<&Vec<usize>>) -> Result<(Vec<usize>, DType)> {
     let tt = vi.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).ok_or_else(|| {
         Error::Unsupported(format!("input '{}' is not a tensor; only tensor inputs are supported", vi.name))
     })?;
-    if tt.elem_type != data_type::FLOAT {
-        return Err(Error::Unsupported(format!(
-            "input '{}' has element type {}; only FLOAT inputs are supported",
+    let dtype = match tt.elem_type {
+        // Double and half inputs are computed in float32, like every float tensor.
+        data_type::FLOAT | data_type::DOUBLE | data_type::FLOAT16 => DType::F32,
+        data_type::INT64 => DType::I64,
+        data_type::INT32 => DType::I32,
+        data_type::BOOL => DType::Bool,
+        other => {
+            return Err(Error::Unsupported(format!(
+            "input '{}' has element type {}; supported input types: FLOAT (DOUBLE and FLOAT16 are computed \
+                 as FLOAT), INT64, INT32, BOOL",
             vi.name,
-            data_type::name(tt.elem_type)
-        )));
-    }
+            data_type::name(other)
+        )))
+        }
+    };
+    input_dims(vi, tt, given).map(|s| (s, dtype))
+}
+
+/// The dimensions of a graph input, dynamic ones fixed by the user.
+fn input_dims(
+    vi: &ValueInfoProto,
+    tt: &proto::TypeProtoTensor,
+    given: Option<&Vec<usize>>,
+) -> Result<Vec<usize>> {
     let Some(shape) = tt.shape.as_ref() else {
         return given.cloned().ok_or_else(|| {
             Error::Unsupported(format!(

@@ -7,22 +7,29 @@
 //! 2. Makes a placeholder per graph input that is not an initializer. Every dimension must be
 //!    known: a dynamic one (`dim_param`) is fixed by [`ImportOptions::input_shapes`] (the CLI's
 //!    `--input-shape NAME=1x8x128`); an unfixed one is an error that says so.
-//! 3. Walks the nodes in order. A node whose inputs are all constants (initializers, `Constant`
+//! 3. Walks the nodes in order, converting each with its entry in the op registry ([`ops`]: one
+//!    file per op family). A node whose inputs are all constants (initializers, `Constant`
 //!    nodes, folded values) is evaluated at once with [`crate::interp::eval_op`] and becomes a
 //!    constant itself; `Shape` of an activation folds too, because every activation shape is
-//!    known. So PyTorch's shape sub-graphs (Shape → Gather → Unsqueeze → Concat → Reshape) fold
-//!    away, and inputs that give shapes or axes (Reshape, Unsqueeze, Squeeze, Slice, ReduceMean)
-//!    become typed attributes of the [`Op`]. Other nodes become graph nodes; their output shape
-//!    comes from running `eval_op` on zero tensors of the input shapes (shape propagation by the
-//!    float interpreter) and is recorded as `common.results["data_out_0"]`.
-//! 4. Runs the raising passes (`raise_linear`, `raise_gelu`, `raise_layer_norm`,
-//!    `raise_mul_scalar`, in that order) unless [`ImportOptions::raise`] is false, then compacts
-//!    and validates the graph.
+//!    known. So exporters' shape sub-graphs (Shape → Gather → Unsqueeze → Concat → Reshape,
+//!    Range, ConstantOfShape, Expand and mask arithmetic on constants) fold away, and inputs that
+//!    give shapes or axes (Reshape, Expand, Unsqueeze, Squeeze, Slice, reductions) become typed
+//!    attributes of the [`Op`]. Other nodes become graph nodes; their output shape and element
+//!    type come from running `eval_op` on zero tensors of the input shapes (shape inference by
+//!    the float interpreter, the same code that runs the graph) and are recorded as
+//!    `common.results["data_out_0"]`. With [`ImportOptions::fold`] off, nodes on constants stay
+//!    graph nodes (their values are still known, so shape and axes operands still become
+//!    attributes; sub-graphs that only computed such operands are then unused and dropped).
+//! 4. Runs the raising passes ([`RAISE_PASSES`], in that order) unless [`ImportOptions::raise`]
+//!    is false, then compacts and validates the graph.
 //!
 //! ONNX ops without a MASE op of their own are expressed with MASE ops: `Gemm` becomes
 //! (Transpose) → MatMul → Add with alpha and beta folded into the constants (or multiplied in),
 //! which `raise_linear` turns into `linear`; `LayerNormalization` and `Gelu` map directly to
 //! `layer_norm` and `gelu`.
+//!
+//! Graph inputs may be float (FLOAT; DOUBLE and FLOAT16 inputs are computed as float32), int64,
+//! int32 or bool (token ids, attention masks).
 //!
 //! Errors name the file, the ONNX node (name and op type), the attribute or input, and what is
 //! supported. Hostile sizes are refused before anything is allocated: tensor data must match
@@ -30,16 +37,17 @@
 //! to [`MAX_ACTIVATION_ELEMENTS`].
 //!
 //! Layout: this file holds the options, the walk over the nodes and the value bookkeeping;
-//! `io.rs` the graph inputs and outputs, `convert.rs` the per-op-type conversion,
-//! `attributes.rs` typed attribute access, `tensors.rs` `TensorProto` decoding, `proto.rs` the
-//! protobuf messages.
+//! `io.rs` the graph inputs and outputs, `ops/` the per-op-type conversion (one file per
+//! family, one registry), `attributes.rs` typed attribute access, `tensors.rs` `TensorProto`
+//! decoding, `proto.rs` the protobuf messages.
 
 mod attributes;
-mod convert;
 mod io;
+mod ops;
 pub mod proto;
 mod tensors;
 
+pub use ops::supported_ops;
 pub use tensors::tensor_from_proto;
 
 use std::collections::{BTreeMap, HashMap};
@@ -67,39 +75,8 @@ pub const MAX_TENSOR_ELEMENTS: usize = 1 << 28;
 pub const MAX_ACTIVATION_ELEMENTS: usize = 1 << 26;
 
 /// The raising passes run at import, in order.
-pub const RAISE_PASSES: [&str; 4] = ["raise_linear", "raise_gelu", "raise_layer_norm", "raise_mul_scalar"];
-
-/// The ONNX op types the importer supports.
-pub const SUPPORTED_OPS: &[&str] = &[
-    "Add",
-    "Cast",
-    "Concat",
-    "Constant",
-    "Div",
-    "Dropout",
-    "Erf",
-    "Flatten",
-    "Gather",
-    "Gelu",
-    "Gemm",
-    "Identity",
-    "LayerNormalization",
-    "MatMul",
-    "Mul",
-    "Pow",
-    "ReduceMean",
-    "Relu",
-    "Reshape",
-    "Shape",
-    "Slice",
-    "Softmax",
-    "Sqrt",
-    "Squeeze",
-    "Sub",
-    "Tanh",
-    "Transpose",
-    "Unsqueeze",
-];
+pub const RAISE_PASSES: [&str; 5] =
+    ["raise_linear", "raise_gelu", "raise_layer_norm", "raise_mul_scalar", "raise_embedding"];
 
 /// Options of an import.
 #[derive(Debug, Clone)]
@@ -109,11 +86,14 @@ pub struct ImportOptions {
     pub input_shapes: BTreeMap<String, Vec<usize>>,
     /// Run the raising passes (see [`RAISE_PASSES`]) after import.
     pub raise: bool,
+    /// Fold nodes whose inputs are all constants into constants (the module documentation's
+    /// step 3); off keeps them as graph nodes, for inspecting the graph as exported.
+    pub fold: bool,
 }
 
 impl Default for ImportOptions {
     fn default() -> Self {
-        ImportOptions { input_shapes: BTreeMap::new(), raise: true }
+        ImportOptions { input_shapes: BTreeMap::new(), raise: true, fold: true }
     }
 }
 
@@ -142,7 +122,7 @@ fn import_inner(bytes: &[u8], opts: &ImportOptions) -> Result<MaseGraph> {
         .as_ref()
         .ok_or_else(|| Error::Unsupported("the model has no graph (is this an ONNX model file?)".into()))?;
     let opset = default_opset(&model)?;
-    let mut imp = Importer::new(if graph.name.is_empty() { "model" } else { &graph.name }, opset);
+    let mut imp = Importer::new(if graph.name.is_empty() { "model" } else { &graph.name }, opset, opts.fold);
     imp.inputs(graph, opts)?;
     for (index, node) in graph.node.iter().enumerate() {
         imp.node(node, index)?;
@@ -179,8 +159,9 @@ fn default_opset(model: &proto::ModelProto) -> Result<i64> {
 /// not be used.
 #[derive(Clone)]
 enum Val {
-    /// Computed by a graph node.
-    Node { id: NodeId, shape: Vec<usize>, dtype: DType },
+    /// Computed by a graph node; `known` holds its value when it depends on constants only
+    /// (a node kept by an import without folding).
+    Node { id: NodeId, shape: Vec<usize>, dtype: DType, known: Option<Rc<Tensor>> },
     /// Known at import time; `name` is the ONNX value name (used to name its constant node),
     /// `key` identifies the value (its constant node is made once).
     Const { t: Rc<Tensor>, name: String, key: usize },
@@ -196,9 +177,10 @@ impl Val {
             Val::Unusable(_) => &[],
         }
     }
-    fn as_const(&self) -> Option<&Tensor> {
+    /// The value when it is known at import time: a constant, or a node on constants only.
+    fn known(&self) -> Option<&Tensor> {
         match self {
-            Val::Const { t, .. } => Some(t),
+            Val::Const { t, .. } | Val::Node { known: Some(t), .. } => Some(t),
             _ => None,
         }
     }
@@ -225,6 +207,8 @@ impl Ctx<'_> {
 struct Importer {
     graph: MaseGraph,
     opset: i64,
+    /// [`ImportOptions::fold`].
+    fold: bool,
     values: HashMap<String, Val>,
     /// Constant nodes already made, by ONNX value name.
     const_nodes: HashMap<usize, NodeId>,
@@ -253,10 +237,11 @@ fn checked_elements(shape: &[usize]) -> Option<usize> {
 }
 
 impl Importer {
-    fn new(name: &str, opset: i64) -> Self {
+    fn new(name: &str, opset: i64, fold: bool) -> Self {
         Importer {
             graph: MaseGraph::new(sanitize(name)),
             opset,
+            fold,
             values: HashMap::new(),
             const_nodes: HashMap::new(),
             consts: 0,
@@ -305,11 +290,13 @@ impl Importer {
         }
     }
 
-    /// Applies `op` to `inputs`: folds it when every input is constant, otherwise adds a node
-    /// named from `base` whose shape comes from evaluating the op on zero tensors.
+    /// Applies `op` to `inputs`: folds it when every input is constant (and folding is on),
+    /// otherwise adds a node named from `base` whose shape and type come from evaluating the op
+    /// on zero tensors of the input shapes (or on the known values, for a node on constants).
     fn emit(&mut self, ctx: &Ctx, base: &str, op: Op, inputs: &[Val]) -> Result<Val> {
-        if inputs.iter().all(|v| v.as_const().is_some()) {
-            let refs: Vec<&Tensor> = inputs.iter().filter_map(|v| v.as_const()).collect();
+        let all_known = inputs.iter().all(|v| v.known().is_some());
+        if all_known && self.fold {
+            let refs: Vec<&Tensor> = inputs.iter().filter_map(Val::known).collect();
             let t = crate::interp::eval_op(&op, &refs, &self.graph.weights).map_err(|m| ctx.err(m))?;
             if t.len() > MAX_TENSOR_ELEMENTS {
                 return Err(ctx.err(format!("folds to a constant of shape {:?}, too large", t.shape())));
@@ -319,11 +306,8 @@ impl Importer {
         let probes: Vec<Tensor> = inputs
             .iter()
             .map(|v| match v {
-                Val::Node { shape, dtype: DType::F32, .. } => Tensor::zeros_f32(shape),
-                Val::Node { shape, dtype: DType::I64, .. } => {
-                    Tensor::I64(ndarray::ArrayD::zeros(ndarray::IxDyn(shape)))
-                }
-                Val::Const { t, .. } => (**t).clone(),
+                Val::Node { known: Some(t), .. } | Val::Const { t, .. } => (**t).clone(),
+                Val::Node { shape, dtype, .. } => Tensor::zeros(*dtype, shape),
                 Val::Unusable(_) => Tensor::zeros_f32(&[]),
             })
             .collect();
@@ -347,7 +331,9 @@ impl Importer {
             .results
             .insert("data_out_0".into(), TensorMeta::unquantized(out.shape(), out.dtype()));
         node.origin = Some(ctx.origin.clone());
-        Ok(Val::Node { id, shape: out.shape().to_vec(), dtype: out.dtype() })
+        let (shape, dtype) = (out.shape().to_vec(), out.dtype());
+        let known = all_known.then(|| Rc::new(out));
+        Ok(Val::Node { id, shape, dtype, known })
     }
 
     /// Imports one ONNX node.
@@ -375,7 +361,17 @@ impl Importer {
         for name in &n.input {
             ins.push(if name.is_empty() { None } else { Some(self.value(&ctx, name)?) });
         }
-        let outs = self.convert(&ctx, &base, &attrs, &ins)?;
+        let entry = ops::lookup(&n.op_type).ok_or_else(|| {
+            ctx.err(format!(
+                "op type '{}' is not supported; supported ops: {}",
+                n.op_type,
+                supported_ops().join(", ")
+            ))
+        })?;
+        if ins.len() > entry.max_inputs {
+            return Err(ctx.err(format!("expects at most {} inputs, got {}", entry.max_inputs, ins.len())));
+        }
+        let outs = (entry.convert)(self, &ops::OnnxNode { ctx: &ctx, base: &base, at: &attrs, ins: &ins })?;
         for (k, name) in n.output.iter().enumerate() {
             if name.is_empty() {
                 continue;

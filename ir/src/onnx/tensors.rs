@@ -3,9 +3,10 @@
 
 use super::proto::{data_type, TensorProto};
 use super::{checked_elements, MAX_TENSOR_ELEMENTS};
-use crate::tensor::Tensor;
+use crate::tensor::{DType, Tensor};
 
-/// Converts a TensorProto to a [`Tensor`]: float types become f32, integer and bool types i64.
+/// Converts a TensorProto to a [`Tensor`]: float types become f32, INT32 i32, BOOL bool, the
+/// other integer types i64.
 /// Checks the element count against the data before allocating.
 pub fn tensor_from_proto(t: &TensorProto) -> std::result::Result<Tensor, String> {
     if t.data_location == 1 || !t.external_data.is_empty() {
@@ -72,18 +73,23 @@ pub fn tensor_from_proto(t: &TensorProto) -> std::result::Result<Tensor, String>
             }
         }
         ty @ (data_type::INT32 | data_type::INT16 | data_type::INT8 | data_type::UINT8 | data_type::BOOL) => {
-            if !raw.is_empty() || t.int32_data.is_empty() {
-                let v: Vec<i64> = match ty {
+            let v: Vec<i64> = if !raw.is_empty() || t.int32_data.is_empty() {
+                match ty {
                     data_type::INT32 => from_raw(4)?.map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as i64).collect(),
                     data_type::INT16 => from_raw(2)?.map(|c| i16::from_le_bytes([c[0], c[1]]) as i64).collect(),
                     data_type::INT8 => from_raw(1)?.map(|c| c[0] as i8 as i64).collect(),
                     _ => from_raw(1)?.map(|c| c[0] as i64).collect(),
-                };
-                i64s(v)
+                }
             } else {
                 check_len(t.int32_data.len(), "int32_data")?;
-                i64s(t.int32_data.iter().map(|&v| v as i64).collect())
-            }
+                t.int32_data.iter().map(|&v| v as i64).collect()
+            };
+            let t = i64s(v)?;
+            Ok(match ty {
+                data_type::INT32 => crate::interp::shape::cast(&t, DType::I32),
+                data_type::BOOL => crate::interp::shape::cast(&t, DType::Bool),
+                _ => t,
+            })
         }
         other => Err(format!(
             "element type {} ({other}) is not supported; supported: FLOAT, DOUBLE, FLOAT16, INT64, INT32, INT16, INT8, UINT8, BOOL",

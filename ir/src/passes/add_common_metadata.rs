@@ -27,7 +27,7 @@ use indexmap::IndexMap;
 
 use crate::error::Result;
 use crate::graph::MaseGraph;
-use crate::metadata::{TensorMeta, ValueType};
+use crate::metadata::TensorMeta;
 use crate::op::Op;
 use crate::pass::{no_args, node_count, PassArgs, PassInfo};
 use crate::tensor::{DType, Tensor};
@@ -53,11 +53,7 @@ fn dummy_inputs(graph: &MaseGraph) -> Result<HashMap<String, Tensor>> {
                 node.name, node.name
             ))
         })?;
-        let t = if meta.ty == ValueType::Na {
-            Tensor::I64(ndarray::ArrayD::zeros(ndarray::IxDyn(&meta.shape)))
-        } else {
-            Tensor::zeros_f32(&meta.shape)
-        };
+        let t = Tensor::zeros(meta.dtype(), &meta.shape);
         inputs.insert(node.name.clone(), t);
     }
     Ok(inputs)

@@ -12,10 +12,9 @@
 
 use crate::error::Result;
 use crate::graph::MaseGraph;
-use crate::metadata::{NodeMeta, TensorMeta, ValueType};
+use crate::metadata::{NodeMeta, TensorMeta};
 use crate::op::Op;
 use crate::pass::{no_args, node_count, PassArgs, PassInfo};
-use crate::tensor::DType;
 
 /// Resets the metadata of every node of `graph` (see the module documentation).
 pub fn init_metadata(graph: &mut MaseGraph) {
@@ -23,10 +22,12 @@ pub fn init_metadata(graph: &mut MaseGraph) {
     for id in ids {
         let node = graph.node_mut(id);
         let keep = match node.op {
-            Op::Placeholder => node.meta.common.results.shift_remove("data_out_0").map(|m| {
-                let dtype = if m.ty == ValueType::Na { DType::I64 } else { DType::F32 };
-                TensorMeta::unquantized(&m.shape, dtype)
-            }),
+            Op::Placeholder => node
+                .meta
+                .common
+                .results
+                .shift_remove("data_out_0")
+                .map(|m| TensorMeta::unquantized(&m.shape, m.dtype())),
             _ => None,
         };
         let mut meta = NodeMeta::default();

@@ -9,6 +9,7 @@ pub mod count_ops;
 pub mod init_metadata;
 pub mod quantize;
 mod raise_common;
+pub mod raise_embedding;
 pub mod raise_gelu;
 pub mod raise_layer_norm;
 pub mod raise_linear;
@@ -80,5 +81,10 @@ pub static REGISTRY: &[&dyn Pass] = &[
         name: "raise_mul_scalar",
         description: "Mul by / Div by a single-element constant -> mul by a scalar",
         run: raise_mul_scalar::run,
+    },
+    &FnPass {
+        name: "raise_embedding",
+        description: "Gather on axis 0 of a constant 2-D table at computed indices (token ids) -> embedding",
+        run: raise_embedding::run,
     },
 ];

@@ -114,7 +114,7 @@ pub fn accuracy(
     };
     if let (Some(l), Some((af, aq, shape))) = (labels, first_argmax) {
         let lv: Vec<i64> = match l {
-            Tensor::I64(a) => a.iter().copied().collect(),
+            Tensor::I64(_) | Tensor::I32(_) | Tensor::Bool(_) => l.to_i64().iter().copied().collect(),
             Tensor::F32(a) => {
                 let mut v = Vec::with_capacity(a.len());
                 for &x in a {

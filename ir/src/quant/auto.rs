@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use crate::error::{Error, Result};
 use crate::fixed::{FixedFormat, Overflow, Rounding};
 use crate::graph::MaseGraph;
-use crate::metadata::{RangeStat, Stats, ValueType};
+use crate::metadata::{RangeStat, Stats};
 use crate::op::Op;
 use crate::tensor::Tensor;
 
@@ -162,8 +162,8 @@ pub fn auto_plan(graph: &MaseGraph, opts: &AutoOptions) -> Result<Plan> {
         };
         for (k, i) in n.inputs.iter().enumerate() {
             let key = format!("data_in_{k}");
-            let float = n.meta.common.args.get(&key).is_some_and(|a| a.ty != ValueType::Na)
-                && has_float_result(graph, *i);
+            let float =
+                n.meta.common.args.get(&key).is_some_and(|a| a.ty.is_real()) && has_float_result(graph, *i);
             f.data_in.push(if float { Some(stat("args", &key)?) } else { None });
         }
         for (role, key) in n.op.weight_names() {

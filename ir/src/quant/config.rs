@@ -51,7 +51,7 @@ use serde::Deserialize;
 use crate::error::{Error, Result};
 use crate::fixed::{FixedFormat, Overflow, Rounding};
 use crate::graph::{MaseGraph, NodeId};
-use crate::metadata::{MaseType, ValueType};
+use crate::metadata::MaseType;
 
 use super::plan::{has_float_result, NodeFormats, Plan};
 
@@ -428,9 +428,8 @@ fn node_formats(graph: &MaseGraph, id: NodeId, e: &EntryConfig) -> Result<NodeFo
     let mut f = NodeFormats::default();
     let mut first_in = None;
     for (k, i) in node.inputs.iter().enumerate() {
-        let float_in =
-            node.meta.common.args.get(&format!("data_in_{k}")).is_some_and(|a| a.ty != ValueType::Na)
-                && has_float_result(graph, *i);
+        let float_in = node.meta.common.args.get(&format!("data_in_{k}")).is_some_and(|a| a.ty.is_real())
+            && has_float_result(graph, *i);
         if float_in {
             let fmt = need("data_in")?;
             first_in.get_or_insert(fmt);

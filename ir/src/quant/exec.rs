@@ -63,7 +63,7 @@ impl QValue {
     pub fn cast_to(&self, fmt: &FixedFormat) -> ArrayD<i64> {
         match self {
             QValue::Float(Tensor::F32(a)) => a.mapv(|x| from_f64(f64::from(x), fmt)),
-            QValue::Float(Tensor::I64(a)) => a.mapv(|c| cast_code(c as i128, 0, fmt)),
+            QValue::Float(t) => t.to_i64().mapv(|c| cast_code(c as i128, 0, fmt)),
             QValue::Fixed { codes, format } if format == fmt => codes.clone(),
             QValue::Fixed { codes, format } => codes.mapv(|c| cast_code(c as i128, format.frac, fmt)),
         }
@@ -257,6 +257,18 @@ fn exact(node: &Node, ins: &[QValue], graph: &MaseGraph) -> Option<std::result::
             }
             Some(Ok(Wide { codes: x.mapv(|c| c as i128 * m), frac: f.frac + e }))
         }
+        Op::Embedding { table } => {
+            let t = q.get(table)?;
+            let idx = match ins.first()? {
+                QValue::Float(i) => crate::interp::shape::index_values("embedding", i),
+                QValue::Fixed { .. } => return None,
+            };
+            let rows = Tensor::I64(t.codes.clone());
+            Some(idx.and_then(|i| crate::interp::shape::gather(&rows, &i, 0)).and_then(|r| match r {
+                Tensor::I64(c) => Ok(wide(&c, t.format.frac)),
+                _ => Err("embedding: the table codes are not integers".into()),
+            }))
+        }
         op @ (Op::Reshape { .. }
         | Op::Transpose { .. }
         | Op::Flatten { .. }
@@ -264,22 +276,27 @@ fn exact(node: &Node, ins: &[QValue], graph: &MaseGraph) -> Option<std::result::
         | Op::Unsqueeze { .. }
         | Op::Slice { .. }
         | Op::Gather { .. }
+        | Op::GatherNd { .. }
+        | Op::Expand { .. }
+        | Op::Where
         | Op::Identity
         | Op::Dropout { .. }
         | Op::Concat { .. }) => {
-            let first = fixed_in(ins.first()?)?.1;
+            // The fixed inputs (one format) move as codes; integer indices and boolean
+            // conditions go along as they are; a float input means the move is not exact.
+            let format = carried_format(ins)?;
             let mut ts = Vec::with_capacity(ins.len());
             for v in ins {
-                let (c, f) = fixed_in(v)?;
-                if f != first {
-                    return None;
-                }
-                ts.push(Tensor::I64(c.clone()));
+                ts.push(match v {
+                    QValue::Fixed { codes, format: f } if *f == format => Tensor::I64(codes.clone()),
+                    QValue::Fixed { .. } | QValue::Float(Tensor::F32(_)) => return None,
+                    QValue::Float(t) => t.clone(),
+                });
             }
             let refs: Vec<&Tensor> = ts.iter().collect();
             Some(eval_op(op, &refs, &graph.weights).and_then(|t| match t {
-                Tensor::I64(c) => Ok(wide(&c, first.frac)),
-                Tensor::F32(_) => Err("element-moving op returned floats from integer codes".into()),
+                Tensor::I64(c) => Ok(wide(&c, format.frac)),
+                _ => Err("element-moving op returned another type from integer codes".into()),
             }))
         }
         // Emulated in floating point (their result is re-quantized to the declared format).
@@ -294,9 +311,22 @@ fn exact(node: &Node, ins: &[QValue], graph: &MaseGraph) -> Option<std::result::
         | Op::Erf
         | Op::Tanh
         | Op::ReduceMean { .. }
+        | Op::ReduceSum { .. }
+        | Op::Max
+        | Op::Min
+        | Op::Compare { .. }
+        | Op::Logic { .. }
+        | Op::Not
+        | Op::Range
+        | Op::ConstantOfShape { .. }
         | Op::Cast { .. }
         | Op::Shape { .. } => None,
     }
+}
+
+/// The format of the fixed inputs of an element-moving node, when it has some.
+fn carried_format(ins: &[QValue]) -> Option<FixedFormat> {
+    ins.iter().find_map(|v| fixed_in(v).map(|(_, f)| *f))
 }
 
 /// The format the exact result of a constant or an element-moving node already has (its cast
@@ -306,7 +336,7 @@ fn moved_format(node: &Node, ins: &[QValue], graph: &MaseGraph) -> Option<FixedF
         return graph.qweights.get(tensor).map(|t| t.format);
     }
     if super::plan::is_carrier(&node.op) {
-        return fixed_in(ins.first()?).map(|(_, f)| *f);
+        return carried_format(ins);
     }
     None
 }

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use crate::error::Result;
 use crate::fixed::{FixedFormat, Overflow};
 use crate::graph::{MaseGraph, NodeId};
-use crate::metadata::{MaseType, ValueType};
+use crate::metadata::MaseType;
 use crate::op::Op;
 use crate::pass::PassInfo;
 use crate::tensor::{QuantTensor, Tensor};
@@ -109,7 +109,8 @@ pub fn require_common_metadata(graph: &MaseGraph, pass: &str) -> Result<()> {
 }
 
 /// True for ops that only move or select elements (no arithmetic): they carry their
-/// producer's format.
+/// producer's format (for `where`, that of its two value inputs; index and condition inputs
+/// are integers and booleans, which have none).
 /// Keep equal to the carrier arm of `exec::exact` (which lists them for exhaustiveness).
 pub fn is_carrier(op: &Op) -> bool {
     matches!(
@@ -121,6 +122,9 @@ pub fn is_carrier(op: &Op) -> bool {
             | Op::Unsqueeze { .. }
             | Op::Slice { .. }
             | Op::Gather { .. }
+            | Op::GatherNd { .. }
+            | Op::Expand { .. }
+            | Op::Where
             | Op::Identity
             | Op::Dropout { .. }
             | Op::Concat { .. }
@@ -129,7 +133,7 @@ pub fn is_carrier(op: &Op) -> bool {
 
 /// True for nodes whose result is a float tensor (not shapes or indices).
 pub fn has_float_result(graph: &MaseGraph, id: NodeId) -> bool {
-    graph.node(id).meta.common.results.get("data_out_0").is_some_and(|r| r.ty != ValueType::Na)
+    graph.node(id).meta.common.results.get("data_out_0").is_some_and(|r| r.ty.is_real())
 }
 
 /// Quantizes the tensor `key` into `fmt`, stores it in `qweights` and counts overflows.
@@ -184,7 +188,7 @@ fn apply_node(graph: &mut MaseGraph, id: NodeId, f: &NodeFormats, report: &mut A
         if let (Some(fmt), Some(tm)) =
             (fmt, graph.node_mut(id).meta.common.args.get_mut(&format!("data_in_{k}")))
         {
-            if tm.ty != ValueType::Na {
+            if tm.ty.is_real() {
                 set_format(tm, fmt);
             }
         }
@@ -218,7 +222,7 @@ fn apply_node(graph: &mut MaseGraph, id: NodeId, f: &NodeFormats, report: &mut A
     }
     if let Some(fmt) = &f.data_out {
         if let Some(tm) = graph.node_mut(id).meta.common.results.get_mut("data_out_0") {
-            if tm.ty != ValueType::Na {
+            if tm.ty.is_real() {
                 set_format(tm, fmt);
             }
         }

@@ -115,10 +115,13 @@ impl SaturationCounter {
                     .count(),
                 codes.len(),
             ),
-            QValue::Float(Tensor::I64(a)) => (
-                a.iter().zip(cast.iter()).filter(|(c, r)| overflowed(**c as i128, 0, fmt, **r)).count(),
-                a.len(),
-            ),
+            QValue::Float(t @ (Tensor::I64(_) | Tensor::I32(_) | Tensor::Bool(_))) => {
+                let a = t.to_i64();
+                (
+                    a.iter().zip(cast.iter()).filter(|(c, r)| overflowed(**c as i128, 0, fmt, **r)).count(),
+                    a.len(),
+                )
+            }
             QValue::Float(Tensor::F32(a)) => (
                 a.iter()
                     .zip(cast.iter())
