@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
+use mase_ir::tensor::DType;
 use mase_ir::{Error, MaseGraph, Result, Tensor};
 
 /// One inference's inputs by graph input name.
@@ -14,17 +15,21 @@ pub type Sample = HashMap<String, Tensor>;
 /// into one tensor of `shape` per inference; `what` names the data in errors.
 pub fn split_inferences(what: &str, data: &Tensor, shape: &[usize]) -> Result<Vec<Tensor>> {
     let per: usize = shape.iter().product();
-    let flat: Vec<f32> = data.to_f32().iter().copied().collect();
-    if per == 0 || flat.is_empty() || !flat.len().is_multiple_of(per) {
+    let total = data.len();
+    if per == 0 || total == 0 || !total.is_multiple_of(per) {
         return Err(Error::Config(format!(
-            "{what}: {} elements (shape {:?}) is not a whole number of inferences of shape {shape:?}",
-            flat.len(),
+            "{what}: {total} elements (shape {:?}) is not a whole number of inferences of shape {shape:?}",
             data.shape()
         )));
     }
-    Ok(flat
-        .chunks(per)
-        .map(|c| Tensor::from_f32(shape, c.to_vec()).expect("chunk length is the shape's size"))
+    // Each inference keeps the file's element type (token ids stay integers).
+    Ok((0..total / per)
+        .map(|k| {
+            mase_ir::each_dtype!(data, a => {
+                let chunk: Vec<_> = a.iter().skip(k * per).take(per).cloned().collect();
+                ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), chunk).expect("chunk length is the shape's size")
+            })
+        })
         .collect())
 }
 
@@ -51,7 +56,7 @@ pub fn load_samples(graph: &MaseGraph, inputs: &BTreeMap<String, Vec<PathBuf>>) 
         let shape = node.out_shape().ok_or_else(|| node.error("graph input has no shape"))?;
         let mut all = Vec::new();
         for f in files {
-            let t = mase_ir::npy::read_npy_input(f)?;
+            let t = mase_ir::npy::read_npy_as(f, graph.input_dtype(&node.name).unwrap_or(DType::F32))?;
             all.extend(split_inferences(&format!("calibration data {}", f.display()), &t, shape)?);
         }
         per_input.push((node.name.clone(), all));

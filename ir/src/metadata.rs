@@ -154,6 +154,10 @@ pub struct Stats {
     /// Observed minimum and maximum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub range_min_max: Option<RangeStat>,
+    /// Elements that held an additive-mask value (see [`crate::quant::is_mask_value`]), left out
+    /// of every statistic above; absent when there were none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mask_values: Option<u64>,
 }
 
 /// Software metadata of one argument or result.

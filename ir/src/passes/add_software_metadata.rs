@@ -19,8 +19,10 @@
 //! elements the statistic covers (samples × elements per tensor). Each `data_in_k` argument gets
 //! its producer's result statistics; the tensors a node owns (`weight`, `bias`) get the
 //! statistics of their values (a constant node's tensor is its result). Integer tensors (shapes,
-//! indices) and empty tensors get no statistics. A non-finite value is an error naming the node
-//! and the sample, since it would make every range meaningless.
+//! indices) and empty tensors get no statistics. Additive-mask values (`|x| ≥ 1e30`, e.g. the
+//! −3.4e38 exporters add at padded key positions, see [`crate::quant::is_mask_value`]) are left
+//! out of every statistic and counted in `mask_values`. A NaN is an error naming the node and the
+//! sample, since it would make every range meaningless.
 //!
 //! Arguments (TOML):
 //!
@@ -96,6 +98,8 @@ struct Collector {
     min: f64,
     max: f64,
     record: Vec<f32>,
+    /// Additive-mask values seen (left out of the statistics).
+    masked: u64,
 }
 
 impl Collector {
@@ -103,6 +107,10 @@ impl Collector {
     fn add(&mut self, data: &ndarray::ArrayD<f32>) -> std::result::Result<(), usize> {
         self.record.reserve(data.len());
         for (i, &x) in data.iter().enumerate() {
+            if crate::quant::is_mask_value(x) && !x.is_nan() {
+                self.masked += 1;
+                continue;
+            }
             if !x.is_finite() {
                 return Err(i);
             }
@@ -125,8 +133,9 @@ impl Collector {
 
     /// The statistics, or `None` when nothing was recorded.
     fn finish(mut self, opts: &StatsOptions) -> Option<Stats> {
+        let mask_values = (self.masked > 0).then_some(self.masked);
         if self.count == 0 {
-            return None;
+            return mask_values.map(|m| Stats { mask_values: Some(m), ..Default::default() });
         }
         let n = self.count as f64;
         let count = self.count;
@@ -151,6 +160,7 @@ impl Collector {
                 count,
             }),
             range_min_max: Some(RangeStat { min: self.min, max: self.max, count }),
+            mask_values,
         })
     }
 }
@@ -345,7 +355,8 @@ pub fn run(graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
     for s in 0..n {
         let mut sample = HashMap::new();
         for (name, files) in &lists {
-            sample.insert(name.clone(), crate::npy::read_npy_input(Path::new(&files[s]))?);
+            let dtype = graph.input_dtype(name).unwrap_or(crate::tensor::DType::F32);
+            sample.insert(name.clone(), crate::npy::read_npy_as(Path::new(&files[s]), dtype)?);
         }
         samples.push(sample);
     }

@@ -388,6 +388,9 @@ fn run_values(
     let expected = check_input_names(graph, inputs)?;
     let mut values: Vec<QValue> = Vec::with_capacity(graph.len());
     for (_, node) in graph.nodes() {
+        if let Some(s) = sat.as_deref_mut() {
+            mark_mask_sites(graph, node, s);
+        }
         let out_fmt = node.meta.common.results.get("data_out_0").and_then(format_of);
         let raw = if let Op::Placeholder = &node.op {
             QValue::Float(placeholder_value(node, inputs, &expected)?.clone())
@@ -437,6 +440,24 @@ fn run_values(
         values.push(v);
     }
     Ok(values)
+}
+
+/// True when calibration saw additive-mask values in the result of `node`.
+fn carries_mask(node: &Node) -> bool {
+    node.meta.software.results.get("data_out_0").is_some_and(|r| r.stat.mask_values.is_some())
+}
+
+/// Marks the cast sites of `node` that carry an additive mask: its result, and each input whose
+/// producer's result does.
+fn mark_mask_sites(graph: &MaseGraph, node: &Node, sat: &mut SaturationCounter) {
+    if carries_mask(node) {
+        sat.mark_mask(&node.name);
+    }
+    for (k, i) in node.inputs.iter().enumerate() {
+        if carries_mask(graph.node(*i)) {
+            sat.mark_mask(&format!("{}/data_in_{k}", node.name));
+        }
+    }
 }
 
 /// Runs the graph quantized and returns what its output node returns, dequantized to f32.

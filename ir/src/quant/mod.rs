@@ -28,6 +28,19 @@ pub use saturation::{SaturationCounter, SaturationReport};
 
 use ndarray::ArrayD;
 
+/// Magnitude from which a float is taken for an additive-mask value rather than data:
+/// exporters mask attention by adding `torch.finfo(float32).min` (−3.4028235e38) or −∞ at
+/// padded key positions, which no trained activation comes near.
+pub const MASK_MAGNITUDE: f32 = 1e30;
+
+/// True for an additive-mask value (`|x| ≥` [`MASK_MAGNITUDE`], infinities included). Such
+/// values are left out of calibration statistics (they would make every range useless), saturate
+/// to the format's limits when quantized (the intended meaning: "as negative as representable"),
+/// and are reported once as the mask's, not as saturation warnings.
+pub fn is_mask_value(x: f32) -> bool {
+    x.abs() >= MASK_MAGNITUDE
+}
+
 use crate::fixed::{from_f64, FixedFormat, Overflow, Rounding};
 use crate::metadata::{TensorMeta, ValueType};
 

@@ -55,9 +55,14 @@ impl SiteCounts {
 /// node when the value it receives is not already in its `data_in_K` format (a float value, or
 /// codes of another format). Casts between identical formats are no casts and are not counted.
 /// Every site that cast is listed, also with zero events.
+///
+/// Sites that carry an additive attention mask (their calibration saw mask values, see
+/// [`super::is_mask_value`]) are marked with [`SaturationCounter::mark_mask`]: saturating there is
+/// what the mask means, so their counts go into one `mask` summary instead of warnings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SaturationCounter {
     sites: BTreeMap<String, (FixedFormat, u64, u64, u64)>,
+    mask_sites: std::collections::BTreeSet<String>,
 }
 
 /// True when the overflow step changed the value `code × 2^-frac` cast into `fmt`, whose
@@ -76,6 +81,13 @@ impl SaturationCounter {
     /// An empty counter.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Marks `site` as one that carries an additive mask.
+    pub fn mark_mask(&mut self, site: &str) {
+        if !self.mask_sites.contains(site) {
+            self.mask_sites.insert(site.to_string());
+        }
     }
 
     fn add(&mut self, site: &str, fmt: &FixedFormat, events: u64, total: u64) {
@@ -145,9 +157,20 @@ impl SaturationCounter {
                 (k.clone(), SiteCounts { format: f.to_string(), clipped: *c, wrapped: *w, total: *t })
             })
             .collect();
-        let warnings = sites
+        let (mask_sites, mask_events) = self
+            .mask_sites
             .iter()
-            .filter(|(_, s)| s.fraction() > WARN_FRACTION)
+            .filter_map(|k| sites.get(k))
+            .fold((0u64, 0u64), |(n, e), s| (n + 1, e + s.clipped + s.wrapped));
+        let mask = (mask_events > 0).then(|| {
+            format!(
+                "{mask_events} elements of the additive attention mask (|x| >= 1e30) saturated to their formats' \
+                 limits at {mask_sites} site(s), as intended"
+            )
+        });
+        let warnings: Vec<String> = sites
+            .iter()
+            .filter(|(k, s)| s.fraction() > WARN_FRACTION && !self.mask_sites.contains(*k))
             .map(|(k, s)| {
                 let (n, what) = if s.wrapped > 0 && s.clipped == 0 {
                     (s.wrapped, "wrapped")
@@ -167,7 +190,8 @@ impl SaturationCounter {
                 )
             })
             .collect();
-        SaturationReport { saturation: sites, warnings }
+        let mask_sites = self.mask_sites.iter().cloned().collect();
+        SaturationReport { saturation: sites, warnings, mask, mask_sites }
     }
 }
 
@@ -178,14 +202,21 @@ impl SaturationCounter {
 pub struct SaturationReport {
     /// Counts by site, sorted by name.
     pub saturation: BTreeMap<String, SiteCounts>,
-    /// One message per site that clipped or wrapped more than [`WARN_FRACTION`] of its elements.
+    /// One message per site that clipped or wrapped more than [`WARN_FRACTION`] of its elements
+    /// (sites that carry an additive mask excepted).
     pub warnings: Vec<String>,
+    /// The one line about the additive mask's saturation, when a masked site saturated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mask: Option<String>,
+    /// The sites that carry the mask (their events are in `mask`, not in the lines).
+    #[serde(skip)]
+    pub mask_sites: Vec<String>,
 }
 
 impl SaturationReport {
-    /// Sites with at least one clipped or wrapped element.
+    /// Sites with at least one clipped or wrapped element (mask sites excepted).
     pub fn events(&self) -> impl Iterator<Item = (&String, &SiteCounts)> {
-        self.saturation.iter().filter(|(_, s)| s.clipped + s.wrapped > 0)
+        self.saturation.iter().filter(|(k, s)| s.clipped + s.wrapped > 0 && !self.mask_sites.contains(*k))
     }
 
     /// Human-readable lines: one per site with events (or one saying there were none).
@@ -203,6 +234,9 @@ impl SaturationReport {
                 format!("{k}: {} of {} elements into {}", what.join(", "), s.total, s.format)
             })
             .collect();
+        if let Some(m) = &self.mask {
+            out.push(format!("mask: {m}"));
+        }
         if out.is_empty() {
             let total: u64 = self.saturation.values().map(|s| s.total).sum();
             out.push(format!(

@@ -27,12 +27,18 @@ fn shape(imp: &mut Importer, n: &OnnxNode) -> Result<Vec<Val>> {
     n.at.check(&["start", "end"])?;
     let x = n.first()?;
     let op = Op::Shape { start: n.at.int("start")?.unwrap_or(0), end: n.at.int("end")? };
+    let Op::Shape { start, end } = op else { unreachable!("built above") };
+    let value = crate::interp::shape::dims_tensor(x.shape(), start, end);
     if imp.fold {
-        let Op::Shape { start, end } = op else { unreachable!("built above") };
-        let value = crate::interp::shape::dims_tensor(x.shape(), start, end);
         return Ok(vec![imp.constant(value, n.base.to_string())]);
     }
-    Ok(vec![imp.emit(n.ctx, n.base, op, &[x])?])
+    // Kept as a node, its value is still known: every shape is.
+    Ok(vec![match imp.emit(n.ctx, n.base, op, &[x])? {
+        Val::Node { id, shape, dtype, .. } => {
+            Val::Node { id, shape, dtype, known: Some(std::rc::Rc::new(value)) }
+        }
+        other => other,
+    }])
 }
 
 /// ConstantOfShape: the `value` attribute (one element, default float 0) over the shape input.
