@@ -99,6 +99,39 @@ fn mutated_models_never_panic() {
     assert!(err > 0 && ok + err == small.len() * 400 + 300);
 }
 
+/// The same for whole Hugging Face exports (both exporters), their inputs' shapes given: int64
+/// inputs, shape sub-graphs and mask arithmetic under mutation. Half the mutations land in the
+/// first 24 KiB, where the nodes are.
+#[test]
+fn mutated_whole_model_exports_never_panic() {
+    let shapes = ["input_ids", "attention_mask", "token_type_ids"].map(|i| (i.to_string(), vec![3usize, 16]));
+    let opts = ImportOptions { input_shapes: shapes.into_iter().collect(), ..Default::default() };
+    let mut rng = ChaCha8Rng::seed_from_u64(0x6866);
+    let (mut ok, mut err) = (0usize, 0usize);
+    for name in ["hf/bert_cls_ts_dynamic", "hf/bert_model_dynamo_dynamic"] {
+        let src = fixture_bytes(name);
+        let head = 24 * 1024;
+        for case in 0..200 {
+            let m = if case % 2 == 0 {
+                mutate(&mut rng, &src)
+            } else {
+                let mut m = mutate(&mut rng, &src[..head]);
+                m.extend_from_slice(&src[head..]);
+                m
+            };
+            match catch_unwind(AssertUnwindSafe(|| import_bytes(&m, "fuzz.onnx", &opts))) {
+                Ok(Ok(_)) => ok += 1,
+                Ok(Err(e)) => {
+                    assert!(e.to_string().starts_with("fuzz.onnx: "), "error does not name the file: {e}");
+                    err += 1
+                }
+                Err(_) => panic!("import panicked on {name} case {case}"),
+            }
+        }
+    }
+    assert!(ok > 0 && err > 0, "{ok} imported, {err} rejected: the mutations should give both");
+}
+
 fn model(inits: Vec<TensorProto>, input_shape: &[i64]) -> Vec<u8> {
     ModelProto {
         ir_version: 8,
