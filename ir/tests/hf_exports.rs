@@ -175,9 +175,12 @@ fn quantized_whole_models_stay_close_and_report_the_mask_once() {
         let g = import(name, true);
         let (g, _) = mase_ir::pass::run_passes(g, &["add_common_metadata"], &toml::Table::new()).unwrap();
         let inputs = batch("batch");
-        let g =
-            mase_ir::passes::add_software_metadata::software_stats(g, &[inputs.clone()], &Default::default())
-                .unwrap();
+        let g = mase_ir::passes::add_software_metadata::software_stats(
+            g,
+            std::slice::from_ref(&inputs),
+            &Default::default(),
+        )
+        .unwrap();
         let args: toml::Table = toml::from_str(
             "[auto_precision]\nwidth = 16\nweight_width = 8\nweight_granularity = \"per_channel\"",
         )
