@@ -12,13 +12,18 @@
 //! `linear` (Σ x·w in i128 plus the bias aligned to the product's fraction), `matmul` (rank ≥ 2,
 //! numpy batch broadcasting), `add`, `sub`, `mul` (aligned / full products with broadcasting),
 //! `mul` by a scalar (the f32 scalar is an exact dyadic rational), `relu`, a quantized
-//! `constant`, and the element-moving ops `reshape`, `transpose`, `flatten`, `squeeze`,
-//! `unsqueeze`, `slice`, `gather`, `cat` (inputs of one format), `identity`, `dropout`.
+//! `constant`, `embedding` (rows of the quantized table), and the element-moving ops `reshape`,
+//! `transpose`, `flatten`, `squeeze`, `unsqueeze`, `slice`, `gather`, `gather_nd`, `expand`,
+//! `where`, `cat` (fixed inputs of one format; integer indices and boolean conditions go along
+//! unchanged), `identity`, `dropout`.
+//!
+//! Integer and boolean results (token ids, masks, comparisons, shapes) have no format and are
+//! computed exactly by the interpreter.
 //!
 //! **Emulated** (the float interpreter in f32 on the dequantized inputs and weights, the result
 //! rounded once into `data_out_0`): `gelu`, `softmax`, `layer_norm`, `div`, `pow`, `sqrt`,
-//! `erf`, `tanh`, `mean`, `cast`, and anything the exact path cannot take (e.g. a 1-D matmul
-//! operand). These approximate what the RTL's integer algorithms compute; the bit-exact golden
+//! `erf`, `tanh`, `mean`, `sum`, `max`, `min`, `cast`, and anything the exact path cannot take
+//! (e.g. a 1-D matmul operand). These approximate what the RTL's integer algorithms compute; the bit-exact golden
 //! model of each component lives with the components (mase-hwlib). Dequantizing to f32 is exact
 //! for codes of up to 24 significant bits.
 
