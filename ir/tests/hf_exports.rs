@@ -208,3 +208,34 @@ fn quantized_whole_models_stay_close_and_report_the_mask_once() {
         );
     }
 }
+
+#[test]
+fn dynamic_exports_fold_at_other_shapes_and_give_the_same_sentences() {
+    // Sentence 1 is 11 tokens long: alone at sequence 11 (no padding) it must give what the
+    // padded batch gave for it (its logits; its hidden states at its real positions).
+    let full = batch("batch");
+    for (name, out) in models().into_iter().filter(|(n, _)| n.ends_with("dynamic")) {
+        let shapes: BTreeMap<String, Vec<usize>> =
+            INPUTS.iter().map(|i| (i.to_string(), vec![1, 11])).collect();
+        let opts = ImportOptions { input_shapes: shapes, ..Default::default() };
+        let g =
+            import_file(&hf().join(format!("{name}.onnx")), &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let one: HashMap<String, Tensor> = full
+            .iter()
+            .map(|(k, t)| {
+                let a = t.as_i64().unwrap().slice(ndarray::s![1..2, 0..11]).to_owned().into_dyn();
+                (k.clone(), Tensor::I64(a))
+            })
+            .collect();
+        let got = run_outputs(&g, &one).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let want = read_npy(hf().join(format!("{name}.out.{out}.npy"))).unwrap();
+        let want = want.as_f32().unwrap();
+        let want: Vec<f32> = if want.ndim() == 3 {
+            want.slice(ndarray::s![1, 0..11, ..]).iter().copied().collect()
+        } else {
+            want.slice(ndarray::s![1, ..]).iter().copied().collect()
+        };
+        let e = rel_err(&f32s(&got[0]), &want);
+        assert!(e <= 1e-5, "{name}: sentence 1 alone differs by {e:e} (relative) from the padded batch");
+    }
+}

@@ -41,6 +41,20 @@ def test_import_and_float_run_match_onnxruntime(fixtures):
     np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
 
 
+def test_a_whole_hugging_face_export_runs_on_int64_token_ids(fixtures):
+    hf = fixtures / "hf"
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    mg = MaseGraph.from_onnx(hf / "bert_cls_ts_dynamic.onnx", input_shapes={n: [3, 16] for n in names})
+    feeds = {n: np.load(hf / f"batch.{n}.npy") for n in names}
+    assert feeds["input_ids"].dtype == np.int64
+    logits = mg.run(**feeds)
+    ref = np.load(hf / "bert_cls_ts_dynamic.out.logits.npy")
+    np.testing.assert_allclose(logits, ref, rtol=1e-5, atol=1e-5)
+    # Token ids as floats are refused by name rather than truncated.
+    with pytest.raises(MaseError, match="input_ids"):
+        mg.run(**dict(feeds, input_ids=feeds["input_ids"].astype(np.float32)))
+
+
 def test_metadata_reads_as_in_mase(fixtures):
     mg = mlp(fixtures)
     fc = linear_nodes(mg)

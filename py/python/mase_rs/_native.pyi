@@ -32,7 +32,10 @@ class MaseGraph:
     """A MaseGraph; passes update it in place and return it."""
     @staticmethod
     def from_onnx(
-        path: _Path, input_shapes: Optional[Dict[str, Sequence[int]]] = None, raise_patterns: bool = True
+        path: _Path,
+        input_shapes: Optional[Dict[str, Sequence[int]]] = None,
+        raise_patterns: bool = True,
+        fold: bool = True,
     ) -> MaseGraph: ...
     @staticmethod
     def load(prefix: _Path) -> MaseGraph: ...

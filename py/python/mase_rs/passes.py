@@ -32,6 +32,7 @@ PASSES: Dict[str, str] = {
     "raise_gelu_transform_pass": "raise_gelu",
     "raise_layer_norm_transform_pass": "raise_layer_norm",
     "raise_mul_scalar_transform_pass": "raise_mul_scalar",
+    "raise_embedding_transform_pass": "raise_embedding",
     "add_hardware_metadata_analysis_pass": "add_hardware_metadata",
     "partition_devices_analysis_pass": "partition_devices",
 }
@@ -86,6 +87,9 @@ raise_layer_norm_transform_pass = _simple(
 )
 raise_mul_scalar_transform_pass = _simple(
     "raise_mul_scalar_transform_pass", "Mul/Div by a one-element constant -> mul."
+)
+raise_embedding_transform_pass = _simple(
+    "raise_embedding_transform_pass", "Gather of a constant 2-D table at token ids -> embedding."
 )
 add_hardware_metadata_analysis_pass = _simple(
     "add_hardware_metadata_analysis_pass",
