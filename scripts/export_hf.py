@@ -208,41 +208,22 @@ def torch_outputs(model, feeds):
 
 def export(model, path, exporter, dynamic, example, output_name):
     args = tuple(torch.from_numpy(example[k]) for k in INPUTS)
+    options = dict(opset_version=OPSET, input_names=INPUTS, output_names=[output_name])
     if exporter == "ts":
-        dynamic_axes = None
+        options["dynamo"] = False
         if dynamic:
-            dynamic_axes = {k: {0: "batch", 1: "sequence"} for k in INPUTS}
-            dynamic_axes[output_name] = {0: "batch", 1: "sequence"} if output_name == "last_hidden_state" else {0: "batch"}
-        torch.onnx.export(
-            model,
-            args,
-            path,
-            dynamo=False,
-            opset_version=OPSET,
-            input_names=INPUTS,
-            output_names=[output_name],
-            dynamic_axes=dynamic_axes,
-        )
+            axes = {k: {0: "batch", 1: "sequence"} for k in INPUTS}
+            axes[output_name] = {0: "batch", 1: "sequence"} if output_name == "last_hidden_state" else {0: "batch"}
+            options["dynamic_axes"] = axes
     elif exporter == "dynamo":
-        dynamic_shapes = None
+        options.update(dynamo=True, external_data=False, verbose=False)
         if dynamic:
             batch = torch.export.Dim("batch")
             sequence = torch.export.Dim("sequence", max=64)
-            dynamic_shapes = {k: {0: batch, 1: sequence} for k in INPUTS}
-        torch.onnx.export(
-            model,
-            args,
-            path,
-            dynamo=True,
-            opset_version=OPSET,
-            input_names=INPUTS,
-            output_names=[output_name],
-            dynamic_shapes=dynamic_shapes,
-            external_data=False,
-            verbose=False,
-        )
+            options["dynamic_shapes"] = {k: {0: batch, 1: sequence} for k in INPUTS}
     else:
         raise ValueError(exporter)
+    torch.onnx.export(model, args, path, **options)
 
 
 def check_onnx(path, output_name):

@@ -288,52 +288,61 @@ op_enum! {
 }
 
 impl OpKind {
+    /// The fixed facts of an op kind: its MASE name (`common.mase_op`), the torch.fx node kind
+    /// and the MASE type (`common.mase_type`) of a node with it. One line per op, so a new op is
+    /// one line here.
+    fn facts(self) -> (&'static str, NodeKind, MaseType) {
+        use MaseType::{BuiltinFunc as B, ImplicitFunc as I, Module as M, ModuleRelatedFunc as R};
+        use NodeKind::{CallFunction as F, CallMethod as Me, CallModule as Mo};
+        match self {
+            OpKind::Placeholder => ("placeholder", NodeKind::Placeholder, MaseType::Placeholder),
+            OpKind::Output => ("output", NodeKind::Output, MaseType::Output),
+            OpKind::Constant => ("constant", NodeKind::GetAttr, MaseType::GetAttr),
+            OpKind::Linear => ("linear", Mo, M),
+            OpKind::Matmul => ("matmul", F, B),
+            OpKind::Relu => ("relu", F, R),
+            OpKind::Gelu => ("gelu", F, R),
+            OpKind::Softmax => ("softmax", F, R),
+            OpKind::LayerNorm => ("layer_norm", Mo, M),
+            OpKind::Add => ("add", F, B),
+            OpKind::Sub => ("sub", F, B),
+            OpKind::Mul | OpKind::MulScalar => ("mul", F, B),
+            OpKind::Div => ("div", F, B),
+            OpKind::Pow => ("pow", F, B),
+            OpKind::Sqrt => ("sqrt", F, B),
+            OpKind::Erf => ("erf", F, B),
+            OpKind::Tanh => ("tanh", F, B),
+            OpKind::ReduceMean => ("mean", F, B),
+            OpKind::Reshape => ("reshape", Me, I),
+            OpKind::Transpose => ("transpose", Me, I),
+            OpKind::Flatten => ("flatten", Me, I),
+            OpKind::Dropout => ("dropout", F, R),
+            OpKind::Identity => ("identity", F, I),
+            OpKind::Unsqueeze => ("unsqueeze", Me, I),
+            OpKind::Squeeze => ("squeeze", Me, I),
+            OpKind::Concat => ("cat", F, I),
+            OpKind::Slice => ("slice", F, I),
+            OpKind::Gather => ("gather", F, I),
+            OpKind::Embedding => ("embedding", Mo, M),
+            OpKind::GatherNd => ("gather_nd", F, I),
+            OpKind::Compare => ("compare", F, B),
+            OpKind::Logic => ("logical", F, B),
+            OpKind::Not => ("not", F, B),
+            OpKind::Where => ("where", F, B),
+            OpKind::Max => ("max", F, B),
+            OpKind::Min => ("min", F, B),
+            OpKind::ReduceSum => ("sum", F, B),
+            OpKind::Expand => ("expand", Me, I),
+            OpKind::Range => ("range", F, B),
+            OpKind::ConstantOfShape => ("constant_of_shape", F, B),
+            OpKind::Cast => ("cast", Me, I),
+            OpKind::Shape => ("shape", Me, I),
+        }
+    }
+
     /// The MASE op name (`common.mase_op`), e.g. `linear`, `layer_norm`.
     pub fn mase_op(self) -> &'static str {
-        match self {
-            OpKind::Placeholder => "placeholder",
-            OpKind::Output => "output",
-            OpKind::Constant => "constant",
-            OpKind::Linear => "linear",
-            OpKind::Matmul => "matmul",
-            OpKind::Relu => "relu",
-            OpKind::Gelu => "gelu",
-            OpKind::Softmax => "softmax",
-            OpKind::LayerNorm => "layer_norm",
-            OpKind::Add => "add",
-            OpKind::Sub => "sub",
-            OpKind::Mul | OpKind::MulScalar => "mul",
-            OpKind::Div => "div",
-            OpKind::Pow => "pow",
-            OpKind::Sqrt => "sqrt",
-            OpKind::Erf => "erf",
-            OpKind::Tanh => "tanh",
-            OpKind::ReduceMean => "mean",
-            OpKind::Reshape => "reshape",
-            OpKind::Transpose => "transpose",
-            OpKind::Flatten => "flatten",
-            OpKind::Dropout => "dropout",
-            OpKind::Identity => "identity",
-            OpKind::Unsqueeze => "unsqueeze",
-            OpKind::Squeeze => "squeeze",
-            OpKind::Concat => "cat",
-            OpKind::Slice => "slice",
-            OpKind::Gather => "gather",
-            OpKind::Embedding => "embedding",
-            OpKind::GatherNd => "gather_nd",
-            OpKind::Compare => "compare",
-            OpKind::Logic => "logical",
-            OpKind::Not => "not",
-            OpKind::Where => "where",
-            OpKind::Max => "max",
-            OpKind::Min => "min",
-            OpKind::ReduceSum => "sum",
-            OpKind::Expand => "expand",
-            OpKind::Range => "range",
-            OpKind::ConstantOfShape => "constant_of_shape",
-            OpKind::Cast => "cast",
-            OpKind::Shape => "shape",
-        }
+        self.facts().0
     }
 
     /// Every distinct MASE op name, in [`Op`] declaration order (`mul` once: it names both
@@ -357,93 +366,12 @@ impl Op {
 
     /// The torch.fx node kind a node with this op has.
     pub fn node_kind(&self) -> NodeKind {
-        match self.kind() {
-            OpKind::Placeholder => NodeKind::Placeholder,
-            OpKind::Output => NodeKind::Output,
-            OpKind::Constant => NodeKind::GetAttr,
-            OpKind::Linear | OpKind::LayerNorm | OpKind::Embedding => NodeKind::CallModule,
-            OpKind::Reshape
-            | OpKind::Expand
-            | OpKind::Transpose
-            | OpKind::Flatten
-            | OpKind::Unsqueeze
-            | OpKind::Squeeze
-            | OpKind::Cast
-            | OpKind::Shape => NodeKind::CallMethod,
-            OpKind::Matmul
-            | OpKind::Relu
-            | OpKind::Gelu
-            | OpKind::Softmax
-            | OpKind::Add
-            | OpKind::Sub
-            | OpKind::Mul
-            | OpKind::Div
-            | OpKind::Pow
-            | OpKind::MulScalar
-            | OpKind::Sqrt
-            | OpKind::Erf
-            | OpKind::Tanh
-            | OpKind::ReduceMean
-            | OpKind::Dropout
-            | OpKind::Identity
-            | OpKind::Concat
-            | OpKind::Slice
-            | OpKind::Gather
-            | OpKind::GatherNd
-            | OpKind::Compare
-            | OpKind::Logic
-            | OpKind::Not
-            | OpKind::Where
-            | OpKind::Max
-            | OpKind::Min
-            | OpKind::ReduceSum
-            | OpKind::Range
-            | OpKind::ConstantOfShape => NodeKind::CallFunction,
-        }
+        self.kind().facts().1
     }
 
     /// The MASE type (`common.mase_type`) of a node with this op.
     pub fn mase_type(&self) -> MaseType {
-        match self.kind() {
-            OpKind::Placeholder => MaseType::Placeholder,
-            OpKind::Output => MaseType::Output,
-            OpKind::Constant => MaseType::GetAttr,
-            OpKind::Linear | OpKind::LayerNorm | OpKind::Embedding => MaseType::Module,
-            OpKind::Relu | OpKind::Gelu | OpKind::Softmax | OpKind::Dropout => MaseType::ModuleRelatedFunc,
-            OpKind::Reshape
-            | OpKind::Transpose
-            | OpKind::Flatten
-            | OpKind::Identity
-            | OpKind::Unsqueeze
-            | OpKind::Squeeze
-            | OpKind::Concat
-            | OpKind::Slice
-            | OpKind::Gather
-            | OpKind::GatherNd
-            | OpKind::Expand
-            | OpKind::Cast
-            | OpKind::Shape => MaseType::ImplicitFunc,
-            OpKind::Matmul
-            | OpKind::Add
-            | OpKind::Sub
-            | OpKind::Mul
-            | OpKind::Div
-            | OpKind::Pow
-            | OpKind::MulScalar
-            | OpKind::Sqrt
-            | OpKind::Erf
-            | OpKind::Tanh
-            | OpKind::ReduceMean
-            | OpKind::ReduceSum
-            | OpKind::Compare
-            | OpKind::Logic
-            | OpKind::Not
-            | OpKind::Where
-            | OpKind::Max
-            | OpKind::Min
-            | OpKind::Range
-            | OpKind::ConstantOfShape => MaseType::BuiltinFunc,
-        }
+        self.kind().facts().2
     }
 
     /// Names of the weights this op owns (keys of [`crate::MaseGraph::weights`]), in the order
@@ -460,46 +388,8 @@ impl Op {
             }
             Op::LayerNorm { weight: None, bias: Some(b), .. } => vec![("bias", b.as_str())],
             Op::Embedding { table } => vec![("weight", table.as_str())],
-            Op::LayerNorm { weight: None, bias: None, .. }
-            | Op::Placeholder
-            | Op::Output
-            | Op::Matmul
-            | Op::Relu
-            | Op::Gelu { .. }
-            | Op::Softmax { .. }
-            | Op::Add
-            | Op::Sub
-            | Op::Mul
-            | Op::Div
-            | Op::Pow
-            | Op::MulScalar { .. }
-            | Op::Sqrt
-            | Op::Erf
-            | Op::Tanh
-            | Op::ReduceMean { .. }
-            | Op::Reshape { .. }
-            | Op::Transpose { .. }
-            | Op::Flatten { .. }
-            | Op::Dropout { .. }
-            | Op::Identity
-            | Op::Unsqueeze { .. }
-            | Op::Squeeze { .. }
-            | Op::Concat { .. }
-            | Op::Slice { .. }
-            | Op::Cast { .. }
-            | Op::Shape { .. }
-            | Op::Gather { .. }
-            | Op::GatherNd { .. }
-            | Op::Compare { .. }
-            | Op::Logic { .. }
-            | Op::Not
-            | Op::Where
-            | Op::Max
-            | Op::Min
-            | Op::ReduceSum { .. }
-            | Op::Expand { .. }
-            | Op::Range
-            | Op::ConstantOfShape { .. } => vec![],
+            // Every other op owns no tensor: ops name their weights in fields, matched above.
+            _ => vec![],
         }
     }
 }

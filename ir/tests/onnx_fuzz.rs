@@ -46,6 +46,30 @@ fn mutate(rng: &mut ChaCha8Rng, src: &[u8]) -> Vec<u8> {
     b
 }
 
+/// Half the mutations anywhere (mostly weight bytes), half within the first `head` bytes, where
+/// protobuf field order puts the nodes (GraphProto field 1).
+fn mutate_nodes_or_anywhere(rng: &mut ChaCha8Rng, src: &[u8], head: usize, case: usize) -> Vec<u8> {
+    if case % 2 == 0 {
+        return mutate(rng, src);
+    }
+    let mut m = mutate(rng, &src[..head]);
+    m.extend_from_slice(&src[head..]);
+    m
+}
+
+/// Imports `bytes`: `true` when it imports, `false` when it is refused with an error naming the
+/// file; a panic fails the test, naming `what`.
+fn imports(bytes: &[u8], opts: &ImportOptions, what: &str) -> bool {
+    match catch_unwind(AssertUnwindSafe(|| import_bytes(bytes, "fuzz.onnx", opts))) {
+        Ok(Ok(_)) => true,
+        Ok(Err(e)) => {
+            assert!(e.to_string().starts_with("fuzz.onnx: "), "error does not name the file: {e}");
+            false
+        }
+        Err(_) => panic!("import panicked on {what}"),
+    }
+}
+
 #[test]
 fn mutated_models_never_panic() {
     let small = [
@@ -64,14 +88,10 @@ fn mutated_models_never_panic() {
     let start = std::time::Instant::now();
     let (mut ok, mut err) = (0usize, 0usize);
     let mut run = |bytes: &[u8], what: &str| {
-        let r = catch_unwind(AssertUnwindSafe(|| import_bytes(bytes, "fuzz.onnx", &opts)));
-        match r {
-            Ok(Ok(_)) => ok += 1,
-            Ok(Err(e)) => {
-                assert!(e.to_string().starts_with("fuzz.onnx: "), "error does not name the file: {e}");
-                err += 1
-            }
-            Err(_) => panic!("import panicked on {what}"),
+        if imports(bytes, &opts, what) {
+            ok += 1
+        } else {
+            err += 1
         }
     };
     for name in small {
@@ -81,18 +101,10 @@ fn mutated_models_never_panic() {
             run(&m, &format!("{name} case {case}"));
         }
     }
-    // The encoder layer: half the mutations anywhere (mostly weight bytes), half within its
-    // first 16 KiB, where protobuf field order puts the nodes (GraphProto field 1).
+    // The encoder layer, its nodes in the first 16 KiB.
     let enc = fixture_bytes("encoder_layer");
-    let head = 16 * 1024;
     for case in 0..300 {
-        let m = if case % 2 == 0 {
-            mutate(&mut rng, &enc)
-        } else {
-            let mut m = mutate(&mut rng, &enc[..head]);
-            m.extend_from_slice(&enc[head..]);
-            m
-        };
+        let m = mutate_nodes_or_anywhere(&mut rng, &enc, 16 * 1024, case);
         run(&m, &format!("encoder_layer case {case}"));
     }
     println!("{ok} imported, {err} rejected, in {:.2} s", start.elapsed().as_secs_f64());
@@ -100,8 +112,8 @@ fn mutated_models_never_panic() {
 }
 
 /// The same for whole Hugging Face exports (both exporters), their inputs' shapes given: int64
-/// inputs, shape sub-graphs and mask arithmetic under mutation. Half the mutations land in the
-/// first 24 KiB, where the nodes are.
+/// inputs, shape sub-graphs and mask arithmetic under mutation; their nodes are in the first
+/// 24 KiB.
 #[test]
 fn mutated_whole_model_exports_never_panic() {
     let shapes = ["input_ids", "attention_mask", "token_type_ids"].map(|i| (i.to_string(), vec![3usize, 16]));
@@ -110,22 +122,12 @@ fn mutated_whole_model_exports_never_panic() {
     let (mut ok, mut err) = (0usize, 0usize);
     for name in ["hf/bert_cls_ts_dynamic", "hf/bert_model_dynamo_dynamic"] {
         let src = fixture_bytes(name);
-        let head = 24 * 1024;
         for case in 0..200 {
-            let m = if case % 2 == 0 {
-                mutate(&mut rng, &src)
+            let m = mutate_nodes_or_anywhere(&mut rng, &src, 24 * 1024, case);
+            if imports(&m, &opts, &format!("{name} case {case}")) {
+                ok += 1
             } else {
-                let mut m = mutate(&mut rng, &src[..head]);
-                m.extend_from_slice(&src[head..]);
-                m
-            };
-            match catch_unwind(AssertUnwindSafe(|| import_bytes(&m, "fuzz.onnx", &opts))) {
-                Ok(Ok(_)) => ok += 1,
-                Ok(Err(e)) => {
-                    assert!(e.to_string().starts_with("fuzz.onnx: "), "error does not name the file: {e}");
-                    err += 1
-                }
-                Err(_) => panic!("import panicked on {name} case {case}"),
+                err += 1
             }
         }
     }

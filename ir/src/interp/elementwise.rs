@@ -57,7 +57,7 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
 
 /// Applies `f` to every pair of elements of `a` and `b` broadcast to `shape` (which must be
 /// their broadcast shape). The result is in standard (row-major) layout.
-fn zip_with<A: Copy, B: Copy, C>(
+pub(crate) fn zip_with<A: Copy, B: Copy, C>(
     a: &ArrayD<A>,
     b: &ArrayD<B>,
     shape: &[usize],

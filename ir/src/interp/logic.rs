@@ -2,9 +2,9 @@
 //! transformer exports (`Equal`, `GreaterOrEqual`, `And`, `Not`, `Where`) and the variadic
 //! `Max` / `Min`.
 
-use ndarray::{ArrayD, IxDyn, Zip};
+use ndarray::{IxDyn, Zip};
 
-use super::elementwise::broadcast_shapes;
+use super::elementwise::{broadcast_shapes, zip_with};
 use crate::op::{CmpOp, LogicOp};
 use crate::tensor::Tensor;
 
@@ -22,27 +22,21 @@ pub fn broadcast_all(name: &str, shapes: &[&[usize]]) -> Result<Vec<usize>, Stri
     Ok(out)
 }
 
-/// `f(a, b)` element-wise over `a` and `b` broadcast to `shape`.
-fn zip2<A: Copy, B: Copy, C>(
-    a: &ArrayD<A>,
-    b: &ArrayD<B>,
-    shape: &[usize],
-    f: impl Fn(A, B) -> C,
-) -> Result<ArrayD<C>, String> {
-    let fail = || format!("cannot broadcast {:?} and {:?} to {shape:?}", a.shape(), b.shape());
-    let av = a.broadcast(IxDyn(shape)).ok_or_else(fail)?;
-    let bv = b.broadcast(IxDyn(shape)).ok_or_else(fail)?;
-    Ok(Zip::from(&av).and(&bv).map_collect(|&x, &y| f(x, y)).into_dyn())
-}
-
-fn same_type_error(name: &str, a: &Tensor, b: &Tensor) -> String {
+/// The error for two operands `a` (input `i`) and `b` (input `i + 1`) of the wrong types;
+/// `need` says what they must be.
+fn pair_error(name: &str, i: usize, a: &Tensor, b: &Tensor, need: &str) -> String {
     format!(
-        "{name}: input 0 is {} {:?} and input 1 is {} {:?}; both must have the same element type",
+        "{name}: input {i} is {} {:?} and input {} is {} {:?}; {need}",
         a.dtype().name(),
         a.shape(),
+        i + 1,
         b.dtype().name(),
         b.shape()
     )
+}
+
+fn same_type_error(name: &str, a: &Tensor, b: &Tensor) -> String {
+    pair_error(name, 0, a, b, "both must have the same element type")
 }
 
 /// `a cmp b` element-wise with broadcasting; inputs of one element type, boolean result.
@@ -58,10 +52,10 @@ pub fn compare(cmp: CmpOp, a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
         }
     }
     let out = match (a, b) {
-        (Tensor::F32(x), Tensor::F32(y)) => zip2(x, y, &shape, apply(cmp))?,
-        (Tensor::I64(x), Tensor::I64(y)) => zip2(x, y, &shape, apply(cmp))?,
-        (Tensor::I32(x), Tensor::I32(y)) => zip2(x, y, &shape, apply(cmp))?,
-        (Tensor::Bool(x), Tensor::Bool(y)) => zip2(x, y, &shape, apply(cmp))?,
+        (Tensor::F32(x), Tensor::F32(y)) => zip_with(x, y, &shape, apply(cmp))?,
+        (Tensor::I64(x), Tensor::I64(y)) => zip_with(x, y, &shape, apply(cmp))?,
+        (Tensor::I32(x), Tensor::I32(y)) => zip_with(x, y, &shape, apply(cmp))?,
+        (Tensor::Bool(x), Tensor::Bool(y)) => zip_with(x, y, &shape, apply(cmp))?,
         _ => return Err(same_type_error("compare", a, b)),
     };
     Ok(Tensor::Bool(out))
@@ -70,13 +64,7 @@ pub fn compare(cmp: CmpOp, a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
 /// `a op b` on boolean tensors with broadcasting.
 pub fn logic(op: LogicOp, a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
     let (Tensor::Bool(x), Tensor::Bool(y)) = (a, b) else {
-        return Err(format!(
-            "logical: inputs must be bool, got {} {:?} and {} {:?}",
-            a.dtype().name(),
-            a.shape(),
-            b.dtype().name(),
-            b.shape()
-        ));
+        return Err(pair_error("logical", 0, a, b, "both must be bool"));
     };
     let shape = broadcast_all("logical", &[a.shape(), b.shape()])?;
     let f: fn(bool, bool) -> bool = match op {
@@ -84,7 +72,7 @@ pub fn logic(op: LogicOp, a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
         LogicOp::Or => |p, q| p || q,
         LogicOp::Xor => |p, q| p ^ q,
     };
-    Ok(Tensor::Bool(zip2(x, y, &shape, f)?))
+    Ok(Tensor::Bool(zip_with(x, y, &shape, f)?))
 }
 
 /// Boolean negation.
@@ -118,15 +106,7 @@ pub fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor, String> {
         (Tensor::I64(a), Tensor::I64(b)) => Tensor::I64(pick!(a, b)),
         (Tensor::I32(a), Tensor::I32(b)) => Tensor::I32(pick!(a, b)),
         (Tensor::Bool(a), Tensor::Bool(b)) => Tensor::Bool(pick!(a, b)),
-        _ => {
-            return Err(format!(
-                "where: input 1 is {} {:?} and input 2 is {} {:?}; both must have the same element type",
-                x.dtype().name(),
-                x.shape(),
-                y.dtype().name(),
-                y.shape()
-            ))
-        }
+        _ => return Err(pair_error("where", 1, x, y, "both must have the same element type")),
     })
 }
 
@@ -142,7 +122,7 @@ pub fn extremum(xs: &[&Tensor], max: bool) -> Result<Tensor, String> {
     let mut acc = super::shape::expand(first, &shape.iter().map(|&d| d as i64).collect::<Vec<_>>())?;
     for t in &xs[1..] {
         acc = match (&acc, t) {
-            (Tensor::F32(a), Tensor::F32(b)) => Tensor::F32(zip2(a, b, &shape, |p: f32, q: f32| {
+            (Tensor::F32(a), Tensor::F32(b)) => Tensor::F32(zip_with(a, b, &shape, |p: f32, q: f32| {
                 if p.is_nan() || q.is_nan() {
                     f32::NAN
                 } else if (p > q) == max {
@@ -152,10 +132,10 @@ pub fn extremum(xs: &[&Tensor], max: bool) -> Result<Tensor, String> {
                 }
             })?),
             (Tensor::I64(a), Tensor::I64(b)) => {
-                Tensor::I64(zip2(a, b, &shape, |p, q| if max { p.max(q) } else { p.min(q) })?)
+                Tensor::I64(zip_with(a, b, &shape, |p, q| if max { p.max(q) } else { p.min(q) })?)
             }
             (Tensor::I32(a), Tensor::I32(b)) => {
-                Tensor::I32(zip2(a, b, &shape, |p, q| if max { p.max(q) } else { p.min(q) })?)
+                Tensor::I32(zip_with(a, b, &shape, |p, q| if max { p.max(q) } else { p.min(q) })?)
             }
             _ => return Err(same_type_error(name, first, t)),
         };

@@ -274,19 +274,7 @@ fn exact(node: &Node, ins: &[QValue], graph: &MaseGraph) -> Option<std::result::
                 _ => Err("embedding: the table codes are not integers".into()),
             }))
         }
-        op @ (Op::Reshape { .. }
-        | Op::Transpose { .. }
-        | Op::Flatten { .. }
-        | Op::Squeeze { .. }
-        | Op::Unsqueeze { .. }
-        | Op::Slice { .. }
-        | Op::Gather { .. }
-        | Op::GatherNd { .. }
-        | Op::Expand { .. }
-        | Op::Where
-        | Op::Identity
-        | Op::Dropout { .. }
-        | Op::Concat { .. }) => {
+        op if super::plan::is_carrier(op) => {
             // The fixed inputs (one format) move as codes; integer indices and boolean
             // conditions go along as they are; a float input means the move is not exact.
             let format = carried_format(ins)?;
@@ -304,28 +292,10 @@ fn exact(node: &Node, ins: &[QValue], graph: &MaseGraph) -> Option<std::result::
                 _ => Err("element-moving op returned another type from integer codes".into()),
             }))
         }
-        // Emulated in floating point (their result is re-quantized to the declared format).
-        Op::Placeholder
-        | Op::Output
-        | Op::Gelu { .. }
-        | Op::Softmax { .. }
-        | Op::LayerNorm { .. }
-        | Op::Div
-        | Op::Pow
-        | Op::Sqrt
-        | Op::Erf
-        | Op::Tanh
-        | Op::ReduceMean { .. }
-        | Op::ReduceSum { .. }
-        | Op::Max
-        | Op::Min
-        | Op::Compare { .. }
-        | Op::Logic { .. }
-        | Op::Not
-        | Op::Range
-        | Op::ConstantOfShape { .. }
-        | Op::Cast { .. }
-        | Op::Shape { .. } => None,
+        // Everything else is emulated in floating point (its result is re-quantized to the
+        // declared format): gelu, softmax, layer_norm, div, pow, sqrt, erf, tanh, the
+        // reductions, max/min, and the ops on integers and booleans, which have no format.
+        _ => None,
     }
 }
 

@@ -111,7 +111,7 @@ pub fn require_common_metadata(graph: &MaseGraph, pass: &str) -> Result<()> {
 /// True for ops that only move or select elements (no arithmetic): they carry their
 /// producer's format (for `where`, that of its two value inputs; index and condition inputs
 /// are integers and booleans, which have none).
-/// Keep equal to the carrier arm of `exec::exact` (which lists them for exhaustiveness).
+/// `exec::exact` moves their codes exactly.
 pub fn is_carrier(op: &Op) -> bool {
     matches!(
         op,
