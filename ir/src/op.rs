@@ -123,7 +123,9 @@ op_enum! {
             /// The formula.
             approximate: GeluApprox,
         },
-        /// Softmax along one axis.
+        /// Softmax along one axis. An optional second input is a boolean keep mask that
+        /// broadcasts to the first (an attention mask, raised by `raise_masked_softmax`):
+        /// masked positions output exactly 0 and take no part in the maximum or the sum.
         Softmax {
             /// The axis.
             axis: i64,

@@ -105,6 +105,13 @@ fn folded_graphs_hold_only_the_models_computation_raised_to_mase_ops() {
         assert_eq!(count.get("matmul"), Some(&4), "{name}: {count:?}");
         assert!(count.get("embedding").is_some_and(|&e| e >= 2), "{name}: {count:?}");
         assert!(!count.contains_key("erf") && !count.contains_key("div"), "{name}: {count:?}");
+        // The additive attention mask became every softmax's boolean input, one value per key
+        // position of each sentence.
+        for (_, n) in g.nodes().filter(|(_, n)| matches!(n.op, Op::Softmax { .. })) {
+            let [_, keep] = n.inputs.as_slice() else { panic!("{name}: softmax '{}' has no mask", n.name) };
+            assert_eq!(g.node(*keep).out_shape(), Some(&[3, 1, 1, 16][..]), "{name}: mask of '{}'", n.name);
+        }
+        assert!(!count.contains_key("where"), "{name}: the additive mask is left: {count:?}");
     }
 }
 
@@ -169,44 +176,66 @@ fn inputs_of_the_wrong_type_or_shape_are_errors_naming_the_input() {
     assert!(e.contains("input_ids") && e.contains("[3, 8]") && e.contains("[3, 16]"), "{e}");
 }
 
+/// Calibrates `g` on the batch, quantizes it at 16-bit activations and 8-bit per-channel
+/// weights, and returns the float-vs-quantized report and the saturation report.
+fn quantize_and_compare(
+    g: MaseGraph,
+) -> (MaseGraph, mase_ir::quant::AccuracyReport, mase_ir::quant::SaturationReport) {
+    let (g, _) = mase_ir::pass::run_passes(g, &["add_common_metadata"], &toml::Table::new()).unwrap();
+    let inputs = batch("batch");
+    let g = mase_ir::passes::add_software_metadata::software_stats(
+        g,
+        std::slice::from_ref(&inputs),
+        &Default::default(),
+    )
+    .unwrap();
+    let args: toml::Table = toml::from_str(
+        "[auto_precision]\nwidth = 16\nweight_width = 8\nweight_granularity = \"per_channel\"",
+    )
+    .unwrap();
+    let (q, _) = mase_ir::pass::run_passes(g, &["auto_precision"], &args).unwrap();
+    let float = run_outputs(&q, &inputs).unwrap();
+    let mut sat = SaturationCounter::new();
+    let quant = run_quantized_counted(&q, &inputs, &mut sat).unwrap();
+    let r = accuracy(&float, &quant, None).unwrap();
+    (q, r, sat.report())
+}
+
 #[test]
-fn quantized_whole_models_stay_close_and_report_the_mask_once() {
+fn quantized_whole_models_stay_close_to_float() {
     for name in ["bert_model_ts_static", "bert_cls_dynamo_dynamic"] {
-        let g = import(name, true);
-        let (g, _) = mase_ir::pass::run_passes(g, &["add_common_metadata"], &toml::Table::new()).unwrap();
-        let inputs = batch("batch");
-        let g = mase_ir::passes::add_software_metadata::software_stats(
-            g,
-            std::slice::from_ref(&inputs),
-            &Default::default(),
-        )
-        .unwrap();
-        let args: toml::Table = toml::from_str(
-            "[auto_precision]\nwidth = 16\nweight_width = 8\nweight_granularity = \"per_channel\"",
-        )
-        .unwrap();
-        let (q, _) = mase_ir::pass::run_passes(g, &["auto_precision"], &args).unwrap();
+        let (q, r, report) = quantize_and_compare(import(name, true));
         // The token-id tables are weights with formats like any other; integer tensors have none.
         let emb = q.nodes().find(|(_, n)| matches!(n.op, Op::Embedding { .. })).map(|(_, n)| n).unwrap();
         let Op::Embedding { table } = &emb.op else { unreachable!() };
         assert_eq!(q.qweights[table].format.width, 8, "{name}: embedding table");
         let ids = q.nodes().find(|(_, n)| n.name == "input_ids").map(|(_, n)| n).unwrap();
         assert!(!ids.meta.common.results["data_out_0"].ty.is_real(), "{name}: input_ids got a format");
-
-        let float = run_outputs(&q, &inputs).unwrap();
-        let mut sat = SaturationCounter::new();
-        let quant = run_quantized_counted(&q, &inputs, &mut sat).unwrap();
-        let r = accuracy(&float, &quant, None).unwrap();
         assert!(r.cosine >= 0.999, "{name}: cosine {}", r.cosine);
-        let report = sat.report();
-        let mask = report.mask.as_deref().unwrap_or_else(|| panic!("{name}: no mask line"));
-        assert!(mask.contains("additive attention mask"), "{mask}");
-        assert!(
-            report.warnings.iter().all(|w| !w.contains("attention_self_Add'")),
-            "{name}: the mask's saturation is warned about: {:?}",
-            report.warnings
-        );
+        // Raised into the softmax, the mask is no operand of any cast.
+        assert!(report.mask.is_none(), "{name}: {:?}", report.mask);
     }
+}
+
+#[test]
+fn an_additive_mask_left_in_the_graph_saturates_and_is_reported_once() {
+    let (_, r, report) = quantize_and_compare(import_raw("bert_model_ts_static"));
+    assert!(r.cosine >= 0.999, "cosine {}", r.cosine);
+    let mask = report.mask.as_deref().expect("a mask line");
+    assert!(mask.contains("additive attention mask"), "{mask}");
+    assert!(report.lines().iter().any(|l| l.starts_with("mask: ")), "{:?}", report.lines());
+    assert!(
+        report.warnings.iter().all(|w| !w.contains("attention_self_Add'")),
+        "the mask's saturation is warned about: {:?}",
+        report.warnings
+    );
+}
+
+/// The model imported without the raising passes (the mask stays an additive operand).
+fn import_raw(name: &str) -> MaseGraph {
+    let shapes: BTreeMap<String, Vec<usize>> = INPUTS.iter().map(|i| (i.to_string(), vec![3, 16])).collect();
+    let opts = ImportOptions { input_shapes: shapes, raise: false, ..Default::default() };
+    import_file(&hf().join(format!("{name}.onnx")), &opts).unwrap()
 }
 
 #[test]

@@ -113,6 +113,16 @@ pub fn eval_op(
         Op::Sqrt => un(UnaryOp::Sqrt),
         Op::Erf => un(UnaryOp::Erf),
         Op::Tanh => un(UnaryOp::Tanh),
+        Op::Softmax { axis } if inputs.len() == 2 => {
+            let keep = inputs[1].as_bool().ok_or_else(|| {
+                format!(
+                    "softmax: input 1 (the mask) is {} {:?}; it must be bool",
+                    inputs[1].dtype().name(),
+                    inputs[1].shape()
+                )
+            })?;
+            nn::softmax_masked(f32_in(op, inputs, 0)?, *axis, Some(keep)).map(Tensor::F32)
+        }
         Op::Softmax { axis } => {
             arity(op, inputs, 1)?;
             nn::softmax(f32_in(op, inputs, 0)?, *axis).map(Tensor::F32)

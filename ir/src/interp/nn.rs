@@ -22,16 +22,40 @@ pub fn norm_axis(what: &str, axis: i64, rank: usize) -> Result<usize, String> {
 
 /// Numerically stable softmax along `axis`: exp(x − max) / Σ exp(x − max).
 pub fn softmax(x: &ArrayD<f32>, axis: i64) -> Result<ArrayD<f32>, String> {
+    softmax_masked(x, axis, None)
+}
+
+/// Softmax along `axis` over the positions `keep` (broadcast to `x`'s shape) marks: a masked
+/// position outputs exactly 0 and takes no part in the maximum or the sum; a lane with every
+/// position masked is all 0. Without `keep`, every position counts.
+pub fn softmax_masked(
+    x: &ArrayD<f32>,
+    axis: i64,
+    keep: Option<&ArrayD<bool>>,
+) -> Result<ArrayD<f32>, String> {
     let ax = norm_axis("softmax", axis, x.ndim())?;
+    let keep = match keep {
+        Some(k) => Some(k.broadcast(x.raw_dim()).map(|v| v.to_owned()).ok_or_else(|| {
+            format!(
+                "softmax: the mask of shape {:?} does not broadcast to the input {:?}",
+                k.shape(),
+                x.shape()
+            )
+        })?),
+        None => None,
+    };
     let mut out = x.as_standard_layout().into_owned();
     let mut exps: Vec<f64> = Vec::with_capacity(x.shape()[ax]);
-    for mut lane in out.lanes_mut(Axis(ax)) {
-        let max = lane.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v)) as f64;
+    let all = ArrayD::from_elem(x.raw_dim(), true);
+    let keep = keep.unwrap_or(all);
+    for (mut lane, k) in out.lanes_mut(Axis(ax)).into_iter().zip(keep.lanes(Axis(ax))) {
+        let max = lane.iter().zip(k.iter()).filter(|(_, &k)| k).fold(f32::NEG_INFINITY, |m, (&v, _)| m.max(v))
+            as f64;
         exps.clear();
-        exps.extend(lane.iter().map(|&v| (v as f64 - max).exp()));
+        exps.extend(lane.iter().zip(k.iter()).map(|(&v, &k)| if k { (v as f64 - max).exp() } else { 0.0 }));
         let sum: f64 = exps.iter().sum();
         for (o, e) in lane.iter_mut().zip(&exps) {
-            *o = (e / sum) as f32;
+            *o = if *e == 0.0 { 0.0 } else { (e / sum) as f32 };
         }
     }
     Ok(out)

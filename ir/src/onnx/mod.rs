@@ -75,8 +75,14 @@ pub const MAX_TENSOR_ELEMENTS: usize = 1 << 28;
 pub const MAX_ACTIVATION_ELEMENTS: usize = 1 << 26;
 
 /// The raising passes run at import, in order.
-pub const RAISE_PASSES: [&str; 5] =
-    ["raise_linear", "raise_gelu", "raise_layer_norm", "raise_mul_scalar", "raise_embedding"];
+pub const RAISE_PASSES: [&str; 6] = [
+    "raise_linear",
+    "raise_gelu",
+    "raise_layer_norm",
+    "raise_mul_scalar",
+    "raise_embedding",
+    "raise_masked_softmax",
+];
 
 /// Options of an import.
 #[derive(Debug, Clone)]

@@ -13,6 +13,7 @@ pub mod raise_embedding;
 pub mod raise_gelu;
 pub mod raise_layer_norm;
 pub mod raise_linear;
+pub mod raise_masked_softmax;
 pub mod raise_mul_scalar;
 pub mod remove_dropout;
 
@@ -86,5 +87,10 @@ pub static REGISTRY: &[&dyn Pass] = &[
         name: "raise_embedding",
         description: "Gather on axis 0 of a constant 2-D table at computed indices (token ids) -> embedding",
         run: raise_embedding::run,
+    },
+    &FnPass {
+        name: "raise_masked_softmax",
+        description: "softmax(scores + additive mask: Where(keep, 0, -3.4e38) or (1 - keep) * -3.4e38) -> softmax with a boolean mask input",
+        run: raise_masked_softmax::run,
     },
 ];

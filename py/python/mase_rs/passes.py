@@ -33,6 +33,7 @@ PASSES: Dict[str, str] = {
     "raise_layer_norm_transform_pass": "raise_layer_norm",
     "raise_mul_scalar_transform_pass": "raise_mul_scalar",
     "raise_embedding_transform_pass": "raise_embedding",
+    "raise_masked_softmax_transform_pass": "raise_masked_softmax",
     "add_hardware_metadata_analysis_pass": "add_hardware_metadata",
     "partition_devices_analysis_pass": "partition_devices",
 }
@@ -90,6 +91,10 @@ raise_mul_scalar_transform_pass = _simple(
 )
 raise_embedding_transform_pass = _simple(
     "raise_embedding_transform_pass", "Gather of a constant 2-D table at token ids -> embedding."
+)
+raise_masked_softmax_transform_pass = _simple(
+    "raise_masked_softmax_transform_pass",
+    "softmax(scores + additive attention mask) -> softmax with a boolean mask input.",
 )
 add_hardware_metadata_analysis_pass = _simple(
     "add_hardware_metadata_analysis_pass",
