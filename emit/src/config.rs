@@ -227,6 +227,10 @@ pub struct NodeHw {
     /// `"interp"`); recorded as the node's `hardware.form` metadata.
     #[serde(default)]
     pub form: Option<String>,
+    /// Run the node on the host even where the library implements it (see
+    /// [`crate::host_split`]).
+    #[serde(default)]
+    pub host: bool,
 }
 
 /// One device of a multi-device system (`[[hardware.devices]]`) and its link to the next.
@@ -281,6 +285,10 @@ pub struct HwConfig {
     /// Per-node settings by node name.
     #[serde(default)]
     pub nodes: BTreeMap<String, NodeHw>,
+    /// MASE ops (e.g. `"embedding"`) whose nodes run on the host even where the library
+    /// implements them (see [`crate::host_split`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_ops: Vec<String>,
     /// The devices the design spans, in dataflow order (`[[hardware.devices]]`); empty: one
     /// device without limits.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -14,6 +14,7 @@ pub mod design;
 pub mod external;
 pub mod flow;
 pub mod golden;
+pub mod host_split;
 pub mod hw_pass;
 pub mod latency;
 pub mod parallel;
@@ -35,7 +36,8 @@ use mase_ir::{MaseGraph, Result};
 
 /// The hardware passes, by name. Adding one: its file in this crate and one line here;
 /// [`pass_manager`] registers them after the IR's.
-pub static HARDWARE_PASSES: &[&dyn Pass] = &[&hw_pass::AddHardwareMetadata, &partition::PartitionDevices];
+pub static HARDWARE_PASSES: &[&dyn Pass] =
+    &[&hw_pass::AddHardwareMetadata, &partition::PartitionDevices, &host_split::SplitHostDevice];
 
 /// Every pass, software and hardware: the IR's registry extended with [`HARDWARE_PASSES`]. The
 /// CLI (`mase passes`) and the flow run passes through it.

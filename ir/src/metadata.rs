@@ -190,6 +190,9 @@ pub enum Toolchain {
     /// High-level synthesis (not produced by this tool).
     #[serde(rename = "HLS")]
     Hls,
+    /// Runs on the host, before or after the device (see `mase_emit::host_split`).
+    #[serde(rename = "HOST")]
+    Host,
 }
 
 /// How one parameter of a node is presented to the hardware (`hardware.interface.<name>`).

@@ -1,0 +1,258 @@
+//! The host/device split: which nodes of a whole model run on the accelerator and which on the
+//! host before it (index arithmetic, embedding lookups the library does not implement, mask
+//! preparation) or after it (what the library does not implement), recorded in MASE's metadata
+//! style as `hardware.toolchain = "HOST"` on every host node ([`SplitHostDevice`]), and the
+//! device's own graph cut out of the model ([`device_graph`]).
+//!
+//! The rule, in dataflow order:
+//! - A node the device can implement is one whose op the library binds (or passes through, like
+//!   a reshape) and whose inputs are all streamed real-valued tensors (no constant operand, no
+//!   integer; a softmax's mask input is boolean), unless `[hardware] host_ops` names its op or
+//!   `[hardware.nodes.NAME] host = true` is set.
+//! - **Host before the device** (`pre`): the graph inputs, and every node the device cannot
+//!   implement whose inputs are all on the host; a node the device could implement is pulled onto
+//!   the host too when such a host node needs it and its own inputs are already on the host (the
+//!   sum of two embedding lookups feeding an add of a constant stays on the host with them).
+//! - **Device**: the other nodes the device can implement, until the first it cannot.
+//! - **Host after the device** (`post`): the first node the device cannot implement that takes a
+//!   device result, and everything that depends on it. The device region thus ends there; the
+//!   pass's info names that node and every post node the library could have implemented, so a
+//!   head that could move onto the device is visible.
+//!
+//! Constants belong to the side of the nodes that read them (a constant read on both sides is
+//! copied).
+
+use std::collections::BTreeMap;
+
+use mase_hwlib::OpRole;
+use mase_ir::metadata::Toolchain;
+use mase_ir::pass::{Pass, PassArgs, PassInfo};
+use mase_ir::tensor::DType;
+use mase_ir::{Error, MaseGraph, NodeId, Op, Result};
+use serde_json::json;
+
+use crate::config::HwConfig;
+
+/// Where a node runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// A graph input (given to the host).
+    Input,
+    /// A constant (read where its users run).
+    Constant,
+    /// On the host, before the device.
+    Pre,
+    /// On the device.
+    Device,
+    /// On the host, after the device.
+    Post,
+    /// The graph output node.
+    Output,
+}
+
+impl Side {
+    /// True for the sides whose values the host has before the device runs.
+    fn before_device(self) -> bool {
+        matches!(self, Side::Input | Side::Constant | Side::Pre)
+    }
+}
+
+/// The split of a graph: every node's side (indexed by node id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Split {
+    /// Side of every node, by node id.
+    pub side: Vec<Side>,
+    /// The node that ended the device region, if any.
+    pub ended_by: Option<NodeId>,
+}
+
+impl Split {
+    /// The values that enter the device: host (or input) nodes read by a device node, in graph
+    /// order.
+    pub fn device_inputs(&self, g: &MaseGraph) -> Vec<NodeId> {
+        g.ids()
+            .filter(|&id| matches!(self.side[id.0], Side::Input | Side::Pre))
+            .filter(|&id| g.users(id).iter().any(|u| self.side[u.0] == Side::Device))
+            .collect()
+    }
+
+    /// The device results the host (or the graph output) reads, in graph order.
+    pub fn device_outputs(&self, g: &MaseGraph) -> Vec<NodeId> {
+        g.ids()
+            .filter(|&id| self.side[id.0] == Side::Device)
+            .filter(|&id| g.users(id).iter().any(|u| matches!(self.side[u.0], Side::Post | Side::Output)))
+            .collect()
+    }
+
+    /// True when some node runs on the host (beyond the graph inputs).
+    pub fn has_host(&self) -> bool {
+        self.side.iter().any(|s| matches!(s, Side::Pre | Side::Post))
+    }
+}
+
+/// True when the device can implement node `id` (see the module documentation).
+pub fn device_capable(g: &MaseGraph, id: NodeId, cfg: &HwConfig) -> bool {
+    let n = g.node(id);
+    let settings = cfg.nodes.get(&n.name);
+    if settings.is_some_and(|s| s.host) || cfg.host_ops.iter().any(|o| o == n.op.mase_op()) {
+        return false;
+    }
+    let bound = settings.is_some_and(|s| s.external.is_some())
+        || matches!(mase_hwlib::op_role(n.op.kind()), OpRole::Bound(..) | OpRole::Implicit);
+    let dtype = |i: &NodeId| g.node(*i).meta.common.results.get("data_out_0").map(|r| r.dtype());
+    let streamed = n.inputs.iter().enumerate().all(|(k, i)| {
+        if matches!(g.node(*i).op, Op::Constant { .. }) {
+            return false;
+        }
+        dtype(i) == Some(DType::F32)
+            || (k == 1 && matches!(n.op, Op::Softmax { .. }) && dtype(i) == Some(DType::Bool))
+    });
+    let same_shapes = !matches!(n.op, Op::Add | Op::Sub)
+        || n.inputs.windows(2).all(|w| g.node(w[0]).out_shape() == g.node(w[1]).out_shape());
+    bound && streamed && same_shapes
+}
+
+/// Splits `g` (see the module documentation).
+pub fn split(g: &MaseGraph, cfg: &HwConfig) -> Split {
+    let mut side = vec![Side::Pre; g.len()];
+    let mut ended_by = None;
+    for (id, n) in g.nodes() {
+        side[id.0] = match n.op {
+            Op::Placeholder => Side::Input,
+            Op::Constant { .. } => Side::Constant,
+            Op::Output => Side::Output,
+            _ if n.inputs.iter().any(|i| side[i.0] == Side::Post) => Side::Post,
+            _ if device_capable(g, id, cfg) => Side::Device,
+            _ if n.inputs.iter().all(|i| side[i.0].before_device() || pullable(g, &side, *i)) => {
+                for i in &n.inputs {
+                    pull(&mut side, *i);
+                }
+                Side::Pre
+            }
+            _ => {
+                ended_by.get_or_insert(id);
+                Side::Post
+            }
+        };
+    }
+    Split { side, ended_by }
+}
+
+/// True when device node `id` can move to the host before the device: its inputs are all there
+/// already. Only one node deep, so that a host node late in the model ends the device region
+/// rather than pulling the device's work onto the host.
+fn pullable(g: &MaseGraph, side: &[Side], id: NodeId) -> bool {
+    side[id.0] == Side::Device && g.node(id).inputs.iter().all(|i| side[i.0].before_device())
+}
+
+/// Moves device node `id` to the host before the device.
+fn pull(side: &mut [Side], id: NodeId) {
+    if side[id.0] == Side::Device {
+        side[id.0] = Side::Pre;
+    }
+}
+
+/// The device's own graph: the device nodes with a placeholder per device input (named as the
+/// host value it receives, with its metadata: shape, type, format) and an output node returning
+/// the device outputs, the constants and weights the device nodes read, and the device nodes'
+/// metadata. Errors when nothing runs on the device.
+pub fn device_graph(g: &MaseGraph, s: &Split) -> Result<MaseGraph> {
+    let outputs = s.device_outputs(g);
+    if outputs.is_empty() {
+        return Err(Error::Invalid(format!(
+            "graph '{}': no node runs on the device (the library implements none of the nodes between the \
+             host's inputs and outputs)",
+            g.name
+        )));
+    }
+    let mut d = MaseGraph::new(g.name.clone());
+    let mut map: BTreeMap<NodeId, NodeId> = BTreeMap::new();
+    for id in s.device_inputs(g) {
+        let n = g.node(id);
+        let new = d.add_node(n.name.clone(), Op::Placeholder, vec![])?;
+        let nn = d.node_mut(new);
+        nn.origin = n.origin.clone();
+        if let Some(r) = n.meta.common.results.get("data_out_0") {
+            nn.meta.common.results.insert("data_out_0".into(), r.clone());
+        }
+        nn.meta.software.results = n.meta.software.results.clone();
+        map.insert(id, new);
+    }
+    for (id, n) in g.nodes() {
+        let used_by_device = g.users(id).iter().any(|u| s.side[u.0] == Side::Device);
+        let keep = s.side[id.0] == Side::Device || (s.side[id.0] == Side::Constant && used_by_device);
+        if !keep {
+            continue;
+        }
+        let inputs = n.inputs.iter().map(|i| map[i]).collect();
+        let new = d.add_node(n.name.clone(), n.op.clone(), inputs)?;
+        let nn = d.node_mut(new);
+        nn.meta = n.meta.clone();
+        nn.origin = n.origin.clone();
+        for (_, key) in n.op.weight_names() {
+            if let Some(t) = g.weights.get(key) {
+                d.weights.insert(key.to_string(), t.clone());
+            }
+            if let Some(q) = g.qweights.get(key) {
+                d.qweights.insert(key.to_string(), q.clone());
+            }
+        }
+        map.insert(id, new);
+    }
+    let outs = outputs.iter().map(|o| map[o]).collect();
+    let name = d.fresh_name("output");
+    d.add_node(name, Op::Output, outs)?;
+    d.validate()?;
+    Ok(d)
+}
+
+/// The pass (`split_host_device`, registered in [`crate::HARDWARE_PASSES`]): records
+/// `hardware.toolchain = "HOST"` on every node that runs on the host and lists the sides.
+pub struct SplitHostDevice;
+
+impl Pass for SplitHostDevice {
+    fn name(&self) -> &'static str {
+        "split_host_device"
+    }
+
+    fn description(&self) -> &'static str {
+        "mark the nodes that run on the host before or after the device (toolchain HOST): what the library does not implement, with [hardware] host_ops / nodes.NAME.host overrides"
+    }
+
+    fn run(&self, mut graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
+        let cfg = HwConfig::from_table(args, "split_host_device arguments")?;
+        let s = split(&graph, &cfg);
+        let info = split_info(&graph, &s, &cfg);
+        let ids: Vec<NodeId> = graph.ids().collect();
+        for id in ids {
+            if matches!(s.side[id.0], Side::Pre | Side::Post) {
+                graph.node_mut(id).meta.hardware.toolchain = Some(Toolchain::Host);
+            }
+        }
+        Ok((graph, info))
+    }
+}
+
+/// The info map of a split: the host nodes before and after, the device's inputs and outputs,
+/// the node that ended the device region and the post nodes the library could implement.
+pub fn split_info(g: &MaseGraph, s: &Split, cfg: &HwConfig) -> PassInfo {
+    let names = |side: Side| -> Vec<String> {
+        g.nodes().filter(|(id, _)| s.side[id.0] == side).map(|(_, n)| n.name.clone()).collect()
+    };
+    let listed =
+        |ids: Vec<NodeId>| -> Vec<String> { ids.into_iter().map(|i| g.node(i).name.clone()).collect() };
+    let movable: Vec<String> = g
+        .nodes()
+        .filter(|(id, _)| s.side[id.0] == Side::Post && device_capable(g, *id, cfg))
+        .map(|(_, n)| n.name.clone())
+        .collect();
+    let mut info = PassInfo::new();
+    info.insert("host_pre".into(), json!(names(Side::Pre)));
+    info.insert("device_nodes".into(), json!(names(Side::Device).len()));
+    info.insert("host_post".into(), json!(names(Side::Post)));
+    info.insert("device_inputs".into(), json!(listed(s.device_inputs(g))));
+    info.insert("device_outputs".into(), json!(listed(s.device_outputs(g))));
+    info.insert("device_ended_by".into(), json!(s.ended_by.map(|i| g.node(i).name.clone())));
+    info.insert("host_post_the_library_implements".into(), json!(movable));
+    info
+}
