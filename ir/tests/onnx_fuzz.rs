@@ -49,7 +49,7 @@ fn mutate(rng: &mut ChaCha8Rng, src: &[u8]) -> Vec<u8> {
 /// Half the mutations anywhere (mostly weight bytes), half within the first `head` bytes, where
 /// protobuf field order puts the nodes (GraphProto field 1).
 fn mutate_nodes_or_anywhere(rng: &mut ChaCha8Rng, src: &[u8], head: usize, case: usize) -> Vec<u8> {
-    if case % 2 == 0 {
+    if case.is_multiple_of(2) {
         return mutate(rng, src);
     }
     let mut m = mutate(rng, &src[..head]);
