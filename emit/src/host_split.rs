@@ -1,7 +1,7 @@
 //! The host/device split: which nodes of a whole model run on the accelerator and which on the
 //! host before it (index arithmetic, embedding lookups the library does not implement, mask
 //! preparation) or after it (what the library does not implement), recorded in MASE's metadata
-//! style as `hardware.toolchain = "HOST"` on every host node ([`SplitHostDevice`]), and the
+//! style as `hardware.toolchain = "HOST"` on every host node ([`SPLIT_HOST_DEVICE`]), and the
 //! device's own graph cut out of the model ([`device_graph`]).
 //!
 //! The rule, in dataflow order:
@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 
 use mase_hwlib::OpRole;
 use mase_ir::metadata::Toolchain;
-use mase_ir::pass::{Pass, PassArgs, PassInfo};
+use mase_ir::pass::{FnPass, PassArgs, PassInfo};
 use mase_ir::tensor::DType;
 use mase_ir::{Error, MaseGraph, NodeId, Op, Result};
 use serde_json::json;
@@ -208,29 +208,23 @@ pub fn device_graph(g: &MaseGraph, s: &Split) -> Result<MaseGraph> {
 
 /// The pass (`split_host_device`, registered in [`crate::HARDWARE_PASSES`]): records
 /// `hardware.toolchain = "HOST"` on every node that runs on the host and lists the sides.
-pub struct SplitHostDevice;
+pub static SPLIT_HOST_DEVICE: FnPass = FnPass {
+    name: "split_host_device",
+    description: "mark the nodes that run on the host before or after the device (toolchain HOST): what the library does not implement, with [hardware] host_ops / nodes.NAME.host overrides",
+    run: run_split,
+};
 
-impl Pass for SplitHostDevice {
-    fn name(&self) -> &'static str {
-        "split_host_device"
-    }
-
-    fn description(&self) -> &'static str {
-        "mark the nodes that run on the host before or after the device (toolchain HOST): what the library does not implement, with [hardware] host_ops / nodes.NAME.host overrides"
-    }
-
-    fn run(&self, mut graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
-        let cfg = HwConfig::from_table(args, "split_host_device arguments")?;
-        let s = split(&graph, &cfg);
-        let info = split_info(&graph, &s, &cfg);
-        let ids: Vec<NodeId> = graph.ids().collect();
-        for id in ids {
-            if matches!(s.side[id.0], Side::Pre | Side::Post) {
-                graph.node_mut(id).meta.hardware.toolchain = Some(Toolchain::Host);
-            }
+fn run_split(mut graph: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
+    let cfg = HwConfig::from_table(args, "split_host_device arguments")?;
+    let s = split(&graph, &cfg);
+    let info = split_info(&graph, &s, &cfg);
+    let ids: Vec<NodeId> = graph.ids().collect();
+    for id in ids {
+        if matches!(s.side[id.0], Side::Pre | Side::Post) {
+            graph.node_mut(id).meta.hardware.toolchain = Some(Toolchain::Host);
         }
-        Ok((graph, info))
     }
+    Ok((graph, info))
 }
 
 /// The info map of a split: the host nodes before and after, the device's inputs and outputs,

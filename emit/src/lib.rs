@@ -37,7 +37,7 @@ use mase_ir::{MaseGraph, Result};
 /// The hardware passes, by name. Adding one: its file in this crate and one line here;
 /// [`pass_manager`] registers them after the IR's.
 pub static HARDWARE_PASSES: &[&dyn Pass] =
-    &[&hw_pass::AddHardwareMetadata, &partition::PartitionDevices, &host_split::SplitHostDevice];
+    &[&hw_pass::AddHardwareMetadata, &partition::PartitionDevices, &host_split::SPLIT_HOST_DEVICE];
 
 /// Every pass, software and hardware: the IR's registry extended with [`HARDWARE_PASSES`]. The
 /// CLI (`mase passes`) and the flow run passes through it.
