@@ -29,8 +29,10 @@
 //!
 //! One harness row is one tensor of `MASK_ROWS` rows: `data_in_0` and `data_out_0` have
 //! `MASK_ROWS · L / P` beats per row, `data_in_1` `L / P`, and [`Component::cost`]'s `ii_cycles`
-//! is cycles per tensor. [`Component::beats_before_first_output`] is one softmax row of data and
-//! the whole keep vector.
+//! is cycles per tensor. The component holds one softmax row, not a tensor, before its first
+//! output, so [`Info::buffers_whole_unit`] is false (the stitcher then counts what enters during
+//! the pipeline latency, more than a row, as for `softmax`) and
+//! [`Component::beats_before_first_output`] is one softmax row of data and the whole keep vector.
 
 use rand::Rng;
 
