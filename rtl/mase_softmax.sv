@@ -50,6 +50,11 @@ module mase_softmax #(
   /// The core's (constant low) keep-port ready.
   logic unused_keep_ready;
   /* verilator lint_on UNUSEDSIGNAL */
+  /// The core's keep-port data: a declared signal rather than a '0 literal, whose width Yosys
+  /// 0.23 would resolve only by re-deriving this module under a $paramod name (then no module
+  /// named mase_softmax is left for `synth_xilinx -top`).
+  logic [DATA_IN_0_PARALLELISM_DIM_0-1:0] no_keep;
+  assign no_keep = '0;
 
   mase_softmax_core #(
       .DATA_IN_0_PRECISION_0(DATA_IN_0_PRECISION_0),
@@ -81,7 +86,7 @@ module mase_softmax #(
       .data_in_0(data_in_0),
       .data_in_0_valid(data_in_0_valid),
       .data_in_0_ready(data_in_0_ready),
-      .data_in_1('0),
+      .data_in_1(no_keep),
       .data_in_1_valid(1'b0),
       .data_in_1_ready(unused_keep_ready),
       .data_out_0(data_out_0),
