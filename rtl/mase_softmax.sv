@@ -1,41 +1,14 @@
 // mase_softmax: softmax over the innermost dimension (rows of L = DATA_IN_0_TENSOR_SIZE_DIM_0
 // elements, P = DATA_IN_0_PARALLELISM_DIM_0 per beat) by an exact integer algorithm,
-// bit-identical to mase_hwlib's softmax model.
-//
-// Algorithm (W = DATA_IN_0_PRECISION_0, F = DATA_IN_0_PRECISION_1, EF = EXP_FRAC,
-// H = EXP_TABLE_BITS, RB = RECIP_BITS, KF = 24, CL = clog2(L), Z = EF + CL + RB):
-//   1. m = max of the row; d_i = m - x_i (W bits unsigned).
-//   2. t_i = d_i * K, K = round(log2(e) * 2^24) = 24204406; k_i = t_i >> (F + KF);
-//      f_i = bits [F+KF-1 -: 2H] of t_i; fh = f_i >> H, fl = f_i mod 2^H.
-//   3. e_i = (T_hi[fh] * T_lo[fl]) >> (EF + k_i), or 0 when k_i > EF, with
-//      T_hi[j] = round(2^(-j/2^H) * 2^EF), T_lo[j] = round(2^(-j/2^2H) * 2^EF) (EF+1 bits,
-//      ROMs loaded from EXP_HI_MEM_FILE / EXP_LO_MEM_FILE; the row maximum gives exactly 2^EF).
-//   4. S = sum of e_i (exact).
-//   5. R = floor(2^Z / S) by restoring division, one quotient bit per pipeline stage
-//      (CL + RB + 1 stages, free-running).
-//   6. y_i = cast(e_i * R) from Z fractional bits into the output format (mase_cast_core with
-//      DATA_OUT_0_SIGNED / _ROUNDING / _OVERFLOW).
-// Architecture: (A) input beats enter FIFO X (2 rows + 4 beats) while the running maximum is
-// taken; the row maximum enters FIFO M at the row's last beat. (B) when the head row's maximum
-// is known, its beats leave X through 4 registered stages (difference, * K, table reads, table
-// product), the exp values enter FIFO E (1 row + divider stages + 8 beats) and are summed; the
-// row sum enters the divider, whose quotients enter FIFO Rq (a credit counter keeps Rq from
-// overflowing, so the divider never stalls). (C) when the head row's reciprocal is known, its
-// exp values leave E, are multiplied by R, cast, and leave through a mase_skid_buffer. Row n+1's
-// maximum and exps are computed while row n is normalized: one beat per cycle in steady state.
-//   Latency: 2*L/P + CL + RB + 9 cycles (first input beat to first output beat, no stalls).
-//   II: L/P cycles per row (one beat per cycle).
+// bit-identical to mase_hwlib's softmax model: mase_softmax_core without a mask (MASKED = 0),
+// which describes the algorithm and the architecture.
+//   Latency: 2*L/P + CL + RB + 9 cycles (first input beat to first output beat, no stalls;
+//   CL = clog2(L), RB = RECIP_BITS); folded (FOLD = 2): 3*L/P + CL + RB + 12.
+//   II: L/P cycles per row (one beat per cycle); folded: 2*L/P.
 //   Paths cut: data, valid and ready at both ports (input ready from FIFO registers, output from
 //   the skid buffer).
-//   Folded (FOLD = 2): stage B steps once every 2 cycles (a free-running phase; a finished
-//   beat stays offered to E until taken) and each lane's d*K (phase 0, held until the step) and
-//   table product (phase 1) share one multiplier: 2P multipliers, L/P*2 cycles per row (stages
-//   A and C keep their rates; E and the input back-pressure them). Latency 3*L/P + CL + RB + 12:
-//   the first step waits a phase, each beat takes 2 cycles, the last one 3 more through b2..b4.
-//   Resources: 3P multipliers (d*K, table product, e*R), 2P table ROMs of 2^H x (EF+1) bits
-//   (each lane has its own pair, one read port each), four FIFOs (X and E as mase_wide_fifo:
-//   lock-step mase_fifo groups of lanes with words of at most 1024 bits), a max tree and an adder
-//   tree of depth ceil(log2 P), and a CL+RB+1 stage divider of (EF+CL+1)-bit subtractors.
+//   Resources: 3P multipliers (folded: 2P), 2P exp table ROMs of 2^H x (EF+1) bits, four FIFOs,
+//   a max tree, an adder tree and a CL+RB+1 stage divider (see mase_softmax_core).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_softmax #(
     /// Input: two's complement lanes of 1..16 bits, fractional bits 0..24; row length L =
@@ -72,520 +45,55 @@ module mase_softmax #(
     `MASE_STAGE_PORTS(DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0,
                       DATA_IN_0_PARALLELISM_DIM_0 * DATA_OUT_0_PRECISION_0)
 );
-  /// Lanes per beat.
-  localparam int P = DATA_IN_0_PARALLELISM_DIM_0;
-  /// Input lane width.
-  localparam int W = DATA_IN_0_PRECISION_0;
-  /// Output lane width.
-  localparam int OW = DATA_OUT_0_PRECISION_0;
-  /// Row length.
-  localparam int L = DATA_IN_0_TENSOR_SIZE_DIM_0;
-  /// Beats per row.
-  localparam int NB = L / P;
-  /// Beat counter width.
-  localparam int BW = NB > 1 ? $clog2(NB) : 1;
-  /// Exp fraction bits.
-  localparam int EF = EXP_FRAC;
-  /// Table index bits.
-  localparam int H = EXP_TABLE_BITS;
-  /// Exp value / table entry width.
-  localparam int EW = EF + 1;
-  /// Fractional bits of K.
-  localparam int KF = 24;
-  /// round(log2(e) * 2^KF) (mase_hwlib softmax::log2e_const).
-  localparam logic [24:0] K = 25'd24204406;
-  /// Fractional bits of t = d * K.
-  localparam int TF = DATA_IN_0_PRECISION_1 + KF;
-  /// Width of t, at least TF + 1 so that the integer part has a bit.
-  localparam int TW = (W + 25 > TF + 1) ? W + 25 : TF + 1;
-  /// ceil(log2(L)).
-  localparam int CL = L > 1 ? $clog2(L) : 0;
-  /// Reciprocal fraction bits Z.
-  localparam int Z = EF + CL + RECIP_BITS;
-  /// Quotient bits (divider stages).
-  localparam int QB = CL + RECIP_BITS + 1;
-  /// Row sum width (S <= L * 2^EF).
-  localparam int SW = EF + CL + 1;
-  /// Width of the clamped shift k (0..EF+1).
-  localparam int KB = $clog2(EF + 2);
-  /// FIFO depths: row buffer X, maxima M, exp values E, reciprocals Rq.
-  localparam int DX = 2 * NB + 4;
-  /// FIFO depth of the row maxima.
-  localparam int DM = 8;
-  /// FIFO depth of the exp values.
-  localparam int DE = NB + QB + 8;
-  /// FIFO depth of the reciprocals.
-  localparam int DR = QB + 8;
-  /// Credit counter width (0..DR).
-  localparam int RCW = $clog2(DR + 1);
+  // Waiver: the core's keep port is never offered a beat, so it never takes one.
+  /* verilator lint_off UNUSEDSIGNAL */
+  /// The core's (constant low) keep-port ready.
+  logic unused_keep_ready;
+  /* verilator lint_on UNUSEDSIGNAL */
+  /// The core's keep-port data: a declared signal rather than a '0 literal, whose width Yosys
+  /// 0.23 would resolve only by re-deriving this module under a $paramod name (then no module
+  /// named mase_softmax is left for `synth_xilinx -top`).
+  logic [DATA_IN_0_PARALLELISM_DIM_0-1:0] no_keep;
+  assign no_keep = '0;
 
-`ifndef SYNTHESIS
-  initial begin
-    `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_0, 1, 16);
-    `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_1, 0, 24);
-    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_0, 1, 4096);
-    `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_1, 1, 1048576);
-    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_0, 1, 1024);
-    `MASE_CHECK_RANGE(DATA_IN_0_PARALLELISM_DIM_1, 1, 1);
-    `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-    `MASE_CHECK_FORMAT(DATA_OUT_0, 32);
-    `MASE_CHECK_RANGE(DATA_OUT_0_SIGNED, 0, 1);
-    `MASE_CHECK_SAME_SHAPE(DATA_OUT_0, DATA_IN_0);
-    `MASE_CHECK_MODES(DATA_OUT_0);
-    `MASE_CHECK_RANGE(EXP_FRAC, 4, 28);
-    `MASE_CHECK_RANGE(EXP_TABLE_BITS, 1, 12);
-    `MASE_CHECK_RANGE(RECIP_BITS, 4, 28);
-    `MASE_CHECK_RANGE(FOLD, 1, 2);
-  end
-`endif
-
-  // ---------------------------------------------------------------------------------------------
-  // Stage A: row FIFO X and the running maximum
-  /// X: input side ready.
-  logic x_in_ready;
-  /// X: head beat.
-  logic [P*W-1:0] x_out;
-  /// X: head beat valid.
-  logic x_out_valid;
-  /// X: pop the head beat.
-  logic x_out_ready;
-  /// M: input side ready.
-  logic m_in_ready;
-  /// M: head row maximum.
-  logic [W-1:0] m_out;
-  /// M: head valid.
-  logic m_out_valid;
-  /// M: pop the head maximum.
-  logic m_out_ready;
-  /// Index of the next input beat in its row.
-  logic [BW-1:0] a_cnt;
-  /// Maximum of the row's beats accepted so far.
-  logic signed [W-1:0] a_max;
-  /// Maximum of the input beat.
-  logic signed [W-1:0] beat_max;
-  /// Maximum of the row up to and including the input beat.
-  logic signed [W-1:0] row_max;
-  /// An input beat is accepted.
-  logic a_take;
-  /// The input beat is the last of its row.
-  logic a_last;
-
-  // Max tree in heap layout: node k < P-1 is the max of nodes 2k+1 and 2k+2; nodes P-1..2P-2
-  // are the lanes; node 0 is the beat maximum (depth ceil(log2 P)).
-  for (genvar k = 0; k < 2 * P - 1; k++) begin : g_max
-    /// Value of node k.
-    logic signed [W-1:0] v;
-    if (k >= P - 1) begin : g_leaf
-      assign v = $signed(data_in_0[(k-P+1)*W+:W]);
-    end else begin : g_node
-      assign v = (g_max[2*k+1].v > g_max[2*k+2].v) ? g_max[2*k+1].v : g_max[2*k+2].v;
-    end
-  end
-  assign beat_max = g_max[0].v;
-  assign row_max = (a_cnt == '0 || beat_max > a_max) ? beat_max : a_max;
-  assign a_last = a_cnt == BW'(NB - 1);
-  assign data_in_0_ready = x_in_ready && m_in_ready;
-  assign a_take = data_in_0_valid && data_in_0_ready;
-
-  always_ff @(posedge clk) begin
-    if (rst) begin
-      a_cnt <= '0;
-    end else if (a_take) begin
-      a_cnt <= a_last ? '0 : a_cnt + 1'b1;
-    end
-  end
-  always_ff @(posedge clk) begin
-    if (a_take) a_max <= row_max;
-  end
-
-  // X (P*W bits per word, possibly more than 1024) is a mase_wide_fifo.
-  mase_wide_fifo #(
-      .DATA_WIDTH(W),
-      .LANES(P),
-      .DEPTH(DX)
-  ) u_x (
+  mase_softmax_core #(
+      .DATA_IN_0_PRECISION_0(DATA_IN_0_PRECISION_0),
+      .DATA_IN_0_PRECISION_1(DATA_IN_0_PRECISION_1),
+      .DATA_IN_0_TENSOR_SIZE_DIM_0(DATA_IN_0_TENSOR_SIZE_DIM_0),
+      .DATA_IN_0_TENSOR_SIZE_DIM_1(DATA_IN_0_TENSOR_SIZE_DIM_1),
+      .DATA_IN_0_PARALLELISM_DIM_0(DATA_IN_0_PARALLELISM_DIM_0),
+      .DATA_IN_0_PARALLELISM_DIM_1(DATA_IN_0_PARALLELISM_DIM_1),
+      .DATA_OUT_0_PRECISION_0(DATA_OUT_0_PRECISION_0),
+      .DATA_OUT_0_PRECISION_1(DATA_OUT_0_PRECISION_1),
+      .DATA_OUT_0_SIGNED(DATA_OUT_0_SIGNED),
+      .DATA_OUT_0_TENSOR_SIZE_DIM_0(DATA_OUT_0_TENSOR_SIZE_DIM_0),
+      .DATA_OUT_0_TENSOR_SIZE_DIM_1(DATA_OUT_0_TENSOR_SIZE_DIM_1),
+      .DATA_OUT_0_PARALLELISM_DIM_0(DATA_OUT_0_PARALLELISM_DIM_0),
+      .DATA_OUT_0_PARALLELISM_DIM_1(DATA_OUT_0_PARALLELISM_DIM_1),
+      .DATA_OUT_0_ROUNDING(DATA_OUT_0_ROUNDING),
+      .DATA_OUT_0_OVERFLOW(DATA_OUT_0_OVERFLOW),
+      .EXP_FRAC(EXP_FRAC),
+      .EXP_TABLE_BITS(EXP_TABLE_BITS),
+      .RECIP_BITS(RECIP_BITS),
+      .FOLD(FOLD),
+      .MASKED(0),
+      .MASK_ROWS(1),
+      .EXP_HI_MEM_FILE(EXP_HI_MEM_FILE),
+      .EXP_LO_MEM_FILE(EXP_LO_MEM_FILE)
+  ) u_core (
       .clk(clk),
       .rst(rst),
       .data_in_0(data_in_0),
-      .data_in_0_valid(a_take),
-      .data_in_0_ready(x_in_ready),
-      .data_out_0(x_out),
-      .data_out_0_valid(x_out_valid),
-      .data_out_0_ready(x_out_ready)
+      .data_in_0_valid(data_in_0_valid),
+      .data_in_0_ready(data_in_0_ready),
+      .data_in_1(no_keep),
+      .data_in_1_valid(1'b0),
+      .data_in_1_ready(unused_keep_ready),
+      .data_out_0(data_out_0),
+      .data_out_0_valid(data_out_0_valid),
+      .data_out_0_ready(data_out_0_ready)
   );
 
-  mase_fifo #(
-      .DATA_WIDTH(W),
-      .LANES(1),
-      .DEPTH(DM)
-  ) u_m (
-      .clk(clk),
-      .rst(rst),
-      .data_in_0(row_max),
-      .data_in_0_valid(a_take && a_last),
-      .data_in_0_ready(m_in_ready),
-      .data_out_0(m_out),
-      .data_out_0_valid(m_out_valid),
-      .data_out_0_ready(m_out_ready)
-  );
-
-  // ---------------------------------------------------------------------------------------------
-  // Stage B: exp pipeline, row sum, divider
-  /// E: input side ready.
-  logic e_in_ready;
-  /// E: push valid.
-  logic e_in_valid;
-  /// E: head beat of exp values.
-  logic [P*EW-1:0] e_out;
-  /// E: head valid.
-  logic e_out_valid;
-  /// E: pop the head beat.
-  logic e_out_ready;
-  /// Exp values of the beat in stage b4.
-  logic [P*EW-1:0] b_e;
-  /// Stage valid flags.
-  logic vb1, vb2, vb3, vb4;
-  /// Stage "last beat of the row" flags.
-  logic lb1, lb2, lb3, lb4;
-  /// Pipeline advance.
-  logic b_en;
-  /// Stage b4 may hand its beat over (E has room; a row end also needs a divider credit).
-  logic b_push_ok;
-  /// A beat of X enters the pipeline.
-  logic b_go;
-  /// Index of the next beat of X in its row.
-  logic [BW-1:0] b_cnt;
-  /// A reciprocal may be requested: fewer than DR rows are in the divider or in Rq.
-  logic credit_ok;
-  /// Rows in the divider or Rq.
-  logic [RCW-1:0] outstanding;
-  /// Running row sum of the exp values pushed so far.
-  logic [SW-1:0] acc;
-  /// Sum of the exp values of the beat in b4.
-  logic [SW-1:0] beat_sum;
-  /// The beat in b4 is pushed into E.
-  logic b_push;
-  /// Rq: pop the head reciprocal.
-  logic r_out_ready;
-  /// Rq: head valid.
-  logic r_out_valid;
-
-  /// Phase of the folded exp pipeline (FOLD = 2: 0 forms d*K, 1 the table product and steps).
-  logic b_ph;
-
-  assign credit_ok = outstanding < RCW'(DR);
-  assign b_push_ok = e_in_ready && (!lb4 || credit_ok);
-  assign b_go = x_out_valid && m_out_valid && b_en;
-  assign x_out_ready = b_go;
-  assign m_out_ready = b_go && b_cnt == BW'(NB - 1);
-  assign b_push = e_in_valid && e_in_ready;
-  if (FOLD == 1) begin : g_b_full
-    assign b_ph = 1'b1;
-    assign b_en = b_ph && (!vb4 || b_push_ok);  // b_ph is constant 1 here
-    assign e_in_valid = vb4 && (!lb4 || credit_ok);
-  end else begin : g_b_fold
-    /// The beat in b4 was pushed into E; it stays until the next step.
-    logic b4_done;
-    // The phase runs while stage B has work and rests at 0 when it is idle, so the first step
-    // comes one cycle after a row's beats become available (a fixed latency).
-    always_ff @(posedge clk) begin
-      if (rst) b_ph <= 1'b0;
-      else b_ph <= (x_out_valid && m_out_valid) || vb1 || vb2 || vb3 || vb4 ? !b_ph : 1'b0;
-    end
-    always_ff @(posedge clk) begin
-      if (rst) b4_done <= 1'b0;
-      else if (b_en) b4_done <= 1'b0;
-      else if (b_push) b4_done <= 1'b1;
-    end
-    // Offered until taken (credit_ok only rises while the beat waits); the pipeline steps at
-    // phase 1 once b4 is empty, pushed, or being pushed.
-    assign e_in_valid = vb4 && !b4_done && (!lb4 || credit_ok);
-    assign b_en = b_ph && (!vb4 || b4_done || b_push_ok);
-  end
-
-  always_ff @(posedge clk) begin
-    if (rst) begin
-      {vb1, vb2, vb3, vb4} <= '0;
-      b_cnt <= '0;
-    end else if (b_en) begin
-      vb1 <= b_go;
-      vb2 <= vb1;
-      vb3 <= vb2;
-      vb4 <= vb3;
-      if (b_go) b_cnt <= (b_cnt == BW'(NB - 1)) ? '0 : b_cnt + 1'b1;
-    end
-  end
-  always_ff @(posedge clk) begin
-    if (b_en) begin
-      lb1 <= b_cnt == BW'(NB - 1);
-      lb2 <= lb1;
-      lb3 <= lb2;
-      lb4 <= lb3;
-    end
-  end
-
-  for (genvar i = 0; i < P; i++) begin : g_exp
-    /// This lane's T_hi table.
-    logic [EW-1:0] rom_hi[2**H];
-    /// This lane's T_lo table.
-    logic [EW-1:0] rom_lo[2**H];
-    `MASE_ROM_INIT(rom_hi, 2 ** H, EXP_HI_MEM_FILE)
-    `MASE_ROM_INIT(rom_lo, 2 ** H, EXP_LO_MEM_FILE)
-
-    /// b1: d = m - x (W bits, non-negative).
-    logic [W-1:0] d1;
-    // Waiver: the algorithm truncates t below its top 2H fractional bits (step 2), so those
-    // low bits of t are never read.
-    /* verilator lint_off UNUSEDSIGNAL */
-    /// b2: t = d * K.
-    logic [TW-1:0] t2;
-    /* verilator lint_on UNUSEDSIGNAL */
-    /// Integer part of t.
-    logic [TW-TF-1:0] k_full;
-    /// Top 2H fractional bits of t.
-    logic [2*H-1:0] f;
-    /// b3: table entries.
-    logic [EW-1:0] a3, c3;
-    /// b3: shift k clamped to EF + 1 (EF + 1 means e = 0).
-    logic [KB-1:0] k3;
-    // Waiver: e drops the table product's EF low bits (step 3), so they are never read.
-    /* verilator lint_off UNUSEDSIGNAL */
-    /// b4: table product.
-    logic [2*EW-1:0] p4;
-    /* verilator lint_on UNUSEDSIGNAL */
-    /// b4: shift.
-    logic [KB-1:0] k4;
-    /// b4: product >> EF.
-    logic [2*EW-EF-1:0] p4s;
-
-    assign k_full = t2[TW-1:TF];
-    assign f = t2[TF-1-:2*H];
-
-    if (FOLD == 1) begin : g_full
-      always_ff @(posedge clk) begin
-        if (b_en) begin
-          t2 <= TW'(d1) * TW'(K);
-          p4 <= (2 * EW)'(a3) * (2 * EW)'(c3);
-        end
-      end
-    end else begin : g_fold
-      // One unsigned multiplier: phase 0 d*K (into tk), phase 1 a*c; both products exact.
-      localparam int FA = W > EW ? W : EW;
-      localparam int FB = 25 > EW ? 25 : EW;
-      logic [FA-1:0] fa;
-      logic [FB-1:0] fb;
-      logic [FA+FB-1:0] fp;
-      /// d*K of the beat in b1, formed at phase 0.
-      logic [TW-1:0] tk;
-      assign fa = b_ph ? FA'(a3) : FA'(d1);
-      assign fb = b_ph ? FB'(c3) : FB'(K);
-      assign fp = fa * fb;
-      /// The product's high bits lie beyond both exact results when the operands are narrow;
-      /// this sink keeps lint quiet.
-      logic unused_fp;
-      assign unused_fp = ^fp;
-      always_ff @(posedge clk) begin
-        if (!b_ph) tk <= TW'(fp);
-        if (b_en) begin
-          t2 <= tk;
-          p4 <= (2 * EW)'(fp);
-        end
-      end
-    end
-
-    always_ff @(posedge clk) begin
-      if (b_en) begin
-        d1 <= W'(m_out - x_out[i*W+:W]);
-        a3 <= rom_hi[f[2*H-1:H]];
-        c3 <= rom_lo[f[H-1:0]];
-        k3 <= (32'(k_full) > 32'(EF)) ? KB'(EF + 1) : KB'(k_full);
-        k4 <= k3;
-      end
-    end
-    assign p4s = p4[2*EW-1:EF];
-    assign b_e[i*EW+:EW] = (k4 > KB'(EF)) ? '0 : EW'(p4s >> k4);
-  end
-
-  // Adder tree in heap layout (as the max tree): node 0 is the sum of the beat's exp values.
-  for (genvar k = 0; k < 2 * P - 1; k++) begin : g_sum
-    /// Value of node k.
-    logic [SW-1:0] v;
-    if (k >= P - 1) begin : g_leaf
-      assign v = SW'(b_e[(k-P+1)*EW+:EW]);
-    end else begin : g_node
-      assign v = g_sum[2*k+1].v + g_sum[2*k+2].v;
-    end
-  end
-  assign beat_sum = g_sum[0].v;
-
-  always_ff @(posedge clk) begin
-    if (rst) acc <= '0;
-    else if (b_push) acc <= lb4 ? '0 : acc + beat_sum;
-  end
-
-  // E (P*EW bits per word) is a mase_wide_fifo, as X.
-  mase_wide_fifo #(
-      .DATA_WIDTH(EW),
-      .LANES(P),
-      .DEPTH(DE)
-  ) u_e (
-      .clk(clk),
-      .rst(rst),
-      .data_in_0(b_e),
-      .data_in_0_valid(e_in_valid),
-      .data_in_0_ready(e_in_ready),
-      .data_out_0(e_out),
-      .data_out_0_valid(e_out_valid),
-      .data_out_0_ready(e_out_ready)
-  );
-
-  // Divider: R = floor(2^Z / S), restoring, one quotient bit per stage; starts from the partial
-  // remainder 2^(EF-1) (the bits of 2^Z above the quotient's range), which is below S.
-  /// Divider input valid: a row sum leaves stage b4.
-  logic d0_v;
-  /// Divider input: the row sum S.
-  logic [SW-1:0] d0_s;
-  assign d0_v = b_push && lb4;
-  assign d0_s = acc + beat_sum;
-
-  for (genvar j = 1; j <= QB; j++) begin : g_div
-    /// Stage valid.
-    logic v;
-    /// Stage partial quotient.
-    logic [QB-1:0] q;
-    // Waiver: the last stage's divisor and remainder are not read (the final remainder is
-    // discarded), nor is the top bit of the previous quotient (shifted out; it is always 0).
-    /* verilator lint_off UNUSEDSIGNAL */
-    /// Stage divisor.
-    logic [SW-1:0] s;
-    /// Stage partial remainder (< divisor).
-    logic [SW-1:0] r;
-    /// Previous stage quotient.
-    logic [QB-1:0] pq;
-    /* verilator lint_on UNUSEDSIGNAL */
-    /// Previous stage valid.
-    logic pv;
-    /// Previous stage divisor.
-    logic [SW-1:0] ps;
-    /// Previous stage remainder.
-    logic [SW-1:0] pr;
-    if (j == 1) begin : g_first
-      assign pv = d0_v;
-      assign ps = d0_s;
-      assign pr = SW'(1) << (EF - 1);
-      assign pq = '0;
-    end else begin : g_next
-      assign pv = g_div[j-1].v;
-      assign ps = g_div[j-1].s;
-      assign pr = g_div[j-1].r;
-      assign pq = g_div[j-1].q;
-    end
-    /// Doubled remainder.
-    logic [SW:0] r2;
-    /// Divisor fits.
-    logic ge;
-    assign r2 = {pr, 1'b0};
-    assign ge = r2 >= {1'b0, ps};
-    always_ff @(posedge clk) begin
-      if (rst) v <= 1'b0;
-      else v <= pv;
-    end
-    always_ff @(posedge clk) begin
-      s <= ps;
-      r <= ge ? SW'(r2 - {1'b0, ps}) : SW'(r2);
-      q <= {pq[QB-2:0], ge};
-    end
-  end
-
-  always_ff @(posedge clk) begin
-    if (rst) outstanding <= '0;
-    else outstanding <= outstanding + RCW'(d0_v) - RCW'(r_out_valid && r_out_ready);
-  end
-
-  /// Divider output valid (last stage).
-  logic div_valid;
-  /// Divider output quotient R (last stage).
-  logic [QB-1:0] div_q;
-  assign div_valid = g_div[QB].v;
-  assign div_q = g_div[QB].q;
-
-  /// Rq: head reciprocal.
-  logic [QB-1:0] r_out;
-  /// Rq: input ready (always true by the credit rule; unused).
-  logic r_in_ready;
-
-  mase_fifo #(
-      .DATA_WIDTH(QB),
-      .LANES(1),
-      .DEPTH(DR)
-  ) u_r (
-      .clk(clk),
-      .rst(rst),
-      .data_in_0(div_q),
-      .data_in_0_valid(div_valid),
-      .data_in_0_ready(r_in_ready),
-      .data_out_0(r_out),
-      .data_out_0_valid(r_out_valid),
-      .data_out_0_ready(r_out_ready)
-  );
-
-  // ---------------------------------------------------------------------------------------------
-  // Stage C: normalize
-  /// Pipeline advance.
-  logic c_en;
-  /// A beat of E enters the multiply stage.
-  logic c_go;
-  /// Index of the next beat of E in its row.
-  logic [BW-1:0] c_cnt;
-  /// c1 valid.
-  logic vc1;
-  /// c1 exp values.
-  logic [P*EW-1:0] ce1;
-  /// c1 reciprocal.
-  logic [QB-1:0] cr1;
-  /// Skid buffer ready (registered).
-  logic sk_ready;
-  /// Cast results.
-  logic [P*OW-1:0] y;
-
-  assign c_en = !vc1 || sk_ready;
-  assign c_go = e_out_valid && r_out_valid && c_en;
-  assign e_out_ready = c_go;
-  assign r_out_ready = c_go && c_cnt == BW'(NB - 1);
-
-  always_ff @(posedge clk) begin
-    if (rst) begin
-      vc1   <= 1'b0;
-      c_cnt <= '0;
-    end else if (c_en) begin
-      vc1 <= c_go;
-      if (c_go) c_cnt <= (c_cnt == BW'(NB - 1)) ? '0 : c_cnt + 1'b1;
-    end
-  end
-  always_ff @(posedge clk) begin
-    if (c_en) begin
-      ce1 <= e_out;
-      cr1 <= r_out;
-    end
-  end
-
-  for (genvar i = 0; i < P; i++) begin : g_norm
-    /// e * R (Z fractional bits).
-    logic [EW+QB-1:0] prod;
-    assign prod = (EW + QB)'(ce1[i*EW+:EW]) * (EW + QB)'(cr1);
-    `MASE_CAST_TO(DATA_OUT_0, EW + QB, Z, 0, DATA_OUT_0_SIGNED, prod, y[i*OW+:OW]);
-  end
-
-  `MASE_OUTPUT_SKID(OW, P, y, vc1, sk_ready);
-
-`ifndef SYNTHESIS
-  // The credit rule keeps Rq from overflowing: the divider never pushes into a full FIFO.
-  property p_rq_room;
-    @(posedge clk) disable iff (rst) div_valid |-> r_in_ready;
-  endproperty
-  a_rq_room : assert property (p_rq_room)
-  else $error("mase_softmax: reciprocal FIFO overflow (credit rule violated)");
-`endif
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)
   `MASE_ASSERT_STREAM_STABLE(data_out_0)

@@ -29,6 +29,7 @@ registry! {
     mul::Mul,
     gelu::Gelu,
     softmax::Softmax,
+    masked_softmax::MaskedSoftmax,
     transpose::Transpose,
     matmul::Matmul,
     layer_norm::LayerNorm,

@@ -1,5 +1,8 @@
 //! `softmax`: softmax over the innermost dimension of a signed fixed-point stream
-//! (`rtl/mase_softmax.sv`), by an exact integer algorithm, at full throughput.
+//! (`rtl/mase_softmax.sv`, the datapath `rtl/mase_softmax_core.sv` without a mask), by an exact
+//! integer algorithm, at full throughput. The same datapath under a key-padding mask is the
+//! component [`masked_softmax`](super::masked_softmax), whose model, cost and resources are the
+//! functions of this file with `masked = true`.
 //!
 //! # Exact algorithm (per row of `L = DATA_IN_0_TENSOR_SIZE_DIM_0` input codes `x_i`)
 //!
@@ -27,7 +30,11 @@
 //! operations; entries rounded with [`from_f64`]); they are the memories `exp_hi` / `exp_lo`
 //! (file parameters `EXP_HI_MEM_FILE` / `EXP_LO_MEM_FILE`, word `j` = entry `j`).
 //!
-//! # Hardware (`rtl/mase_softmax.sv`)
+//! With a mask ([`softmax_row_masked`]): step 1 takes the maximum over the kept elements only,
+//! masked elements get `e_i = 0` (so `S` sums the kept ones) and `y_i = 0`; a row with no kept
+//! element outputs all zeros.
+//!
+//! # Hardware (`rtl/mase_softmax_core.sv`)
 //!
 //! Three stages joined by FIFOs (`mase_fifo`), each moving one beat of `P` lanes per cycle:
 //! (A) input: beats enter the row FIFO `X` (2 rows + 4 beats) while the row maximum is taken; the
@@ -71,46 +78,60 @@ pub const KF: u32 = 24;
 const INFO: Info = Info {
     name: "softmax",
     description: "softmax over dim 0: max subtraction, exp by two tables and a shift, exact sum, pipelined exact reciprocal, multiply and cast",
-    dependencies: &["mase_assert.svh", "mase_fifo.sv", "mase_wide_fifo.sv", "mase_cast_core.sv", "mase_skid_buffer.sv"],
+    dependencies: DEPENDENCIES,
     buffers_whole_unit: true,
-    params: param_list![
-        port_format!("DATA_IN_0", 8, "input total bits (1..16), signed", 4, "input fractional bits (0..24)"),
-        port_shape!(
-            "DATA_IN_0",
-            [8, 1, 4, 1],
-            [
-                "row length L (softmax dimension, 1..4096)",
-                "rows of the tensor",
-                "elements of a row per beat (P)",
-                "rows per beat (must be 1)",
-            ]
-        ),
-        port_format!("DATA_OUT_0", 8, "output total bits (1..32)", 7, "output fractional bits (-2^24..2^24)"),
-        [ParamSpec::value("DATA_OUT_0_SIGNED", 0, "1: output two's complement, 0: unsigned")],
-        same_shape!(
-            "DATA_OUT_0",
-            "DATA_IN_0",
-            [
-                "output dim 0 (= input)",
-                "output dim 1 (= input)",
-                "output elements per beat (= input)",
-                "output rows per beat (= input)",
-            ]
-        ),
-        output_modes!("DATA_OUT_0", "rounding", "overflow"),
-        [
-            ParamSpec::value("EXP_FRAC", 24, "fractional bits EF of exp values and table entries (4..28)"),
-            ParamSpec::value("EXP_TABLE_BITS", 10, "index bits H of each of the two exp tables (1..12)"),
-            ParamSpec::value("RECIP_BITS", 20, "reciprocal precision RB in bits (4..28)"),
-            ParamSpec::value(
-                "FOLD",
-                1,
-                "cycles per exp beat: 1 (3P multipliers) or 2 (d*K and the table product share one multiplier per lane: 2P)"
-            ),
-        ],
-    ],
+    params: PARAMS,
     ..Info::DEFAULT
 };
+
+/// RTL files of both softmax components (the datapath `mase_softmax_core.sv` and what it
+/// instantiates), the shared header first.
+pub(crate) const DEPENDENCIES: &[&str] = &[
+    "mase_assert.svh",
+    "mase_fifo.sv",
+    "mase_wide_fifo.sv",
+    "mase_cast_core.sv",
+    "mase_skid_buffer.sv",
+    "mase_softmax_core.sv",
+];
+
+/// The parameters of `softmax`, which `masked_softmax` extends by `MASK_ROWS`.
+pub(crate) const PARAMS: &[ParamSpec] = param_list![
+    port_format!("DATA_IN_0", 8, "input total bits (1..16), signed", 4, "input fractional bits (0..24)"),
+    port_shape!(
+        "DATA_IN_0",
+        [8, 1, 4, 1],
+        [
+            "row length L (softmax dimension, 1..4096)",
+            "rows of the tensor",
+            "elements of a row per beat (P)",
+            "rows per beat (must be 1)",
+        ]
+    ),
+    port_format!("DATA_OUT_0", 8, "output total bits (1..32)", 7, "output fractional bits (-2^24..2^24)"),
+    [ParamSpec::value("DATA_OUT_0_SIGNED", 0, "1: output two's complement, 0: unsigned")],
+    same_shape!(
+        "DATA_OUT_0",
+        "DATA_IN_0",
+        [
+            "output dim 0 (= input)",
+            "output dim 1 (= input)",
+            "output elements per beat (= input)",
+            "output rows per beat (= input)",
+        ]
+    ),
+    output_modes!("DATA_OUT_0", "rounding", "overflow"),
+    [
+        ParamSpec::value("EXP_FRAC", 24, "fractional bits EF of exp values and table entries (4..28)"),
+        ParamSpec::value("EXP_TABLE_BITS", 10, "index bits H of each of the two exp tables (1..12)"),
+        ParamSpec::value("RECIP_BITS", 20, "reciprocal precision RB in bits (4..28)"),
+        ParamSpec::value(
+            "FOLD",
+            1,
+            "cycles per exp beat: 1 (3P multipliers) or 2 (d*K and the table product share one multiplier per lane: 2P)"
+        ),
+    ],
+];
 
 /// `K = round(log2(e) · 2^KF)`.
 pub fn log2e_const() -> i64 {
@@ -184,13 +205,29 @@ pub fn exp_code(w: &Widths, t_hi: &[i64], t_lo: &[i64], d: i64) -> i64 {
 
 /// Softmax of one row of input codes with the given tables (steps 1–6).
 pub fn softmax_row(p: &Params, t_hi: &[i64], t_lo: &[i64], row: &[i64]) -> Vec<i64> {
+    softmax_row_masked(p, t_hi, t_lo, row, None)
+}
+
+/// Softmax of one row of input codes under the keep bits `keep` (`keep[i]`: element `i` takes
+/// part; `None`: every element does, which is [`softmax_row`]): steps 1–6 over the kept elements,
+/// the maximum and the sum taken over them only, and exactly 0 for every masked element (the RTL
+/// casts `0 · R`, which is 0 in every format). A row with no kept element gives all zeros.
+pub fn softmax_row_masked(
+    p: &Params,
+    t_hi: &[i64],
+    t_lo: &[i64],
+    row: &[i64],
+    keep: Option<&[bool]>,
+) -> Vec<i64> {
     let w = Widths::of(p);
     let out = output_format(p, "DATA_OUT_0", param(p, "DATA_OUT_0_SIGNED") == 1);
-    let m = row.iter().copied().max().unwrap_or(0);
-    let e: Vec<i64> = row.iter().map(|&x| exp_code(&w, t_hi, t_lo, m - x)).collect();
-    let s: i128 = e.iter().map(|&v| v as i128).sum();
+    let kept = |i: usize| keep.is_none_or(|k| k[i]);
+    let m = (0..row.len()).filter(|&i| kept(i)).map(|i| row[i]).max().unwrap_or(0);
+    let e: Vec<Option<i64>> =
+        (0..row.len()).map(|i| kept(i).then(|| exp_code(&w, t_hi, t_lo, m - row[i]))).collect();
+    let s: i128 = e.iter().flatten().map(|&v| v as i128).sum();
     let r = (1i128 << w.z()) / s.max(1);
-    e.iter().map(|&v| cast_code(v as i128 * r, w.z() as i32, &out)).collect()
+    e.iter().map(|v| v.map_or(0, |v| cast_code(v as i128 * r, w.z() as i32, &out))).collect()
 }
 
 /// LUT model of softmax over `[1, lanes × input bits, lanes × exp bits, lanes × output bits,
@@ -202,6 +239,18 @@ pub fn softmax_row(p: &Params, t_hi: &[i64], t_lo: &[i64], row: &[i64]) -> Vec<i
 const SOFTMAX_LUT: [f64; 9] = [0.0, 4.746, 6.906, 0.0, 0.0, 0.0, 0.0, 1.864, 2.94];
 /// FF model of softmax over the same features (same fit, median error 1 %).
 const SOFTMAX_FF: [f64; 9] = [101.224, 0.0, 0.0, 3.754, 0.0, 0.0, 2.087, 2.877, 2.017];
+/// LUTs a mask adds, over `[1, L, lanes, lanes × input bits, row counter bits]`: the masked
+/// max-tree leaves and the keep multiplexer, about one LUT per input bit of a beat. Measured as
+/// the difference of Yosys 0.23 counts of `masked_softmax` and `softmax` at the same parameters
+/// (six pairs, `L` 5..128, `P` 1..8, `W` 2..16, `MASK_ROWS` 1..1536, one folded; measured
+/// differences 0..99 LUTs and 6..28 FFs): within 22 LUTs and 4 FFs of each difference, so the
+/// masked estimate is as good as the softmax model at the same parameters.
+const MASK_LUT: [f64; 5] = [0.0, 0.0, 0.0, 1.2, 0.0];
+/// FFs a mask adds, over the features of [`MASK_LUT`]: two keep flags per lane in the exp
+/// pipeline and about one more per lane, and the row counter. The `L`-bit keep ring is a shift
+/// register with enable, which Yosys maps to SRL16E/SRLC32E cells (counted neither as LUT nor FF
+/// by `mase synth`), so it adds no FFs here; [`Component::cost`] counts its `L` bits.
+const MASK_FF: [f64; 5] = [0.0, 0.0, 3.0, 0.0, 1.0];
 /// DSPs of softmax: per lane the exp products (unfolded: `d·K`, with K's trailing zero bits
 /// shifted out, and `a·c`; folded: one `max(W, EW) × max(25, EW)` multiplier for both) and the
 /// normalising `e·R`, all unsigned, split by [`mul_dsps`]. Exact on the test set.
@@ -232,152 +281,212 @@ pub fn fifo_depths(p: &Params) -> (u64, u64, u64, u64) {
     (2 * b + 4, 8, b + qb + 8, qb + 8)
 }
 
+/// Rows per keep vector: `MASK_ROWS` of a masked instance, 1 otherwise.
+pub fn mask_rows(p: &Params, masked: bool) -> u64 {
+    if masked {
+        param(p, "MASK_ROWS") as u64
+    } else {
+        1
+    }
+}
+
+/// [`Component::validate`] of `softmax` (`masked = false`) and `masked_softmax` (`true`, which
+/// adds `MASK_ROWS`).
+pub(crate) fn validate_of(p: &Params, masked: bool) -> Result<(), String> {
+    check_range(p, "DATA_IN_0_PRECISION_0", 1, 16)?;
+    check_range(p, "DATA_IN_0_PRECISION_1", 0, 24)?;
+    check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 4096)?;
+    check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 1 << 20)?;
+    check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
+    check_range(p, "DATA_IN_0_PARALLELISM_DIM_1", 1, 1)?;
+    check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
+    check_format(p, "DATA_OUT_0", 32)?;
+    check_range(p, "DATA_OUT_0_SIGNED", 0, 1)?;
+    check_same_shape(p, "DATA_OUT_0", "DATA_IN_0")?;
+    check_modes(p, "DATA_OUT_0")?;
+    check_range(p, "EXP_FRAC", 4, 28)?;
+    check_range(p, "EXP_TABLE_BITS", 1, 12)?;
+    check_range(p, "RECIP_BITS", 4, 28)?;
+    check_range(p, "FOLD", 1, 2)?;
+    if masked {
+        check_range(p, "MASK_ROWS", 1, 1 << 20)?;
+        check_divides(p, "MASK_ROWS", "DATA_IN_0_TENSOR_SIZE_DIM_1")?;
+    }
+    Ok(())
+}
+
+/// [`Component::streams`]: `data_in_0`, with a mask the keep stream `data_in_1` (`P` unsigned
+/// 1-bit lanes, `L / P` beats per tensor), then `data_out_0`. A masked instance's harness row is
+/// one tensor of `MASK_ROWS` rows (as `matmul`'s is one sequence), so that every stream has a
+/// whole number of beats per row.
+pub(crate) fn streams_of(p: &Params, masked: bool) -> Vec<StreamSpec> {
+    let rows = mask_rows(p, masked) as usize;
+    let signed = param(p, "DATA_OUT_0_SIGNED") == 1;
+    let input = block_stream(p, "DATA_IN_0", Direction::In);
+    let output = StreamSpec { signed, ..block_stream(p, "DATA_OUT_0", Direction::Out) };
+    if !masked {
+        return vec![input, output];
+    }
+    let keep = StreamSpec { name: "data_in_1".into(), width: 1, signed: false, ..input.clone() };
+    vec![
+        StreamSpec { beats_per_row: rows * input.beats_per_row, ..input },
+        keep,
+        StreamSpec { beats_per_row: rows * output.beats_per_row, ..output },
+    ]
+}
+
+/// [`Component::model`]: every row of `data_in_0` by [`softmax_row_masked`], with a mask under
+/// the keep bits of its tensor (`data_in_1`: `L` codes 0/1 per `MASK_ROWS` rows, nonzero = keep).
+pub(crate) fn model_of(p: &Params, stim: &Stimulus, masked: bool) -> Result<StreamValues, String> {
+    let name = if masked { "masked_softmax" } else { "softmax" };
+    let x = stim.input(name, "data_in_0")?;
+    let w = Widths::of(p);
+    let (gen_hi, gen_lo) = exp_tables(w.ef, w.h);
+    let t_hi = stim.memories.get("exp_hi").unwrap_or(&gen_hi);
+    let t_lo = stim.memories.get("exp_lo").unwrap_or(&gen_lo);
+    for (mem, t) in [("exp_hi", t_hi), ("exp_lo", t_lo)] {
+        if t.len() != 1 << w.h {
+            return Err(format!(
+                "{name} model: memory `{mem}` has {} entries, expected {}",
+                t.len(),
+                1 << w.h
+            ));
+        }
+    }
+    let l = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") as usize;
+    let rows = mask_rows(p, masked) as usize;
+    if x.len() % (l * rows) != 0 {
+        return Err(format!(
+            "{name} model: input has {} values, not a whole number of tensors of {rows} rows of {l}",
+            x.len()
+        ));
+    }
+    if !masked {
+        return Ok(data_out_0(x.chunks(l).flat_map(|row| softmax_row(p, t_hi, t_lo, row)).collect()));
+    }
+    let keep = stim.input(name, "data_in_1")?;
+    if keep.len() * rows != x.len() {
+        return Err(format!(
+            "{name} model: {} keep bits for {} tensors of {rows} rows of {l} (one bit per position and tensor)",
+            keep.len(),
+            x.len() / (l * rows)
+        ));
+    }
+    let mut out = Vec::with_capacity(x.len());
+    for (tensor, k) in x.chunks(l * rows).zip(keep.chunks(l)) {
+        let k: Vec<bool> = k.iter().map(|&b| b != 0).collect();
+        for row in tensor.chunks(l) {
+            out.extend(softmax_row_masked(p, t_hi, t_lo, row, Some(&k)));
+        }
+    }
+    Ok(data_out_0(out))
+}
+
+/// [`Component::cost`] (per harness row: a row, or a tensor of `MASK_ROWS` rows when masked;
+/// the keep beats move with the first row's beats, so they cost no cycles). A mask adds the
+/// `L`-bit keep register and one bit per lane of every `X` entry to the memory bits.
+pub(crate) fn cost_of(p: &Params, masked: bool) -> Cost {
+    let w = Widths::of(p);
+    let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
+    let b = beats(p) as u64;
+    let win = param(p, "DATA_IN_0_PRECISION_0") as u64;
+    let (dx, dm, de, dr) = fifo_depths(p);
+    let ew = w.ef as u64 + 1;
+    let mask = u64::from(masked);
+    let mem = (dx + 1) * lanes * (win + mask)
+        + (dm + 1) * win
+        + (de + 1) * lanes * ew
+        + (dr + 1) * w.qb() as u64
+        + 2 * lanes * (1u64 << w.h) * ew
+        + mask * b * lanes;
+    let fold = param(p, "FOLD") as u64;
+    Cost {
+        // Folded: the first step waits one phase, the row's beats take 2 cycles each and the
+        // last one 3 more cycles through b2..b4.
+        latency_cycles: 2 * b + w.qb() as u64 + 8 + (fold - 1) * (b + 3),
+        ii_cycles: fold * b * mask_rows(p, masked),
+        multipliers: (4 - fold) * lanes,
+        memory_bits: mem,
+    }
+}
+
+/// [`Component::resources`]: both exp tables per lane and every FIFO where Yosys puts them; DSPs
+/// and LUT/FF per lane (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`). A mask widens
+/// `X` by one bit per lane and adds its logic and registers ([`MASK_LUT`], [`MASK_FF`]).
+pub(crate) fn resources_of(p: &Params, masked: bool) -> crate::Resources {
+    use crate::resources::{fitted, pu, ram, rom};
+    let w = Widths::of(p);
+    let lanes = pu(p, "DATA_IN_0_PARALLELISM_DIM_0");
+    let (win, wout) = (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
+    let ew = w.ef as u64 + 1;
+    let (dx, dm, de, dr) = fifo_depths(p);
+    let mask = u64::from(masked);
+    let mems = [
+        ram(dx, lanes * (win + mask)),
+        ram(dm, win),
+        ram(de, lanes * ew),
+        ram(dr, w.qb() as u64),
+        rom(1 << w.h, ew),
+        rom(1 << w.h, ew),
+    ];
+    let tables = 2 * lanes - 2;
+    let bram18 = mems.iter().map(|m| m.0).sum::<u64>() + tables * mems[4].0;
+    let lutram = mems[..4].iter().map(|m| m.1).sum::<u64>();
+    let rom_lut = (tables + 2) * mems[4].1;
+    let folded = u64::from(param(p, "FOLD") > 1);
+    let x = [
+        1,
+        lanes * win,
+        lanes * ew,
+        lanes * wout,
+        w.qb() as u64,
+        rom_lut,
+        lanes * w.qb() as u64,
+        folded * lanes * win.max(ew),
+        w.qb() as u64 * (w.ef + w.cl + 1) as u64,
+    ];
+    let (mut lut, mut ff) = (fitted(&SOFTMAX_LUT, &x), fitted(&SOFTMAX_FF, &x));
+    if masked {
+        let rows = mask_rows(p, true);
+        let row_bits = if rows > 1 { 64 - u64::from((rows - 1).leading_zeros()) } else { 1 };
+        let m = [1, pu(p, "DATA_IN_0_TENSOR_SIZE_DIM_0"), lanes, lanes * win, row_bits];
+        lut += fitted(&MASK_LUT, &m);
+        ff += fitted(&MASK_FF, &m);
+    }
+    crate::Resources { lut, ff, dsp: softmax_dsps(p), bram18, lutram }
+}
+
 impl Component for Softmax {
     fn info(&self) -> &'static Info {
         &INFO
     }
 
     fn validate(&self, p: &Params) -> Result<(), String> {
-        check_range(p, "DATA_IN_0_PRECISION_0", 1, 16)?;
-        check_range(p, "DATA_IN_0_PRECISION_1", 0, 24)?;
-        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", 1, 4096)?;
-        check_range(p, "DATA_IN_0_TENSOR_SIZE_DIM_1", 1, 1 << 20)?;
-        check_range(p, "DATA_IN_0_PARALLELISM_DIM_0", 1, 1024)?;
-        check_range(p, "DATA_IN_0_PARALLELISM_DIM_1", 1, 1)?;
-        check_divides(p, "DATA_IN_0_PARALLELISM_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
-        check_format(p, "DATA_OUT_0", 32)?;
-        check_range(p, "DATA_OUT_0_SIGNED", 0, 1)?;
-        check_same_shape(p, "DATA_OUT_0", "DATA_IN_0")?;
-        check_modes(p, "DATA_OUT_0")?;
-        check_range(p, "EXP_FRAC", 4, 28)?;
-        check_range(p, "EXP_TABLE_BITS", 1, 12)?;
-        check_range(p, "RECIP_BITS", 4, 28)?;
-        check_range(p, "FOLD", 1, 2)
+        validate_of(p, false)
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
-        let signed = param(p, "DATA_OUT_0_SIGNED") == 1;
-        let output = StreamSpec { signed, ..block_stream(p, "DATA_OUT_0", Direction::Out) };
-        vec![block_stream(p, "DATA_IN_0", Direction::In), output]
+        streams_of(p, false)
     }
 
     fn memories(&self, p: &Params) -> Vec<MemorySpec> {
-        let w = Widths::of(p);
-        ["exp_hi", "exp_lo"]
-            .iter()
-            .map(|name| MemorySpec {
-                name: name.to_string(),
-                param: format!("{}_MEM_FILE", name.to_uppercase()),
-                values: 1 << w.h,
-                depth: 1 << w.h,
-                lanes: 1,
-                lane_width: w.ef + 1,
-                signed: false,
-            })
-            .collect()
+        exp_memories(p)
     }
 
     fn layout_memory(&self, p: &Params, mem: &str, values: &[i64]) -> Result<Vec<Vec<i64>>, String> {
-        let n = 1usize << Widths::of(p).h;
-        if mem != "exp_hi" && mem != "exp_lo" {
-            return Err(format!(
-                "component `softmax` has no memory `{mem}`; its memories are `exp_hi`, `exp_lo`"
-            ));
-        }
-        if values.len() != n {
-            return Err(format!("softmax memory `{mem}`: expected {n} entries, got {}", values.len()));
-        }
-        Ok(values.iter().map(|&v| vec![v]).collect())
+        layout_exp_memory(p, "softmax", mem, values)
     }
 
     fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
-        let x = stim.input("softmax", "data_in_0")?;
-        let w = Widths::of(p);
-        let (gen_hi, gen_lo) = exp_tables(w.ef, w.h);
-        let t_hi = stim.memories.get("exp_hi").unwrap_or(&gen_hi);
-        let t_lo = stim.memories.get("exp_lo").unwrap_or(&gen_lo);
-        for (name, t) in [("exp_hi", t_hi), ("exp_lo", t_lo)] {
-            if t.len() != 1 << w.h {
-                return Err(format!(
-                    "softmax model: memory `{name}` has {} entries, expected {}",
-                    t.len(),
-                    1 << w.h
-                ));
-            }
-        }
-        let l = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0") as usize;
-        if x.len() % l != 0 {
-            return Err(format!(
-                "softmax model: input has {} values, not a whole number of rows of {l}",
-                x.len()
-            ));
-        }
-        Ok(data_out_0(x.chunks(l).flat_map(|row| softmax_row(p, t_hi, t_lo, row)).collect()))
+        model_of(p, stim, false)
     }
 
     fn cost(&self, p: &Params) -> Cost {
-        let w = Widths::of(p);
-        let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
-        let b = beats(p) as u64;
-        let win = param(p, "DATA_IN_0_PRECISION_0") as u64;
-        let (dx, dm, de, dr) = fifo_depths(p);
-        let ew = w.ef as u64 + 1;
-        let mem = (dx + 1) * lanes * win
-            + (dm + 1) * win
-            + (de + 1) * lanes * ew
-            + (dr + 1) * w.qb() as u64
-            + 2 * lanes * (1u64 << w.h) * ew;
-        let fold = param(p, "FOLD") as u64;
-        Cost {
-            // Folded: the first step waits one phase, the row's beats take 2 cycles each and the
-            // last one 3 more cycles through b2..b4.
-            latency_cycles: 2 * b + w.qb() as u64 + 8 + (fold - 1) * (b + 3),
-            ii_cycles: fold * b,
-            multipliers: (4 - fold) * lanes,
-            memory_bits: mem,
-        }
+        cost_of(p, false)
     }
 
-    /// Both exp tables per lane and every FIFO where Yosys puts them; DSPs and LUT/FF per lane
-    /// (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
     fn resources(&self, p: &Params) -> crate::Resources {
-        use crate::resources::{fitted, pu, ram, rom};
-        let w = Widths::of(p);
-        let lanes = pu(p, "DATA_IN_0_PARALLELISM_DIM_0");
-        let (win, wout) = (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
-        let ew = w.ef as u64 + 1;
-        let (dx, dm, de, dr) = fifo_depths(p);
-        let mems = [
-            ram(dx, lanes * win),
-            ram(dm, win),
-            ram(de, lanes * ew),
-            ram(dr, w.qb() as u64),
-            rom(1 << w.h, ew),
-            rom(1 << w.h, ew),
-        ];
-        let tables = 2 * lanes - 2;
-        let bram18 = mems.iter().map(|m| m.0).sum::<u64>() + tables * mems[4].0;
-        let lutram = mems[..4].iter().map(|m| m.1).sum::<u64>();
-        let rom_lut = (tables + 2) * mems[4].1;
-        let folded = u64::from(param(p, "FOLD") > 1);
-        let x = [
-            1,
-            lanes * win,
-            lanes * ew,
-            lanes * wout,
-            w.qb() as u64,
-            rom_lut,
-            lanes * w.qb() as u64,
-            folded * lanes * win.max(ew),
-            w.qb() as u64 * (w.ef + w.cl + 1) as u64,
-        ];
-        crate::Resources {
-            lut: fitted(&SOFTMAX_LUT, &x),
-            ff: fitted(&SOFTMAX_FF, &x),
-            dsp: softmax_dsps(p),
-            bram18,
-            lutram,
-        }
+        resources_of(p, false)
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
@@ -434,23 +543,69 @@ impl Component for Softmax {
     }
 
     fn generated_memory(&self, p: &Params, mem: &str) -> Option<Vec<i64>> {
-        let w = Widths::of(p);
-        let (hi, lo) = exp_tables(w.ef, w.h);
-        match mem {
-            "exp_hi" => Some(hi),
-            "exp_lo" => Some(lo),
-            _ => None,
-        }
+        generated_exp_memory(p, mem)
     }
 
     fn random_stimulus(&self, p: &Params, rows: usize, rng: &mut rand_chacha::ChaCha8Rng) -> Stimulus {
         let mut stim = crate::component::uniform_stimulus(&self.streams(p), &[], rows, rng);
-        let w = Widths::of(p);
-        let (hi, lo) = exp_tables(w.ef, w.h);
-        stim.memories.insert("exp_hi".into(), hi);
-        stim.memories.insert("exp_lo".into(), lo);
+        insert_exp_tables(p, &mut stim);
         stim
     }
+}
+
+/// The two exp table memories `exp_hi`, `exp_lo` (`2^H` words of `EF + 1` bits).
+pub(crate) fn exp_memories(p: &Params) -> Vec<MemorySpec> {
+    let w = Widths::of(p);
+    ["exp_hi", "exp_lo"]
+        .iter()
+        .map(|name| MemorySpec {
+            name: name.to_string(),
+            param: format!("{}_MEM_FILE", name.to_uppercase()),
+            values: 1 << w.h,
+            depth: 1 << w.h,
+            lanes: 1,
+            lane_width: w.ef + 1,
+            signed: false,
+        })
+        .collect()
+}
+
+/// [`Component::layout_memory`] of the exp tables: one entry per word.
+pub(crate) fn layout_exp_memory(
+    p: &Params,
+    component: &str,
+    mem: &str,
+    values: &[i64],
+) -> Result<Vec<Vec<i64>>, String> {
+    let n = 1usize << Widths::of(p).h;
+    if mem != "exp_hi" && mem != "exp_lo" {
+        return Err(format!(
+            "component `{component}` has no memory `{mem}`; its memories are `exp_hi`, `exp_lo`"
+        ));
+    }
+    if values.len() != n {
+        return Err(format!("{component} memory `{mem}`: expected {n} entries, got {}", values.len()));
+    }
+    Ok(values.iter().map(|&v| vec![v]).collect())
+}
+
+/// [`Component::generated_memory`]: the exp tables of [`exp_tables`].
+pub(crate) fn generated_exp_memory(p: &Params, mem: &str) -> Option<Vec<i64>> {
+    let w = Widths::of(p);
+    let (hi, lo) = exp_tables(w.ef, w.h);
+    match mem {
+        "exp_hi" => Some(hi),
+        "exp_lo" => Some(lo),
+        _ => None,
+    }
+}
+
+/// Puts the generated exp tables into a stimulus.
+pub(crate) fn insert_exp_tables(p: &Params, stim: &mut Stimulus) {
+    let w = Widths::of(p);
+    let (hi, lo) = exp_tables(w.ef, w.h);
+    stim.memories.insert("exp_hi".into(), hi);
+    stim.memories.insert("exp_lo".into(), lo);
 }
 
 impl Binding for Softmax {
@@ -499,9 +654,9 @@ mod tests {
 
     #[test]
     fn rtl_uses_the_same_log2e_constant() {
-        let sv = std::fs::read_to_string(crate::rtl_dir().join("mase_softmax.sv")).unwrap();
+        let sv = std::fs::read_to_string(crate::rtl_dir().join("mase_softmax_core.sv")).unwrap();
         let want = format!("localparam logic [24:0] K = 25'd{};", log2e_const());
-        assert!(sv.contains(&want), "rtl/mase_softmax.sv must declare `{want}`");
+        assert!(sv.contains(&want), "rtl/mase_softmax_core.sv must declare `{want}`");
     }
 
     #[test]
