@@ -36,6 +36,7 @@ PASSES: Dict[str, str] = {
     "raise_masked_softmax_transform_pass": "raise_masked_softmax",
     "add_hardware_metadata_analysis_pass": "add_hardware_metadata",
     "partition_devices_analysis_pass": "partition_devices",
+    "split_host_device_analysis_pass": "split_host_device",
 }
 
 
@@ -109,6 +110,12 @@ partition_devices_analysis_pass = _simple(
     '``devices: [{"name", "multipliers", "memory_bits", "lut" (optional), "link_bits_per_cycle", '
     '"link_latency_cycles"}, ...]`` (every device but the last with its link to the next). Emit '
     'the result with ``emit_verilog_top_transform_pass`` and the same ``devices``.',
+)
+split_host_device_analysis_pass = _simple(
+    "split_host_device_analysis_pass",
+    "Whole models: marks the nodes that run on the host before and after the device "
+    '(``toolchain = "HOST"``); the arguments are the ``[hardware]`` keys, with ``host_ops`` and '
+    '``nodes: {name: {"host": True}}`` moving nodes to the host.',
 )
 
 
