@@ -15,6 +15,11 @@
 //                   does the same integer steps)
 //   x >  HI : y = cast(x) into the output format with DATA_OUT_0_ROUNDING / _OVERFLOW
 //             (mase_cast_core; GELU tends to the identity)
+// SHAPE = 1 (set by mase_tanh, the odd saturating functions; mase_gelu's own instances keep 0):
+// the table covers magnitudes [LO, HI] = [0, min(TABLE_POS, 2^(W-1))] (TABLE_NEG is not read),
+// the lookup above (either FORM) takes m = min(|x|, HI) instead of x, so every magnitude past HI
+// reads the entry of HI (saturation, no tails), and the output is t(m) for x >= 0 and -t(m) for
+// x < 0 (negation saturating: the most negative code becomes the largest).
 // The table is a synchronous-read ROM loaded by $readmemh(TABLE_MEM_FILE), one entry per word.
 // Resource choice: FORM 0: two lanes share one ROM, each on its own read port (a block RAM has
 // two ports; RAMB36 serves two reads of up to 36 bits, RAMB18 two of up to 18), so P lanes cost
@@ -43,7 +48,7 @@ module mase_gelu #(
     /// below it the output is 0.
     parameter int TABLE_NEG = 32768,
     /// Highest tabulated input code (0..32767, clamped to the input range); above it the output
-    /// is cast(x).
+    /// is cast(x). SHAPE 1: highest tabulated magnitude (0..32768, clamped to 2^(W-1)).
     parameter int TABLE_POS = 32767,
     /// 0: one table entry per input code of [LO, HI]; 1: interpolated breakpoints.
     parameter int FORM = 0,
@@ -61,7 +66,11 @@ module mase_gelu #(
     /// FORM 1: G, breakpoint bits below the output LSB (0..8).
     parameter int GUARD_BITS = 4,
     /// Path of the table .mem file ($readmemh; "" = all-zero table).
-    parameter TABLE_MEM_FILE = ""
+    parameter TABLE_MEM_FILE = "",
+    /// Function shape: 0 GELU's (table over codes [LO, HI], 0 below, cast(x) above); 1 odd and
+    /// saturating (tanh: table over magnitudes [0, HI], |x| clamped to HI, sign restored). Set by
+    /// mase_tanh; not a parameter of the gelu component.
+    parameter int SHAPE = 0
 ) (
     /// Clock and reset (reset empties the pipeline).
     /// data_in_0: input blocks, taken when the input register has room (ready from registers).
@@ -79,10 +88,15 @@ module mase_gelu #(
   localparam int IMIN = -(1 <<< (IW - 1));
   /// Largest input code.
   localparam int IMAX = (1 <<< (IW - 1)) - 1;
-  /// Effective lowest tabulated code.
-  localparam int LO = -TABLE_NEG > IMIN ? -TABLE_NEG : IMIN;
-  /// Effective highest tabulated code.
-  localparam int HI = TABLE_POS < IMAX ? TABLE_POS : IMAX;
+  /// Largest TABLE_POS: the largest input code (SHAPE 0) or magnitude, -IMIN (SHAPE 1).
+  localparam int POS_MAX = SHAPE == 1 ? 32768 : 32767;
+  /// Effective lowest tabulated code (SHAPE 1: magnitude 0).
+  localparam int LO = SHAPE == 1 ? 0 : -TABLE_NEG > IMIN ? -TABLE_NEG : IMIN;
+  /// Effective highest tabulated code (SHAPE 1: magnitude).
+  localparam int HI = SHAPE == 1 ? (TABLE_POS < -IMIN ? TABLE_POS : -IMIN) :
+      TABLE_POS < IMAX ? TABLE_POS : IMAX;
+  /// Most negative output code (its negation saturates to the largest).
+  localparam logic [OW-1:0] OMIN = OW'(64'd1 << (OW - 1));
   /// FORM 1: shift from input codes to breakpoint units, A = F_out + G - F_in.
   localparam int A = DATA_OUT_0_PRECISION_1 + GUARD_BITS - DATA_IN_0_PRECISION_1;
   /// FORM 1: one past the table range.
@@ -155,7 +169,7 @@ module mase_gelu #(
     `MASE_CHECK_SAME_SHAPE(DATA_OUT_0, DATA_IN_0);
     `MASE_CHECK_MODES(DATA_OUT_0);
     `MASE_CHECK_RANGE(TABLE_NEG, 0, 32768);
-    `MASE_CHECK_RANGE(TABLE_POS, 0, 32767);
+    `MASE_CHECK_RANGE(TABLE_POS, 0, POS_MAX);
     `MASE_CHECK_RANGE(FORM, 0, 1);
     `MASE_CHECK_RANGE(SEG_BITS, 0, 12);
     `MASE_CHECK_RANGE(SEG_BITS_MID, 0, 12);
@@ -163,6 +177,7 @@ module mase_gelu #(
     `MASE_CHECK_RANGE(BAND_MID, 0, 32768);
     `MASE_CHECK_RANGE(BAND_OUT, BAND_MID, 32768);
     `MASE_CHECK_RANGE(GUARD_BITS, 0, 8);
+    `MASE_CHECK_RANGE(SHAPE, 0, 1);
     if (FORM == 1) `MASE_CHECK_RANGE(WORD_BITS, 1, 62);
   end
 `endif
@@ -209,28 +224,45 @@ module mase_gelu #(
         localparam int L = LPT * t + j;
         /// Input code, sign-extended.
         logic signed [XW-1:0] x;
+        /// Table coordinate: the code x (SHAPE 0) or the magnitude min(|x|, HI) (SHAPE 1).
+        logic signed [XW-1:0] xt;
         /// Code below the table.
         logic below;
         /// Code above the table.
         logic above;
+        /// SHAPE 1: negative input (the output is negated).
+        logic neg;
         /// ROM address (0 outside the table).
         logic [AW-1:0] addr;
         assign x = XW'($signed(data_in_0[L*IW+:IW]));
-        assign below = x < XW'(LO);
-        assign above = x > XW'(HI);
+        if (SHAPE == 1) begin : g_odd
+          /// |x| (at most 2^15: XW bits hold it).
+          logic signed [XW-1:0] mag;
+          assign mag = x < 0 ? -x : x;
+          assign xt = mag > XW'(HI) ? XW'(HI) : mag;
+          assign below = 1'b0;
+          assign above = 1'b0;
+          assign neg = x < 0;
+        end else begin : g_code
+          assign xt = x;
+          assign below = x < XW'(LO);
+          assign above = x > XW'(HI);
+          assign neg = 1'b0;
+        end
 
         /// Registered ROM word.
         logic [WORD_BITS-1:0] s1_t;
         /// Registered input code (for the upper tail).
         logic [IW-1:0] s1_x;
-        /// Registered below/above flags.
-        logic s1_below, s1_above;
+        /// Registered below/above/negative flags.
+        logic s1_below, s1_above, s1_neg;
         always_ff @(posedge clk) begin
           if (en) begin
             s1_t     <= rom[addr];
             s1_x     <= data_in_0[L*IW+:IW];
             s1_below <= below;
             s1_above <= above;
+            s1_neg   <= neg;
           end
         end
 
@@ -238,8 +270,10 @@ module mase_gelu #(
         logic [OW-1:0] tail;
         /// Table value in the output format.
         logic [OW-1:0] body;
-        /// Tail flags and input code at the output stage.
-        logic y_below, y_above;
+        /// Table value negated, saturating (SHAPE 1, negative inputs).
+        logic [OW-1:0] nbody;
+        /// Tail and sign flags at the output stage.
+        logic y_below, y_above, y_neg;
         /// Input code at the output stage.
         logic [IW-1:0] y_x;
         if (FORM == 1) begin : g_interp
@@ -258,36 +292,36 @@ module mase_gelu #(
           /// Registered v.
           logic [YW:0] s2_v;
           /// Registered flags and input code.
-          logic s2_below, s2_above;
+          logic s2_below, s2_above, s2_neg;
           logic [IW-1:0] s2_x;
-          /// Normalised in-segment offset (x mod 2^S) << (M - S) of x in its band.
+          /// Normalised in-segment offset (xt mod 2^S) << (M - S) of xt in its band.
           logic [RW-1:0] rn;
-          /// Word of x in its band, (x >>> S) + OFF (0 outside the table; the address is its
+          /// Word of xt in its band, (xt >>> S) + OFF (0 outside the table; the address is its
           /// low AW bits, it lies in [0, DEPTH)).
           /* verilator lint_off UNUSEDSIGNAL */
           logic signed [XW-1:0] k;
           /* verilator lint_on UNUSEDSIGNAL */
-          /// The input code in 32 bits (for the in-segment offset).
+          /// The table coordinate in 32 bits (for the in-segment offset).
           logic signed [31:0] xi;
-          assign xi = 32'(x);
+          assign xi = 32'(xt);
           always_comb begin
             if (below || above) begin
               k  = '0;
               rn = '0;
-            end else if (x >= XW'(ST4)) begin
-              k  = (x >>> SH4) + XW'(OFF4);
+            end else if (xt >= XW'(ST4)) begin
+              k  = (xt >>> SH4) + XW'(OFF4);
               rn = RW'((xi & MASK4) << (M - SH4));
-            end else if (x >= XW'(ST3)) begin
-              k  = (x >>> SH3) + XW'(OFF3);
+            end else if (xt >= XW'(ST3)) begin
+              k  = (xt >>> SH3) + XW'(OFF3);
               rn = RW'((xi & MASK3) << (M - SH3));
-            end else if (x >= XW'(ST2)) begin
-              k  = (x >>> SH2) + XW'(OFF2);
+            end else if (xt >= XW'(ST2)) begin
+              k  = (xt >>> SH2) + XW'(OFF2);
               rn = RW'((xi & MASK2) << (M - SH2));
-            end else if (x >= XW'(ST1)) begin
-              k  = (x >>> SH1) + XW'(OFF1);
+            end else if (xt >= XW'(ST1)) begin
+              k  = (xt >>> SH1) + XW'(OFF1);
               rn = RW'((xi & MASK1) << (M - SH1));
             end else begin
-              k  = (x >>> SH0) + XW'(OFF0);
+              k  = (xt >>> SH0) + XW'(OFF0);
               rn = RW'((xi & MASK0) << (M - SH0));
             end
           end
@@ -303,29 +337,33 @@ module mase_gelu #(
               s2_v     <= v;
               s2_below <= s1_below;
               s2_above <= s1_above;
+              s2_neg   <= s1_neg;
               s2_x     <= s1_x;
             end
           end
           `MASE_CAST_TO(DATA_OUT_0, YW + 1, DATA_OUT_0_PRECISION_1 + GUARD_BITS, 1, 1, s2_v, body);
           assign y_below = s2_below;
           assign y_above = s2_above;
+          assign y_neg = s2_neg;
           assign y_x = s2_x;
         end else begin : g_full
           /// Offset into the table range (0 outside it; the address is its low AW bits).
           /* verilator lint_off UNUSEDSIGNAL */
           logic [XW-1:0] o;
           /* verilator lint_on UNUSEDSIGNAL */
-          assign o = (below || above) ? '0 : XW'(x - XW'(LO));
+          assign o = (below || above) ? '0 : XW'(xt - XW'(LO));
           assign addr = AW'(o);
           assign body = s1_t[OW-1:0];
           assign y_below = s1_below;
           assign y_above = s1_above;
+          assign y_neg = s1_neg;
           assign y_x = s1_x;
         end
         if (1) begin : g_tail
           `MASE_CAST_TO(DATA_OUT_0, IW, DATA_IN_0_PRECISION_1, 1, 1, y_x, tail);
         end
-        assign y[L*OW+:OW] = y_below ? '0 : y_above ? tail : body;
+        assign nbody = body == OMIN ? ~OMIN : -body;
+        assign y[L*OW+:OW] = y_below ? '0 : y_above ? tail : y_neg ? nbody : body;
       end
     end
   end

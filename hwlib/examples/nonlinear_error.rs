@@ -57,7 +57,7 @@ fn gelu_rows(rng: &mut ChaCha8Rng) {
                 let pairs: Vec<(f64, f64)> = (0..200_000)
                     .map(|_| {
                         let x = rng.gen_range(fi.min_code()..=fi.max_code());
-                        let y = gelu::gelu_element(&p, &table, x);
+                        let y = gelu::lookup_element(&p, &table, x);
                         (to_f64(y, &fo), gelu::gelu_f64(to_f64(x, &fi)))
                     })
                     .collect();
@@ -119,7 +119,7 @@ fn gelu_rows_of(title: &str, formats: &[(u32, i32, u32, i32)], forms: &[bool]) {
                 let p = gelu_params(&fi, &fo, rmode, interp);
                 let table = gelu::gelu_table(&p);
                 let pairs: Vec<(f64, f64)> = (fi.min_code()..=fi.max_code())
-                    .map(|x| (to_f64(gelu::gelu_element(&p, &table, x), &fo), gelu::gelu_f64(to_f64(x, &fi))))
+                    .map(|x| (to_f64(gelu::lookup_element(&p, &table, x), &fo), gelu::gelu_f64(to_f64(x, &fi))))
                     .collect();
                 let (max, mean, out) = stats(&pairs, &fo);
                 let form = if interp { "interp" } else { "table" };

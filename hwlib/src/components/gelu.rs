@@ -69,6 +69,16 @@
 //! S) + OFF` with the ROM read → `v = y + ⌊d·(r·2^(M−S)) / 2^M⌋` (one `DW × M` multiplier per
 //! lane, `M` the largest segment bits in use, a DSP48 under Yosys; registered) → cast and tail
 //! select → skid buffer, latency 3. One beat per cycle in both.
+//!
+//! # The lookup of other functions
+//!
+//! `mase_gelu` is the library's one table lookup of a function of one input, and this file its
+//! Rust twin: [`function_table`], [`lookup_element`], [`lookup_model`], [`lookup_resources`] and
+//! [`layout_table`] take the lookup's parameters and serve every component built on it. The module
+//! has one parameter the gelu component does not declare (its instances keep the default 0):
+//! `SHAPE = 1`, the odd, saturating shape that `mase_tanh` sets ([`super::tanh`]): the table
+//! covers magnitudes `[0, HI]` (`TABLE_NEG` unused, `TABLE_POS` up to 32768), `|x|` is clamped to
+//! `HI` before either form looks it up, and negative inputs negate the output code (saturating).
 
 use mase_ir::fixed::{cast_code, from_f64, to_f64, FixedFormat};
 use rand::Rng;
@@ -79,7 +89,7 @@ use crate::component::{
     data_out_0, Component, Cost, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
 use crate::components::cast::output_format;
-pub use crate::components::gelu_interp::{choose, Band, InterpSpec, BAND_NONE, MAX_WORD_BITS};
+pub use crate::components::gelu_interp::{choose, neg_sat, Band, InterpSpec, BAND_NONE, MAX_WORD_BITS};
 use crate::overrides::{input, modes, output, row, rows};
 use crate::port::{self, check_cast_output, check_port};
 use crate::{check_range, output_modes, param, param_list, port_format, port_shape, same_shape};
@@ -109,17 +119,23 @@ const INFO: Info = Info {
                 32767,
                 "highest tabulated input code (0..32767, clamped to the input range); above it GELU = cast(x)",
             ),
-            ParamSpec::value("FORM", 0, "0: one table entry per input code; 1: linear segments (sizes by band), integer interpolation"),
-            ParamSpec::value("SEG_BITS", 7, "FORM 1: inner band (-BAND_MID <= x < BAND_MID): input codes per segment are 2^SEG_BITS (0..12)"),
-            ParamSpec::value("SEG_BITS_MID", 7, "FORM 1: segment bits of the middle band (-BAND_OUT <= x < BAND_OUT outside the inner one; 0..12)"),
-            ParamSpec::value("SEG_BITS_OUT", 7, "FORM 1: segment bits of the outer band (the rest of the table range; 0..12)"),
-            ParamSpec::value("BAND_MID", 32768, "FORM 1: inner band threshold (codes, 0..32768; 32768 with BAND_OUT = 32768: uniform segments)"),
-            ParamSpec::value("BAND_OUT", 32768, "FORM 1: middle band threshold (codes, BAND_MID..32768)"),
-            ParamSpec::value("GUARD_BITS", 4, "FORM 1: breakpoint bits below the output LSB (0..8)"),
         ],
+        FORM_PARAMS,
     ],
     ..Info::DEFAULT
 };
+
+/// The parameters of the lookup's two forms (after the table range), shared by every component
+/// built on `mase_gelu`.
+pub(crate) const FORM_PARAMS: [ParamSpec; 7] = [
+    ParamSpec::value("FORM", 0, "0: one table entry per input code; 1: linear segments (sizes by band), integer interpolation"),
+    ParamSpec::value("SEG_BITS", 7, "FORM 1: inner band (-BAND_MID <= x < BAND_MID): input codes per segment are 2^SEG_BITS (0..12)"),
+    ParamSpec::value("SEG_BITS_MID", 7, "FORM 1: segment bits of the middle band (-BAND_OUT <= x < BAND_OUT outside the inner one; 0..12)"),
+    ParamSpec::value("SEG_BITS_OUT", 7, "FORM 1: segment bits of the outer band (the rest of the table range; 0..12)"),
+    ParamSpec::value("BAND_MID", 32768, "FORM 1: inner band threshold (codes, 0..32768; 32768 with BAND_OUT = 32768: uniform segments)"),
+    ParamSpec::value("BAND_OUT", 32768, "FORM 1: middle band threshold (codes, BAND_MID..32768)"),
+    ParamSpec::value("GUARD_BITS", 4, "FORM 1: breakpoint bits below the output LSB (0..8)"),
+];
 
 /// `e^{-y}` for `y ≥ 0` in double precision using only IEEE-exact operations (+, ×, ÷ by
 /// powers of two): halve `y` until it is at most 2^-6, sum the Taylor series, square back.
@@ -178,19 +194,54 @@ pub fn gelu_f64(x: f64) -> f64 {
     0.5 * x * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2))
 }
 
-/// GELU, tanh approximation (`torch.nn.GELU(approximate="tanh")`, GPT-2's `gelu_new`):
-/// `0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))`, with `tanh` from [`exp_neg`] so that
-/// the value is the same on every platform.
-pub fn gelu_tanh_f64(x: f64) -> f64 {
-    let z = 0.797_884_560_802_865_4 * (x + 0.044715 * x * x * x);
+/// `tanh(z)` in double precision, deterministic (see [`exp_neg`]): `(1 − e)/(1 + e)` with
+/// `e = e^{-2|z|}`, the sign of `z` restored, so exactly odd. Within 1e-12 (relative, and
+/// absolute below 1e-15 near 0) of libm's `tanh`.
+pub fn tanh_f64(z: f64) -> f64 {
     let e = exp_neg(2.0 * z.abs());
     let t = (1.0 - e) / (1.0 + e);
-    0.5 * x * (1.0 + if z < 0.0 { -t } else { t })
+    if z < 0.0 {
+        -t
+    } else {
+        t
+    }
 }
 
-/// Table contents for the instance with another function `f` of the same shape as GELU (tends
-/// to 0 below, to the identity above): `from_f64(f(x · 2^-F), out)` over the effective range,
-/// lowest first. The component's model takes such a table through its `table` memory.
+/// GELU, tanh approximation (`torch.nn.GELU(approximate="tanh")`, GPT-2's `gelu_new`):
+/// `0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))`, with [`tanh_f64`] so that the value is
+/// the same on every platform.
+pub fn gelu_tanh_f64(x: f64) -> f64 {
+    let z = 0.797_884_560_802_865_4 * (x + 0.044715 * x * x * x);
+    0.5 * x * (1.0 + tanh_f64(z))
+}
+
+/// The functions the lookup evaluates for bound ops (the keys of the binding's memoized
+/// searches).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TableFn {
+    /// GELU, erf form ([`gelu_f64`]).
+    Gelu,
+    /// GELU, tanh approximation ([`gelu_tanh_f64`]).
+    GeluTanh,
+    /// `tanh` ([`tanh_f64`]; the odd shape, `SHAPE = 1`).
+    Tanh,
+}
+
+impl TableFn {
+    /// The function in f64.
+    pub fn f(self) -> fn(f64) -> f64 {
+        match self {
+            TableFn::Gelu => gelu_f64,
+            TableFn::GeluTanh => gelu_tanh_f64,
+            TableFn::Tanh => tanh_f64,
+        }
+    }
+}
+
+/// Table contents for the instance with another function `f` of the instance's shape (`SHAPE =
+/// 0`: tends to 0 below, to the identity above, as GELU; `SHAPE = 1`: odd): `from_f64(f(x ·
+/// 2^-F), out)` over the effective range, lowest first (the interpolated form: its words). The
+/// component's model takes such a table through its `table` memory.
 pub fn function_table(p: &Params, f: impl Fn(f64) -> f64) -> Vec<i64> {
     if is_interp(p) {
         return interp_spec(p).table(&f);
@@ -205,6 +256,16 @@ pub fn is_interp(p: &Params) -> bool {
     param(p, "FORM") == 1
 }
 
+/// `SHAPE` of the odd, saturating functions (tanh): the module parameter that `mase_tanh` sets
+/// on its `mase_gelu` (not a parameter of the gelu component, whose instances keep 0).
+pub const SHAPE_ODD: i64 = 1;
+
+/// Whether the lookup instance has the odd shape (`SHAPE = 1`): table over magnitudes, `|x|`
+/// clamped to `HI`, sign restored. Parameters without `SHAPE` (the gelu component's) are 0.
+pub fn is_odd(p: &Params) -> bool {
+    p.get("SHAPE") == Some(&SHAPE_ODD)
+}
+
 /// The interpolation of an instance (meaningful for `FORM = 1`).
 pub fn interp_spec(p: &Params) -> InterpSpec {
     let (lo, hi) = effective_range(p);
@@ -216,6 +277,7 @@ pub fn interp_spec(p: &Params) -> InterpSpec {
         seg: ["SEG_BITS", "SEG_BITS_MID", "SEG_BITS_OUT"].map(|n| param(p, n).clamp(0, 12) as u32),
         band: ["BAND_MID", "BAND_OUT"].map(|n| param(p, n).clamp(0, BAND_NONE)),
         guard: param(p, "GUARD_BITS").clamp(0, 8) as u32,
+        odd: is_odd(p),
     }
 }
 
@@ -245,21 +307,19 @@ fn input_format(p: &Params) -> FixedFormat {
 }
 
 /// The effective table range `[LO, HI]`: `[−TABLE_NEG, TABLE_POS]` clamped to the input code
-/// range.
+/// range; with the odd shape the magnitudes `[0, min(TABLE_POS, 2^(W−1))]`.
 pub fn effective_range(p: &Params) -> (i64, i64) {
     let f = input_format(p);
+    if is_odd(p) {
+        return (0, param(p, "TABLE_POS").min(-f.min_code()));
+    }
     ((-param(p, "TABLE_NEG")).max(f.min_code()), param(p, "TABLE_POS").min(f.max_code()))
 }
 
 /// The table contents for the instance: `from_f64(gelu_f64(x · 2^-F), out)` for every code `x` of
 /// the effective range, lowest first (word order of the ROM).
 pub fn gelu_table(p: &Params) -> Vec<i64> {
-    if is_interp(p) {
-        return interp_spec(p).table(&gelu_f64);
-    }
-    let (fi, fo) = (input_format(p), output_format(p, "DATA_OUT_0", true));
-    let (lo, hi) = effective_range(p);
-    (lo..=hi).map(|x| from_f64(gelu_f64(to_f64(x, &fi)), &fo)).collect()
+    function_table(p, gelu_f64)
 }
 
 /// The narrowest table range `(lo, hi)` (codes, `lo ≤ 0 ≤ hi`; parameters `TABLE_NEG = −lo`,
@@ -284,9 +344,17 @@ pub fn table_range_of(fi: &FixedFormat, fo_frac: i32, f: impl Fn(f64) -> f64) ->
     (lo, hi)
 }
 
-/// GELU of one input code given the instance's table (the element function of the component).
-pub fn gelu_element(p: &Params, table: &[i64], x: i64) -> i64 {
+/// The output code of input code `x` given the instance's table: the element function of the
+/// lookup (gelu's, and tanh's with the odd shape: `±` the entry of `min(|x|, HI)`).
+pub fn lookup_element(p: &Params, table: &[i64], x: i64) -> i64 {
     let (lo, hi) = effective_range(p);
+    if is_odd(p) {
+        if is_interp(p) {
+            return interp_spec(p).element(table, x);
+        }
+        let y = table[x.abs().min(hi) as usize];
+        return if x < 0 { neg_sat(y, &output_format(p, "DATA_OUT_0", true)) } else { y };
+    }
     if x < lo {
         0
     } else if x > hi {
@@ -298,7 +366,7 @@ pub fn gelu_element(p: &Params, table: &[i64], x: i64) -> i64 {
     }
 }
 
-/// LUT model of the direct-table gelu (`FORM = 0`) over [`gelu_features`], fitted to Yosys
+/// LUT model of the direct-table gelu (`FORM = 0`) over [`lookup_features`], fitted to Yosys
 /// 0.23 with `sim/examples/resource_fit.rs --only gelu` (least absolute relative error,
 /// non-negative; 23 instances, median error 10 %).
 const GELU_LUT: [f64; 9] = [4.012, 1.635, 0.0, 0.0, 0.0, 0.0, 0.237, 0.789, 1.683];
@@ -316,14 +384,13 @@ const GELU_INTERP_FF: [f64; 9] = [0.0, 0.0, 5.863, 0.0, 0.0, 0.205, 0.157, 0.0, 
 /// bit columns), block-RAM output-mux bits, logic-ROM bits deeper than 32 words (past one LUT5
 /// per bit)]`. The direct form
 /// shares a table between two lanes (two read ports), the interpolating one has one per lane.
-/// The tables' contents follow from the parameters, so their constant columns (which Yosys
-/// drops) are counted here.
-fn gelu_features(p: &Params) -> (u64, [u64; 9]) {
+/// The tables' contents (`table`, from the parameters and the function) tell their constant
+/// columns (which Yosys drops).
+pub fn lookup_features(p: &Params, table: &[i64]) -> (u64, [u64; 9]) {
     use crate::resources::{pu, rom_placed, varying_bits};
     let n = lanes(p) as u64;
     let (iw, ow) = (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
     let d = depth(p) as u64;
-    let table = gelu_table(p);
     let words: Vec<Vec<i64>> = table.iter().map(|&v| vec![v]).collect();
     let width = varying_bits(&words, word_bits(p));
     let per_table = if is_interp(p) { 1 } else { 2 };
@@ -375,7 +442,7 @@ impl Component for Gelu {
         check_port(p, "DATA_IN_0", 16)?;
         check_cast_output(p, "DATA_OUT_0", "DATA_IN_0", 32)?;
         check_range(p, "TABLE_NEG", 0, 32768)?;
-        check_range(p, "TABLE_POS", 0, 32767)?;
+        check_range(p, "TABLE_POS", 0, if is_odd(p) { 32768 } else { 32767 })?;
         check_range(p, "FORM", 0, 1)?;
         check_range(p, "SEG_BITS", 0, 12)?;
         check_range(p, "SEG_BITS_MID", 0, 12)?;
@@ -383,6 +450,9 @@ impl Component for Gelu {
         check_range(p, "BAND_MID", 0, BAND_NONE)?;
         check_range(p, "BAND_OUT", param(p, "BAND_MID"), BAND_NONE)?;
         check_range(p, "GUARD_BITS", 0, 8)?;
+        if p.contains_key("SHAPE") {
+            check_range(p, "SHAPE", 0, 1)?;
+        }
         let bits = word_bits(p) as i64;
         if is_interp(p) && bits > MAX_WORD_BITS {
             return Err(format!("WORD_BITS must be between 1 and {MAX_WORD_BITS}, got {bits}"));
@@ -407,33 +477,11 @@ impl Component for Gelu {
     }
 
     fn layout_memory(&self, p: &Params, mem: &str, values: &[i64]) -> Result<Vec<Vec<i64>>, String> {
-        if mem != "table" {
-            return Err(format!("component `gelu` has no memory `{mem}`; its memory is `table`"));
-        }
-        if values.len() != depth(p) {
-            return Err(format!("gelu memory `table`: expected {} entries, got {}", depth(p), values.len()));
-        }
-        Ok(values.iter().map(|&v| vec![v]).collect())
+        layout_table("gelu", p, mem, values)
     }
 
     fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
-        let x = stim.input("gelu", "data_in_0")?;
-        let generated;
-        let table = match stim.memories.get("table") {
-            Some(t) => t,
-            None => {
-                generated = gelu_table(p);
-                &generated
-            }
-        };
-        if table.len() != depth(p) {
-            return Err(format!(
-                "gelu model: memory `table` has {} entries, expected {}",
-                table.len(),
-                depth(p)
-            ));
-        }
-        Ok(data_out_0(x.iter().map(|&v| gelu_element(p, table, v)).collect()))
+        lookup_model("gelu", p, stim, gelu_f64)
     }
 
     fn cost(&self, p: &Params) -> Cost {
@@ -446,26 +494,9 @@ impl Component for Gelu {
         }
     }
 
-    /// The tables where Yosys puts a ROM ([`gelu_features`]); FORM 1: one `DW × M` interpolation multiplier per lane
-    /// ([`crate::resources::mul_dsps`]); index arithmetic and the output register per lane
-    /// (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    /// [`lookup_resources`] of the instance's GELU table.
     fn resources(&self, p: &Params) -> crate::Resources {
-        use crate::resources::{fitted, mul_dsps};
-        let n = lanes(p) as u64;
-        let dsp = if is_interp(p) {
-            let spec = interp_spec(p);
-            let (_, dw) = spec.widths();
-            let m = spec.seg_max();
-            let rw = m.max(1);
-            // Only the product's bits from M up feed the step (Yosys narrows it to M + DW).
-            n * mul_dsps(dw, rw + 1, true, true, (dw + rw + 1).min(m + dw))
-        } else {
-            0
-        };
-        let (bram18, x) = gelu_features(p);
-        let (lut, ff) =
-            if is_interp(p) { (&GELU_INTERP_LUT, &GELU_INTERP_FF) } else { (&GELU_LUT, &GELU_FF) };
-        crate::Resources { lut: fitted(lut, &x), ff: fitted(ff, &x), dsp, bram18, lutram: 0 }
+        lookup_resources(p, &gelu_table(p))
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
@@ -556,29 +587,77 @@ impl Component for Gelu {
     }
 }
 
+/// The resource model of a lookup instance whose table holds `table`: the tables where Yosys puts
+/// a ROM ([`lookup_features`]); FORM 1: one `DW × M` interpolation multiplier per lane
+/// ([`crate::resources::mul_dsps`]); index arithmetic and the output register per lane (fitted
+/// to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+pub fn lookup_resources(p: &Params, table: &[i64]) -> crate::Resources {
+    use crate::resources::{fitted, mul_dsps};
+    let n = lanes(p) as u64;
+    let dsp = if is_interp(p) {
+        let spec = interp_spec(p);
+        let (_, dw) = spec.widths();
+        let m = spec.seg_max();
+        let rw = m.max(1);
+        // Only the product's bits from M up feed the step (Yosys narrows it to M + DW).
+        n * mul_dsps(dw, rw + 1, true, true, (dw + rw + 1).min(m + dw))
+    } else {
+        0
+    };
+    let (bram18, x) = lookup_features(p, table);
+    let (lut, ff) =
+        if is_interp(p) { (&GELU_INTERP_LUT, &GELU_INTERP_FF) } else { (&GELU_LUT, &GELU_FF) };
+    crate::Resources { lut: fitted(lut, &x), ff: fitted(ff, &x), dsp, bram18, lutram: 0 }
+}
+
+
+/// The memory layout of a lookup instance (one table word per ROM word); messages name
+/// `component`.
+pub fn layout_table(component: &str, p: &Params, mem: &str, values: &[i64]) -> Result<Vec<Vec<i64>>, String> {
+    if mem != "table" {
+        return Err(format!("component `{component}` has no memory `{mem}`; its memory is `table`"));
+    }
+    if values.len() != depth(p) {
+        return Err(format!("{component} memory `table`: expected {} entries, got {}", depth(p), values.len()));
+    }
+    Ok(values.iter().map(|&v| vec![v]).collect())
+}
+
+/// The bit-exact model of a lookup instance: [`lookup_element`] of every input element, with the
+/// stimulus' `table` or, without one, the table of `f` ([`function_table`]); messages name
+/// `component`.
+pub fn lookup_model(component: &str, p: &Params, stim: &Stimulus, f: fn(f64) -> f64) -> Result<StreamValues, String> {
+    let x = stim.input(component, "data_in_0")?;
+    let generated;
+    let table = match stim.memories.get("table") {
+        Some(t) => t,
+        None => {
+            generated = function_table(p, f);
+            &generated
+        }
+    };
+    if table.len() != depth(p) {
+        return Err(format!(
+            "{component} model: memory `table` has {} entries, expected {}",
+            table.len(),
+            depth(p)
+        ));
+    }
+    Ok(data_out_0(x.iter().map(|&v| lookup_element(p, table, v)).collect()))
+}
+
+
 impl Binding for Gelu {
     fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
         let x = v.signed_input(0, 16)?;
         let out = v.out_format()?;
         // The narrowest table whose 0 / identity tails stay within a quarter output LSB of the
         // function (the component's recommended range).
-        let approx = approximation(v);
-        let (lo, hi) = node_table_range(&x, out.frac, approx);
-        let interp = match v.node.meta.hardware.form.as_deref() {
-            Some("table") => false,
-            Some("interp") => true,
-            Some(other) => {
-                return Err(v.node.error(format!(
-                    "hardware form \"{other}\" is not a gelu form; supported: {}",
-                    FORMS.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", ")
-                )))
-            }
-            // Default: the full table while it fits the per-table budget (exact to the output
-            // rounding), the interpolated form beyond.
-            None => (hi - lo + 1) as u64 * out.width as u64 > TABLE_BUDGET_BITS,
-        };
+        let func = approximation(v);
+        let (lo, hi) = node_table_range(&x, out.frac, func);
+        let interp = node_form(v, "gelu", (hi - lo + 1) as u64 * out.width as u64)?;
         let spec = if interp {
-            node_choose(&InterpSpec::uniform(x, out, lo, hi, 0, GUARD_BITS), approx)
+            node_choose(&InterpSpec::uniform(x, out, lo, hi, 0, GUARD_BITS), func)
         } else {
             InterpSpec::uniform(x, out, lo, hi, 7, GUARD_BITS)
         };
@@ -597,9 +676,25 @@ impl Binding for Gelu {
     /// The tanh form uses the component's table lookup with its own table.
     fn data_memories(&self, v: &NodeView, p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
         Ok(match approximation(v) {
-            mase_ir::op::GeluApprox::Tanh => vec![("table".to_string(), function_table(p, gelu_tanh_f64))],
-            mase_ir::op::GeluApprox::None => Vec::new(),
+            TableFn::GeluTanh => vec![("table".to_string(), function_table(p, gelu_tanh_f64))],
+            TableFn::Gelu | TableFn::Tanh => Vec::new(),
         })
+    }
+}
+
+/// Whether a lookup node takes the interpolated form: its `[hardware.nodes.NAME] form`, or by
+/// default when the full table (`table_bits`, one ROM) exceeds [`TABLE_BUDGET_BITS`] (the full
+/// table is exact to the output rounding; the interpolated one within 1 LSB). Messages name
+/// `component`.
+pub fn node_form(v: &NodeView, component: &str, table_bits: u64) -> mase_ir::Result<bool> {
+    match v.node.meta.hardware.form.as_deref() {
+        Some("table") => Ok(false),
+        Some("interp") => Ok(true),
+        Some(other) => Err(v.node.error(format!(
+            "hardware form \"{other}\" is not a {component} form; supported: {}",
+            FORMS.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", ")
+        ))),
+        None => Ok(table_bits > TABLE_BUDGET_BITS),
     }
 }
 
@@ -625,21 +720,38 @@ fn bands(mid: i64, out: i64, band: [i64; 2]) -> Vec<(&'static str, i64)> {
     vec![("SEG_BITS_MID", mid), ("SEG_BITS_OUT", out), ("BAND_MID", band[0]), ("BAND_OUT", band[1])]
 }
 
-/// The GELU form of a gelu node.
-fn approximation(v: &NodeView) -> mase_ir::op::GeluApprox {
+/// The function of a gelu node (its GELU form).
+fn approximation(v: &NodeView) -> TableFn {
     match &v.node.op {
-        mase_ir::Op::Gelu { approximate } => *approximate,
-        _ => mase_ir::op::GeluApprox::None,
+        mase_ir::Op::Gelu { approximate: mase_ir::op::GeluApprox::Tanh } => TableFn::GeluTanh,
+        _ => TableFn::Gelu,
     }
 }
 
-/// [`choose`] for a node's formats, memoized like [`node_table_range`] (it evaluates every
-/// code of the range for each candidate).
-fn node_choose(spec: &InterpSpec, approx: mase_ir::op::GeluApprox) -> InterpSpec {
-    type Key = (u32, i32, u32, i32, i64, i64, i64, i64, u32, bool);
-    type Memo = std::sync::Mutex<std::collections::HashMap<Key, InterpSpec>>;
-    static MEMO: std::sync::OnceLock<Memo> = std::sync::OnceLock::new();
-    let tanh = approx == mase_ir::op::GeluApprox::Tanh;
+/// A memo of the binding's searches, keyed by formats and range.
+pub(crate) type Memo<K, V> = std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<K, V>>>;
+
+/// `compute()` memoized in `memo` under `key`: the parallelism search binds a node once per
+/// candidate, and these searches evaluate the function at every code of a range.
+pub(crate) fn memoized<K, V>(memo: &'static Memo<K, V>, key: K, compute: impl FnOnce() -> V) -> V
+where
+    K: Eq + std::hash::Hash + Send,
+    V: Copy + Send,
+{
+    let memo = memo.get_or_init(Default::default);
+    if let Some(r) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return *r;
+    }
+    let r = compute();
+    memo.lock().unwrap_or_else(|e| e.into_inner()).insert(key, r);
+    r
+}
+
+/// [`choose`] for a node's formats and function, memoized (it evaluates every code of the range
+/// for each candidate).
+pub fn node_choose(spec: &InterpSpec, func: TableFn) -> InterpSpec {
+    type Key = (u32, i32, u32, i32, i64, i64, i64, i64, u32, bool, TableFn);
+    static MEMO: Memo<Key, InterpSpec> = std::sync::OnceLock::new();
     let (fi, fo) = (spec.fi, spec.fo);
     let key = (
         fi.width,
@@ -651,32 +763,17 @@ fn node_choose(spec: &InterpSpec, approx: mase_ir::op::GeluApprox) -> InterpSpec
         spec.lo,
         spec.hi,
         spec.guard,
-        tanh,
+        spec.odd,
+        func,
     );
-    let memo = MEMO.get_or_init(Default::default);
-    if let Some(r) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return *r;
-    }
-    let r = if tanh { choose(spec, &gelu_tanh_f64) } else { choose(spec, &gelu_f64) };
-    memo.lock().unwrap_or_else(|e| e.into_inner()).insert(key, r);
-    r
+    memoized(&MEMO, key, || choose(spec, &func.f()))
 }
 
 /// The table range for an input format and output fraction, memoized: the parallelism search
 /// asks for it once per candidate, and it scans up to 2^16 function values.
-fn node_table_range(x: &FixedFormat, out_frac: i32, approx: mase_ir::op::GeluApprox) -> (i64, i64) {
-    type Key = (u32, i32, i32, bool);
-    type Memo = std::sync::Mutex<std::collections::HashMap<Key, (i64, i64)>>;
-    static MEMO: std::sync::OnceLock<Memo> = std::sync::OnceLock::new();
-    let tanh = approx == mase_ir::op::GeluApprox::Tanh;
-    let key = (x.width, x.frac, out_frac, tanh);
-    let memo = MEMO.get_or_init(Default::default);
-    if let Some(r) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return *r;
-    }
-    let r = if tanh { table_range_of(x, out_frac, gelu_tanh_f64) } else { table_range(x, out_frac) };
-    memo.lock().unwrap_or_else(|e| e.into_inner()).insert(key, r);
-    r
+fn node_table_range(x: &FixedFormat, out_frac: i32, func: TableFn) -> (i64, i64) {
+    static MEMO: Memo<(u32, i32, i32, TableFn), (i64, i64)> = std::sync::OnceLock::new();
+    memoized(&MEMO, (x.width, x.frac, out_frac, func), || table_range_of(x, out_frac, func.f()))
 }
 
 #[cfg(test)]
@@ -720,7 +817,7 @@ mod tests {
         for x in fi.min_code()..=fi.max_code() {
             let r = gelu_f64(to_f64(x, &fi));
             if r >= rlo && r < rhi {
-                let y = to_f64(gelu_element(&p, &table, x), &fo);
+                let y = to_f64(lookup_element(&p, &table, x), &fo);
                 worst = worst.max((y - r).abs() / fo.lsb());
             }
         }
@@ -792,7 +889,7 @@ mod tests {
                 ],
             )
             .unwrap();
-            let y = gelu_element(&narrow, &gelu_table(&narrow), x);
+            let y = lookup_element(&narrow, &gelu_table(&narrow), x);
             assert!((y - exact).abs() <= 1, "x = {x}: tail {y}, table {exact}");
         }
     }

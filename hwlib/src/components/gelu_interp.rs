@@ -12,6 +12,14 @@
 //! `S_out, S_mid, S_in, S_mid, S_out` (GELU's curvature `φ(x)(2 − x²)` is even, so the bands are
 //! symmetric). `B_mid = B_out ≥ 32768` leaves one band: uniform segments of `2^S_in` codes.
 //!
+//! # Odd functions (`odd`, tanh)
+//!
+//! With `odd` set (the lookup's `SHAPE = 1`, [`super::tanh`]) the range `[LO, HI] = [0, HI]`
+//! holds magnitudes: code `x` is looked up at `m = min(|x|, HI)` and its output is `c(m)` for
+//! `x ≥ 0` and `−c(m)` for `x < 0` ([`neg_sat`]), `c(m)` the output code below. The bands, words and
+//! chords are those of `[0, HI]`; the error checks (offset choice, [`choose`]) take every input
+//! code of the format, negative and clamped ones included, with its own reference `f(x)`.
+//!
 //! # Exact algorithm
 //!
 //! Input codes `x` (`W` bits, `Fi` fractional bits); `G` = `GUARD_BITS`, `A = Fo + G − Fi`
@@ -43,7 +51,7 @@
 //! # Widths
 //!
 //! `YW = max(max(W − 1, M) + A + 3, G + 4)` and `DW = max(M + A + 3, 3)`: `|f(x)| ≤ max(|x|,
-//! 0.17)` and `|f'| < 1.13` for GELU's shapes, so the breakpoints (up to `2^M` codes past the
+//! 0.17)` and `|f'| < 1.13` for GELU's shapes (and tanh's: `|tanh x| ≤ |x|`, `|tanh'| ≤ 1), so the breakpoints (up to `2^M` codes past the
 //! input range) and their differences fit with a margin for the offsets. The word is
 //! `YW + DW ≤ 62` bits (checked by `validate`).
 
@@ -67,6 +75,9 @@ pub struct InterpSpec {
     pub band: [i64; 2],
     /// `G`: guard bits of the breakpoints below the output LSB.
     pub guard: u32,
+    /// Odd symmetry: `[lo, hi]` holds magnitudes (`lo = 0`), code `x` reads `min(|x|, hi)` and
+    /// negative codes negate the output (see the module documentation).
+    pub odd: bool,
 }
 
 /// One band of a table: codes `[start, end)`, segment bits, and the word offset (`k = (x >> seg)
@@ -112,7 +123,12 @@ impl InterpSpec {
 
     /// A spec with one band of uniform segments of `2^seg` codes.
     pub fn uniform(fi: FixedFormat, fo: FixedFormat, lo: i64, hi: i64, seg: u32, guard: u32) -> Self {
-        InterpSpec { fi, fo, lo, hi, seg: [seg; 3], band: [BAND_NONE; 2], guard }
+        InterpSpec { fi, fo, lo, hi, seg: [seg; 3], band: [BAND_NONE; 2], guard, odd: false }
+    }
+
+    /// The same spec with one band of uniform segments of `2^seg` codes.
+    fn with_uniform(&self, seg: u32) -> Self {
+        InterpSpec { seg: [seg; 3], band: [BAND_NONE; 2], ..*self }
     }
 
     /// `A = Fo + G − Fi`: the shift from input codes to breakpoint units.
@@ -220,14 +236,13 @@ impl InterpSpec {
     fn max_error(&self, words: &[(i64, i64)], c: i64, ctx: &Ctx, bound: f64) -> f64 {
         let (bands, m, lsb) = (self.bands(), self.seg_max(), self.fo.lsb());
         let mut worst = 0.0f64;
-        for x in self.lo..=self.hi {
-            if let Some(r) = ctx.reference(x) {
-                let v = Self::v_of(&bands, m, words, x) + c;
-                let code = cast_code(v as i128, self.v_frac(), &self.fo);
-                worst = worst.max((to_f64(code, &self.fo) - r).abs() / lsb);
-                if worst > bound {
-                    break;
-                }
+        for &(x, neg, r) in &ctx.checks {
+            let v = Self::v_of(&bands, m, words, x) + c;
+            let code = cast_code(v as i128, self.v_frac(), &self.fo);
+            let code = if neg { neg_sat(code, &self.fo) } else { code };
+            worst = worst.max((to_f64(code, &self.fo) - r).abs() / lsb);
+            if worst > bound {
+                break;
             }
         }
         worst
@@ -241,20 +256,20 @@ impl InterpSpec {
 
     /// [`InterpSpec::best_offset`] with the function values computed.
     fn best_offset_of(&self, ctx: &Ctx) -> (i64, f64) {
-        if ctx.refs == 0 {
+        if ctx.checks.is_empty() {
             return (0, 0.0);
         }
         let words = self.words(ctx);
         let (bands, m) = (self.bands(), self.seg_max());
         // Errors of v (without offset) in breakpoint units. An offset moves them all by the same
         // amount; the best one lies within [−max, −min] (plus the final rounding's reach).
+        // (A negated output's error is that of v against −f(x).)
         let (mut emin, mut emax) = (f64::INFINITY, f64::NEG_INFINITY);
-        for x in self.lo..=self.hi {
-            if let Some(r) = ctx.reference(x) {
-                let e = Self::v_of(&bands, m, &words, x) as f64 - r * ctx.scale;
-                emin = emin.min(e);
-                emax = emax.max(e);
-            }
+        for &(x, neg, r) in &ctx.checks {
+            let r = if neg { -r } else { r };
+            let e = Self::v_of(&bands, m, &words, x) as f64 - r * ctx.scale;
+            emin = emin.min(e);
+            emax = emax.max(e);
         }
         let one = 1i64 << self.guard;
         let lo_c = ((-emax).floor() as i64 - one).max(-4 * one);
@@ -279,8 +294,18 @@ impl InterpSpec {
         self.words(&ctx).iter().map(|&(y, d)| ((y + c) << dw) + (d & mask)).collect()
     }
 
-    /// The output code of input code `x` in `[LO, HI]` from the ROM words.
+    /// The output code of input code `x` from the ROM words: `x` in `[LO, HI]`, or with `odd`
+    /// any code of the input format.
     pub fn element(&self, words: &[i64], x: i64) -> i64 {
+        if self.odd {
+            let code = self.code_at(words, x.abs().min(self.hi));
+            return if x < 0 { neg_sat(code, &self.fo) } else { code };
+        }
+        self.code_at(words, x)
+    }
+
+    /// The output code of table code `x` in `[LO, HI]` from the ROM words.
+    fn code_at(&self, words: &[i64], x: i64) -> i64 {
         let (_, dw) = self.widths();
         let m = self.seg_max();
         let (k, r) = Self::locate(&self.bands(), m, x);
@@ -289,6 +314,12 @@ impl InterpSpec {
         let d = (w << (64 - dw)) >> (64 - dw);
         cast_code(y as i128 + ((d as i128 * r as i128) >> m), self.v_frac(), &self.fo)
     }
+}
+
+/// `−code` in `fo`, saturating (the most negative code becomes the largest), as the lookup
+/// negates an odd function's output for negative inputs.
+pub fn neg_sat(code: i64, fo: &FixedFormat) -> i64 {
+    (-code).min(fo.max_code())
 }
 
 /// `f` of every code of a spec's range, whether it lies in the output range, and `ŷ`.
@@ -302,8 +333,10 @@ struct Ctx<'a> {
     /// `f(x)` for `x = lo..`, `None` where it lies outside the output range (the output
     /// saturates there whatever the table holds).
     vals: Vec<Option<f64>>,
-    /// Codes with a reference.
-    refs: usize,
+    /// The checked input codes, as `(table code, negated, f(x))`: every code of the range whose
+    /// `f` lies in the output range (with `odd`: every code of the input format, at
+    /// `min(|x|, hi)`, negated below 0).
+    checks: Vec<(i64, bool, f64)>,
     /// `2^(Fo+G)`.
     scale: f64,
     /// Format of `v` (round half up, saturating).
@@ -314,19 +347,17 @@ impl<'a> Ctx<'a> {
     fn new(spec: &InterpSpec, f: &'a dyn Fn(f64) -> f64) -> Self {
         let fo = spec.fo;
         let (lo, hi) = (to_f64(fo.min_code(), &fo), to_f64(fo.max_code(), &fo) + fo.lsb());
-        let vals: Vec<Option<f64>> = (spec.lo..=spec.hi)
-            .map(|x| Some(f(to_f64(x, &spec.fi))).filter(|r| *r >= lo && *r < hi))
-            .collect();
+        let inside = |x: i64| Some(f(to_f64(x, &spec.fi))).filter(|r| *r >= lo && *r < hi);
+        let vals: Vec<Option<f64>> = (spec.lo..=spec.hi).map(inside).collect();
+        let checks = if spec.odd {
+            (spec.fi.min_code()..=spec.fi.max_code())
+                .filter_map(|x| inside(x).map(|r| (x.abs().min(spec.hi), x < 0, r)))
+                .collect()
+        } else {
+            (spec.lo..).zip(&vals).filter_map(|(x, r)| r.map(|r| (x, false, r))).collect()
+        };
         let vfmt = FixedFormat::signed(63, spec.v_frac()).with_modes(Rounding::Rnd, Overflow::Sat);
-        Ctx {
-            f,
-            fi: spec.fi,
-            lo: spec.lo,
-            refs: vals.iter().filter(|v| v.is_some()).count(),
-            vals,
-            scale: 1.0 / vfmt.lsb(),
-            vfmt,
-        }
+        Ctx { f, fi: spec.fi, lo: spec.lo, checks, vals, scale: 1.0 / vfmt.lsb(), vfmt }
     }
 
     /// The reference `f(x)` of code `x` of the range, if inside the output range.
@@ -345,15 +376,15 @@ impl<'a> Ctx<'a> {
 /// segments of one code (a table with guard bits) when nothing coarser does.
 pub fn choose(spec: &InterpSpec, f: &dyn Fn(f64) -> f64) -> InterpSpec {
     let top = 12.min(spec.fi.width.saturating_sub(1));
-    let base = InterpSpec::uniform(spec.fi, spec.fo, spec.lo, spec.hi, 0, spec.guard);
+    let base = spec.with_uniform(0);
     let ctx = Ctx::new(&base, f);
-    if ctx.refs == 0 {
-        return InterpSpec::uniform(spec.fi, spec.fo, spec.lo, spec.hi, top, spec.guard);
+    if ctx.checks.is_empty() {
+        return spec.with_uniform(top);
     }
     // Spread (breakpoint units) of every grid segment of every size, chord centred.
     let spreads: Vec<Vec<(i64, i64, f64)>> = (0..=top)
         .map(|s| {
-            let single = InterpSpec::uniform(spec.fi, spec.fo, spec.lo, spec.hi, s, spec.guard);
+            let single = spec.with_uniform(s);
             let b = single.bands()[2];
             ((b.start >> s)..=((b.end - 1) >> s))
                 .map(|g| {
