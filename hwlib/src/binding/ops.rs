@@ -5,7 +5,7 @@
 use mase_ir::op::OpKind;
 
 use super::Binding;
-use crate::components::{add, gelu, layer_norm, linear, matmul, mul, relu, softmax, sub, transpose};
+use crate::components::{add, gelu, layer_norm, linear, matmul, mul, relu, softmax, sub, tanh, transpose};
 
 /// What the hardware does with an op.
 #[derive(Clone, Copy)]
@@ -41,6 +41,7 @@ pub fn op_role(kind: OpKind) -> OpRole {
         OpKind::Matmul => Bound(&matmul::Matmul, ""),
         OpKind::Relu => Bound(&relu::Relu, ""),
         OpKind::Gelu => Bound(&gelu::Gelu, "erf and tanh forms"),
+        OpKind::Tanh => Bound(&tanh::Tanh, ""),
         OpKind::Softmax => Bound(&softmax::Softmax, "last axis"),
         OpKind::LayerNorm => Bound(&layer_norm::LayerNorm, "last axis"),
         OpKind::Add => Bound(&add::Add, "same shapes"),
@@ -54,7 +55,6 @@ pub fn op_role(kind: OpKind) -> OpRole {
         | OpKind::Pow
         | OpKind::Sqrt
         | OpKind::Erf
-        | OpKind::Tanh
         | OpKind::ReduceMean
         | OpKind::Concat
         | OpKind::Slice

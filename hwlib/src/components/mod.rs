@@ -28,6 +28,7 @@ registry! {
     sub::Sub,
     mul::Mul,
     gelu::Gelu,
+    tanh::Tanh,
     softmax::Softmax,
     masked_softmax::MaskedSoftmax,
     transpose::Transpose,
