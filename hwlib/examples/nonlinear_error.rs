@@ -1,9 +1,12 @@
-//! Accuracy of the exact integer `gelu` and `softmax` components against double-precision
+//! Accuracy of the exact integer `gelu`, `tanh` and `softmax` components against double-precision
 //! arithmetic, in LSBs of the output format, over random inputs spanning the input format.
 //!
 //! Run: `cargo run --release -p mase-hwlib --example nonlinear_error [gelu | gelu_forms |
-//! gelu_sweep | softmax]` (prints tables; asserts nothing: the ≤ 1 LSB, ≤ 16 kbit bound of the
-//! interpolated GELU over the same sweep is a unit test in `gelu.rs`). `gelu_forms` takes every
+//! gelu_sweep | tanh_forms | softmax]` (prints tables; asserts nothing: the ≤ 1 LSB, ≤ 16 kbit
+//! bounds of the interpolated GELU and tanh over the same sweep are unit tests in `gelu.rs` and
+//! `tanh.rs`). `tanh_forms` takes every input code, the full tables of 6..12-bit formats and the
+//! interpolated form of the 16-bit sweep as the binding chooses them, next to what a table of
+//! every code (no symmetry, no saturation) would hold. `gelu_forms` takes every
 //! input code, both GELU forms as the binding configures them (recommended range, segment bits
 //! and bands), with the bits of one table; `gelu_sweep` the interpolated form for every 16-bit
 //! input format with 8..14 fractional bits and outputs with 2 fewer to 2 more. The reference is the real function of the *quantized* input codes evaluated in f64
@@ -13,9 +16,9 @@
 //! e.g. GELU of an s16.12 input reaches 8, which an s16.14 output cannot hold, and softmax's 1.0
 //! is one LSB above the largest u16.16 code).
 
-use mase_hwlib::components::{gelu, softmax};
+use mase_hwlib::components::{gelu, softmax, tanh};
 use mase_hwlib::resolve_params;
-use mase_ir::fixed::{to_f64, FixedFormat};
+use mase_ir::fixed::{to_f64, FixedFormat, Overflow, Rounding};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -119,7 +122,9 @@ fn gelu_rows_of(title: &str, formats: &[(u32, i32, u32, i32)], forms: &[bool]) {
                 let p = gelu_params(&fi, &fo, rmode, interp);
                 let table = gelu::gelu_table(&p);
                 let pairs: Vec<(f64, f64)> = (fi.min_code()..=fi.max_code())
-                    .map(|x| (to_f64(gelu::lookup_element(&p, &table, x), &fo), gelu::gelu_f64(to_f64(x, &fi))))
+                    .map(|x| {
+                        (to_f64(gelu::lookup_element(&p, &table, x), &fo), gelu::gelu_f64(to_f64(x, &fi)))
+                    })
                     .collect();
                 let (max, mean, out) = stats(&pairs, &fo);
                 let form = if interp { "interp" } else { "table" };
@@ -159,6 +164,81 @@ fn gelu_sweep_rows() {
         }
     }
     gelu_rows_of("gelu interpolated form, 16-bit sweep, every input code", &formats, &[true]);
+}
+
+/// tanh over every input code: the component's forms as the binding chooses them, against
+/// what odd symmetry and saturation save (a table of every code; the interpolated form over every
+/// code without symmetry). Errors against libm's `tanh` of the input code.
+fn tanh_rows(title: &str, formats: &[(u32, i32, u32, i32)], interp: bool) {
+    println!("## {title}\n");
+    println!("| input | output | rounding | HI | every code: bits | over [0, HI]: segments | words | word bits | bits | max err (LSB) | mean err (LSB) | out of range |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for &(wi, fin, wo, fout) in formats {
+        for (rname, rounding) in [("TRN", Rounding::Trn), ("RND", Rounding::Rnd)] {
+            let fi = FixedFormat::signed(wi, fin);
+            let fo = FixedFormat::signed(wo, fout).with_modes(rounding, Overflow::Sat);
+            let spec = tanh::binding_spec(fi, fo, interp);
+            let mut ov = vec![
+                ("DATA_IN_0_PRECISION_0", wi as i64),
+                ("DATA_IN_0_PRECISION_1", fin as i64),
+                ("DATA_OUT_0_PRECISION_0", wo as i64),
+                ("DATA_OUT_0_PRECISION_1", fout as i64),
+                ("DATA_OUT_0_ROUNDING", if rounding == Rounding::Rnd { 2 } else { 0 }),
+            ];
+            ov.extend(spec.table_params(interp).into_iter().filter(|(k, _)| *k != "TABLE_NEG"));
+            let p = resolve_params(&tanh::Tanh, &ov).expect("valid tanh parameters");
+            let (table, lp) = (tanh::tanh_table(&p), tanh::lookup_params(&p));
+            let pairs: Vec<(f64, f64)> = (fi.min_code()..=fi.max_code())
+                .map(|x| (to_f64(gelu::lookup_element(&lp, &table, x), &fo), to_f64(x, &fi).tanh()))
+                .collect();
+            let (max, mean, out) = stats(&pairs, &fo);
+            // Without symmetry or saturation: every code tabulated, or interpolated over every code.
+            // (The interpolated one for `fout = fin`, TRN only: its search over every code is slow.)
+            let every = if interp && (fout != fin || rounding != Rounding::Trn) {
+                "".to_string()
+            } else if interp {
+                let all =
+                    gelu::InterpSpec::uniform(fi, fo, fi.min_code(), fi.max_code(), 0, gelu::GUARD_BITS);
+                let c = gelu::choose(&all, &tanh::tanh_f64);
+                format!(
+                    "{} ({}x{}, {:.2} LSB)",
+                    c.bits(),
+                    c.depth(),
+                    c.word_bits(),
+                    c.best_offset(&tanh::tanh_f64).1
+                )
+            } else {
+                format!("{}", (1u64 << wi) * wo as u64)
+            };
+            println!(
+                "| s{wi}.{fin} | s{wo}.{fout} | {rname} | {} | {every} | {} | {} | {} | {} | {max:.3} | {mean:.3} | {out} |",
+                spec.hi,
+                segments(&lp),
+                table.len(),
+                gelu::word_bits(&lp),
+                gelu::table_bits(&lp)
+            );
+        }
+    }
+    println!();
+}
+
+/// Both tanh forms: full tables of 6..12-bit formats, the interpolated form over the unit test's
+/// 16-bit sweep.
+fn tanh_form_rows() {
+    let mut small = Vec::new();
+    for (w, f) in [(6, 3), (8, 4), (8, 5), (10, 6), (10, 7), (12, 8), (12, 9)] {
+        small.push((w, f, w, f));
+        small.push((w, f, w, w as i32 - 2));
+    }
+    tanh_rows("tanh full table (binding's saturation point), every input code", &small, false);
+    let mut wide = Vec::new();
+    for fin in 8..=14 {
+        for fout in (fin - 2)..=(fin + 2).min(15) {
+            wide.push((16, fin, 16, fout));
+        }
+    }
+    tanh_rows("tanh interpolated form (binding's choice), 16-bit sweep, every input code", &wide, true);
 }
 
 fn softmax_rows(rng: &mut ChaCha8Rng) {
@@ -226,6 +306,9 @@ fn main() {
     }
     if all || which.iter().any(|w| w == "gelu_sweep") {
         gelu_sweep_rows();
+    }
+    if all || which.iter().any(|w| w == "tanh_forms") {
+        tanh_form_rows();
     }
     if all || which.iter().any(|w| w == "softmax") {
         softmax_rows(&mut rng);

@@ -18,7 +18,7 @@
 //! Runs Yosys serially (about a second per small instance, a few minutes for the whole set).
 //!
 //! `sim/examples/resource_fit_measured.json` holds the measurements the committed coefficients
-//! were fitted to (422 instances, Yosys 0.23; softmax with `--max-lut 10000`): `--load` it to
+//! were fitted to (441 instances, Yosys 0.23; softmax with `--max-lut 10000`): `--load` it to
 //! print the table without Yosys.
 
 use std::collections::BTreeMap;
@@ -91,6 +91,46 @@ fn spread(name: &str) -> Vec<Vec<(&'static str, i64)>> {
             lin(32, 96, 2, 8, 8),
             lin(384, 96, 8, 2, 16),
         ],
+        // The binding's tables: exact ones of 10 and 12 bits (deep logic ROMs), interpolated
+        // 16-bit ones (s16.12 and s16.8 as the binding chooses them), at 1..4 lanes.
+        "tanh" => {
+            let fmt = |w, f| {
+                vec![
+                    ("DATA_IN_0_PRECISION_0", w),
+                    ("DATA_IN_0_PRECISION_1", f),
+                    ("DATA_OUT_0_PRECISION_0", w),
+                    ("DATA_OUT_0_PRECISION_1", f),
+                ]
+            };
+            let lanes = |p| vec![("DATA_IN_0_TENSOR_SIZE_DIM_0", 8), ("DATA_IN_0_PARALLELISM_DIM_0", p)];
+            let s16_12 = vec![
+                ("TABLE_POS", 25553),
+                ("FORM", 1),
+                ("SEG_BITS", 7),
+                ("SEG_BITS_MID", 8),
+                ("SEG_BITS_OUT", 10),
+                ("BAND_MID", 5120),
+                ("BAND_OUT", 11264),
+            ];
+            let s16_8 = vec![
+                ("TABLE_POS", 1243),
+                ("FORM", 1),
+                ("SEG_BITS", 5),
+                ("SEG_BITS_MID", 6),
+                ("SEG_BITS_OUT", 7),
+                ("BAND_MID", 320),
+                ("BAND_OUT", 512),
+            ];
+            vec![
+                [fmt(12, 8), lanes(1), vec![("TABLE_POS", 799)]].concat(),
+                [fmt(12, 8), lanes(2), vec![("TABLE_POS", 799)]].concat(),
+                [fmt(10, 6), lanes(2), vec![("TABLE_POS", 156)]].concat(),
+                [fmt(10, 7), lanes(1), vec![("TABLE_POS", 355)]].concat(),
+                [fmt(16, 12), lanes(1), s16_12.clone()].concat(),
+                [fmt(16, 12), lanes(4), s16_12].concat(),
+                [fmt(16, 8), lanes(2), s16_8].concat(),
+            ]
+        }
         _ => Vec::new(),
     }
 }
