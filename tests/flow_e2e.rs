@@ -463,6 +463,81 @@ fn gelu_16bit_defaults_to_the_interpolated_form_and_a_node_can_pick_its_form() {
     assert_eq!(gelu_params(&f3, "Erf_gelu")["FORM"], 0);
 }
 
+/// A BERT pooler's shape, `MatMul` by a constant then `Tanh` over rows of 16, as ONNX bytes built
+/// with the importer's protobuf types.
+fn dense_tanh_onnx() -> Vec<u8> {
+    use mase_ir::onnx::proto::*;
+    use prost::Message;
+    let vi = |name: &str| ValueInfoProto {
+        name: name.into(),
+        r#type: Some(TypeProto {
+            tensor_type: Some(TypeProtoTensor {
+                elem_type: 1,
+                shape: Some(TensorShapeProto {
+                    dim: [2, 16].map(|d| Dimension { value: Some(DimValue::DimValue(d)) }).to_vec(),
+                }),
+            }),
+        }),
+    };
+    let node = |op: &str, inputs: [&str; 2], out: &str| NodeProto {
+        input: inputs.iter().filter(|s| !s.is_empty()).map(|s| s.to_string()).collect(),
+        output: vec![out.into()],
+        op_type: op.into(),
+        name: format!("{op}_0"),
+        ..Default::default()
+    };
+    // Weights large enough that the pre-activations reach tanh's saturation.
+    let w: Vec<f32> = (0..256).map(|i| ((i * 37 % 29) as f32 - 14.0) / 6.0).collect();
+    ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 13 }],
+        graph: Some(GraphProto {
+            name: "dense_tanh".into(),
+            node: vec![node("MatMul", ["x", "w"], "h"), node("Tanh", ["h", ""], "y")],
+            initializer: vec![TensorProto {
+                name: "w".into(),
+                dims: vec![16, 16],
+                data_type: 1,
+                float_data: w,
+                ..Default::default()
+            }],
+            input: vec![vi("x")],
+            output: vec![vi("y")],
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+#[test]
+fn tanh_binds_in_both_forms_and_is_bit_exact() {
+    let bytes = dense_tanh_onnx();
+    let run = |config: &str, dir: &Path| {
+        let table: toml::Table = config.parse().unwrap();
+        let mut opts = FlowOptions::new("dense_tanh", dir);
+        opts.config = FlowConfig::from_table(&table, "dense_tanh", None).unwrap();
+        run_flow(&bytes, &opts).unwrap_or_else(|e| panic!("dense_tanh: {e}"))
+    };
+    // 16-bit activations: the interpolated form.
+    let dir = tempfile::tempdir().unwrap();
+    let f = run("[hardware]\nlanes = 2\n", dir.path());
+    let id = f.graph.find("Tanh_0").expect("node Tanh_0");
+    let p = f.graph.node(id).meta.hardware.verilog_param.clone();
+    assert_eq!(p["FORM"], 1, "{p:?}");
+    let (cos, _) = verify(dir.path(), &f, 3, 0.3, 5);
+    assert!(cos >= 0.999, "cosine {cos}");
+    lint(dir.path());
+    // 8 bits: the full table over the magnitudes up to the saturation point.
+    let dir8 = tempfile::tempdir().unwrap();
+    let f8 = run(EIGHT_BIT, dir8.path());
+    let id = f8.graph.find("Tanh_0").expect("node Tanh_0");
+    let p8 = f8.graph.node(id).meta.hardware.verilog_param.clone();
+    assert_eq!(p8["FORM"], 0, "{p8:?}");
+    assert!(p8["TABLE_POS"] < 128, "{p8:?}");
+    verify(dir8.path(), &f8, 3, 0.3, 6);
+}
+
 #[test]
 fn an_unknown_form_is_an_error_naming_the_node_and_the_forms() {
     let bytes = std::fs::read(fixture("mlp_matmul_gelu.onnx")).unwrap();
