@@ -34,20 +34,17 @@ pub fn softmax_masked(
     keep: Option<&ArrayD<bool>>,
 ) -> Result<ArrayD<f32>, String> {
     let ax = norm_axis("softmax", axis, x.ndim())?;
-    let keep = match keep {
-        Some(k) => Some(k.broadcast(x.raw_dim()).map(|v| v.to_owned()).ok_or_else(|| {
-            format!(
-                "softmax: the mask of shape {:?} does not broadcast to the input {:?}",
-                k.shape(),
-                x.shape()
-            )
-        })?),
-        None => None,
-    };
+    // Without a mask every position counts: a broadcast view of one `true`, nothing allocated.
+    let every = ndarray::arr0(true).into_dyn();
+    let keep = keep.unwrap_or(&every).broadcast(x.raw_dim()).ok_or_else(|| {
+        format!(
+            "softmax: the mask of shape {:?} does not broadcast to the input {:?}",
+            keep.map_or(&[][..], |k| k.shape()),
+            x.shape()
+        )
+    })?;
     let mut out = x.as_standard_layout().into_owned();
     let mut exps: Vec<f64> = Vec::with_capacity(x.shape()[ax]);
-    let all = ArrayD::from_elem(x.raw_dim(), true);
-    let keep = keep.unwrap_or(all);
     for (mut lane, k) in out.lanes_mut(Axis(ax)).into_iter().zip(keep.lanes(Axis(ax))) {
         let max = lane.iter().zip(k.iter()).filter(|(_, &k)| k).fold(f32::NEG_INFINITY, |m, (&v, _)| m.max(v))
             as f64;

@@ -107,7 +107,7 @@ impl Collector {
     fn add(&mut self, data: &ndarray::ArrayD<f32>) -> std::result::Result<(), usize> {
         self.record.reserve(data.len());
         for (i, &x) in data.iter().enumerate() {
-            if crate::quant::is_mask_value(x) && !x.is_nan() {
+            if crate::quant::is_mask_value(x) {
                 self.masked += 1;
                 continue;
             }
