@@ -13,6 +13,7 @@
 //!
 //! ```text
 //! { "format": "mase-rs-checkpoint", "version": 1, "name": "...",
+//!   "output_names"?: [ one per output, when the graph records them ],
 //!   "nodes": [ { "name", "kind", "op": { "op": "linear", "weight": "...", ... },
 //!                "inputs": [ input node NAMES ], "origin"?, "meta": { "common", "software",
 //!                "hardware" } }, ... ],          // in arena (topological) order
@@ -94,6 +95,9 @@ struct FileOut<'a> {
     format: &'static str,
     version: u64,
     name: &'a str,
+    // Left out when empty, so graphs without output names write what they always wrote.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    output_names: &'a [String],
     nodes: Vec<NodeEntry>,
     weights: Vec<WeightEntry>,
     qweights: Vec<QWeightEntry>,
@@ -205,7 +209,15 @@ pub fn export(graph: &MaseGraph, prefix: &Path) -> Result<()> {
     let st_bytes = safetensors::tensor::serialize(views, &Some(header))
         .map_err(|e| Error::file(&st_path, format!("cannot serialize the weights: {e}")))?;
 
-    let file = FileOut { format: FORMAT, version: VERSION, name: &graph.name, nodes, weights, qweights };
+    let file = FileOut {
+        format: FORMAT,
+        version: VERSION,
+        name: &graph.name,
+        output_names: &graph.output_names,
+        nodes,
+        weights,
+        qweights,
+    };
     let mut json = serde_json::to_vec_pretty(&file)
         .map_err(|e| Error::file(&json_path, format!("cannot serialize the graph: {e}")))?;
     json.push(b'\n');
@@ -281,6 +293,8 @@ pub fn load(prefix: &Path) -> Result<MaseGraph> {
         ));
     }
     let name: String = field(&mut obj, "name", jp)?;
+    let output_names: Vec<String> =
+        if obj.contains_key("output_names") { field(&mut obj, "output_names", jp)? } else { Vec::new() };
     let nodes: Vec<serde_json::Value> = field(&mut obj, "nodes", jp)?;
     let weights: Vec<WeightEntry> = field(&mut obj, "weights", jp)?;
     let qweights: Vec<QWeightEntry> = field(&mut obj, "qweights", jp)?;
@@ -289,6 +303,7 @@ pub fn load(prefix: &Path) -> Result<MaseGraph> {
     }
 
     let mut graph = MaseGraph::new(name);
+    graph.output_names = output_names;
     let mut entries = Vec::with_capacity(nodes.len());
     for (i, v) in nodes.into_iter().enumerate() {
         let label = v.get("name").and_then(|n| n.as_str()).map(|n| format!(" ('{n}')")).unwrap_or_default();

@@ -82,6 +82,10 @@ pub struct MaseGraph {
     pub weights: BTreeMap<String, Tensor>,
     /// Quantized versions of weights, by the same key, written by the quantize pass.
     pub qweights: BTreeMap<String, QuantTensor>,
+    /// The name of each graph output, by position among the output node's inputs (the ONNX
+    /// graph output names, e.g. `logits`, filled by the importer); empty when the graph does
+    /// not know them. Read it through [`Self::output_name`].
+    pub output_names: Vec<String>,
 }
 
 impl MaseGraph {
@@ -212,6 +216,16 @@ impl MaseGraph {
         self.output_id().map(|o| self.node(o).inputs.clone()).unwrap_or_default()
     }
 
+    /// The name of output `k`: its entry in [`Self::output_names`] when there is a non-empty
+    /// one, else the name of the node producing it (`output_k` when the graph has no output
+    /// `k`), so a graph built without names still names its outputs.
+    pub fn output_name(&self, k: usize) -> String {
+        if let Some(n) = self.output_names.get(k).filter(|n| !n.is_empty()) {
+            return n.clone();
+        }
+        self.output_values().get(k).map_or_else(|| format!("output_{k}"), |&id| self.node(id).name.clone())
+    }
+
     /// Nodes that use `id` as an input, in order.
     pub fn users(&self, id: NodeId) -> Vec<NodeId> {
         self.nodes().filter(|(_, n)| n.inputs.contains(&id)).map(|(i, _)| i).collect()
@@ -302,8 +316,9 @@ impl MaseGraph {
     }
 
     /// Checks the invariants: unique names, inputs defined before use (hence acyclic), exactly
-    /// one output node, every weight an op names present, and, where metadata records shapes,
-    /// each argument shape equal to the shape its producer records.
+    /// one output node, every weight an op names present, output names (when recorded) one per
+    /// output, and, where metadata records shapes, each argument shape equal to the shape its
+    /// producer records.
     pub fn validate(&self) -> Result<()> {
         let mut seen = HashMap::new();
         let mut outputs = 0;
@@ -349,6 +364,14 @@ impl MaseGraph {
         if outputs != 1 {
             return Err(Error::Invalid(format!(
                 "the graph must have exactly one output node, it has {outputs}"
+            )));
+        }
+        let returned = self.output_values().len();
+        if !self.output_names.is_empty() && self.output_names.len() != returned {
+            return Err(Error::Invalid(format!(
+                "the graph records {} output names ({}) for {returned} outputs",
+                self.output_names.len(),
+                self.output_names.join(", ")
             )));
         }
         Ok(())

@@ -291,3 +291,31 @@ fn mutated_files_never_panic() {
     }
     assert!(errors > 0, "no mutation was detected");
 }
+
+#[test]
+fn output_names_round_trip_and_are_absent_when_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = |prefix: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(dir.path().join(format!("{prefix}.json"))).unwrap()).unwrap()
+    };
+    // A graph without names writes no key, as checkpoints always did.
+    export(&rich_graph(), &dir.path().join("plain")).unwrap();
+    assert!(json("plain").get("output_names").is_none());
+    let mut g = rich_graph();
+    g.output_names = vec!["hidden".into(), "scaled \"logits\"".into()];
+    export(&g, &dir.path().join("named")).unwrap();
+    assert_eq!(json("named")["output_names"], serde_json::json!(g.output_names));
+    let back = load(&dir.path().join("named")).unwrap();
+    assert_eq!(back.output_names, g.output_names);
+    assert_eq!(back, g);
+    assert_eq!(
+        (back.output_name(0), back.output_name(1)),
+        ("hidden".to_string(), "scaled \"logits\"".to_string())
+    );
+    // One name per output, or the restored graph is invalid.
+    let mut v = json("named");
+    v["output_names"] = serde_json::json!(["only one"]);
+    std::fs::write(dir.path().join("named.json"), serde_json::to_vec(&v).unwrap()).unwrap();
+    let e = load(&dir.path().join("named")).unwrap_err().to_string();
+    assert!(e.contains("1 output names") && e.contains("2 outputs"), "{e}");
+}

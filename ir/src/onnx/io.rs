@@ -1,6 +1,6 @@
 //! Graph inputs and outputs: initializers become constants, other inputs placeholders with fully
 //! known shapes (dynamic dimensions fixed by [`ImportOptions::input_shapes`]), and the graph
-//! outputs one `output` node.
+//! outputs one `output` node, their names [`crate::MaseGraph::output_names`].
 
 use super::proto::{self, data_type, ValueInfoProto};
 use super::{
@@ -52,7 +52,7 @@ impl Importer {
         Ok(())
     }
 
-    /// The output node, with one input per graph output.
+    /// The output node, with one input per graph output, and the graph output names.
     pub(super) fn outputs(&mut self, outs: &[ValueInfoProto]) -> Result<()> {
         if outs.is_empty() {
             return Err(Error::Unsupported("the graph has no outputs".into()));
@@ -65,6 +65,8 @@ impl Importer {
         }
         let name = self.graph.fresh_name("output");
         self.graph.add_node(name, Op::Output, ids)?;
+        // Kept as written (not sanitized): they are the names users and exporters know.
+        self.graph.output_names = outs.iter().map(|o| o.name.clone()).collect();
         Ok(())
     }
 }
