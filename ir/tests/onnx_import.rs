@@ -492,12 +492,15 @@ fn unsupported_attribute_names_node_attribute_and_alternatives() {
         let bytes = built::model(vec![node], vec![], vec![built::vi("x", &[2, 3])], "y");
         import_bytes(&bytes, "m.onnx", &ImportOptions::default()).unwrap_err().to_string()
     };
-    let err =
-        error("my_softmax", AttributeProto { name: "fancy".into(), r#type: 2, i: 1, ..Default::default() });
+    let err = error(
+        "my_softmax",
+        AttributeProto { name: "fancy".into(), r#type: 2, i: Some(1), ..Default::default() },
+    );
     for part in ["m.onnx", "my_softmax", "Softmax", "'fancy'", "axis"] {
         assert!(err.contains(part), "'{part}' not in: {err}");
     }
     // An attribute of the wrong type is named too.
-    let err = error("sm", AttributeProto { name: "axis".into(), r#type: 1, f: 1.0, ..Default::default() });
+    let err =
+        error("sm", AttributeProto { name: "axis".into(), r#type: 1, f: Some(1.0), ..Default::default() });
     assert!(err.contains("'axis'") && err.contains("INT"), "{err}");
 }

@@ -43,10 +43,10 @@ impl Attrs<'_> {
     }
 
     pub(super) fn int(&self, name: &str) -> Result<Option<i64>> {
-        Ok(self.get(name, attr_type::INT, "INT")?.map(|a| a.i))
+        Ok(self.get(name, attr_type::INT, "INT")?.map(|a| a.i.unwrap_or_default()))
     }
     pub(super) fn float(&self, name: &str) -> Result<Option<f32>> {
-        Ok(self.get(name, attr_type::FLOAT, "FLOAT")?.map(|a| a.f))
+        Ok(self.get(name, attr_type::FLOAT, "FLOAT")?.map(|a| a.f.unwrap_or_default()))
     }
     pub(super) fn ints(&self, name: &str) -> Result<Option<Vec<i64>>> {
         Ok(self.get(name, attr_type::INTS, "INTS")?.map(|a| a.ints.clone()))
@@ -74,8 +74,8 @@ impl Attrs<'_> {
                 let t = a.t.as_ref().ok_or_else(|| bad("attribute 'value' has no tensor".into()))?;
                 tensor_from_proto(t).map_err(|m| bad(format!("attribute 'value': {m}")))
             }
-            ("value_float", attr_type::FLOAT) => Ok(Tensor::F32(ndarray::arr0(a.f).into_dyn())),
-            ("value_int", attr_type::INT) => Ok(Tensor::I64(ndarray::arr0(a.i).into_dyn())),
+            ("value_float", attr_type::FLOAT) => Ok(Tensor::F32(ndarray::arr0(a.f.unwrap_or_default()).into_dyn())),
+            ("value_int", attr_type::INT) => Ok(Tensor::I64(ndarray::arr0(a.i.unwrap_or_default()).into_dyn())),
             ("value_floats", attr_type::FLOATS) => {
                 Tensor::from_f32(&[a.floats.len()], a.floats.clone()).ok_or_else(|| bad("bad value_floats".into()))
             }

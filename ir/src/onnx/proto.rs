@@ -1,6 +1,6 @@
-//! The subset of the ONNX protobuf schema the importer reads, written by hand as `prost`
-//! messages. Field numbers are those of `onnx.proto` (ONNX IR version 10); fields the importer
-//! does not need are left out and skipped by the decoder. Proto2 `optional` scalars decode into
+//! The subset of the ONNX protobuf schema the importer reads and the exporter writes, written by
+//! hand as `prost` messages. Field numbers are those of `onnx.proto` (ONNX IR version 10); fields
+//! neither needs are left out and skipped by the decoder. Proto2 `optional` scalars decode into
 //! plain values (absent = default), which is what the importer wants.
 
 /// `ModelProto`: the top-level message of an `.onnx` file.
@@ -15,6 +15,9 @@ pub struct ModelProto {
     /// Name of the tool that wrote the file.
     #[prost(string, tag = "2")]
     pub producer_name: String,
+    /// Version of the tool that wrote the file.
+    #[prost(string, tag = "3")]
+    pub producer_version: String,
     /// The main graph.
     #[prost(message, optional, tag = "7")]
     pub graph: Option<GraphProto>,
@@ -89,12 +92,13 @@ pub struct AttributeProto {
     /// Reference to a function attribute (not supported; detected to give an error).
     #[prost(string, tag = "21")]
     pub ref_attr_name: String,
-    /// Float value.
-    #[prost(float, tag = "2")]
-    pub f: f32,
-    /// Integer value.
-    #[prost(int64, tag = "3")]
-    pub i: i64,
+    /// Float value. Optional (with presence) so that a written 0.0 is still on the wire:
+    /// readers of a proto2 `AttributeProto` check that the field is set.
+    #[prost(float, optional, tag = "2")]
+    pub f: Option<f32>,
+    /// Integer value (with presence, as `f`).
+    #[prost(int64, optional, tag = "3")]
+    pub i: Option<i64>,
     /// String value (bytes).
     #[prost(bytes = "vec", tag = "4")]
     pub s: Vec<u8>,
