@@ -86,3 +86,44 @@ fn a_where_whose_branch_is_not_zero_is_not_a_mask() {
     assert_eq!(info["raised"].as_u64(), Some(0));
     assert_eq!(softmaxes(&r), vec![1]);
 }
+
+/// A raised (two-input) softmax on x [2, 4] and keep [2, 4], followed by `Where(cond, softmax,
+/// zero)` with `cond` the softmax's mask or another boolean input.
+fn reselected(zero: f32, same_cond: bool) -> (MaseGraph, HashMap<String, Tensor>) {
+    let (g, mut inputs) = masked("where", 0.0);
+    let (mut g, _) = run_pass(find_pass("raise_masked_softmax").unwrap(), g, &PassArgs::new()).unwrap();
+    let out = g.output_id().unwrap();
+    let sm = g.node(out).inputs[0];
+    let keep = g.find("keep").unwrap();
+    let cond = if same_cond {
+        keep
+    } else {
+        inputs.insert("other".into(), inputs["keep"].clone());
+        node(&mut g, "other", Op::Placeholder, vec![], &[2, 4], DType::Bool)
+    };
+    let z = constant(&mut g, "reselect_zero", scalar(zero));
+    let w = node(&mut g, "reselect", Op::Where, vec![cond, sm, z], &[2, 4], DType::F32);
+    g.node_mut(out).inputs[0] = w;
+    g.compact().unwrap();
+    (g, inputs)
+}
+
+fn wheres(g: &MaseGraph) -> usize {
+    g.nodes().filter(|(_, n)| matches!(n.op, Op::Where)).count()
+}
+
+#[test]
+fn a_where_reselecting_the_masked_softmax_output_is_dropped() {
+    let (g, inputs) = reselected(0.0, true);
+    let before = run_outputs(&g, &inputs).unwrap();
+    let (r, info) = run_pass(find_pass("raise_masked_softmax").unwrap(), g, &PassArgs::new()).unwrap();
+    assert_eq!(info["raised"].as_u64(), Some(1));
+    assert_eq!((wheres(&r), softmaxes(&r)), (0, vec![2]));
+    assert_eq!(run_outputs(&r, &inputs).unwrap(), before);
+    // Kept: a −0 branch (it changes the bits of the masked positions) and another condition.
+    for (zero, same) in [(-0.0, true), (0.0, false)] {
+        let (g, _) = reselected(zero, same);
+        let (r, info) = run_pass(find_pass("raise_masked_softmax").unwrap(), g, &PassArgs::new()).unwrap();
+        assert_eq!((info["raised"].as_u64(), wheres(&r)), (Some(0), 1), "zero {zero}, same condition {same}");
+    }
+}

@@ -15,6 +15,10 @@
 //!
 //! Not raised: an Add whose result has another user, a `Where` whose branches are not exactly 0
 //! and a mask value, a mask that does not broadcast to the scores.
+//!
+//! A `Where(keep, softmax, +0)` after a softmax masked by the same keep (the ONNX exporter
+//! writes it so that onnxruntime, too, gives a fully masked row all 0) selects what the masked
+//! softmax already outputs, so it is dropped, and a re-imported export is the graph it was.
 
 use super::raise_common::{const_tensor, raise_all, replace, scalar_const, single_user, users_map};
 use crate::error::Result;
@@ -112,11 +116,32 @@ fn find(g: &MaseGraph) -> Option<(NodeId, NodeId, Keep)> {
     })
 }
 
+/// A `Where(keep, softmax, +0)` that selects the output of a softmax masked by `keep` (or by
+/// the smallest form of `keep`) at that softmax's shape: (where, softmax).
+fn redundant_where(g: &MaseGraph) -> Option<(NodeId, NodeId)> {
+    g.ids().find_map(|id| {
+        let n = g.node(id);
+        let (Op::Where, [c, s, z]) = (&n.op, n.inputs.as_slice()) else { return None };
+        let sn = g.node(*s);
+        let (Op::Softmax { .. }, [_, keep]) = (&sn.op, sn.inputs.as_slice()) else { return None };
+        // +0 exactly: a −0 branch would change the masked positions' bits.
+        let shape = sn.out_shape()?;
+        let same_keep = *c == *keep || smallest_keep(g, *c, shape) == *keep;
+        (same_keep && n.out_shape() == Some(shape) && const_all(g, *z, |v| v.to_bits() == 0))
+            .then_some((id, *s))
+    })
+}
+
 /// The pass (`raise_masked_softmax` in [`super::REGISTRY`]): raises `softmax(scores + additive
-/// mask)` to a softmax with a boolean mask input.
+/// mask)` to a softmax with a boolean mask input, and drops a `Where` that re-selects its
+/// masked positions.
 pub fn run(g: MaseGraph, _args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
     raise_all(g, |g| {
-        let Some((id, scores, keep)) = find(g) else { return Ok(false) };
+        let Some((id, scores, keep)) = find(g) else {
+            let Some((w, s)) = redundant_where(g) else { return Ok(false) };
+            g.replace_all_uses(w, s);
+            return Ok(true);
+        };
         let shape = g.node(scores).out_shape().map(<[usize]>::to_vec).unwrap_or_default();
         let keep = match keep {
             Keep::Bool(k) => smallest_keep(g, k, &shape),
