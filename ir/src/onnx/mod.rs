@@ -1,5 +1,6 @@
-//! ONNX import, pure Rust: the protobuf messages are hand-written `prost` structs
-//! ([`proto`]), so no `protoc` and no schema file are needed.
+//! ONNX import and export, pure Rust: the protobuf messages are hand-written `prost` structs
+//! ([`proto`]), so no `protoc` and no schema file are needed. Export ([`to_onnx`]) writes a
+//! float MaseGraph back as ONNX; its module documentation says what it writes.
 //!
 //! What the importer does, in order:
 //! 1. Decodes the model and checks the operator sets: the default domain (`""` / `ai.onnx`) at
@@ -39,16 +40,20 @@
 //! Layout: this file holds the options, the walk over the nodes and the value bookkeeping;
 //! `io.rs` the graph inputs and outputs, `ops/` the per-op-type conversion (one file per
 //! family, one registry), `attributes.rs` typed attribute access, `tensors.rs` `TensorProto`
-//! decoding, `proto.rs` the protobuf messages.
+//! decoding and encoding, `proto.rs` the protobuf messages, `export/` the exporter (`mod.rs`
+//! inputs, outputs and naming, `ops.rs` and `nn.rs` each op as ONNX nodes, `builder.rs` the
+//! graph being written).
 
 mod attributes;
+mod export;
 mod io;
 mod ops;
 pub mod proto;
 mod tensors;
 
+pub use export::{to_onnx, ExportOptions, EXPORT_OPSET, PRODUCER};
 pub use ops::supported_ops;
-pub use tensors::tensor_from_proto;
+pub use tensors::{tensor_from_proto, tensor_to_proto};
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;

@@ -1,5 +1,5 @@
-//! ONNX `TensorProto` to [`Tensor`]: element types, raw and typed data, size checks before
-//! allocation.
+//! ONNX `TensorProto` to [`Tensor`] (element types, raw and typed data, size checks before
+//! allocation) and back ([`tensor_to_proto`], for the exporter).
 
 use super::proto::{data_type, TensorProto};
 use super::{checked_elements, MAX_TENSOR_ELEMENTS};
@@ -95,6 +95,35 @@ pub fn tensor_from_proto(t: &TensorProto) -> std::result::Result<Tensor, String>
             "element type {} ({other}) is not supported; supported: FLOAT, DOUBLE, FLOAT16, INT64, INT32, INT16, INT8, UINT8, BOOL",
             data_type::name(other)
         )),
+    }
+}
+
+/// The ONNX element type of a [`DType`].
+pub fn onnx_data_type(d: DType) -> i32 {
+    match d {
+        DType::F32 => data_type::FLOAT,
+        DType::I64 => data_type::INT64,
+        DType::I32 => data_type::INT32,
+        DType::Bool => data_type::BOOL,
+    }
+}
+
+/// A [`Tensor`] as a `TensorProto` named `name`: its dims and its elements as little-endian
+/// `raw_data` in row-major order (one byte per boolean), which [`tensor_from_proto`] reads back
+/// bit for bit.
+pub fn tensor_to_proto(name: &str, t: &Tensor) -> TensorProto {
+    let raw_data: Vec<u8> = match t {
+        Tensor::F32(a) => a.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        Tensor::I64(a) => a.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        Tensor::I32(a) => a.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        Tensor::Bool(a) => a.iter().map(|&v| u8::from(v)).collect(),
+    };
+    TensorProto {
+        dims: t.shape().iter().map(|&d| d as i64).collect(),
+        data_type: onnx_data_type(t.dtype()),
+        name: name.to_string(),
+        raw_data,
+        ..Default::default()
     }
 }
 
