@@ -92,8 +92,8 @@ pub struct AttributeProto {
     /// Reference to a function attribute (not supported; detected to give an error).
     #[prost(string, tag = "21")]
     pub ref_attr_name: String,
-    /// Float value. Optional (with presence) so that a written 0.0 is still on the wire:
-    /// readers of a proto2 `AttributeProto` check that the field is set.
+    /// Float value. With presence, as in `onnx.proto` (proto2): a written 0.0 is on the wire,
+    /// as ONNX's own writers put it, rather than dropped as a proto3 default would be.
     #[prost(float, optional, tag = "2")]
     pub f: Option<f32>,
     /// Integer value (with presence, as `f`).
