@@ -82,8 +82,14 @@ pub fn bind_graph<'g>(graph: &'g MaseGraph, base: Option<&Path>) -> Result<Bindi
                 OpRole::Output => (Role::Output, None),
                 OpRole::Constant => (Role::Constant, None),
                 OpRole::Implicit => (Role::Implicit, None),
-                OpRole::Bound(b, _) if b.passes_through(&v)? => (Role::Implicit, None),
-                OpRole::Bound(b, _) => (Role::Hardware, Some(Implementation::Library(b))),
+                OpRole::Bound(b, _) => {
+                    let b = b.variant(&v).unwrap_or(b);
+                    if b.passes_through(&v)? {
+                        (Role::Implicit, None)
+                    } else {
+                        (Role::Hardware, Some(Implementation::Library(b)))
+                    }
+                }
                 OpRole::Unsupported => {
                     return Err(node.error(format!(
                         "no hardware component implements `{}`; the hardware flow supports {}",

@@ -106,11 +106,16 @@ fn place(b: &mut Builder, bound: &Bindings, par: &BTreeMap<NodeId, Par>) -> Resu
                 None => 0.0,
             };
             join.push((*s, k, src.hold + lead));
+            let lanes = match (&ext, lib) {
+                (Some(e), _) => e.manifest.lanes,
+                (None, Some(c)) => declared_lanes(c, &p, &port),
+                (None, None) => stream_lanes(&p, &prefix),
+            };
             demands.entry(*s).or_default().push(Demand {
                 inst,
                 port,
                 fmt,
-                lanes: ext.as_ref().map_or_else(|| stream_lanes(&p, &prefix), |e| e.manifest.lanes),
+                lanes,
                 shape: stream_shape(graph, graph.node(node.inputs[k]))?,
                 fifo_depth: 0,
             });
@@ -133,6 +138,15 @@ fn place(b: &mut Builder, bound: &Bindings, par: &BTreeMap<NodeId, Par>) -> Resu
         srcs.insert(id, src);
     }
     Ok(Placement { srcs, demands, joins, outputs })
+}
+
+/// Elements per beat of a library instance's input `port`, as its stream specification says
+/// (a masked softmax's keep bits have no parameters of their own).
+fn declared_lanes(c: &dyn mase_hwlib::Binding, p: &Params, port: &str) -> usize {
+    c.streams(p)
+        .into_iter()
+        .find(|s| s.name == port)
+        .map_or_else(|| stream_lanes(p, &port.to_uppercase()), |s| s.lanes)
 }
 
 /// The format a library instance takes on input `prefix` for a declared format: the declared

@@ -150,7 +150,21 @@ pub fn result_shape(node: &Node) -> Result<Vec<usize>> {
         .ok_or_else(|| node.error("has no result shape; run add_common_metadata first"))
 }
 
+/// The 1-bit unsigned code a boolean stream carries (1 = true), with the modes of a plain cast.
+pub const BOOL_FORMAT: FixedFormat = FixedFormat {
+    signed: false,
+    width: 1,
+    frac: 0,
+    rounding: mase_ir::fixed::Rounding::Trn,
+    overflow: mase_ir::fixed::Overflow::Sat,
+};
+
+/// The fixed-point format of a metadata entry; a boolean (an attention mask's keep bits) is
+/// streamed as [`BOOL_FORMAT`].
 fn fixed_of(node: &Node, tm: Option<&TensorMeta>, what: &str) -> Result<FixedFormat> {
+    if tm.is_some_and(|m| m.ty == mase_ir::metadata::ValueType::Bool) {
+        return Ok(BOOL_FORMAT);
+    }
     tm.and_then(format_of).ok_or_else(|| {
         node.error(format!(
             "{what} is not fixed point; run the quantize (or auto_precision) pass before the hardware passes"
@@ -169,6 +183,13 @@ pub trait Binding: Component {
     /// Parameter overrides of an instance for node `v` at parallelism `par` (resolved and
     /// validated by [`crate::resolve_params`] afterwards).
     fn overrides(&self, v: &NodeView, par: Par) -> Result<Vec<(String, i64)>>;
+
+    /// The binding that implements `v` in place of this one, when the node's inputs call for a
+    /// variant of the op's component (a softmax given a key mask binds `masked_softmax`).
+    /// Default: none, this binding implements every node of its op.
+    fn variant(&self, _v: &NodeView) -> Option<&'static dyn Binding> {
+        None
+    }
 
     /// Parallelisms worth trying for `v`, before validation. Default: the same lane count in and
     /// out, every divisor of the last axis up to 256.

@@ -37,6 +37,7 @@
 use rand::Rng;
 
 use super::softmax;
+use crate::binding::{Binding, NodeView, Par};
 use crate::component::{Component, Cost, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
 use crate::overrides::{input, output, row, rows};
 use crate::param_list;
@@ -188,6 +189,39 @@ impl Component for MaskedSoftmax {
         softmax::insert_exp_tables(p, &mut stim);
         stim
     }
+}
+
+impl Binding for MaskedSoftmax {
+    /// `softmax`'s parameters and `MASK_ROWS`, the softmax rows one keep vector covers (see
+    /// [`mask_rows`]).
+    fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
+        let mut o = softmax::Softmax.overrides(v, par)?;
+        o.push(("MASK_ROWS".into(), mask_rows(v)? as i64));
+        Ok(o)
+    }
+
+    fn candidates(&self, v: &NodeView) -> mase_ir::Result<Vec<Par>> {
+        softmax::Softmax.candidates(v)
+    }
+}
+
+/// Softmax rows per keep vector: the scores `[d_0, …, d_{r-1}]` and the mask (right-aligned,
+/// missing axes 1) agree on a leading block of axes and the mask is 1 on the other axes but the
+/// last, so one keep vector covers the consecutive rows of those axes (`[B,1,1,S]` against
+/// `[B,H,S,S]`: `H·S` rows). Any other broadcast is an error naming the node.
+pub fn mask_rows(v: &NodeView) -> mase_ir::Result<usize> {
+    let (s, m) = (v.in_shape(0)?, v.in_shape(1)?);
+    let r = s.len();
+    let ok_rank = m.len() <= r && r >= 1 && m.last() == s.last();
+    let padded: Vec<usize> = std::iter::repeat_n(1, r.saturating_sub(m.len())).chain(m.iter().copied()).collect();
+    let lead = (0..r.saturating_sub(1)).take_while(|&i| padded[i] == s[i]).count();
+    if !ok_rank || padded[lead..r.saturating_sub(1)].iter().any(|&d| d != 1) {
+        return Err(v.error(format!(
+            "key mask of shape {m:?} against scores of shape {s:?}: the masked softmax takes one keep vector \
+             per leading block of rows (a mask like [B, 1, …, 1, L] for scores [B, …, L]), over the last axis"
+        )));
+    }
+    Ok(s[lead..r - 1].iter().product())
 }
 
 #[cfg(test)]

@@ -609,6 +609,11 @@ pub(crate) fn insert_exp_tables(p: &Params, stim: &mut Stimulus) {
 }
 
 impl Binding for Softmax {
+    /// A softmax given a second (boolean key mask) input binds `masked_softmax`.
+    fn variant(&self, v: &NodeView) -> Option<&'static dyn Binding> {
+        (v.node.inputs.len() == 2).then_some(&super::masked_softmax::MaskedSoftmax as &dyn Binding)
+    }
+
     fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
         let mase_ir::Op::Softmax { axis } = &v.node.op else {
             return Err(v.error("the softmax component binds softmax nodes only"));
