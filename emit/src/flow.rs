@@ -16,6 +16,7 @@ use std::time::Instant;
 use mase_ir::onnx::{import_bytes, ImportOptions};
 use mase_ir::pass::{run_step, PassInfo};
 use mase_ir::passes::add_software_metadata::{software_stats, StatsOptions};
+use mase_ir::tensor::DType;
 use mase_ir::{Error, MaseGraph, Result, Tensor};
 use rand::{Rng, SeedableRng};
 use serde_json::json;
@@ -31,12 +32,16 @@ use crate::system::{system_of, System};
 pub struct Flow {
     /// The float graph after the analysis passes.
     pub float_graph: MaseGraph,
-    /// The quantized graph with hardware metadata.
+    /// The quantized graph of the device with hardware metadata (the whole model's when nothing
+    /// runs on the host).
     pub graph: MaseGraph,
     /// The stitched design (of all devices together).
     pub design: Design,
     /// The design spread over `[[hardware.devices]]`, when the configuration has devices.
     pub system: Option<crate::system::System>,
+    /// The host parts before and after the device, when some node of the model runs on the
+    /// host ([`crate::host_project`]).
+    pub host: Option<crate::host_project::HostParts>,
     /// What was written.
     pub emitted: Emitted,
     /// Info maps of the passes, by pass name.
@@ -48,7 +53,9 @@ pub struct Flow {
     pub warnings: Vec<String>,
 }
 
-/// Seeded inputs for every graph input: sums of four uniforms scaled to about unit variance.
+/// Seeded inputs for every graph input. Float: sums of four uniforms scaled to about unit
+/// variance. Integer: uniform below the smallest table an embedding lookup of the input reads
+/// (token ids), else 0 or 1 (a mask). Boolean: true.
 pub fn seeded_inputs(graph: &MaseGraph, seed: u64) -> Result<HashMap<String, Tensor>> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut inputs = HashMap::new();
@@ -56,12 +63,42 @@ pub fn seeded_inputs(graph: &MaseGraph, seed: u64) -> Result<HashMap<String, Ten
         let node = graph.node(id);
         let shape = node.out_shape().ok_or_else(|| node.error("graph input has no shape"))?;
         let n: usize = shape.iter().product();
-        let data: Vec<f32> =
-            (0..n).map(|_| (0..4).map(|_| rng.gen::<f32>() - 0.5).sum::<f32>() * 1.7).collect();
-        let t = Tensor::from_f32(shape, data).ok_or_else(|| node.error("input shape"))?;
-        inputs.insert(node.name.clone(), t);
+        let dtype = graph.input_dtype(&node.name).unwrap_or(DType::F32);
+        let t = match dtype {
+            DType::F32 => {
+                let data: Vec<f32> =
+                    (0..n).map(|_| (0..4).map(|_| rng.gen::<f32>() - 0.5).sum::<f32>() * 1.7).collect();
+                Tensor::from_f32(shape, data)
+            }
+            DType::I64 | DType::I32 => {
+                let bound = index_bound(graph, id);
+                let data: Vec<i64> = (0..n).map(|_| rng.gen_range(0..bound)).collect();
+                let t = ndarray::ArrayD::from_shape_vec(shape, data).ok();
+                match dtype {
+                    DType::I32 => t.map(|a| Tensor::I32(a.mapv(|v| v as i32))),
+                    _ => t.map(Tensor::I64),
+                }
+            }
+            DType::Bool => ndarray::ArrayD::from_shape_vec(shape, vec![true; n]).ok().map(Tensor::Bool),
+        };
+        inputs.insert(node.name.clone(), t.ok_or_else(|| node.error("input shape"))?);
     }
     Ok(inputs)
+}
+
+/// Exclusive bound of seeded integer input `id`: the rows of the smallest table an embedding
+/// lookup of it reads, else 2.
+fn index_bound(graph: &MaseGraph, id: mase_ir::NodeId) -> i64 {
+    graph
+        .users(id)
+        .iter()
+        .filter_map(|&u| match &graph.node(u).op {
+            mase_ir::Op::Embedding { table } => graph.weights.get(table).map(|t| t.shape()[0] as i64),
+            _ => None,
+        })
+        .min()
+        .unwrap_or(2)
+        .max(1)
 }
 
 /// The float graph, the quantized graph, the pass info maps and the step times (ms).
@@ -170,20 +207,29 @@ pub fn run_flow(onnx: &[u8], opts: &FlowOptions) -> Result<Flow> {
     let hw = &opts.config.hardware;
     let (float_graph, qgraph, mut info, mut times) = quantized_graph(onnx, opts)?;
     let t = Instant::now();
-    let (pass, graph, hinfo, design, system) = hardware(qgraph, hw)?;
+    let (device, host) = crate::host_project::cut(qgraph, hw)?;
+    if let Some(h) = &host {
+        info.insert("split_host_device".into(), h.info.clone().into());
+    }
+    let (pass, graph, hinfo, design, system) = hardware(device, hw)?;
     info.insert(pass.into(), hinfo.into());
     times.push(("hardware", t.elapsed().as_secs_f64() * 1e3));
     let t = Instant::now();
-    let emitted = write_emitted(&graph, &design, system.as_ref(), &opts.out_dir)?;
+    let mut emitted = write_emitted(&graph, &design, system.as_ref(), &opts.out_dir)?;
+    if let Some(h) = &host {
+        emitted.files.extend(crate::host_project::write_host(h, &design, &opts.out_dir)?);
+        emitted.files.sort();
+    }
     times.push(("emit", t.elapsed().as_secs_f64() * 1e3));
-    let warnings = info
+    let mut warnings: Vec<String> = info
         .get("calibration")
         .and_then(|c| c.get("warning"))
         .and_then(|w| w.as_str())
         .map(str::to_string)
         .into_iter()
         .collect();
-    Ok(Flow { float_graph, graph, design, system, emitted, info, times_ms: times, warnings })
+    warnings.extend(host.as_ref().map(crate::host_project::warnings).unwrap_or_default());
+    Ok(Flow { float_graph, graph, design, system, host, emitted, info, times_ms: times, warnings })
 }
 
 /// The hardware steps' results: the pass that ran, the graph with hardware metadata, the pass's

@@ -101,8 +101,11 @@ pub fn device_capable(g: &MaseGraph, id: NodeId, cfg: &HwConfig) -> bool {
         || matches!(mase_hwlib::op_role(n.op.kind()), OpRole::Bound(..) | OpRole::Implicit);
     let dtype = |i: &NodeId| g.node(*i).meta.common.results.get("data_out_0").map(|r| r.dtype());
     let streamed = n.inputs.iter().enumerate().all(|(k, i)| {
-        if matches!(g.node(*i).op, Op::Constant { .. }) {
-            return false;
+        if let Op::Constant { tensor } = &g.node(*i).op {
+            // A gather's index is a parameter of its instance when it is one constant number.
+            return k == 1
+                && matches!(n.op, Op::Gather { .. })
+                && g.weights.get(tensor).is_some_and(|t| t.len() == 1);
         }
         dtype(i) == Some(DType::F32)
             || (k == 1 && matches!(n.op, Op::Softmax { .. }) && dtype(i) == Some(DType::Bool))
@@ -204,6 +207,96 @@ pub fn device_graph(g: &MaseGraph, s: &Split) -> Result<MaseGraph> {
     d.add_node(name, Op::Output, outs)?;
     d.validate()?;
     Ok(d)
+}
+
+/// Which host part a graph is cut for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostPart {
+    /// Before the device: the model's inputs → the device's inputs.
+    Pre,
+    /// After the device: the device's outputs → the model's outputs.
+    Post,
+}
+
+/// The values the host computes before the device and the part after it reads (besides the
+/// device's outputs), in graph order: the pre part outputs them next to the device inputs.
+pub fn host_handovers(g: &MaseGraph, s: &Split) -> Vec<NodeId> {
+    g.ids()
+        .filter(|&id| s.side[id.0] == Side::Pre)
+        .filter(|&id| g.users(id).iter().any(|u| matches!(s.side[u.0], Side::Post | Side::Output)))
+        .collect()
+}
+
+/// A host part's own graph, for writing as ONNX and running on the host.
+/// - [`HostPart::Pre`]: the model's inputs the pre nodes read (placeholders as in the model),
+///   the pre nodes and their constants; outputs the device inputs, then [`host_handovers`].
+/// - [`HostPart::Post`]: a placeholder per device output and per model input or pre value the
+///   post nodes (or the model's outputs) read, the post nodes and their constants; outputs the
+///   model's outputs under the model's output names.
+///
+/// Placeholders keep the model's names, so the parts join by name: pre output = device
+/// placeholder, device output = post placeholder.
+pub fn host_graph(g: &MaseGraph, s: &Split, part: HostPart) -> Result<MaseGraph> {
+    let mut h = MaseGraph::new(format!("{}_{}", g.name, if part == HostPart::Pre { "pre" } else { "post" }));
+    let mut map: BTreeMap<NodeId, NodeId> = BTreeMap::new();
+    let is_part = |id: NodeId| match part {
+        HostPart::Pre => s.side[id.0] == Side::Pre,
+        HostPart::Post => s.side[id.0] == Side::Post,
+    };
+    let reads = |id: NodeId| {
+        g.users(id).iter().any(|&u| is_part(u) || (part == HostPart::Post && s.side[u.0] == Side::Output))
+    };
+    for (id, n) in g.nodes() {
+        let placeholder = match part {
+            HostPart::Pre => {
+                s.side[id.0] == Side::Input && g.users(id).iter().any(|&u| s.side[u.0] != Side::Post)
+            }
+            HostPart::Post => matches!(s.side[id.0], Side::Input | Side::Pre | Side::Device) && reads(id),
+        };
+        let keep = is_part(id) || (s.side[id.0] == Side::Constant && reads(id));
+        if placeholder {
+            let new = h.add_node(n.name.clone(), Op::Placeholder, vec![])?;
+            let nn = h.node_mut(new);
+            nn.origin = n.origin.clone();
+            if let Some(r) = n.meta.common.results.get("data_out_0") {
+                nn.meta.common.results.insert("data_out_0".into(), r.clone());
+            }
+            map.insert(id, new);
+        } else if keep {
+            let inputs = n.inputs.iter().map(|i| map[i]).collect();
+            let new = h.add_node(n.name.clone(), n.op.clone(), inputs)?;
+            let nn = h.node_mut(new);
+            nn.meta = n.meta.clone();
+            nn.origin = n.origin.clone();
+            for key in n.op.weight_names().into_iter().map(|(_, k)| k.to_string()).chain(match &n.op {
+                Op::Constant { tensor } => Some(tensor.clone()),
+                _ => None,
+            }) {
+                if let Some(t) = g.weights.get(&key) {
+                    h.weights.insert(key, t.clone());
+                }
+            }
+            map.insert(id, new);
+        }
+    }
+    let (outs, names): (Vec<NodeId>, Vec<String>) = match part {
+        HostPart::Pre => s
+            .device_inputs(g)
+            .into_iter()
+            .chain(host_handovers(g, s))
+            .map(|i| (map[&i], g.node(i).name.clone()))
+            .unzip(),
+        HostPart::Post => {
+            let out =
+                g.output_id().ok_or_else(|| Error::Invalid(format!("graph '{}' has no output", g.name)))?;
+            g.node(out).inputs.iter().enumerate().map(|(k, i)| (map[i], g.output_name(k))).unzip()
+        }
+    };
+    let name = h.fresh_name("output");
+    h.add_node(name, Op::Output, outs)?;
+    h.output_names = names;
+    h.validate()?;
+    Ok(h)
 }
 
 /// The pass (`split_host_device`, registered in [`crate::HARDWARE_PASSES`]): records

@@ -14,6 +14,7 @@ pub mod design;
 pub mod external;
 pub mod flow;
 pub mod golden;
+pub mod host_project;
 pub mod host_split;
 pub mod hw_pass;
 pub mod latency;

@@ -86,7 +86,7 @@ pub(crate) fn prepare(dir: &Path) -> Result<()> {
         for e in stale {
             std::fs::remove_dir_all(e.path()).map_err(|err| Error::io(e.path(), err))?;
         }
-        for sub in ["rtl", "mem", "mase", "external"] {
+        for sub in ["rtl", "mem", "mase", "external", "host"] {
             let p = dir.join(sub);
             if p.exists() {
                 std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;

@@ -40,6 +40,8 @@ pub struct Project {
     pub design: Design,
     /// The devices and links of a multi-device project (`[[hardware.devices]]`).
     pub system: Option<System>,
+    /// The host parts around the device, for a whole model (`host/`).
+    pub host: Option<crate::host_run::Host>,
 }
 
 fn invalid(msg: impl Into<String>) -> SimError {
@@ -82,10 +84,18 @@ pub fn load_project(dir: &Path) -> Result<Project> {
         for (path, text) in texts {
             check_unchanged(&path, &text.map_err(|e| invalid(e.to_string()))?)?;
         }
-        return Ok(Project { dir: dir.to_path_buf(), graph, design: sys.design.clone(), system: Some(sys) });
+        let host = crate::host_run::load_host(dir)?;
+        return Ok(Project {
+            dir: dir.to_path_buf(),
+            graph,
+            design: sys.design.clone(),
+            system: Some(sys),
+            host,
+        });
     }
     check_unchanged(&dir.join("top.sv"), &mase_emit::sv::top_sv(&design))?;
-    Ok(Project { dir: dir.to_path_buf(), graph, design, system: None })
+    let host = crate::host_run::load_host(dir)?;
+    Ok(Project { dir: dir.to_path_buf(), graph, design, system: None, host })
 }
 
 /// The file at `path` holds `text`: what is simulated is exactly what was emitted.
@@ -345,6 +355,30 @@ pub fn quantize_samples(p: &Project, samples: &[HashMap<String, Tensor>]) -> Res
         }
     }
     Ok(codes)
+}
+
+/// The device's outputs of every inference as named float tensors (output codes in port order,
+/// inferences back to back, dequantized in each port's format).
+pub fn device_outputs_named(p: &Project, outputs: &[Vec<i64>]) -> Result<Vec<crate::host_run::Named>> {
+    let outs: Vec<_> = p.design.ports.iter().filter(|x| x.dir == PortDir::Output).collect();
+    let n = outs.first().map_or(0, |o| outputs.first().map_or(0, |v| v.len() / o.numel().max(1)));
+    (0..n)
+        .map(|i| {
+            outs.iter()
+                .enumerate()
+                .map(|(k, port)| {
+                    let m = port.numel();
+                    let got = outputs
+                        .get(k)
+                        .and_then(|o| o.get(i * m..(i + 1) * m))
+                        .ok_or_else(|| invalid(format!("output {}: too few elements", port.name)))?;
+                    let vals: Vec<f32> = got.iter().map(|c| to_f64(*c, &port.format) as f32).collect();
+                    let t = Tensor::from_f32(&port.shape, vals).ok_or_else(|| invalid("output shape"))?;
+                    Ok((port.tensor.clone(), t))
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Accuracy of output codes (port order, inferences back to back) against the float

@@ -31,6 +31,7 @@ pub mod cache;
 pub mod design_sim;
 pub mod error;
 pub mod harness;
+pub mod host_run;
 pub mod model;
 pub mod shim;
 pub mod synth;
@@ -44,8 +45,8 @@ pub use bench::{
     ComponentInfo, SynthReport,
 };
 pub use design_sim::{
-    accuracy_against_float, check_project, load_project, quantize_samples, simulate_project, DesignReport,
-    DesignRun, Project,
+    accuracy_against_float, check_project, device_outputs_named, load_project, quantize_samples,
+    simulate_project, DesignReport, DesignRun, Project,
 };
 pub use error::{Result, SimError};
 pub use harness::{run_streams, Mismatch, RunConfig, RunResult};
