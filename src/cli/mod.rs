@@ -10,6 +10,7 @@ mod info;
 mod passes;
 mod quantize;
 mod run;
+mod sim;
 mod sweep;
 
 use std::path::PathBuf;
@@ -359,7 +360,7 @@ pub fn main() -> anyhow::Result<()> {
             flow::emit(&prefix, config.as_deref(), rate, &output)
         }
         Command::Sim { dir, input, inferences, stall_prob, seed, vcd, json, golden, write_vectors } => {
-            let a = flow::SimArgs {
+            let a = sim::SimArgs {
                 inputs: input,
                 inferences,
                 stall_prob,
@@ -369,7 +370,7 @@ pub fn main() -> anyhow::Result<()> {
                 golden,
                 write_vectors,
             };
-            flow::sim(&dir, &a)
+            sim::sim(&dir, &a)
         }
         Command::Flow { model, input_shape, config, calibrate, rate, output } => {
             flow::flow(&model, &flow::FlowArgs { shapes: input_shape, config, calibrate, rate }, &output)

@@ -1,0 +1,151 @@
+//! Whole models as exporters write them (`tests/fixtures/hf/`, from `scripts/export_hf.py`):
+//! token ids, attention mask and token types in, the model's own outputs out. The flow cuts the
+//! model into the host's pre part (embedding lookups, mask preparation), the device and the
+//! host's post part; the device runs under Verilator with random stalls, bit-exact against the
+//! golden model, and the model's outputs are compared with onnxruntime's.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use mase_emit::flow::{run_flow, FlowOptions};
+use mase_emit::FlowConfig;
+use mase_ir::Tensor;
+use mase_sim::host_run::{model_outputs, ModelOutputs, Named};
+use mase_sim::{check_project, device_outputs_named, load_project, Project, RunConfig};
+
+const INPUTS: [&str; 3] = ["input_ids", "attention_mask", "token_type_ids"];
+
+/// 16-bit activations, 8-bit per-channel weights, calibrated on the fixture batch.
+const CONFIG: &str =
+    "[passes.auto_precision]\nwidth = 16\nweight_width = 8\nweight_granularity = \"per_channel\"\n";
+
+fn hf(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf").join(name)
+}
+
+fn npy(name: &str) -> Tensor {
+    mase_ir::npy::read_npy(hf(name)).unwrap()
+}
+
+/// The fixture batch, with `input_ids` from `ids_file`.
+fn batch(ids_file: &str) -> Named {
+    INPUTS
+        .iter()
+        .map(|i| {
+            let file = if *i == "input_ids" { ids_file.to_string() } else { format!("batch.{i}.npy") };
+            (i.to_string(), npy(&file))
+        })
+        .collect()
+}
+
+/// Runs the flow on a static export, calibrated on the batch.
+fn flow(model: &str, dir: &Path) -> mase_emit::flow::Flow {
+    let bytes = std::fs::read(hf(&format!("{model}.onnx"))).unwrap();
+    let mut opts = FlowOptions::new(model, dir);
+    opts.config = FlowConfig::from_table(&CONFIG.parse().unwrap(), model, None).unwrap();
+    opts.calibration = Some(vec![batch("batch.input_ids.npy").into_iter().collect()]);
+    run_flow(&bytes, &opts).unwrap_or_else(|e| panic!("{model}: {e}"))
+}
+
+/// The device's inputs of one inference, from the host pre part's values.
+fn device_inputs(p: &Project, pre: &Named) -> HashMap<String, Tensor> {
+    p.design
+        .ports
+        .iter()
+        .filter(|x| x.dir == mase_emit::design::PortDir::Input)
+        .map(|x| (x.tensor.clone(), pre[&x.tensor].clone()))
+        .collect()
+}
+
+/// Host pre, the device (golden model), host post: the model's outputs.
+fn golden_model(p: &Project, inputs: &Named) -> ModelOutputs {
+    let host = p.host.as_ref().expect("a whole-model project has host parts");
+    let pre = host.run_pre(inputs).unwrap();
+    let codes = mase_sim::quantize_samples(p, &[device_inputs(p, &pre)]).unwrap();
+    let outs = mase_emit::golden::run(&p.design, &codes).unwrap();
+    model_outputs(host, &p.graph, &[pre], &device_outputs_named(p, &outs).unwrap()).unwrap()
+}
+
+fn argmax_rows(t: &Tensor) -> Vec<usize> {
+    let a = t.to_f32();
+    let cols = *a.shape().last().unwrap();
+    let v: Vec<f32> = a.iter().copied().collect();
+    v.chunks(cols)
+        .map(|r| r.iter().enumerate().max_by(|x, y| x.1.total_cmp(y.1)).map(|(i, _)| i).unwrap())
+        .collect()
+}
+
+fn cosine(a: &Tensor, b: &Tensor) -> f64 {
+    let (a, b) = (a.to_f64(), b.to_f64());
+    let dot: f64 = a.iter().zip(b.iter()).map(|(x, y)| x * y).sum();
+    let n = |v: &ndarray::ArrayD<f64>| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    dot / (n(&a) * n(&b))
+}
+
+#[test]
+fn classifier_exports_go_from_token_ids_to_logits_bit_exact_under_verilator() {
+    for model in ["bert_cls_ts_static", "bert_cls_dynamo_static"] {
+        let dir = tempfile::tempdir().unwrap();
+        let f = flow(model, dir.path());
+        assert!(f.host.is_some(), "{model}: the embeddings run on the host");
+        for file in ["host/pre.onnx", "host/post.onnx", "host/host.json"] {
+            assert!(dir.path().join(file).exists(), "{model}: {file}");
+        }
+        let p = load_project(dir.path()).unwrap();
+        let host = p.host.as_ref().unwrap();
+        assert_eq!(host.output_names(), ["logits"], "{model}");
+        let pre = host.run_pre(&batch("batch.input_ids.npy")).unwrap();
+        let cfg = RunConfig { seed: 3, stall_prob: 0.3, ..RunConfig::default() };
+        let (run, _) = check_project(&p, &[device_inputs(&p, &pre)], &cfg).unwrap();
+        let r = &run.report;
+        assert!(r.bit_exact, "{model}: {} mismatches, first {:?}", r.mismatches, r.first_mismatches);
+        let m =
+            model_outputs(host, &p.graph, &[pre], &device_outputs_named(&p, &run.outputs).unwrap()).unwrap();
+        // Against onnxruntime's logits of the same export.
+        let ort = npy(&format!("{model}.out.logits.npy"));
+        let logits = &m.hardware[0][0];
+        let c = cosine(logits, &ort);
+        assert!(c >= 0.999, "{model}: logits cosine {c} against onnxruntime");
+        assert_eq!(argmax_rows(logits), argmax_rows(&ort), "{model}: argmax per sentence");
+        // The float model (host pre, float device graph, host post) is onnxruntime's model.
+        let cf = cosine(&m.float[0][0], &ort);
+        assert!(cf > 0.999_999, "{model}: float path cosine {cf} against onnxruntime");
+    }
+}
+
+/// Changing the token ids at padded positions (mask 0) changes nothing the model outputs at
+/// real positions: the device's output codes at real rows and the logits are bit-identical.
+#[test]
+fn outputs_at_real_positions_do_not_depend_on_padded_tokens() {
+    for model in ["bert_cls_ts_static", "bert_model_dynamo_static"] {
+        let dir = tempfile::tempdir().unwrap();
+        flow(model, dir.path());
+        let p = load_project(dir.path()).unwrap();
+        let a = golden_model(&p, &batch("batch.input_ids.npy"));
+        let b = golden_model(&p, &batch("batch_repad.input_ids.npy"));
+        let ids_a = npy("batch.input_ids.npy").to_i64();
+        let ids_b = npy("batch_repad.input_ids.npy").to_i64();
+        assert_ne!(ids_a, ids_b, "the repad batch differs at padded positions");
+        let mask = npy("batch.attention_mask.npy").to_i64();
+        let out = a.hardware[0][0].to_f32();
+        let (out_b, shape) = (b.hardware[0][0].to_f32(), out.shape().to_vec());
+        if model.starts_with("bert_cls") {
+            assert_eq!(out, out_b, "{model}: logits");
+        } else {
+            // last_hidden_state [B, S, H]: rows at real positions.
+            let hidden = shape[2];
+            let (fa, fb): (Vec<f32>, Vec<f32>) =
+                (out.iter().copied().collect(), out_b.iter().copied().collect());
+            let mut real = 0;
+            for (row, keep) in mask.iter().enumerate() {
+                if *keep == 1 {
+                    let r = row * hidden..(row + 1) * hidden;
+                    assert_eq!(fa[r.clone()], fb[r], "{model}: row {row}");
+                    real += 1;
+                }
+            }
+            assert_eq!(real, mask.iter().filter(|k| **k == 1).count());
+            assert!(real < mask.len(), "the batch has padding");
+        }
+    }
+}
