@@ -145,7 +145,26 @@ pub fn sim_build_component(
     NativeSim::load(&b, &specs, streams, Golden::Component(c, p, stim.memories), seed)
 }
 
+/// Named tensors as a dict of numpy arrays.
+fn named_to_py<'py>(py: Python<'py>, named: &mase_sim::host_run::Named) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let mut keys: Vec<&String> = named.keys().collect();
+    keys.sort();
+    for k in keys {
+        d.set_item(k, crate::convert::tensor_to_py(py, &named[k])?)?;
+    }
+    Ok(d)
+}
+
 impl NativeSim {
+    /// The host parts of a whole-model design.
+    fn host(&self) -> Option<&mase_sim::host_run::Host> {
+        match &self.golden {
+            Golden::Design(p) => p.host.as_ref(),
+            Golden::Component(..) => None,
+        }
+    }
+
     /// Loads build `b` behind a stepping harness over its stream ports `specs`.
     fn load(
         b: &mase_sim::Build,
@@ -401,6 +420,39 @@ impl NativeSim {
             for (k, v) in mem {
                 d.set_item(k, i64_array(py, &[v.len()], v.clone())?)?;
             }
+        }
+        Ok(d)
+    }
+
+    /// The model's input names of a whole-model design (its host pre part's inputs); empty
+    /// for a design without host parts and for components.
+    fn host_inputs(&self) -> Vec<String> {
+        self.host().map(|h| h.inputs().into_iter().map(|(n, _, _)| n).collect()).unwrap_or_default()
+    }
+
+    /// The model's output names of a whole-model design (its host post part's outputs).
+    fn host_outputs(&self) -> Vec<String> {
+        self.host().map(|h| h.output_names()).unwrap_or_default()
+    }
+
+    /// Runs the host pre part on one inference of the model's inputs (`{name: array}`, each
+    /// converted to its input's element type): every value it computes by tensor name (the
+    /// device's inputs and what it hands to the post part), with the inputs.
+    fn host_pre<'py>(&self, py: Python<'py>, inputs: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+        let h = self.host().ok_or_else(|| mase_err("host_pre: the design has no host parts"))?;
+        let named = crate::convert::named_tensors(&h.pre, Some(inputs))?;
+        named_to_py(py, &h.run_pre(&named).py()?)
+    }
+
+    /// Runs the host post part on one inference's values by tensor name (the device's outputs
+    /// and the pre part's values): the model's outputs by name.
+    fn host_post<'py>(&self, py: Python<'py>, values: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+        let h = self.host().ok_or_else(|| mase_err("host_post: the design has no host parts"))?;
+        let named = crate::convert::named_tensors(&h.post, Some(values))?;
+        let outs = h.run_post(&named).py()?;
+        let d = PyDict::new(py);
+        for (name, t) in h.output_names().into_iter().zip(outs) {
+            d.set_item(name, crate::convert::tensor_to_py(py, &t)?)?;
         }
         Ok(d)
     }

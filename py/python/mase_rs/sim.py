@@ -248,12 +248,40 @@ class _Dut:
 
     def golden(self, inputs: Dict[str, Any], codes: bool = False) -> Dict[str, np.ndarray]:
         """The golden model's outputs (float values; ``codes=True``: int64 codes in and out) for
-        ``inputs`` by stream or tensor name, each ``[n, *shape]``."""
+        ``inputs`` by stream or tensor name, each ``[n, *shape]``.
+
+        A whole-model design (with host parts) also takes the model's own inputs (one inference,
+        e.g. ``input_ids``, ``attention_mask``, ``token_type_ids``): the host pre part computes
+        the device's inputs, and the result holds the model's outputs by their names (e.g.
+        ``logits``) next to the device's output streams."""
+        model_inputs = set(self._native.host_inputs())
+        if model_inputs and set(inputs) <= model_inputs:
+            pre = self.host_pre(inputs)
+            device = {s.name: pre[s.tensor] for s in self.streams if s.input}
+            out = self.golden(device, codes)
+            values = self.golden(device) if codes else out
+            out.update(self.host_post(pre, values))
+            return out
         named = {}
         for k, v in inputs.items():
             named[self[k].name] = v
         out = self._native.golden(named, codes)
         return {k: (c if codes else v) for k, (v, c) in out.items()}
+
+    def host_pre(self, inputs: Dict[str, Any]) -> Dict[str, np.ndarray]:
+        """A whole-model design's host pre part on one inference of the model's inputs: every
+        value it computes by tensor name (``dut[name]`` is the device input stream of that
+        tensor), with the inputs."""
+        return self._native.host_pre(inputs)
+
+    def host_post(self, pre: Dict[str, Any], device_outputs: Dict[str, Any]) -> Dict[str, np.ndarray]:
+        """A whole-model design's host post part: the model's outputs by name, from the pre
+        part's values (``host_pre``) and the device's output values of one inference by stream or
+        tensor name."""
+        values = dict(pre)
+        for k, v in device_outputs.items():
+            values[self[k].tensor] = np.asarray(v, dtype=np.float32).reshape(self[k].shape)
+        return self._native.host_post(values)
 
     def mismatches(self) -> Tuple[int, List[Dict[str, Any]]]:
         """Scoreboard mismatches so far: the count and the first ones."""
