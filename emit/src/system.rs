@@ -257,8 +257,8 @@ impl LinkInfo {
         self.shared.map_or(String::new(), |s| format!("_{}", s.index))
     }
 
-    /// The link for messages and figures: `'<from>' -> '<to>'`, with `#<index> (`<tensor>`)`
-    /// when it shares its boundary.
+    /// The link for messages and figures: `'<from>' -> '<to>'`, followed by `#<index>` and the
+    /// tensor in backticks and parentheses when it shares its boundary.
     pub fn describe(&self, devices: &[Device]) -> String {
         let base = format!("'{}' -> '{}'", devices[self.from].name, devices[self.from + 1].name);
         match self.shared {

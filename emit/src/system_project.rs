@@ -401,8 +401,8 @@ pub struct LinkReport {
 }
 
 impl LinkReport {
-    /// The link's name in figures: `<from> -> <to>`, with ` #<index> (`<tensor>`)` when it shares
-    /// its boundary with other links.
+    /// The link's name in figures: `<from> -> <to>`, followed by `#<index>` and the tensor in
+    /// backticks and parentheses when it shares its boundary with other links.
     pub fn name(&self) -> String {
         let base = format!("{} -> {}", self.from, self.to);
         match self.link.shared {
@@ -427,8 +427,8 @@ pub struct SystemReport {
     pub links: Vec<LinkReport>,
     /// System initiation interval: the slowest device stage or link, cycles per inference.
     pub ii_cycles: u64,
-    /// What sets it: `device '<name>'` or `link '<a>' -> '<b>'` (with ` #<index> (`<tensor>`)`
-    /// for one of several links sharing a boundary).
+    /// What sets it: `device '<name>'` or `link '<a>' -> '<b>'` (followed by `#<index>` and the
+    /// tensor for one of several links sharing a boundary).
     pub bottleneck: String,
     /// The whole system as one design (links as instances): the latency model's estimate and
     /// every instance's figures.

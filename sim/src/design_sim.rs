@@ -193,8 +193,8 @@ pub struct SystemFigures {
 /// One device or link of [`SystemFigures`].
 #[derive(Debug, Clone, Serialize)]
 pub struct StageFigure {
-    /// Device name, or `a -> b` for a link (`a -> b #i (`tensor`)` for one of several sharing a
-    /// boundary).
+    /// Device name, or `a -> b` for a link (followed by `#i` and the tensor for one of several
+    /// sharing a boundary).
     pub name: String,
     /// Cycles per inference by the models.
     pub model_cycles: u64,
