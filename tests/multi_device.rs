@@ -461,7 +461,19 @@ fn a_boundary_with_fewer_bits_than_streams_is_an_error_naming_it() {
     // A saved project whose devices were edited to a one-bit link: loading names the boundary
     // and its streams.
     let f = residual_flow(&residual_devices(memory_bits, 4), dir.path());
-    assert_eq!(f.system.as_ref().unwrap().links.len(), 2);
+    let sys = f.system.as_ref().unwrap();
+    assert_eq!(sys.links.len(), 2);
+    // Sharing 4 bits makes the boundary slower than either stream alone on all of them: the
+    // partition's bound on the ii allows for it, and the system runs at the boundary's pace.
+    let boundary = check_shared_boundary(sys, 4);
+    let alone = sys
+        .links_after(0)
+        .iter()
+        .map(|l| l.beats * (l.lanes * l.format.width as usize).div_ceil(4) as u64)
+        .max()
+        .unwrap();
+    assert!(boundary > alone, "boundary {boundary}, slowest stream alone {alone}");
+    assert_eq!(mase_emit::system_project::system_report(sys).unwrap().ii_cycles, boundary);
     let path = dir.path().join("report.json");
     let mut report: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     report["devices_configured"][0]["link_bits_per_cycle"] = 1.into();
