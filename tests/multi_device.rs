@@ -244,3 +244,246 @@ fn two_layers_over_two_devices_reach_the_combined_budget_or_the_link_rate() {
     );
     eprintln!("narrow link: measured ii {ii}, link model {link_cycles}");
 }
+
+/// Hidden width of [`residual_mlp_onnx`].
+const RESIDUAL_HIDDEN: i64 = 128;
+
+/// A residual block, `x → MatMul (16 → 128) → Relu → MatMul (128 → 16) → + x`, over 8 rows of 16,
+/// as ONNX bytes built with the importer's protobuf types. Every cut between its two linears is
+/// crossed by two streams: the branch (the first linear's or the Relu's output) and `x`, which
+/// the residual add still needs on the far side.
+fn residual_mlp_onnx() -> Vec<u8> {
+    use mase_ir::onnx::proto::*;
+    use prost::Message;
+    let vi = |name: &str| ValueInfoProto {
+        name: name.into(),
+        r#type: Some(TypeProto {
+            tensor_type: Some(TypeProtoTensor {
+                elem_type: 1,
+                shape: Some(TensorShapeProto {
+                    dim: [8, 16].map(|d| Dimension { value: Some(DimValue::DimValue(d)) }).to_vec(),
+                }),
+            }),
+        }),
+    };
+    let node = |op: &str, inputs: &[&str], out: &str, name: &str| NodeProto {
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![out.into()],
+        op_type: op.into(),
+        name: name.into(),
+        ..Default::default()
+    };
+    let weight = |name: &str, rows: i64, cols: i64, salt: i64| TensorProto {
+        name: name.into(),
+        dims: vec![rows, cols],
+        data_type: 1,
+        float_data: (0..rows * cols)
+            .map(|i| ((i * 37 + salt) % 23) as f32 / (4.0 * rows as f32) - 0.06)
+            .collect(),
+        ..Default::default()
+    };
+    ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 13 }],
+        graph: Some(GraphProto {
+            name: "residual_mlp".into(),
+            node: vec![
+                node("MatMul", &["x", "w1"], "h", "up"),
+                node("Relu", &["h"], "r", "act"),
+                node("MatMul", &["r", "w2"], "d", "down"),
+                node("Add", &["d", "x"], "y", "residual"),
+            ],
+            initializer: vec![weight("w1", 16, RESIDUAL_HIDDEN, 5), weight("w2", RESIDUAL_HIDDEN, 16, 11)],
+            input: vec![vi("x")],
+            output: vec![vi("y")],
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+fn try_residual_flow(config: &str, dir: &Path) -> mase_ir::Result<Flow> {
+    let table: toml::Table = config.parse().unwrap();
+    let mut opts = FlowOptions::new("residual_mlp", dir);
+    opts.config = FlowConfig::from_table(&table, "residual_mlp", None)?;
+    run_flow(&residual_mlp_onnx(), &opts)
+}
+
+fn residual_flow(config: &str, dir: &Path) -> Flow {
+    try_residual_flow(config, dir).unwrap_or_else(|e| panic!("residual_mlp: {e}"))
+}
+
+/// The multipliers each device has in the residual tests (enough for the fastest design, so the
+/// link is what limits the system).
+const RESIDUAL_MULTIPLIERS: u64 = 1024;
+
+/// Memory bits per device that hold either linear's weights but not both (each has
+/// `16 × HIDDEN` 8-bit weights, and a linear needs its input buffer besides), with the
+/// single-device design: (bits, single-device flow).
+fn residual_memory_split() -> (u64, Flow) {
+    let dir = tempfile::tempdir().unwrap();
+    let one = residual_flow(&format!("[hardware]\nmultiplier_budget = {RESIDUAL_MULTIPLIERS}\n"), dir.path());
+    let linear_bits: Vec<u64> = one
+        .design
+        .instances
+        .iter()
+        .filter(|i| i.component == "linear")
+        .map(|i| mase_hwlib::Component::cost(i.component(), &i.params).memory_bits)
+        .collect();
+    assert_eq!(linear_bits.len(), 2, "two linears: {:?}", one.design.instances);
+    let weights = 16 * RESIDUAL_HIDDEN as u64 * 8;
+    assert!(linear_bits.iter().all(|&b| b > weights), "{linear_bits:?}");
+    (2 * weights, one)
+}
+
+/// The devices of the residual tests: a link of `link_bits` bits per cycle and 12 cycles.
+fn residual_devices(memory_bits: u64, link_bits: usize) -> String {
+    two_devices(RESIDUAL_MULTIPLIERS, memory_bits, link_bits, 12)
+}
+
+/// The links of a boundary several streams share, checked against a computation from the
+/// design's streams: each link's width is its share of the boundary's bits in proportion to the
+/// bits it carries per inference (at least one each, summing to the boundary's), its cycles are
+/// beats × flits at that width, and the boundary's are the slowest link's. Returns the
+/// boundary's cycles.
+fn check_shared_boundary(sys: &mase_emit::system::System, boundary_bits: usize) -> u64 {
+    let links = sys.links_after(0);
+    let bits: Vec<u64> = links.iter().map(|l| l.beats * (l.lanes * l.format.width as usize) as u64).collect();
+    let total: u64 = bits.iter().sum();
+    let widths: Vec<usize> = links.iter().map(|l| l.link_width).collect();
+    assert_eq!(widths.iter().sum::<usize>(), boundary_bits, "{widths:?} share {boundary_bits} bits");
+    assert!(widths.iter().all(|&w| w >= 1));
+    for (w, b) in widths.iter().zip(&bits) {
+        let exact = boundary_bits as f64 * *b as f64 / total as f64;
+        if exact >= 1.0 {
+            assert!((*w as f64 - exact).abs() < 1.0, "width {w}, proportional share {exact} ({bits:?})");
+        }
+    }
+    assert_eq!(widths, mase_hwlib::components::link::share_width(&bits, boundary_bits).unwrap());
+    let mut slowest = 0;
+    for l in &links {
+        let beat_bits = l.lanes * l.format.width as usize;
+        let cycles = l.beats * beat_bits.div_ceil(l.link_width) as u64;
+        assert_eq!(l.cycles, cycles, "link of `{}`: beats × flits", l.tensor);
+        assert_eq!(l.flits, beat_bits.div_ceil(l.link_width));
+        slowest = slowest.max(cycles);
+        // The instance in the flat design is priced at the link's width too.
+        let inst = &sys.design.instances[l.instance];
+        assert_eq!(inst.params["LINK_WIDTH"], l.link_width as i64);
+        assert_eq!(inst.cycles_per_inference(), cycles, "the cost model prices `{}` at its share", l.tensor);
+    }
+    for (i, l) in links.iter().enumerate() {
+        let sh = l.shared.expect("a shared boundary marks its links");
+        assert_eq!(
+            (sh.index, sh.links, sh.boundary_width, sh.boundary_cycles),
+            (i, links.len(), boundary_bits, slowest)
+        );
+    }
+    slowest
+}
+
+#[test]
+fn a_cut_crossed_by_two_streams_shares_its_link_and_is_bit_exact_under_verilator() {
+    let (memory_bits, one) = residual_memory_split();
+    let link_bits = 12;
+    let dir = tempfile::tempdir().unwrap();
+    let f = residual_flow(&residual_devices(memory_bits, link_bits), dir.path());
+    check_partition(&f, RESIDUAL_MULTIPLIERS, memory_bits);
+    let sys = f.system.as_ref().unwrap();
+    // The memory forces a cut between the linears: the branch (the first linear's output, or the
+    // Relu's, whichever crosses faster) and `x` cross, each on a link of its own.
+    let device = |name: &str| {
+        let id = f.graph.find(name).unwrap_or_else(|| panic!("node {name}"));
+        f.graph.node(id).meta.hardware.device_id
+    };
+    assert_eq!([device("up_linear"), device("down_linear"), device("residual")], [0, 1, 1]);
+    let branch = if device("act") == 0 { "act" } else { "up_linear" };
+    let links = sys.links_after(0);
+    assert_eq!(links.len(), 2, "{links:?}");
+    let mut tensors: Vec<&str> = links.iter().map(|l| l.tensor.as_str()).collect();
+    tensors.sort();
+    assert_eq!(tensors, [branch, "x"]);
+    let boundary = check_shared_boundary(sys, link_bits);
+    // The narrow link is the bottleneck, and the system ii is the boundary's slowest link.
+    let rep = mase_emit::system_project::system_report(sys).unwrap();
+    assert!(rep.bottleneck.starts_with("link 'fpga0' -> 'fpga1' #"), "bottleneck {}", rep.bottleneck);
+    assert_eq!(rep.ii_cycles, boundary.max(rep.devices.iter().map(|d| d.ii_cycles).max().unwrap()));
+    assert_eq!(rep.ii_cycles, boundary, "the link binds");
+    lint_all(dir.path());
+
+    // Bit-exact under stalls, each link carrying the flits its model says, and the same codes as
+    // the single-device design.
+    let (r, outputs) = simulate_outputs(dir.path(), &f, 2, 0.25);
+    let figures = r.system.as_ref().unwrap();
+    assert_eq!(figures.links.len(), 2);
+    assert!(figures.links.iter().all(|l| l.name.starts_with("fpga0 -> fpga1 #")), "{:?}", figures.links);
+    let p = load_project(dir.path()).unwrap();
+    let codes = mase_sim::quantize_samples(&p, &samples(&f, 2)).unwrap();
+    assert_eq!(outputs, mase_emit::golden::run(&one.design, &codes).unwrap());
+
+    // Without stalls the measured ii is the boundary's: its slowest link.
+    let r = simulate(dir.path(), &f, 3, 0.0);
+    let ii = r.ii_cycles.expect("three inferences measure an ii");
+    assert!(
+        (ii - boundary as f64).abs() <= 0.05 * boundary as f64,
+        "measured ii {ii}, boundary model {boundary}"
+    );
+    for l in &links {
+        eprintln!(
+            "link of `{}`: {} of {link_bits} bits, {} beats x {} flits = {} cycles",
+            l.tensor, l.link_width, l.beats, l.flits, l.cycles
+        );
+    }
+    eprintln!("two streams over {link_bits} bits: boundary model {boundary} cycles, measured ii {ii}");
+
+    // Deterministic bytes.
+    let again = tempfile::tempdir().unwrap();
+    residual_flow(&residual_devices(memory_bits, link_bits), again.path());
+    for rel in
+        ["system/top.sv", "device_0/top_device_0.sv", "device_1/top_device_1.sv", "report.json", "README.md"]
+    {
+        assert_eq!(
+            std::fs::read(dir.path().join(rel)).unwrap(),
+            std::fs::read(again.path().join(rel)).unwrap(),
+            "{rel} differs between two emits"
+        );
+    }
+}
+
+#[test]
+fn a_boundary_with_fewer_bits_than_streams_is_an_error_naming_it() {
+    let (memory_bits, _) = residual_memory_split();
+    // The partition: every cut between the linears needs two bits.
+    let dir = tempfile::tempdir().unwrap();
+    let e = try_residual_flow(&residual_devices(memory_bits, 1), dir.path()).unwrap_err().to_string();
+    assert!(e.contains("fits on no device") && e.contains("at least one bit each"), "{e}");
+    // A saved project whose devices were edited to a one-bit link: loading names the boundary
+    // and its streams.
+    let f = residual_flow(&residual_devices(memory_bits, 4), dir.path());
+    let sys = f.system.as_ref().unwrap();
+    assert_eq!(sys.links.len(), 2);
+    // Sharing 4 bits makes the boundary slower than either stream alone on all of them: the
+    // partition's bound on the ii allows for it, and the system runs at the boundary's pace.
+    let boundary = check_shared_boundary(sys, 4);
+    let alone = sys
+        .links_after(0)
+        .iter()
+        .map(|l| l.beats * (l.lanes * l.format.width as usize).div_ceil(4) as u64)
+        .max()
+        .unwrap();
+    assert!(boundary > alone, "boundary {boundary}, slowest stream alone {alone}");
+    assert_eq!(mase_emit::system_project::system_report(sys).unwrap().ii_cycles, boundary);
+    let path = dir.path().join("report.json");
+    let mut report: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    report["devices_configured"][0]["link_bits_per_cycle"] = 1.into();
+    std::fs::write(&path, serde_json::to_vec(&report).unwrap()).unwrap();
+    let e = load_project(dir.path()).unwrap_err().to_string();
+    assert!(
+        e.contains("'fpga0' and 'fpga1' is crossed by 2 streams")
+            && e.contains("(x, ")
+            && e.contains("at least one bit")
+            && e.contains("link_bits_per_cycle"),
+        "{e}"
+    );
+}

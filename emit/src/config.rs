@@ -246,7 +246,9 @@ pub struct Device {
     /// LUTs available, checked against the resource estimate when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lut: Option<u64>,
-    /// Bits per cycle of the link to the next device (every device but the last).
+    /// Bits per cycle of the link to the next device (every device but the last), shared among
+    /// the streams that cross to it in proportion to their bits per inference (at least one each;
+    /// [`mase_hwlib::components::link::share_width`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_bits_per_cycle: Option<usize>,
     /// Cycles a flit takes over the link to the next device, one way (every device but the

@@ -3,15 +3,19 @@
 //! the smallest system initiation interval within every device's budgets.
 //!
 //! The system's ii is the slowest of the devices' stages (each instance's cycles per inference)
-//! and the links' transfer times (beats × flits per beat of the stream crossing each boundary).
-//! For a candidate ii `T`, every node takes its cheapest parallelism meeting `T` (as with a
-//! single device), the design is stitched, and the node instances are assigned greedily in
-//! dataflow order: each device takes the longest run that fits its multipliers, memory bits and
-//! LUTs (when given) and ends at a valid cut (at most one stream crosses it, in `T` link
-//! cycles). Taking the longest run is optimal for a given `T` because a shorter remainder never
-//! needs more of the later devices. `T` is the smallest feasible one, by bisection (a larger
-//! `T` only makes nodes cheaper); `target_ii` fixes it, `multiplier_budget` caps the system's
-//! total. Devices left over at the end stay unused.
+//! and the boundaries' transfer times. A boundary may be crossed by several streams, each on a
+//! link of its own that gets a share of the boundary's `link_bits_per_cycle` in proportion to
+//! the bits it carries per inference (at least one bit each; [`crate::system::boundary_widths`]),
+//! so a boundary's time is the slowest of its links' beats × flits per beat at their shares
+//! ([`boundary_cycles`]). For a candidate ii `T`, every node takes its cheapest parallelism
+//! meeting `T` (as with a single device), the design is stitched, and the node instances are
+//! assigned greedily in dataflow order: each device takes the longest run that fits its
+//! multipliers, memory bits (its receivers' buffers included) and LUTs (when given) and ends at a
+//! valid cut (its streams, however many, cross in at most `T` link cycles, and the boundary has
+//! at least one bit per stream). Taking the longest run is optimal for a given `T` because a
+//! shorter remainder never needs more of the later devices. `T` is the smallest feasible one,
+//! by bisection (a larger `T` only makes nodes cheaper); `target_ii` fixes it,
+//! `multiplier_budget` caps the system's total. Devices left over at the end stay unused.
 
 use std::collections::BTreeMap;
 
@@ -26,7 +30,7 @@ use crate::config::{Device, HwConfig};
 use crate::design::{Design, InstKind};
 use crate::hw_pass::{apply, check_forms, record, with_node_settings};
 use crate::parallel::{Selection, Space};
-use crate::system::{crossing, link_cycles, link_on, place, Placement};
+use crate::system::{boundary_cycles, boundary_widths, crossing, link_cycles, link_on, place, Placement};
 
 /// The pass (registered in [`crate::HARDWARE_PASSES`]).
 pub struct PartitionDevices;
@@ -112,7 +116,8 @@ fn placement(c: &Candidate, dev: &[usize]) -> Result<Placement> {
     place(d, &|i, _| Ok(dev[pos[&i]]))
 }
 
-/// The load of device `k` under a placement, the receiving end of its incoming link included.
+/// The load of device `k` under a placement, the receiving ends of its incoming links included
+/// (each at its share of the boundary's width).
 fn device_load(c: &Candidate, pl: &Placement, k: usize, devices: &[Device]) -> Load {
     let mut load = Load::default();
     for (i, l) in c.loads.iter().enumerate() {
@@ -121,9 +126,14 @@ fn device_load(c: &Candidate, pl: &Placement, k: usize, devices: &[Device]) -> L
         }
     }
     if k > 0 {
-        if let (Some(&w), Some((lw, lat))) = (crossing(&c.design, pl, k - 1).first(), devices[k - 1].link()) {
-            if let Ok((p, _, _)) = link_on(&c.design.wires[w], lw, lat) {
-                load.memory_bits += link::Link.cost(&p).memory_bits;
+        if let Some((lw, lat)) = devices[k - 1].link() {
+            let cross = crossing(&c.design, pl, k - 1);
+            if let Ok(widths) = boundary_widths(&c.design, &cross, lw) {
+                for (&w, width) in cross.iter().zip(widths) {
+                    if let Ok((p, _, _)) = link_on(&c.design.wires[w], width, lat) {
+                        load.memory_bits += link::Link.cost(&p).memory_bits;
+                    }
+                }
             }
         }
     }
@@ -137,14 +147,34 @@ fn fits(load: &Load, dev: &Device, t: u64) -> bool {
         && load.cycles <= t
 }
 
-/// The cut after device `b` is valid: at most one stream crosses it, within `t` link cycles.
+/// The cut after device `b` is valid: nothing crosses it, or its streams cross the device's link
+/// (at least one bit each) within `t` link cycles, the slowest of the links sharing it.
 fn cut_ok(c: &Candidate, pl: &Placement, b: usize, devices: &[Device], t: u64) -> bool {
     let cross = crossing(&c.design, pl, b);
-    match (cross.as_slice(), devices[b].link()) {
-        ([], _) => true,
-        ([w], Some((lw, _))) => link_cycles(&c.design, &c.design.wires[*w], lw) <= t,
-        _ => false,
+    match devices[b].link() {
+        _ if cross.is_empty() => true,
+        Some((lw, _)) => boundary_cycles(&c.design, &cross, lw).is_some_and(|cycles| cycles <= t),
+        None => false,
     }
+}
+
+/// The most link cycles any cut of `c`'s dataflow order needs on any of the devices' links (the
+/// links shared by the streams crossing it; cuts with fewer bits than streams left out).
+fn slowest_cut(c: &Candidate, devices: &[Device]) -> Result<u64> {
+    let mut widths: Vec<usize> = devices.iter().filter_map(|d| d.link()).map(|(w, _)| w).collect();
+    widths.sort_unstable();
+    widths.dedup();
+    let n = c.order.len();
+    let mut worst = 0;
+    for end in 1..n {
+        let dev: Vec<usize> = (0..n).map(|i| usize::from(i >= end)).collect();
+        let pl = placement(c, &dev)?;
+        let cross = crossing(&c.design, &pl, 0);
+        for &lw in &widths {
+            worst = worst.max(boundary_cycles(&c.design, &cross, lw).unwrap_or(0));
+        }
+    }
+    Ok(worst)
 }
 
 /// The greedy assignment at ii `t`: each device's node run (device per node of the dataflow
@@ -190,13 +220,14 @@ fn assign(c: &Candidate, devices: &[Device], t: u64) -> Result<std::result::Resu
                 let why = match (fit_end, first_cut) {
                     (None, _) => "it alone exceeds the device".to_string(),
                     (Some(f), Some(cut)) => format!(
-                        "the device holds the nodes up to '{}', but the first place after it where one stream crosses \
-                         (in {t} link cycles) is after '{}'",
+                        "the device holds the nodes up to '{}', but the first place after it where the crossing \
+                         streams fit the link (at least one bit each, in {t} link cycles) is after '{}'",
                         node(f - 1),
                         node(cut - 1)
                     ),
                     (Some(f), None) => format!(
-                        "the device holds the nodes up to '{}', and no cut after it is crossed by one stream in {t} link cycles",
+                        "the device holds the nodes up to '{}', and no cut after it has its crossing streams \
+                         fit the link (at least one bit each, in {t} link cycles)",
                         node(f - 1)
                     ),
                 };
@@ -296,7 +327,17 @@ pub fn partition_devices(graph: MaseGraph, cfg: &HwConfig) -> Result<(MaseGraph,
                 }
                 Ok(assign(&c, devices, t)?.ok().map(|dev| (c, dev)))
             };
-            let mut best = match feasible(hi)? {
+            let mut found = feasible(hi)?;
+            if found.is_none() {
+                // A cut crossed by several streams shares its link, so it may need longer than
+                // any one stream alone: the slowest cut of the slowest design at any link width.
+                let cut_max = slowest_cut(&c, devices)?;
+                if cut_max > hi {
+                    hi = cut_max;
+                    found = feasible(hi)?;
+                }
+            }
+            let mut best = match found {
                 Some(x) => x,
                 None => {
                     let (_, a) = try_t(hi)?;
@@ -377,17 +418,27 @@ pub fn partition_devices(graph: MaseGraph, cfg: &HwConfig) -> Result<(MaseGraph,
             "lut_estimate": load.lut,
         }));
     }
+    // One entry per link; a boundary several streams share also names each link's stream and
+    // its share of the width.
     let mut links = Vec::new();
     for b in 0..used.saturating_sub(1) {
-        if let (Some(&w), Some((lw, lat))) = (crossing(&cand.design, &pl, b).first(), devices[b].link()) {
+        let cross = crossing(&cand.design, &pl, b);
+        let Some((lw, lat)) = devices[b].link() else { continue };
+        let Ok(widths) = boundary_widths(&cand.design, &cross, lw) else { continue };
+        for (&w, width) in cross.iter().zip(widths) {
             let wire = &cand.design.wires[w];
-            links.push(json!({
+            let mut entry = json!({
                 "from": devices[b].name,
                 "to": devices[b + 1].name,
                 "link_bits_per_cycle": lw,
                 "link_latency_cycles": lat,
-                "cycles": link_cycles(&cand.design, wire, lw),
-            }));
+                "cycles": link_cycles(&cand.design, wire, width),
+            });
+            if cross.len() > 1 {
+                entry["tensor"] = crate::system::stream_name(&cand.design, wire).into();
+                entry["width"] = width.into();
+            }
+            links.push(entry);
         }
     }
     info.insert("devices".into(), per_device.into());

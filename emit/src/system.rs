@@ -12,8 +12,16 @@
 //! Which device an instance belongs to: a node's instance takes its node's `device_id`; an
 //! output port the device of the node that produces it; glue (forks, FIFOs, casts, lane
 //! converters) and input ports the first device that consumes them, so a stream crosses a
-//! boundary once, as its producer made it. A boundary carries at most one stream (one link per
-//! pair of neighbouring devices); a stream that skips a device passes through it.
+//! boundary once, as its producer made it; a stream that skips a device passes through it.
+//!
+//! A boundary may be crossed by several streams (a transformer cut between layers carries the
+//! hidden states and the attention mask; a cut inside a residual block, the residual too). Each
+//! gets a link of its own: no multiplexing RTL, each link keeps its own valid and credit wires,
+//! and the boundary's `link_bits_per_cycle` data bits are shared among them
+//! ([`link::share_width`]: in proportion to the bits each carries per inference, at least one
+//! bit each, summing to the boundary's width; a lone stream takes the whole width). Every link's
+//! instance has its share as its `LINK_WIDTH`, so the cost model prices the boundary honestly:
+//! its cycles per inference are the slowest of its links' ([`boundary_cycles`]).
 
 use mase_hwlib::components::link;
 use mase_hwlib::Params;
@@ -155,6 +163,32 @@ pub fn link_cycles(d: &Design, w: &Wire, link_width: usize) -> u64 {
     link::link_cycles(wire_beats(d, w), w.lanes * w.width as usize, link_width)
 }
 
+/// Bits a wire carries per inference (beats × lanes × lane bits): what its link's share of a
+/// boundary is proportional to.
+pub fn wire_bits(d: &Design, w: &Wire) -> u64 {
+    wire_beats(d, w) * (w.lanes * w.width as usize) as u64
+}
+
+/// Bits per cycle of each link on a boundary of `link_width` bits per cycle crossed by `wires`
+/// (indices into [`Design::wires`], in that order): [`link::share_width`] of the bits each
+/// carries per inference. An error when the boundary has fewer bits than streams.
+pub fn boundary_widths(
+    d: &Design,
+    wires: &[usize],
+    link_width: usize,
+) -> std::result::Result<Vec<usize>, String> {
+    let bits: Vec<u64> = wires.iter().map(|&w| wire_bits(d, &d.wires[w])).collect();
+    link::share_width(&bits, link_width)
+}
+
+/// Link cycles per inference of a boundary of `link_width` bits per cycle crossed by `wires`:
+/// the slowest of its links, each at its [`boundary_widths`] share (0 when nothing crosses);
+/// `None` when the boundary has fewer bits than streams.
+pub fn boundary_cycles(d: &Design, wires: &[usize], link_width: usize) -> Option<u64> {
+    let widths = boundary_widths(d, wires, link_width).ok()?;
+    Some(wires.iter().zip(widths).map(|(&w, lw)| link_cycles(d, &d.wires[w], lw)).max().unwrap_or(0))
+}
+
 /// The `link` instance that carries `wire` over a link of `link_width` bits per cycle and
 /// `latency` cycles, with a receiver deep enough for full rate: (parameters, flits per beat,
 /// receiver depth in beats).
@@ -182,7 +216,8 @@ pub struct LinkInfo {
     /// Element format.
     #[serde(serialize_with = "ser_format")]
     pub format: FixedFormat,
-    /// Link bits per cycle.
+    /// Link bits per cycle: the boundary's `link_bits_per_cycle` when the link has the boundary
+    /// to itself, its share ([`link::share_width`]) when several streams cross it.
     pub link_width: usize,
     /// One-way latency of the link, cycles.
     pub latency: usize,
@@ -194,6 +229,43 @@ pub struct LinkInfo {
     pub beats: u64,
     /// Link cycles per inference (beats × flits): the link's initiation interval.
     pub cycles: u64,
+    /// How the link shares its boundary with the others crossing it; absent when it has the
+    /// boundary to itself (then nothing of a link's names or files changes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared: Option<SharedBoundary>,
+}
+
+/// A link's place among the links that share one device boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SharedBoundary {
+    /// The link's position among the boundary's links (the order of their streams' wires in the
+    /// design), the `_<index>` of its names.
+    pub index: usize,
+    /// Links on the boundary.
+    pub links: usize,
+    /// The boundary's `link_bits_per_cycle`, split among its links.
+    pub boundary_width: usize,
+    /// The boundary's cycles per inference: the slowest of its links'.
+    pub boundary_cycles: u64,
+}
+
+impl LinkInfo {
+    /// What the link's names carry after the boundary's: `""` for a link that has its boundary
+    /// to itself (`rx_data`, `link_0_flit_cycles`), `"_<index>"` for one of several
+    /// (`rx_1_data`, `link_0_1_flit_cycles`).
+    pub fn tag(&self) -> String {
+        self.shared.map_or(String::new(), |s| format!("_{}", s.index))
+    }
+
+    /// The link for messages and figures: `'<from>' -> '<to>'`, followed by `#<index>` and the
+    /// tensor in backticks and parentheses when it shares its boundary.
+    pub fn describe(&self, devices: &[Device]) -> String {
+        let base = format!("'{}' -> '{}'", devices[self.from].name, devices[self.from + 1].name);
+        match self.shared {
+            Some(s) => format!("{base} #{} (`{}`)", s.index, self.tensor),
+            None => base,
+        }
+    }
 }
 
 fn ser_format<S: serde::Serializer>(f: &FixedFormat, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -209,7 +281,8 @@ pub struct System {
     pub placement: Placement,
     /// The devices, in order.
     pub devices: Vec<Device>,
-    /// The links, in boundary order (at most one per boundary).
+    /// The links, in boundary order, and on one boundary in the order of their streams' wires
+    /// (one per stream crossing it).
     pub links: Vec<LinkInfo>,
 }
 
@@ -220,82 +293,109 @@ impl System {
         pl.inst.iter().chain(pl.port.iter()).copied().max().map_or(1, |m| m + 1)
     }
 
-    /// The link on the boundary after device `b`, if a stream crosses it.
-    pub fn link_after(&self, b: usize) -> Option<&LinkInfo> {
-        self.links.iter().find(|l| l.from == b)
+    /// The links on the boundary after device `b` (none when no stream crosses it).
+    pub fn links_after(&self, b: usize) -> Vec<&LinkInfo> {
+        self.links.iter().filter(|l| l.from == b).collect()
+    }
+
+    /// The links arriving at device `k` (from the boundary before it).
+    pub fn links_into(&self, k: usize) -> Vec<&LinkInfo> {
+        k.checked_sub(1).map(|b| self.links_after(b)).unwrap_or_default()
     }
 }
 
 /// Spreads `d` over `devices` with the given placement: every crossing wire gets one `link`
-/// instance per boundary it crosses.
+/// instance per boundary it crosses, the links of one boundary sharing its bits
+/// ([`boundary_widths`]). An error names the boundary when streams cross one without a link or
+/// with fewer bits per cycle than streams.
 pub fn build(d: &Design, pl: &Placement, devices: &[Device]) -> Result<System> {
     let mut design = d.clone();
     let mut placement = pl.clone();
     let mut links = Vec::new();
     for b in 0..devices.len().saturating_sub(1) {
         let cross = crossing(&design, &placement, b);
-        if cross.len() > 1 {
-            let names: Vec<String> = cross.iter().map(|&w| stream_name(&design, &design.wires[w])).collect();
-            return Err(graph_error(format!(
-                "the boundary between devices '{}' and '{}' is crossed by {} streams ({}); a link carries one",
-                devices[b].name,
-                devices[b + 1].name,
-                cross.len(),
-                names.join(", ")
-            )));
+        if cross.is_empty() {
+            continue;
         }
-        let Some(&w) = cross.first() else { continue };
         let (link_width, latency) = devices[b].link().ok_or_else(|| {
             graph_error(format!("device '{}' has no link to the next device", devices[b].name))
         })?;
-        let wire = design.wires[w].clone();
-        let beat_bits = wire.lanes * wire.width as usize;
-        let beats = wire_beats(&design, &wire);
-        let (params, flits, depth) = link_on(&wire, link_width, latency)
-            .map_err(|e| graph_error(format!("link after device '{}': {e}", devices[b].name)))?;
-        let tensor = stream_name(&design, &wire);
-        let node = match &wire.from {
-            Endpoint::Inst(i, _) => design.instances[*i].node.clone(),
-            Endpoint::Top(p) => design.ports[*p].tensor.clone(),
-        };
-        let name = crate::design::ident(&format!("link_{}_{}", devices[b].name, devices[b + 1].name));
-        design.instances.push(Instance {
-            name,
-            component: "link".into(),
-            params,
-            node,
-            kind: InstKind::Link,
-            memories: Vec::new(),
-            numel_in: beats as usize * wire.lanes,
-            external: None,
-        });
-        let li = design.instances.len() - 1;
-        placement.inst.push(b);
-        design.wires[w].to = Endpoint::Inst(li, "data_in_0".into());
-        design.wires.push(Wire {
-            from: Endpoint::Inst(li, "data_out_0".into()),
-            to: wire.to.clone(),
-            ..wire.clone()
-        });
-        links.push(LinkInfo {
-            from: b,
-            instance: li,
-            tensor,
-            lanes: wire.lanes,
-            format: wire.format,
-            link_width,
-            latency,
-            flits,
-            depth,
-            beats,
-            cycles: link::link_cycles(beats, beat_bits, link_width),
-        });
+        let widths = boundary_widths(&design, &cross, link_width).map_err(|e| {
+            let names: Vec<String> = cross.iter().map(|&w| stream_name(&design, &design.wires[w])).collect();
+            graph_error(format!(
+                "the boundary between devices '{}' and '{}' is crossed by {} streams ({}): {e}; widen \
+                 link_bits_per_cycle of device '{}'",
+                devices[b].name,
+                devices[b + 1].name,
+                cross.len(),
+                names.join(", "),
+                devices[b].name
+            ))
+        })?;
+        let mut boundary = Vec::new();
+        for (index, (&w, &width)) in cross.iter().zip(&widths).enumerate() {
+            let wire = design.wires[w].clone();
+            let beat_bits = wire.lanes * wire.width as usize;
+            let beats = wire_beats(&design, &wire);
+            let (params, flits, depth) = link_on(&wire, width, latency)
+                .map_err(|e| graph_error(format!("link after device '{}': {e}", devices[b].name)))?;
+            let tensor = stream_name(&design, &wire);
+            let node = match &wire.from {
+                Endpoint::Inst(i, _) => design.instances[*i].node.clone(),
+                Endpoint::Top(p) => design.ports[*p].tensor.clone(),
+            };
+            let mut name = format!("link_{}_{}", devices[b].name, devices[b + 1].name);
+            if cross.len() > 1 {
+                name = format!("{name}_{index}");
+            }
+            design.instances.push(Instance {
+                name: crate::design::ident(&name),
+                component: "link".into(),
+                params,
+                node,
+                kind: InstKind::Link,
+                memories: Vec::new(),
+                numel_in: beats as usize * wire.lanes,
+                external: None,
+            });
+            let li = design.instances.len() - 1;
+            placement.inst.push(b);
+            design.wires[w].to = Endpoint::Inst(li, "data_in_0".into());
+            design.wires.push(Wire {
+                from: Endpoint::Inst(li, "data_out_0".into()),
+                to: wire.to.clone(),
+                ..wire.clone()
+            });
+            boundary.push(LinkInfo {
+                from: b,
+                instance: li,
+                tensor,
+                lanes: wire.lanes,
+                format: wire.format,
+                link_width: width,
+                latency,
+                flits,
+                depth,
+                beats,
+                cycles: link::link_cycles(beats, beat_bits, width),
+                shared: None,
+            });
+        }
+        if boundary.len() > 1 {
+            let boundary_cycles = boundary.iter().map(|l| l.cycles).max().unwrap_or(0);
+            let count = boundary.len();
+            for (index, l) in boundary.iter_mut().enumerate() {
+                l.shared =
+                    Some(SharedBoundary { index, links: count, boundary_width: link_width, boundary_cycles });
+            }
+        }
+        links.extend(boundary);
     }
     Ok(System { design, placement, devices: devices.to_vec(), links })
 }
 
 /// Who drives a stream, for messages: the node it carries, or the input port.
-fn stream_name(d: &Design, w: &Wire) -> String {
+pub fn stream_name(d: &Design, w: &Wire) -> String {
     match &w.from {
         Endpoint::Inst(i, _) => d.instances[*i].node.clone(),
         Endpoint::Top(p) => d.ports[*p].tensor.clone(),

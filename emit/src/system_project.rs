@@ -15,6 +15,9 @@
 //! flits (`rx_data`, `rx_valid`, credits back on `rx_credit`) through a `mase_link_rx` and
 //! enters the core as its `link_in` stream; the stream leaving for the next device goes from the
 //! core's `link_out` through a `mase_link_tx` (`tx_data`, `tx_valid`, credits on `tx_credit`).
+//! When several streams cross one boundary, each has a link of its own (its share of the
+//! boundary's bits, [`crate::system`]) and its names carry the link's index on the boundary
+//! ([`LinkInfo::tag`]): `rx_0_data`, `link_in_0`, …, `rx_1_data`, `link_in_1`, ….
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -48,9 +51,24 @@ pub fn device_files(top: &str, k: usize) -> (String, String) {
     (format!("{t}.sv"), format!("{t}_core.sv"))
 }
 
-/// The system top's output counting the cycles the link after device `b` carries a flit.
-pub fn link_flits_port(b: usize) -> String {
-    format!("link_{b}_flit_cycles")
+/// The system top's output counting the cycles link `l` carries a flit: `link_<b>_flit_cycles`
+/// for the link after device `b`, `link_<b>_<i>_flit_cycles` for its `i`-th when several streams
+/// share the boundary.
+pub fn link_flits_port(l: &LinkInfo) -> String {
+    format!("link_{}{}_flit_cycles", l.from, l.tag())
+}
+
+/// The core stream port a link feeds ([`LINK_IN`]) or is fed by ([`LINK_OUT`]), with the link's
+/// [`LinkInfo::tag`].
+pub fn link_port(base: &str, l: &LinkInfo) -> String {
+    format!("{base}{}", l.tag())
+}
+
+/// The names of device `k`'s link ports in its [`device_design`] (the other ports are graph
+/// ports).
+fn link_port_names(sys: &System, k: usize) -> Vec<String> {
+    let ins = sys.links_into(k).into_iter().map(|l| link_port(LINK_IN, l));
+    ins.chain(sys.links_after(k).into_iter().map(|l| link_port(LINK_OUT, l))).collect()
 }
 
 /// Path of the system's simulation top inside the project (`system/<top>.sv`).
@@ -59,7 +77,8 @@ pub fn system_top_file(top: &str) -> String {
 }
 
 /// The stitched core of device `k`: its instances and ports, plus a [`LINK_IN`] stream port for
-/// the link from device `k − 1` and a [`LINK_OUT`] one for the link to device `k + 1`.
+/// each link from device `k − 1` and a [`LINK_OUT`] one for each link to device `k + 1` (named by
+/// [`link_port`]).
 pub fn device_design(sys: &System, k: usize) -> Design {
     let d = &sys.design;
     let pl = &sys.placement;
@@ -77,7 +96,7 @@ pub fn device_design(sys: &System, k: usize) -> Design {
             core.ports.push(port.clone());
         }
     }
-    let link_port = |l: &LinkInfo, name: &str, dir: PortDir| TopPort {
+    let stream_port = |l: &LinkInfo, name: &str, dir: PortDir| TopPort {
         name: name.into(),
         tensor: l.tensor.clone(),
         dir,
@@ -85,14 +104,17 @@ pub fn device_design(sys: &System, k: usize) -> Design {
         lanes: l.lanes,
         shape: vec![l.beats as usize, l.lanes],
     };
-    let link_in = k.checked_sub(1).and_then(|b| sys.link_after(b)).map(|l| {
-        core.ports.push(link_port(l, LINK_IN, PortDir::Input));
-        (l.instance, core.ports.len() - 1)
-    });
-    let link_out = sys.link_after(k).map(|l| {
-        core.ports.push(link_port(l, LINK_OUT, PortDir::Output));
-        (l.instance, core.ports.len() - 1)
-    });
+    // Link instance → the core port standing for it.
+    let mut link_in = BTreeMap::new();
+    for l in sys.links_into(k) {
+        core.ports.push(stream_port(l, &link_port(LINK_IN, l), PortDir::Input));
+        link_in.insert(l.instance, core.ports.len() - 1);
+    }
+    let mut link_out = BTreeMap::new();
+    for l in sys.links_after(k) {
+        core.ports.push(stream_port(l, &link_port(LINK_OUT, l), PortDir::Output));
+        link_out.insert(l.instance, core.ports.len() - 1);
+    }
     let mut inst_map = BTreeMap::new();
     for (i, inst) in d.instances.iter().enumerate() {
         if pl.inst[i] == k && inst.kind != InstKind::Link {
@@ -104,11 +126,8 @@ pub fn device_design(sys: &System, k: usize) -> Design {
         match e {
             Endpoint::Top(p) => port_map.get(p).map(|q| Endpoint::Top(*q)),
             Endpoint::Inst(i, _) if d.instances[*i].kind == InstKind::Link => {
-                match (is_from, link_in, link_out) {
-                    (true, Some((li, p)), _) if li == *i => Some(Endpoint::Top(p)),
-                    (false, _, Some((lo, p))) if lo == *i => Some(Endpoint::Top(p)),
-                    _ => None,
-                }
+                let ends = if is_from { &link_in } else { &link_out };
+                ends.get(i).map(|p| Endpoint::Top(*p))
             }
             Endpoint::Inst(i, port) => inst_map.get(i).map(|j| Endpoint::Inst(*j, port.clone())),
         }
@@ -135,12 +154,13 @@ fn link_params(l: &LinkInfo, rx: bool) -> Result<mase_hwlib::Params> {
 }
 
 /// The text of device `k`'s top (`device_<k>/<top>_device_<k>.sv`), wrapping `core` (its
-/// [`device_design`]) with the link receiver and sender.
+/// [`device_design`]) with a link receiver per incoming link and a sender per outgoing one.
 pub fn device_top_sv(sys: &System, k: usize, core: &Design) -> Result<String> {
     let top = device_top(&sys.design.top, k);
     let dev = &sys.devices[k];
-    let rx = k.checked_sub(1).and_then(|b| sys.link_after(b));
-    let tx = sys.link_after(k);
+    let rx = sys.links_into(k);
+    let tx = sys.links_after(k);
+    let links = link_port_names(sys, k);
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -158,55 +178,62 @@ pub fn device_top_sv(sys: &System, k: usize, core: &Design) -> Result<String> {
         &["Directory of this device's memory files, prefixed to each .mem name."],
         "mem/",
     ));
-    for p in core.ports.iter().filter(|p| p.name != LINK_IN && p.name != LINK_OUT) {
+    for p in core.ports.iter().filter(|p| !links.contains(&p.name)) {
         s.push_str(&stream_port_decl(p));
     }
-    if let Some(l) = rx {
+    for l in &rx {
         let from = &sys.devices[l.from].name;
+        let r = format!("rx{}", l.tag());
         let _ = write!(
             s,
-            ",\n    /// Flits of `{}` from device '{from}' ({} bits per cycle).\n    input  logic [{}:0] rx_data,",
+            ",\n    /// Flits of `{}` from device '{from}' ({} bits per cycle).\n    input  logic [{}:0] {r}_data,",
             l.tensor,
             l.link_width,
             l.link_width - 1
         );
-        let _ = write!(s, "\n    /// rx_data holds a flit.\n    input  logic rx_valid,");
-        let _ = write!(s, "\n    /// One receive buffer slot freed (a credit back to '{from}').\n    output logic rx_credit");
+        let _ = write!(s, "\n    /// {r}_data holds a flit.\n    input  logic {r}_valid,");
+        let _ = write!(
+            s,
+            "\n    /// One receive buffer slot freed (a credit back to '{from}').\n    output logic {r}_credit"
+        );
     }
-    if let Some(l) = tx {
+    for l in &tx {
         let to = &sys.devices[l.from + 1].name;
+        let t = format!("tx{}", l.tag());
         let _ = write!(
             s,
-            ",\n    /// Flits of `{}` to device '{to}' ({} bits per cycle).\n    output logic [{}:0] tx_data,",
+            ",\n    /// Flits of `{}` to device '{to}' ({} bits per cycle).\n    output logic [{}:0] {t}_data,",
             l.tensor,
             l.link_width,
             l.link_width - 1
         );
-        let _ = write!(s, "\n    /// tx_data holds a flit.\n    output logic tx_valid,");
+        let _ = write!(s, "\n    /// {t}_data holds a flit.\n    output logic {t}_valid,");
         let _ = write!(
             s,
-            "\n    /// A credit from '{to}': one more beat may be sent.\n    input  logic tx_credit"
+            "\n    /// A credit from '{to}': one more beat may be sent.\n    input  logic {t}_credit"
         );
     }
     let _ = writeln!(s, "\n);");
-    for (l, name) in [(rx, LINK_IN), (tx, LINK_OUT)] {
-        if let Some(l) = l {
-            let _ = writeln!(s, "  logic [{}:0] {name};", l.lanes * l.format.width as usize - 1);
-            let _ = writeln!(s, "  logic {name}_valid;");
-            let _ = writeln!(s, "  logic {name}_ready;");
-        }
+    let ends = rx.iter().map(|l| (*l, LINK_IN)).chain(tx.iter().map(|l| (*l, LINK_OUT)));
+    for (l, base) in ends {
+        let name = link_port(base, l);
+        let _ = writeln!(s, "  logic [{}:0] {name};", l.lanes * l.format.width as usize - 1);
+        let _ = writeln!(s, "  logic {name}_valid;");
+        let _ = writeln!(s, "  logic {name}_ready;");
     }
-    if let Some(l) = rx {
-        let _ = writeln!(s, "\n  // Receiver of the link from '{}'.", sys.devices[l.from].name);
+    for l in &rx {
+        let (tag, name) = (l.tag(), link_port(LINK_IN, l));
+        let _ =
+            writeln!(s, "\n  // Receiver of the link from '{}'{}.", sys.devices[l.from].name, carrying(l));
         let _ = writeln!(
             s,
-            "  {} #(\n{}\n  ) link_rx_inst (",
+            "  {} #(\n{}\n  ) link_rx{tag}_inst (",
             link::RX_MODULE,
             param_list(&link_params(l, true)?)
         );
         let _ = writeln!(
             s,
-            "      .clk(clk),\n      .rst(rst),\n      .link_data(rx_data),\n      .link_valid(rx_valid),\n      .link_credit(rx_credit),\n      .data_out_0({LINK_IN}),\n      .data_out_0_valid({LINK_IN}_valid),\n      .data_out_0_ready({LINK_IN}_ready)\n  );"
+            "      .clk(clk),\n      .rst(rst),\n      .link_data(rx{tag}_data),\n      .link_valid(rx{tag}_valid),\n      .link_credit(rx{tag}_credit),\n      .data_out_0({name}),\n      .data_out_0_valid({name}_valid),\n      .data_out_0_ready({name}_ready)\n  );"
         );
     }
     let _ = writeln!(s, "\n  {} #(\n      .MEM_DIR(MEM_DIR)\n  ) core_inst (", core.top);
@@ -215,21 +242,34 @@ pub fn device_top_sv(sys: &System, k: usize, core: &Design) -> Result<String> {
         conns.extend(stream_conns(&p.name, &p.name));
     }
     let _ = writeln!(s, "{}\n  );", conns.join(",\n"));
-    if let Some(l) = tx {
-        let _ = writeln!(s, "\n  // Sender of the link to '{}'.", sys.devices[l.from + 1].name);
+    for l in &tx {
+        let (tag, name) = (l.tag(), link_port(LINK_OUT, l));
+        let _ =
+            writeln!(s, "\n  // Sender of the link to '{}'{}.", sys.devices[l.from + 1].name, carrying(l));
         let _ = writeln!(
             s,
-            "  {} #(\n{}\n  ) link_tx_inst (",
+            "  {} #(\n{}\n  ) link_tx{tag}_inst (",
             link::TX_MODULE,
             param_list(&link_params(l, false)?)
         );
         let _ = writeln!(
             s,
-            "      .clk(clk),\n      .rst(rst),\n      .data_in_0({LINK_OUT}),\n      .data_in_0_valid({LINK_OUT}_valid),\n      .data_in_0_ready({LINK_OUT}_ready),\n      .link_data(tx_data),\n      .link_valid(tx_valid),\n      .link_credit(tx_credit)\n  );"
+            "      .clk(clk),\n      .rst(rst),\n      .data_in_0({name}),\n      .data_in_0_valid({name}_valid),\n      .data_in_0_ready({name}_ready),\n      .link_data(tx{tag}_data),\n      .link_valid(tx{tag}_valid),\n      .link_credit(tx{tag}_credit)\n  );"
         );
     }
     let _ = writeln!(s, "\nendmodule");
     Ok(s)
+}
+
+/// For comments on a link that shares its boundary: ` carrying `<tensor>` (<w> of the boundary's
+/// <W> bits per cycle)`; nothing for a link that has its boundary to itself.
+fn carrying(l: &LinkInfo) -> String {
+    l.shared.map_or(String::new(), |sh| {
+        format!(
+            " carrying `{}` ({} of the boundary's {} bits per cycle)",
+            l.tensor, l.link_width, sh.boundary_width
+        )
+    })
 }
 
 /// The text of the system's simulation top (`system/<top>.sv`): module `<top>` with the ports of
@@ -259,38 +299,42 @@ pub fn system_top_sv(sys: &System) -> Result<String> {
     for l in &sys.links {
         let _ = write!(
             s,
-            ",\n    /// Cycles since reset in which link '{}' -> '{}' carried a flit (for the occupancy `mase sim`\n    /// measures).\n    output logic [63:0] {}",
-            sys.devices[l.from].name,
-            sys.devices[l.from + 1].name,
-            link_flits_port(l.from)
+            ",\n    /// Cycles since reset in which link {} carried a flit (for the occupancy `mase sim`\n    /// measures).\n    output logic [63:0] {}",
+            l.describe(&sys.devices),
+            link_flits_port(l)
         );
     }
     let _ = writeln!(s, "\n);");
     for l in &sys.links {
         let b = l.from;
+        let sig = format!("link_{b}{}", l.tag());
         let _ = writeln!(
             s,
-            "\n  // Link '{}' -> '{}': `{}`.",
+            "\n  // Link '{}' -> '{}': `{}`{}.",
             sys.devices[b].name,
             sys.devices[b + 1].name,
-            l.tensor
+            l.tensor,
+            l.shared.map_or(String::new(), |sh| format!(
+                ", link {} of {} sharing the boundary's {} bits per cycle ({} here)",
+                sh.index, sh.links, sh.boundary_width, l.link_width
+            ))
         );
         for side in ["tx", "rx"] {
-            let _ = writeln!(s, "  logic [{}:0] link_{b}_{side}_data;", l.link_width - 1);
-            let _ = writeln!(s, "  logic link_{b}_{side}_valid;");
-            let _ = writeln!(s, "  logic link_{b}_{side}_credit;");
+            let _ = writeln!(s, "  logic [{}:0] {sig}_{side}_data;", l.link_width - 1);
+            let _ = writeln!(s, "  logic {sig}_{side}_valid;");
+            let _ = writeln!(s, "  logic {sig}_{side}_credit;");
         }
         let p = link::model_params(l.link_width, l.latency)
             .map_err(|e| Error::Config(format!("link model of `{}`: {e}", l.tensor)))?;
-        let _ = writeln!(s, "  {} #(\n{}\n  ) link_{b}_model_inst (", link::MODEL_MODULE, param_list(&p));
+        let _ = writeln!(s, "  {} #(\n{}\n  ) {sig}_model_inst (", link::MODEL_MODULE, param_list(&p));
         let _ = writeln!(
             s,
-            "      .clk(clk),\n      .rst(rst),\n      .tx_data(link_{b}_tx_data),\n      .tx_valid(link_{b}_tx_valid),\n      .tx_credit(link_{b}_tx_credit),\n      .rx_data(link_{b}_rx_data),\n      .rx_valid(link_{b}_rx_valid),\n      .rx_credit(link_{b}_rx_credit)\n  );"
+            "      .clk(clk),\n      .rst(rst),\n      .tx_data({sig}_tx_data),\n      .tx_valid({sig}_tx_valid),\n      .tx_credit({sig}_tx_credit),\n      .rx_data({sig}_rx_data),\n      .rx_valid({sig}_rx_valid),\n      .rx_credit({sig}_rx_credit)\n  );"
         );
-        let flits = link_flits_port(b);
+        let flits = link_flits_port(l);
         let _ = writeln!(
             s,
-            "  always_ff @(posedge clk) begin\n    if (rst) {flits} <= '0;\n    else if (link_{b}_tx_valid) {flits} <= {flits} + 64'd1;\n  end"
+            "  always_ff @(posedge clk) begin\n    if (rst) {flits} <= '0;\n    else if ({sig}_tx_valid) {flits} <= {flits} + 64'd1;\n  end"
         );
     }
     for k in 0..used {
@@ -306,16 +350,12 @@ pub fn system_top_sv(sys: &System) -> Result<String> {
                 conns.extend(stream_conns(&port.name, &port.name));
             }
         }
-        if let Some(l) = k.checked_sub(1).and_then(|b| sys.link_after(b)) {
-            let b = l.from;
-            conns.push(format!("      .rx_data(link_{b}_rx_data)"));
-            conns.push(format!("      .rx_valid(link_{b}_rx_valid)"));
-            conns.push(format!("      .rx_credit(link_{b}_rx_credit)"));
-        }
-        if sys.link_after(k).is_some() {
-            conns.push(format!("      .tx_data(link_{k}_tx_data)"));
-            conns.push(format!("      .tx_valid(link_{k}_tx_valid)"));
-            conns.push(format!("      .tx_credit(link_{k}_tx_credit)"));
+        let ends = sys.links_into(k).into_iter().map(|l| ("rx", l));
+        for (side, l) in ends.chain(sys.links_after(k).into_iter().map(|l| ("tx", l))) {
+            let (tag, sig) = (l.tag(), format!("link_{}{}", l.from, l.tag()));
+            for wire in ["data", "valid", "credit"] {
+                conns.push(format!("      .{side}{tag}_{wire}({sig}_{side}_{wire})"));
+            }
         }
         let _ = writeln!(s, "{}\n  );", conns.join(",\n"));
     }
@@ -360,6 +400,18 @@ pub struct LinkReport {
     pub occupancy: f64,
 }
 
+impl LinkReport {
+    /// The link's name in figures: `<from> -> <to>`, followed by `#<index>` and the tensor in
+    /// backticks and parentheses when it shares its boundary with other links.
+    pub fn name(&self) -> String {
+        let base = format!("{} -> {}", self.from, self.to);
+        match self.link.shared {
+            Some(sh) => format!("{base} #{} (`{}`)", sh.index, self.link.tensor),
+            None => base,
+        }
+    }
+}
+
 /// The report of a multi-device system (`DIR/report.json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct SystemReport {
@@ -375,7 +427,8 @@ pub struct SystemReport {
     pub links: Vec<LinkReport>,
     /// System initiation interval: the slowest device stage or link, cycles per inference.
     pub ii_cycles: u64,
-    /// What sets it: `device '<name>'` or `link '<a>' -> '<b>'`.
+    /// What sets it: `device '<name>'` or `link '<a>' -> '<b>'` (followed by `#<index>` and the
+    /// tensor for one of several links sharing a boundary).
     pub bottleneck: String,
     /// The whole system as one design (links as instances): the latency model's estimate and
     /// every instance's figures.
@@ -391,12 +444,14 @@ pub fn system_report(sys: &System) -> Result<SystemReport> {
     for k in 0..sys.used_devices() {
         let core = device_design(sys, k);
         let r = report(&core);
-        let rx_bits = k.checked_sub(1).and_then(|b| sys.link_after(b)).map_or(0, |l| {
-            sys.design.instances[l.instance]
-                .component()
-                .cost(&sys.design.instances[l.instance].params)
-                .memory_bits
-        });
+        let rx_bits: u64 = sys
+            .links_into(k)
+            .iter()
+            .map(|l| {
+                let inst = &sys.design.instances[l.instance];
+                inst.component().cost(&inst.params).memory_bits
+            })
+            .sum();
         if r.ii_cycles > bottleneck.0 {
             bottleneck = (r.ii_cycles, format!("device '{}'", sys.devices[k].name));
         }
@@ -421,10 +476,7 @@ pub fn system_report(sys: &System) -> Result<SystemReport> {
     for l in &sys.links {
         // On a tie the link binds: the devices were given the link's rate and no more.
         if l.cycles >= bottleneck.0 {
-            bottleneck = (
-                l.cycles,
-                format!("link '{}' -> '{}'", sys.devices[l.from].name, sys.devices[l.from + 1].name),
-            );
+            bottleneck = (l.cycles, format!("link {}", l.describe(&sys.devices)));
         }
         links.push(LinkReport {
             from: sys.devices[l.from].name.clone(),
@@ -465,10 +517,10 @@ pub fn write_system(graph: &MaseGraph, sys: &System, dir: &Path) -> Result<Emitt
         let sub = format!("device_{k}");
         let subdir = dir.join(&sub);
         let mut extra = Vec::new();
-        if k > 0 && sys.link_after(k - 1).is_some() {
+        if !sys.links_into(k).is_empty() {
             extra.extend(link::RX_FILES.iter().map(|f| f.to_string()));
         }
-        if sys.link_after(k).is_some() {
+        if !sys.links_after(k).is_empty() {
             extra.extend(link::TX_FILES.iter().map(|f| f.to_string()));
         }
         let mut sub_files = Vec::new();
@@ -530,7 +582,8 @@ fn device_readme(sys: &System, k: usize, core: &Design, r: &Report, lib: &[Strin
     );
     let _ = writeln!(s, "| port | tensor | direction | shape | format | lanes |");
     let _ = writeln!(s, "|---|---|---|---|---|---|");
-    for p in core.ports.iter().filter(|p| p.name != LINK_IN && p.name != LINK_OUT) {
+    let links = link_port_names(sys, k);
+    for p in core.ports.iter().filter(|p| !links.contains(&p.name)) {
         let dir = if p.dir == PortDir::Input { "in" } else { "out" };
         let _ = writeln!(
             s,
@@ -542,11 +595,12 @@ fn device_readme(sys: &System, k: usize, core: &Design, r: &Report, lib: &[Strin
             p.lanes
         );
     }
-    if let Some(l) = k.checked_sub(1).and_then(|b| sys.link_after(b)) {
+    for l in sys.links_into(k) {
+        let r = format!("rx{}", l.tag());
         let _ = writeln!(
             s,
-            "\nLink in from '{}': `rx_data` [{}] + `rx_valid` carry `{}` ({} lanes of {}) as {} flit(s) per beat; \
-             `rx_credit` pulses once per beat freed in the {}-beat receive buffer.",
+            "\nLink in from '{}': `{r}_data` [{}] + `{r}_valid` carry `{}` ({} lanes of {}) as {} flit(s) per beat; \
+             `{r}_credit` pulses once per beat freed in the {}-beat receive buffer.",
             sys.devices[l.from].name,
             l.link_width,
             l.tensor,
@@ -556,11 +610,12 @@ fn device_readme(sys: &System, k: usize, core: &Design, r: &Report, lib: &[Strin
             l.depth
         );
     }
-    if let Some(l) = sys.link_after(k) {
+    for l in sys.links_after(k) {
+        let t = format!("tx{}", l.tag());
         let _ = writeln!(
             s,
-            "\nLink out to '{}': `tx_data` [{}] + `tx_valid` carry `{}` ({} lanes of {}) as {} flit(s) per beat; \
-             each `tx_credit` pulse allows one more beat (the receiver buffers {}).",
+            "\nLink out to '{}': `{t}_data` [{}] + `{t}_valid` carry `{}` ({} lanes of {}) as {} flit(s) per beat; \
+             each `{t}_credit` pulse allows one more beat (the receiver buffers {}).",
             sys.devices[l.from + 1].name,
             l.link_width,
             l.tensor,
@@ -647,6 +702,33 @@ fn system_readme(sys: &System, r: &SystemReport) -> String {
                 l.link.flits,
                 l.link.cycles,
                 l.occupancy
+            );
+        }
+        // Boundaries several streams share: how their bits are split, and what the split costs.
+        let mut shared: Vec<(&LinkReport, crate::system::SharedBoundary)> = Vec::new();
+        for l in &r.links {
+            if let Some(sh) = l.link.shared.filter(|sh| sh.index == 0) {
+                shared.push((l, sh));
+            }
+        }
+        for (l, sh) in shared {
+            let widths: Vec<String> = r
+                .links
+                .iter()
+                .filter(|x| x.from == l.from && x.to == l.to)
+                .map(|x| format!("{} (`{}`)", x.link.link_width, x.link.tensor))
+                .collect();
+            let _ = writeln!(
+                s,
+                "\nThe boundary {} -> {} is crossed by {} streams, each on its own link: its {} bits per cycle are \
+                 shared in proportion to the bits each carries per inference, {}; the boundary takes {} cycles per \
+                 inference (its slowest link).",
+                l.from,
+                l.to,
+                sh.links,
+                sh.boundary_width,
+                widths.join(" + "),
+                sh.boundary_cycles
             );
         }
     }

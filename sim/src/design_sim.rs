@@ -139,7 +139,7 @@ pub fn project_build_spec(p: &Project, trace: bool) -> Result<BuildSpec> {
         list.lines().filter(|l| !l.trim().is_empty()).map(|l| list_dir.join(l.trim())).collect();
     let mut ports = crate::bench::stream_ports(&top_streams(&p.design));
     for l in p.system.iter().flat_map(|sys| &sys.links) {
-        ports.push(Port { name: link_flits_port(l.from), width: 64, dir: crate::shim::PortDir::Out });
+        ports.push(Port { name: link_flits_port(l), width: 64, dir: crate::shim::PortDir::Out });
     }
     Ok(BuildSpec {
         top: p.design.top.clone(),
@@ -203,7 +203,8 @@ pub struct SystemFigures {
 /// One device or link of [`SystemFigures`].
 #[derive(Debug, Clone, Serialize)]
 pub struct StageFigure {
-    /// Device name, or `a -> b` for a link.
+    /// Device name, or `a -> b` for a link (followed by `#i` and the tensor for one of several
+    /// sharing a boundary).
     pub name: String,
     /// Cycles per inference by the models.
     pub model_cycles: u64,
@@ -234,7 +235,7 @@ fn system_figures(sys: &System, measured_ii: Option<f64>, link_flits: &[f64]) ->
             .iter()
             .zip(link_flits)
             .map(|(l, &flits)| StageFigure {
-                name: format!("{} -> {}", l.from, l.to),
+                name: l.name(),
                 model_cycles: l.link.cycles,
                 measured_cycles: Some(flits),
                 share_of_measured_ii: share(flits),
@@ -330,7 +331,7 @@ pub fn simulate_project(p: &Project, inputs: &[Vec<i64>], cfg: &RunConfig) -> Re
             Some(sys) => {
                 let mut flits = Vec::new();
                 for l in &sys.links {
-                    let count = model.get(model.port_index(&link_flits_port(l.from))?);
+                    let count = model.get(model.port_index(&link_flits_port(l))?);
                     flits.push(count as f64 / inferences.max(1) as f64);
                 }
                 Some(system_figures(sys, run.ii_cycles(), &flits)?)

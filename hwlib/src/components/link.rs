@@ -94,6 +94,59 @@ pub fn link_cycles(beats: u64, beat_bits: usize, link_width: usize) -> u64 {
     beats * flits_per_beat(beat_bits, link_width) as u64
 }
 
+/// Widths (bits per cycle) of the links that share one device boundary of `link_width` bits per
+/// cycle, one per stream, the stream `i` carrying `bits[i]` bits per inference (beats × beat
+/// bits; 0 counts as 1).
+///
+/// A multi-device system puts one link on every stream crossing a boundary and splits the
+/// boundary's bits among them in proportion to what each carries per inference, so that the
+/// links finish an inference at about the same time (the boundary's time is the slowest link's).
+/// The rule, exact in integers and so deterministic:
+/// - a lone stream takes the whole width;
+/// - every stream gets at least one bit: a stream whose proportional share is below one bit is
+///   given one, and the rest of the width is shared again among the others (repeated until every
+///   remaining share is at least one bit);
+/// - the remaining streams get `floor(rest × bits_i / Σ bits)` each, and the bits left over by
+///   the rounding go one each to the largest remainders (ties: the earlier stream).
+///
+/// The widths sum to exactly `link_width` (so at most it) and are each at least 1. Fewer bits
+/// than streams is an error saying so. A share wider than a stream's beat still sends one flit
+/// per beat (the surplus idles), as a lone stream's link does today.
+pub fn share_width(bits: &[u64], link_width: usize) -> Result<Vec<usize>, String> {
+    let n = bits.len();
+    if link_width < n {
+        return Err(format!(
+            "{n} streams share a link of {link_width} bits per cycle; each stream needs at least one bit"
+        ));
+    }
+    let bits: Vec<u128> = bits.iter().map(|&b| u128::from(b.max(1))).collect();
+    let mut one_bit = vec![false; n];
+    loop {
+        let rest = (link_width - one_bit.iter().filter(|&&f| f).count()) as u128;
+        let total: u128 = (0..n).filter(|&i| !one_bit[i]).map(|i| bits[i]).sum();
+        let below: Vec<usize> = (0..n).filter(|&i| !one_bit[i] && rest * bits[i] < total).collect();
+        if below.is_empty() {
+            break;
+        }
+        for i in below {
+            one_bit[i] = true;
+        }
+    }
+    let rest = (link_width - one_bit.iter().filter(|&&f| f).count()) as u128;
+    let total: u128 = (0..n).filter(|&i| !one_bit[i]).map(|i| bits[i]).sum();
+    let mut widths: Vec<usize> = (0..n)
+        .map(|i| if one_bit[i] { 1 } else { (rest * bits[i] / total) as usize })
+        .collect();
+    let given: usize = (0..n).filter(|&i| !one_bit[i]).map(|i| widths[i]).sum();
+    let mut by_remainder: Vec<usize> = (0..n).filter(|&i| !one_bit[i]).collect();
+    // Largest remainder first; the sort is stable, so ties keep the stream order.
+    by_remainder.sort_by_key(|&i| std::cmp::Reverse(rest * bits[i] % total));
+    for &i in by_remainder.iter().take(rest as usize - given) {
+        widths[i] += 1;
+    }
+    Ok(widths)
+}
+
 /// Cycles per beat of a link with `depth` credits: `max(depth·F, F + 2·latency + 4) / depth`, as
 /// a fraction `(cycles, beats)` over one credit period of `depth` beats.
 pub fn cycles_per_depth_beats(latency: usize, flits: usize, depth: usize) -> (u64, u64) {
@@ -383,6 +436,59 @@ mod tests {
                 if f.ends_with(".sv") {
                     let stem = f.trim_end_matches(".sv");
                     assert!(text.contains(&format!("module {stem}")), "{f} declares no module {stem}");
+                }
+            }
+        }
+    }
+
+    /// Sharing a boundary: a lone stream takes everything; the widths sum to the link's, are at
+    /// least one bit each, follow the bits (within one bit of the exact proportional share when
+    /// every share is at least one bit, and never a smaller width for more bits); too few bits is
+    /// an error; the same input gives the same widths.
+    #[test]
+    fn share_width_is_proportional_at_least_one_bit_and_sums_to_the_link() {
+        use rand::{Rng, SeedableRng};
+        use rand_chacha::ChaCha8Rng;
+        assert_eq!(share_width(&[5000], 7).unwrap(), vec![7]);
+        assert_eq!(share_width(&[], 7).unwrap(), Vec::<usize>::new());
+        // 2:1 over 12 bits splits exactly; over 10 bits 6.67 / 3.33 round to 7 / 3.
+        assert_eq!(share_width(&[2048, 1024], 12).unwrap(), vec![8, 4]);
+        assert_eq!(share_width(&[2048, 1024], 10).unwrap(), vec![7, 3]);
+        // A tiny stream (a 1-bit mask) gets one bit; the rest goes to the others.
+        assert_eq!(share_width(&[100_000, 10, 50_000], 16).unwrap(), vec![10, 1, 5]);
+        // Equal remainders: the earlier stream gets the leftover bit.
+        assert_eq!(share_width(&[1, 1], 3).unwrap(), vec![2, 1]);
+        let e = share_width(&[1, 2, 3], 2).unwrap_err();
+        assert!(e.contains("3 streams") && e.contains("2 bits per cycle") && e.contains("at least one bit"), "{e}");
+
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        for _ in 0..2000 {
+            let n = rng.gen_range(1..6);
+            let bits: Vec<u64> = (0..n)
+                .map(|_| {
+                    let magnitude = rng.gen_range(1..40);
+                    rng.gen_range(0..1u64 << magnitude)
+                })
+                .collect();
+            let width = rng.gen_range(n..300);
+            let w = share_width(&bits, width).unwrap();
+            assert_eq!(w, share_width(&bits, width).unwrap(), "deterministic");
+            assert_eq!(w.len(), n);
+            assert_eq!(w.iter().sum::<usize>(), width, "{bits:?} over {width}: {w:?}");
+            assert!(w.iter().all(|&x| x >= 1), "{bits:?} over {width}: {w:?}");
+            let b: Vec<f64> = bits.iter().map(|&x| x.max(1) as f64).collect();
+            let total: f64 = b.iter().sum();
+            if b.iter().all(|x| width as f64 * x / total >= 1.0) {
+                for (x, wi) in b.iter().zip(&w) {
+                    let exact = width as f64 * x / total;
+                    assert!((*wi as f64 - exact).abs() < 1.0, "{bits:?} over {width}: {w:?}, exact {exact}");
+                }
+            }
+            for i in 0..n {
+                for j in 0..n {
+                    if bits[i].max(1) > bits[j].max(1) {
+                        assert!(w[i] >= w[j], "{bits:?} over {width}: {w:?}");
+                    }
                 }
             }
         }
