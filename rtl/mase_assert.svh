@@ -26,6 +26,8 @@
 //                                            input NAME_ready
 //   `MASE_WORD_PARAMS                        DATA_WIDTH = 8 (bits per lane), LANES = 1 (lanes per
 //                                            beat): the opaque word of the stream primitives
+//   `MASE_LINK_WORD_PARAMS                   `MASE_WORD_PARAMS, then LINK_WIDTH = 8 (bits an
+//                                            inter-device link carries per cycle)
 //   `MASE_STAGE_PORTS(XW, YW)                the ports of a one-in one-out stage: clock, reset,
 //                                            input stream data_in_0 (XW bits), output stream
 //                                            data_out_0 (YW bits)
@@ -51,6 +53,10 @@
 //   `MASE_ROM_INIT(ROM, WORDS, FILE)         fills the unpacked array ROM (WORDS words) at time 0
 //       from the $readmemh file FILE, or with zeros when FILE is "" (generate blocks
 //       g_ROM_file / g_ROM_zero)
+//   `MASE_LINK_FLITS                         the flit arithmetic both ends of an inter-device link
+//       share (mase_link_tx cuts beats into the flits mase_link_rx reassembles): localparams BW
+//       (bits per beat, LANES*DATA_WIDTH), FLITS (flits per beat, ceil(BW / LINK_WIDTH), kept
+//       >= 1), PW (FLITS*LINK_WIDTH, a beat padded to whole flits) and FW (flit counter width)
 // Only `/* */` comments stand inside the definitions (a `//` comment would swallow the line
 // continuation); Verilator, Yosys 0.23 and sv-parser (emit/src/sv/header.rs) all expand them.
 //
@@ -74,6 +80,10 @@
 //   `MASE_CHECK_SAME_SHAPE(A, B);            A's four TENSOR_SIZE/PARALLELISM_DIM_0/1 equal B's
 //   `MASE_CHECK_MODES(PORT);                 `check_modes`: PORT_ROUNDING in 0..6, PORT_OVERFLOW
 //                                            in 0..3
+//   `MASE_CHECK_WORD;                        `check_lanes`: the opaque word of `MASE_WORD_PARAMS,
+//                                            DATA_WIDTH in 1..64, LANES in 1..1024
+//   `MASE_CHECK_LINK_WORD;                   `check_beat_and_link`: `MASE_CHECK_WORD, LINK_WIDTH
+//                                            in 1..65536
 //   `MASE_CHECK_ROW_SHAPE(PORT, MAX_ROW, MAX_ROWS, MAX_PAR);   a stream of whole rows, one row
 //                                            per beat: PORT_TENSOR_SIZE_DIM_0 in 1..MAX_ROW,
 //                                            PORT_TENSOR_SIZE_DIM_1 in 1..MAX_ROWS,
@@ -163,6 +173,11 @@
     parameter int DATA_WIDTH = 8, \
     /* Lanes per beat; the data ports are LANES*DATA_WIDTH bits wide. */ \
     parameter int LANES = 1
+
+`define MASE_LINK_WORD_PARAMS \
+    `MASE_WORD_PARAMS, \
+    /* Bits the link carries per cycle (1..65536). */ \
+    parameter int LINK_WIDTH = 8
 
 `define MASE_STAGE_PORTS(XW, YW) \
     `MASE_CLOCK_PORTS, \
@@ -270,6 +285,18 @@
     `MASE_CHECK_RANGE(PORT``_OVERFLOW, 0, 3); \
   end
 
+`define MASE_CHECK_WORD \
+  begin \
+    `MASE_CHECK_RANGE(DATA_WIDTH, 1, 64); \
+    `MASE_CHECK_RANGE(LANES, 1, 1024); \
+  end
+
+`define MASE_CHECK_LINK_WORD \
+  begin \
+    `MASE_CHECK_WORD; \
+    `MASE_CHECK_RANGE(LINK_WIDTH, 1, 65536); \
+  end
+
 `define MASE_CHECK_ROW_SHAPE(PORT, MAX_ROW, MAX_ROWS, MAX_PAR) \
   begin \
     `MASE_CHECK_RANGE(PORT``_TENSOR_SIZE_DIM_0, 1, MAX_ROW); \
@@ -286,6 +313,16 @@
   end else begin : g_``ROM``_zero \
     initial for (int k = 0; k < WORDS; k++) ROM[k] = '0; \
   end
+
+`define MASE_LINK_FLITS \
+  /* Bits per beat. */ \
+  localparam int BW = LANES * DATA_WIDTH; \
+  /* Flits per beat (kept >= 1 so an invalid LINK_WIDTH still elaborates to its check). */ \
+  localparam int FLITS = LINK_WIDTH > 0 ? (BW + LINK_WIDTH - 1) / LINK_WIDTH : 1; \
+  /* Bits of a beat padded to whole flits. */ \
+  localparam int PW = FLITS * LINK_WIDTH; \
+  /* Flit counter width. */ \
+  localparam int FW = FLITS > 1 ? $clog2(FLITS) : 1;
 
 // Aligned element-wise add and subtract (mase_add, mase_sub): the two components are one design
 // that differs only in the operator, and SystemVerilog has no module templates. The design lives
