@@ -134,6 +134,34 @@ fn link_params(l: &LinkInfo, rx: bool) -> Result<mase_hwlib::Params> {
     p.map_err(|e| Error::Config(format!("link of `{}`: {e}", l.tensor)))
 }
 
+/// The connections of the flit ports `<port>_data`, `<port>_valid`, `<port>_credit` of an instance
+/// to the signals `<sig>_data`, `<sig>_valid`, `<sig>_credit`.
+fn flit_conns(port: &str, sig: &str) -> [String; 3] {
+    ["data", "valid", "credit"].map(|w| format!("      .{port}_{w}({sig}_{w})"))
+}
+
+/// Closes an instance: its connections (clock and reset first, then `conns`) and `);`.
+fn close_instance(s: &mut String, conns: impl IntoIterator<Item = String>) {
+    let all: Vec<String> =
+        ["      .clk(clk)".to_string(), "      .rst(rst)".to_string()].into_iter().chain(conns).collect();
+    let _ = writeln!(s, "{}\n  );", all.join(",\n"));
+}
+
+/// Appends one end of a link to a device top: the comment line, the instance `inst` of `module`
+/// with parameters `p`, and its connections `conns` after clock and reset.
+fn link_end(
+    s: &mut String,
+    comment: &str,
+    module: &str,
+    p: &mase_hwlib::Params,
+    inst: &str,
+    conns: Vec<String>,
+) {
+    let _ = writeln!(s, "\n  // {comment}.");
+    let _ = writeln!(s, "  {module} #(\n{}\n  ) {inst} (", param_list(p));
+    close_instance(s, conns);
+}
+
 /// The text of device `k`'s top (`device_<k>/<top>_device_<k>.sv`), wrapping `core` (its
 /// [`device_design`]) with the link receiver and sender.
 pub fn device_top_sv(sys: &System, k: usize, core: &Design) -> Result<String> {
@@ -197,36 +225,18 @@ pub fn device_top_sv(sys: &System, k: usize, core: &Design) -> Result<String> {
         }
     }
     if let Some(l) = rx {
-        let _ = writeln!(s, "\n  // Receiver of the link from '{}'.", sys.devices[l.from].name);
-        let _ = writeln!(
-            s,
-            "  {} #(\n{}\n  ) link_rx_inst (",
-            link::RX_MODULE,
-            param_list(&link_params(l, true)?)
-        );
-        let _ = writeln!(
-            s,
-            "      .clk(clk),\n      .rst(rst),\n      .link_data(rx_data),\n      .link_valid(rx_valid),\n      .link_credit(rx_credit),\n      .data_out_0({LINK_IN}),\n      .data_out_0_valid({LINK_IN}_valid),\n      .data_out_0_ready({LINK_IN}_ready)\n  );"
-        );
+        let comment = format!("Receiver of the link from '{}'", sys.devices[l.from].name);
+        let mut conns = flit_conns("link", "rx").to_vec();
+        conns.extend(stream_conns("data_out_0", LINK_IN));
+        link_end(&mut s, &comment, link::RX_MODULE, &link_params(l, true)?, "link_rx_inst", conns);
     }
     let _ = writeln!(s, "\n  {} #(\n      .MEM_DIR(MEM_DIR)\n  ) core_inst (", core.top);
-    let mut conns = vec!["      .clk(clk)".to_string(), "      .rst(rst)".to_string()];
-    for p in &core.ports {
-        conns.extend(stream_conns(&p.name, &p.name));
-    }
-    let _ = writeln!(s, "{}\n  );", conns.join(",\n"));
+    close_instance(&mut s, core.ports.iter().flat_map(|p| stream_conns(&p.name, &p.name)));
     if let Some(l) = tx {
-        let _ = writeln!(s, "\n  // Sender of the link to '{}'.", sys.devices[l.from + 1].name);
-        let _ = writeln!(
-            s,
-            "  {} #(\n{}\n  ) link_tx_inst (",
-            link::TX_MODULE,
-            param_list(&link_params(l, false)?)
-        );
-        let _ = writeln!(
-            s,
-            "      .clk(clk),\n      .rst(rst),\n      .data_in_0({LINK_OUT}),\n      .data_in_0_valid({LINK_OUT}_valid),\n      .data_in_0_ready({LINK_OUT}_ready),\n      .link_data(tx_data),\n      .link_valid(tx_valid),\n      .link_credit(tx_credit)\n  );"
-        );
+        let comment = format!("Sender of the link to '{}'", sys.devices[l.from + 1].name);
+        let mut conns = stream_conns("data_in_0", LINK_OUT).to_vec();
+        conns.extend(flit_conns("link", "tx"));
+        link_end(&mut s, &comment, link::TX_MODULE, &link_params(l, false)?, "link_tx_inst", conns);
     }
     let _ = writeln!(s, "\nendmodule");
     Ok(s)
@@ -283,10 +293,8 @@ pub fn system_top_sv(sys: &System) -> Result<String> {
         let p = link::model_params(l.link_width, l.latency)
             .map_err(|e| Error::Config(format!("link model of `{}`: {e}", l.tensor)))?;
         let _ = writeln!(s, "  {} #(\n{}\n  ) link_{b}_model_inst (", link::MODEL_MODULE, param_list(&p));
-        let _ = writeln!(
-            s,
-            "      .clk(clk),\n      .rst(rst),\n      .tx_data(link_{b}_tx_data),\n      .tx_valid(link_{b}_tx_valid),\n      .tx_credit(link_{b}_tx_credit),\n      .rx_data(link_{b}_rx_data),\n      .rx_valid(link_{b}_rx_valid),\n      .rx_credit(link_{b}_rx_credit)\n  );"
-        );
+        let [tx, rx] = ["tx", "rx"].map(|side| flit_conns(side, &format!("link_{b}_{side}")));
+        close_instance(&mut s, tx.into_iter().chain(rx));
         let flits = link_flits_port(b);
         let _ = writeln!(
             s,
@@ -300,24 +308,19 @@ pub fn system_top_sv(sys: &System) -> Result<String> {
             "  {} #(\n      .MEM_DIR({{MEM_DIR, \"device_{k}/mem/\"}})\n  ) device_{k}_inst (",
             device_top(&d.top, k)
         );
-        let mut conns = vec!["      .clk(clk)".to_string(), "      .rst(rst)".to_string()];
+        let mut conns = Vec::new();
         for (p, port) in d.ports.iter().enumerate() {
             if sys.placement.port[p] == k {
                 conns.extend(stream_conns(&port.name, &port.name));
             }
         }
         if let Some(l) = k.checked_sub(1).and_then(|b| sys.link_after(b)) {
-            let b = l.from;
-            conns.push(format!("      .rx_data(link_{b}_rx_data)"));
-            conns.push(format!("      .rx_valid(link_{b}_rx_valid)"));
-            conns.push(format!("      .rx_credit(link_{b}_rx_credit)"));
+            conns.extend(flit_conns("rx", &format!("link_{}_rx", l.from)));
         }
         if sys.link_after(k).is_some() {
-            conns.push(format!("      .tx_data(link_{k}_tx_data)"));
-            conns.push(format!("      .tx_valid(link_{k}_tx_valid)"));
-            conns.push(format!("      .tx_credit(link_{k}_tx_credit)"));
+            conns.extend(flit_conns("tx", &format!("link_{k}_tx")));
         }
-        let _ = writeln!(s, "{}\n  );", conns.join(",\n"));
+        close_instance(&mut s, conns);
     }
     let _ = writeln!(s, "\nendmodule");
     Ok(s)
