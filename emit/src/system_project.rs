@@ -140,6 +140,16 @@ fn flit_conns(port: &str, sig: &str) -> [String; 3] {
     ["data", "valid", "credit"].map(|w| format!("      .{port}_{w}({sig}_{w})"))
 }
 
+/// Declares a device top's flit ports of `side` for link `l`: `rx` takes flits and gives credits,
+/// `tx` gives flits and takes credits; `flits` and `credit` document the data and credit ports.
+fn flit_port_decls(s: &mut String, side: &str, l: &LinkInfo, flits: &str, credit: &str) {
+    let (fwd, back) = if side == "rx" { ("input ", "output") } else { ("output", "input ") };
+    let (bits, msb) = (l.link_width, l.link_width - 1);
+    let _ = write!(s, ",\n    /// {flits} ({bits} bits per cycle).\n    {fwd} logic [{msb}:0] {side}_data,");
+    let _ = write!(s, "\n    /// {side}_data holds a flit.\n    {fwd} logic {side}_valid,");
+    let _ = write!(s, "\n    /// {credit}\n    {back} logic {side}_credit");
+}
+
 /// Closes an instance: its connections (clock and reset first, then `conns`) and `);`.
 fn close_instance(s: &mut String, conns: impl IntoIterator<Item = String>) {
     let all: Vec<String> =
@@ -191,29 +201,24 @@ pub fn device_top_sv(sys: &System, k: usize, core: &Design) -> Result<String> {
     }
     if let Some(l) = rx {
         let from = &sys.devices[l.from].name;
-        let _ = write!(
-            s,
-            ",\n    /// Flits of `{}` from device '{from}' ({} bits per cycle).\n    input  logic [{}:0] rx_data,",
-            l.tensor,
-            l.link_width,
-            l.link_width - 1
+        let flits = format!("Flits of `{}` from device '{from}'", l.tensor);
+        flit_port_decls(
+            &mut s,
+            "rx",
+            l,
+            &flits,
+            &format!("One receive buffer slot freed (a credit back to '{from}')."),
         );
-        let _ = write!(s, "\n    /// rx_data holds a flit.\n    input  logic rx_valid,");
-        let _ = write!(s, "\n    /// One receive buffer slot freed (a credit back to '{from}').\n    output logic rx_credit");
     }
     if let Some(l) = tx {
         let to = &sys.devices[l.from + 1].name;
-        let _ = write!(
-            s,
-            ",\n    /// Flits of `{}` to device '{to}' ({} bits per cycle).\n    output logic [{}:0] tx_data,",
-            l.tensor,
-            l.link_width,
-            l.link_width - 1
-        );
-        let _ = write!(s, "\n    /// tx_data holds a flit.\n    output logic tx_valid,");
-        let _ = write!(
-            s,
-            "\n    /// A credit from '{to}': one more beat may be sent.\n    input  logic tx_credit"
+        let flits = format!("Flits of `{}` to device '{to}'", l.tensor);
+        flit_port_decls(
+            &mut s,
+            "tx",
+            l,
+            &flits,
+            &format!("A credit from '{to}': one more beat may be sent."),
         );
     }
     let _ = writeln!(s, "\n);");
@@ -516,6 +521,20 @@ pub fn write_system(graph: &MaseGraph, sys: &System, dir: &Path) -> Result<Emitt
     Ok(Emitted { files, report: rep.design })
 }
 
+/// A device README's paragraph on its link end `side` (`rx` or `tx`) of link `l`: `head`, the
+/// flit ports and what they carry, then `credits` on the credit port.
+fn link_paragraph(s: &mut String, head: &str, side: &str, l: &LinkInfo, credits: &str) {
+    let _ = writeln!(
+        s,
+        "\n{head}: `{side}_data` [{}] + `{side}_valid` carry `{}` ({} lanes of {}) as {} flit(s) per beat; {credits}",
+        l.link_width,
+        l.tensor,
+        l.lanes,
+        crate::bind::fmt_name(&l.format),
+        l.flits,
+    );
+}
+
 fn device_readme(sys: &System, k: usize, core: &Design, r: &Report, lib: &[String]) -> String {
     let dev = &sys.devices[k];
     let top = device_top(&sys.design.top, k);
@@ -546,32 +565,16 @@ fn device_readme(sys: &System, k: usize, core: &Design, r: &Report, lib: &[Strin
         );
     }
     if let Some(l) = k.checked_sub(1).and_then(|b| sys.link_after(b)) {
-        let _ = writeln!(
-            s,
-            "\nLink in from '{}': `rx_data` [{}] + `rx_valid` carry `{}` ({} lanes of {}) as {} flit(s) per beat; \
-             `rx_credit` pulses once per beat freed in the {}-beat receive buffer.",
-            sys.devices[l.from].name,
-            l.link_width,
-            l.tensor,
-            l.lanes,
-            crate::bind::fmt_name(&l.format),
-            l.flits,
-            l.depth
-        );
+        let head = format!("Link in from '{}'", sys.devices[l.from].name);
+        let credits =
+            format!("`rx_credit` pulses once per beat freed in the {}-beat receive buffer.", l.depth);
+        link_paragraph(&mut s, &head, "rx", l, &credits);
     }
     if let Some(l) = sys.link_after(k) {
-        let _ = writeln!(
-            s,
-            "\nLink out to '{}': `tx_data` [{}] + `tx_valid` carry `{}` ({} lanes of {}) as {} flit(s) per beat; \
-             each `tx_credit` pulse allows one more beat (the receiver buffers {}).",
-            sys.devices[l.from + 1].name,
-            l.link_width,
-            l.tensor,
-            l.lanes,
-            crate::bind::fmt_name(&l.format),
-            l.flits,
-            l.depth
-        );
+        let head = format!("Link out to '{}'", sys.devices[l.from + 1].name);
+        let credits =
+            format!("each `tx_credit` pulse allows one more beat (the receiver buffers {}).", l.depth);
+        link_paragraph(&mut s, &head, "tx", l, &credits);
     }
     let _ = writeln!(s, "\n## Figures (cost models)\n");
     let _ = writeln!(
