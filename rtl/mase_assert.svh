@@ -26,9 +26,22 @@
 //                                            input NAME_ready
 //   `MASE_WORD_PARAMS                        DATA_WIDTH = 8 (bits per lane), LANES = 1 (lanes per
 //                                            beat): the opaque word of the stream primitives
+//   `MASE_LINK_WORD_PARAMS                   `MASE_WORD_PARAMS, then LINK_WIDTH = 8 (bits an
+//                                            inter-device link carries per cycle)
 //   `MASE_STAGE_PORTS(XW, YW)                the ports of a one-in one-out stage: clock, reset,
 //                                            input stream data_in_0 (XW bits), output stream
 //                                            data_out_0 (YW bits)
+//
+// Instance connections: the same groups passed through to an inner instance under the same
+// names (a wrapper's parameters and ports to the module it wraps), for an instance's `#(...)` or
+// port list (put a comma after it when more follows).
+//   `MASE_PASS_FORMAT(PORT)                  .PORT_PRECISION_0(PORT_PRECISION_0), ..._1
+//   `MASE_PASS_SHAPE(PORT)                   the four PORT_TENSOR_SIZE/PARALLELISM_DIM_0/1
+//   `MASE_PASS_TENSOR(PORT)                  format then shape
+//   `MASE_PASS_MODES(PORT)                   PORT_ROUNDING, PORT_OVERFLOW
+//   `MASE_PASS_STREAM(NAME)                  .NAME(NAME), .NAME_valid(NAME_valid),
+//                                            .NAME_ready(NAME_ready)
+//   `MASE_PASS_STAGE_PORTS                   clk, rst, the data_in_0 and data_out_0 streams
 //
 // Datapath idioms (module scope, need the names they mention in scope):
 //   `MASE_CAST_TO(PORT, XW, XF, XS, YS, X, Y);   a mase_cast_core instance u_cast taking X (XW
@@ -40,6 +53,10 @@
 //   `MASE_ROM_INIT(ROM, WORDS, FILE)         fills the unpacked array ROM (WORDS words) at time 0
 //       from the $readmemh file FILE, or with zeros when FILE is "" (generate blocks
 //       g_ROM_file / g_ROM_zero)
+//   `MASE_LINK_FLITS                         the flit arithmetic both ends of an inter-device link
+//       share (mase_link_tx cuts beats into the flits mase_link_rx reassembles): localparams BW
+//       (bits per beat, LANES*DATA_WIDTH), FLITS (flits per beat, ceil(BW / LINK_WIDTH), kept
+//       >= 1), PW (FLITS*LINK_WIDTH, a beat padded to whole flits) and FW (flit counter width)
 // Only `/* */` comments stand inside the definitions (a `//` comment would swallow the line
 // continuation); Verilator, Yosys 0.23 and sv-parser (emit/src/sv/header.rs) all expand them.
 //
@@ -63,6 +80,10 @@
 //   `MASE_CHECK_SAME_SHAPE(A, B);            A's four TENSOR_SIZE/PARALLELISM_DIM_0/1 equal B's
 //   `MASE_CHECK_MODES(PORT);                 `check_modes`: PORT_ROUNDING in 0..6, PORT_OVERFLOW
 //                                            in 0..3
+//   `MASE_CHECK_WORD;                        `check_lanes`: the opaque word of `MASE_WORD_PARAMS,
+//                                            DATA_WIDTH in 1..64, LANES in 1..1024
+//   `MASE_CHECK_LINK_WORD;                   `check_beat_and_link`: `MASE_CHECK_WORD, LINK_WIDTH
+//                                            in 1..65536
 //   `MASE_CHECK_ROW_SHAPE(PORT, MAX_ROW, MAX_ROWS, MAX_PAR);   a stream of whole rows, one row
 //                                            per beat: PORT_TENSOR_SIZE_DIM_0 in 1..MAX_ROW,
 //                                            PORT_TENSOR_SIZE_DIM_1 in 1..MAX_ROWS,
@@ -153,10 +174,44 @@
     /* Lanes per beat; the data ports are LANES*DATA_WIDTH bits wide. */ \
     parameter int LANES = 1
 
+`define MASE_LINK_WORD_PARAMS \
+    `MASE_WORD_PARAMS, \
+    /* Bits the link carries per cycle (1..65536). */ \
+    parameter int LINK_WIDTH = 8
+
 `define MASE_STAGE_PORTS(XW, YW) \
     `MASE_CLOCK_PORTS, \
     `MASE_STREAM_IN(data_in_0, XW), \
     `MASE_STREAM_OUT(data_out_0, YW)
+
+`define MASE_PASS_FORMAT(PORT) \
+    .PORT``_PRECISION_0(PORT``_PRECISION_0), \
+    .PORT``_PRECISION_1(PORT``_PRECISION_1)
+
+`define MASE_PASS_SHAPE(PORT) \
+    .PORT``_TENSOR_SIZE_DIM_0(PORT``_TENSOR_SIZE_DIM_0), \
+    .PORT``_TENSOR_SIZE_DIM_1(PORT``_TENSOR_SIZE_DIM_1), \
+    .PORT``_PARALLELISM_DIM_0(PORT``_PARALLELISM_DIM_0), \
+    .PORT``_PARALLELISM_DIM_1(PORT``_PARALLELISM_DIM_1)
+
+`define MASE_PASS_TENSOR(PORT) \
+    `MASE_PASS_FORMAT(PORT), \
+    `MASE_PASS_SHAPE(PORT)
+
+`define MASE_PASS_MODES(PORT) \
+    .PORT``_ROUNDING(PORT``_ROUNDING), \
+    .PORT``_OVERFLOW(PORT``_OVERFLOW)
+
+`define MASE_PASS_STREAM(NAME) \
+    .NAME(NAME), \
+    .NAME``_valid(NAME``_valid), \
+    .NAME``_ready(NAME``_ready)
+
+`define MASE_PASS_STAGE_PORTS \
+    .clk(clk), \
+    .rst(rst), \
+    `MASE_PASS_STREAM(data_in_0), \
+    `MASE_PASS_STREAM(data_out_0)
 
 `define MASE_CAST_TO(PORT, XW, XF, XS, YS, X, Y) \
   mase_cast_core #( \
@@ -183,9 +238,7 @@
       .data_in_0       (DATA), \
       .data_in_0_valid (VALID), \
       .data_in_0_ready (READY), \
-      .data_out_0      (data_out_0), \
-      .data_out_0_valid(data_out_0_valid), \
-      .data_out_0_ready(data_out_0_ready) \
+      `MASE_PASS_STREAM(data_out_0) \
   )
 
 `define MASE_CHECK_RANGE_OF(NAME, V, LO, HI) \
@@ -232,6 +285,18 @@
     `MASE_CHECK_RANGE(PORT``_OVERFLOW, 0, 3); \
   end
 
+`define MASE_CHECK_WORD \
+  begin \
+    `MASE_CHECK_RANGE(DATA_WIDTH, 1, 64); \
+    `MASE_CHECK_RANGE(LANES, 1, 1024); \
+  end
+
+`define MASE_CHECK_LINK_WORD \
+  begin \
+    `MASE_CHECK_WORD; \
+    `MASE_CHECK_RANGE(LINK_WIDTH, 1, 65536); \
+  end
+
 `define MASE_CHECK_ROW_SHAPE(PORT, MAX_ROW, MAX_ROWS, MAX_PAR) \
   begin \
     `MASE_CHECK_RANGE(PORT``_TENSOR_SIZE_DIM_0, 1, MAX_ROW); \
@@ -248,6 +313,16 @@
   end else begin : g_``ROM``_zero \
     initial for (int k = 0; k < WORDS; k++) ROM[k] = '0; \
   end
+
+`define MASE_LINK_FLITS \
+  /* Bits per beat. */ \
+  localparam int BW = LANES * DATA_WIDTH; \
+  /* Flits per beat (kept >= 1 so an invalid LINK_WIDTH still elaborates to its check). */ \
+  localparam int FLITS = LINK_WIDTH > 0 ? (BW + LINK_WIDTH - 1) / LINK_WIDTH : 1; \
+  /* Bits of a beat padded to whole flits. */ \
+  localparam int PW = FLITS * LINK_WIDTH; \
+  /* Flit counter width. */ \
+  localparam int FW = FLITS > 1 ? $clog2(FLITS) : 1;
 
 // Aligned element-wise add and subtract (mase_add, mase_sub): the two components are one design
 // that differs only in the operator, and SystemVerilog has no module templates. The design lives
@@ -342,6 +417,116 @@
   always_ff @(posedge clk) begin \
     if (fire) data_out_0 <= res_lanes; \
   end
+
+// Softmax (mase_softmax, mase_masked_softmax): both are mase_softmax_core under a header of
+// their own, so the parameters the three modules share are written once here: the core and both
+// components declare them with `MASE_SOFTMAX_PARAMS (first) and `MASE_SOFTMAX_TABLE_PARAMS (last,
+// after the mask parameters of those that have them), and the components pass them on to the core
+// with `MASE_SOFTMAX_PASS; the core and mase_masked_softmax have the same ports,
+// `MASE_MASKED_SOFTMAX_PORTS. The algorithm and architecture are described in mase_softmax_core.
+`define MASE_SOFTMAX_PARAMS \
+    /* Input: two's complement lanes of 1..16 bits, fractional bits 0..24; row length L = */ \
+    /* DATA_IN_0_TENSOR_SIZE_DIM_0 (the softmax dimension, 1..4096); P = */ \
+    /* DATA_IN_0_PARALLELISM_DIM_0 elements of a row per beat; one row per beat. */ \
+    `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 8, 1, 4, 1), \
+    /* Output format: 1..32 bits, fractional bits -2^24..2^24. */ \
+    `MASE_FORMAT_PARAMS(DATA_OUT_0, 8, 7), \
+    /* 1: output lanes are two's complement; 0: unsigned. */ \
+    parameter int DATA_OUT_0_SIGNED = 0, \
+    /* Output shape (must equal the input's). */ \
+    `MASE_SHAPE_PARAMS_OF(DATA_OUT_0, DATA_IN_0), \
+    /* Rounding and overflow of the output cast. */ \
+    `MASE_MODE_PARAMS(DATA_OUT_0), \
+    /* Fractional bits EF of exp values and table entries (4..28). */ \
+    parameter int EXP_FRAC = 24, \
+    /* Index bits H of each exp table (1..12). */ \
+    parameter int EXP_TABLE_BITS = 10, \
+    /* Reciprocal precision RB (4..28). */ \
+    parameter int RECIP_BITS = 20, \
+    /* Cycles per exp beat: 1 (3P multipliers) or 2 (d*K and the table product share one */ \
+    /* multiplier per lane: 2P multipliers at half the rate). */ \
+    parameter int FOLD = 1
+
+`define MASE_SOFTMAX_TABLE_PARAMS \
+    /* Path of the T_hi table .mem file ($readmemh; "" = all-zero table). */ \
+    parameter EXP_HI_MEM_FILE = "", \
+    /* Path of the T_lo table .mem file ($readmemh; "" = all-zero table). */ \
+    parameter EXP_LO_MEM_FILE = ""
+
+// The ports of the core and of mase_masked_softmax: the data, the keep bits and the output.
+`define MASE_MASKED_SOFTMAX_PORTS \
+    /* Clock and reset (reset empties every buffer and pipeline and restarts at a tensor's */ \
+    /* first row). */ \
+    `MASE_CLOCK_PORTS, \
+    /* data_in_0: input beats: P consecutive elements of a row, taken when valid (ready from */ \
+    /* FIFO registers; during a tensor's first row taken together with the data_in_1 beat of */ \
+    /* the same positions). */ \
+    `MASE_STREAM_IN(data_in_0, DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0), \
+    /* data_in_1: keep bits, one 1-bit lane per element of a data_in_0 beat (1 = keep, 0 = */ \
+    /* masked), L/P beats per tensor of MASK_ROWS rows, taken with the tensor's first row */ \
+    /* (mase_softmax_core with MASKED = 0: ignored, ready low). */ \
+    `MASE_STREAM_IN(data_in_1, DATA_IN_0_PARALLELISM_DIM_0), \
+    /* data_out_0: output beats: the softmax values of the input beat's elements, exactly 0 */ \
+    /* for masked ones (data and valid registered). */ \
+    `MASE_STREAM_OUT(data_out_0, DATA_IN_0_PARALLELISM_DIM_0 * DATA_OUT_0_PRECISION_0)
+
+// Both groups above, passed on to the core (named, so their place in the list does not matter).
+`define MASE_SOFTMAX_PASS \
+    `MASE_PASS_TENSOR(DATA_IN_0), \
+    `MASE_PASS_FORMAT(DATA_OUT_0), \
+    .DATA_OUT_0_SIGNED(DATA_OUT_0_SIGNED), \
+    `MASE_PASS_SHAPE(DATA_OUT_0), \
+    `MASE_PASS_MODES(DATA_OUT_0), \
+    .EXP_FRAC(EXP_FRAC), \
+    .EXP_TABLE_BITS(EXP_TABLE_BITS), \
+    .RECIP_BITS(RECIP_BITS), \
+    .FOLD(FOLD), \
+    .EXP_HI_MEM_FILE(EXP_HI_MEM_FILE), \
+    .EXP_LO_MEM_FILE(EXP_LO_MEM_FILE)
+
+// Table lookup (mase_gelu, and mase_tanh: mase_gelu with SHAPE = 1): both start with the
+// lookup's input and output, `MASE_LOOKUP_IO_PARAMS(OUT_FRAC) (OUT_FRAC the default output
+// fractional bits), and have the parameters of the lookup's two forms after the table range,
+// `MASE_LOOKUP_FORM_PARAMS (FORM_PARAMS on the Rust side, hwlib/src/components/gelu.rs). x is the input code, with SHAPE = 1 its magnitude |x| (the
+// bands then lie on magnitudes: inner below BAND_MID, middle in [BAND_MID, BAND_OUT)). The
+// datapath is described in mase_gelu. `MASE_LOOKUP_FORM_PASS passes them on to a mase_gelu.
+`define MASE_LOOKUP_IO_PARAMS(OUT_FRAC) \
+    /* Input: two's complement lanes of 1..16 bits, fractional bits -2^24..2^24. */ \
+    `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 8, 1, 4, 1), \
+    /* Output format: two's complement lanes of 1..32 bits, fractional bits -2^24..2^24. */ \
+    `MASE_FORMAT_PARAMS(DATA_OUT_0, 8, OUT_FRAC), \
+    /* Output shape (must equal the input's). */ \
+    `MASE_SHAPE_PARAMS_OF(DATA_OUT_0, DATA_IN_0), \
+    /* Rounding and overflow into the output format: the table was generated with the same */ \
+    /* modes (SHAPE 0: also those of the upper tail, cast(x); SHAPE 1: those of |t|, negative */ \
+    /* inputs negate the result). */ \
+    `MASE_MODE_PARAMS(DATA_OUT_0)
+
+`define MASE_LOOKUP_FORM_PARAMS \
+    /* 0: one table entry per tabulated code of [LO, HI]; 1: interpolated breakpoints. */ \
+    parameter int FORM = 0, \
+    /* FORM 1: segment bits of the inner band -BAND_MID <= x < BAND_MID (0..12). */ \
+    parameter int SEG_BITS = 7, \
+    /* FORM 1: segment bits of the middle band, -BAND_OUT <= x < BAND_OUT outside the inner */ \
+    /* one (0..12). */ \
+    parameter int SEG_BITS_MID = 7, \
+    /* FORM 1: segment bits of the outer band (the rest of the table range; 0..12). */ \
+    parameter int SEG_BITS_OUT = 7, \
+    /* FORM 1: inner band threshold in codes (0..32768; BAND_MID = BAND_OUT = 32768: one band). */ \
+    parameter int BAND_MID = 32768, \
+    /* FORM 1: middle band threshold in codes (BAND_MID..32768). */ \
+    parameter int BAND_OUT = 32768, \
+    /* FORM 1: G, breakpoint bits below the output LSB (0..8). */ \
+    parameter int GUARD_BITS = 4
+
+`define MASE_LOOKUP_FORM_PASS \
+    .FORM(FORM), \
+    .SEG_BITS(SEG_BITS), \
+    .SEG_BITS_MID(SEG_BITS_MID), \
+    .SEG_BITS_OUT(SEG_BITS_OUT), \
+    .BAND_MID(BAND_MID), \
+    .BAND_OUT(BAND_OUT), \
+    .GUARD_BITS(GUARD_BITS)
 
 `ifndef SYNTHESIS
 `define MASE_ASSERT_STREAM_STABLE(PORT) \

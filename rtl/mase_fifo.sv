@@ -24,8 +24,7 @@ module mase_fifo #(
 );
 `ifndef SYNTHESIS
   initial begin
-    `MASE_CHECK_RANGE(DATA_WIDTH, 1, 64);
-    `MASE_CHECK_RANGE(LANES, 1, 1024);
+    `MASE_CHECK_WORD;
     `MASE_CHECK_RANGE(DEPTH, 2, 65536);
   end
 `endif

@@ -35,36 +35,21 @@
 //   Paths cut: data, valid and ready (input ready is a function of registers only).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_gelu #(
-    /// Input: two's complement lanes of 1..16 bits, fractional bits -2^24..2^24.
-    `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 8, 1, 4, 1),
-    /// Output format: two's complement lanes of 1..32 bits, fractional bits -2^24..2^24.
-    `MASE_FORMAT_PARAMS(DATA_OUT_0, 8, 4),
-    /// Output shape (must equal the input's).
-    `MASE_SHAPE_PARAMS_OF(DATA_OUT_0, DATA_IN_0),
-    /// Rounding and overflow of the upper tail, cast(x); the table was generated with the same
-    /// modes (its entries saturate with the overflow mode).
-    `MASE_MODE_PARAMS(DATA_OUT_0),
+    /// Input and output (rtl/mase_assert.svh): signed lanes of 1..16 bits in, 1..32 bits out
+    /// (default 4 fractional bits), the input's shape, and the rounding and overflow of the upper
+    /// tail, cast(x); the table was generated with the same modes (its entries saturate with the
+    /// overflow mode).
+    `MASE_LOOKUP_IO_PARAMS(4),
     /// The lowest tabulated input code is -TABLE_NEG (0..32768, clamped to the input range);
     /// below it the output is 0.
     parameter int TABLE_NEG = 32768,
     /// Highest tabulated input code (0..32767, clamped to the input range); above it the output
     /// is cast(x). SHAPE 1: highest tabulated magnitude (0..32768, clamped to 2^(W-1)).
     parameter int TABLE_POS = 32767,
-    /// 0: one table entry per input code of [LO, HI]; 1: interpolated breakpoints.
-    parameter int FORM = 0,
-    /// FORM 1: segment bits of the inner band -BAND_MID <= x < BAND_MID (0..12).
-    parameter int SEG_BITS = 7,
-    /// FORM 1: segment bits of the middle band, -BAND_OUT <= x < BAND_OUT outside the inner
-    /// one (0..12).
-    parameter int SEG_BITS_MID = 7,
-    /// FORM 1: segment bits of the outer band (the rest of the table range; 0..12).
-    parameter int SEG_BITS_OUT = 7,
-    /// FORM 1: inner band threshold in codes (0..32768; BAND_MID = BAND_OUT = 32768: one band).
-    parameter int BAND_MID = 32768,
-    /// FORM 1: middle band threshold in codes (BAND_MID..32768).
-    parameter int BAND_OUT = 32768,
-    /// FORM 1: G, breakpoint bits below the output LSB (0..8).
-    parameter int GUARD_BITS = 4,
+    /// The lookup's form (rtl/mase_assert.svh): FORM (0 full table, 1 interpolated), and for
+    /// FORM 1 the bands' segment bits SEG_BITS, SEG_BITS_MID, SEG_BITS_OUT, their thresholds
+    /// BAND_MID, BAND_OUT and GUARD_BITS.
+    `MASE_LOOKUP_FORM_PARAMS,
     /// Path of the table .mem file ($readmemh; "" = all-zero table).
     parameter TABLE_MEM_FILE = "",
     /// Function shape: 0 GELU's (table over codes [LO, HI], 0 below, cast(x) above); 1 odd and

@@ -43,6 +43,37 @@
 //            the output register in the cycle after it is loaded).
 //   II:      FOLD*D/P cycles per row. Multipliers: 4P + 8 (FOLD = 1), P + 1 (3), P (>= 4).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
+
+// The front of the 1/sqrt unit, the same in both schedules (g_rsqrt_pipe, g_rsqrt_seq): q_len,
+// the bit length L of LEN_Q; q_norm, Q shifted left by q_sh = QWE - 2K (top bit at QWE-1 or
+// QWE-2) for K = ceil(L/2); u_d, its top MF bits (the mantissa u); lut_y0, the table seed of the
+// mantissa U (mase_layer_norm_rsqrt_lut u_lut). Declares q_len, q_sh, q_norm, u_d and lut_y0.
+`define MASE_LAYER_NORM_RSQRT_FRONT(LEN_Q, Q, K, U) \
+  /* Leading-one position of LEN_Q (bit length), and the normalising shift. */ \
+  logic [KW:0] q_len, q_sh; \
+  /* Q shifted left by QWE - 2K (top bit at QWE-1 or QWE-2), its top MF bits. */ \
+  logic [QWE-1:0] q_norm; \
+  logic [MF-1:0] u_d; \
+  /* Table seed. */ \
+  logic [TF+1:0] lut_y0; \
+  always_comb begin \
+    q_len = '0; \
+    for (int i = 0; i < QW; i++) begin \
+      if (LEN_Q[i]) q_len = KW1'(i + 1); \
+    end \
+  end \
+  assign q_sh = KW1'(QWE) - {K, 1'b0}; \
+  assign q_norm = QWE'(Q) << q_sh; \
+  if (QWE >= MF) begin : g_u_top \
+    assign u_d = q_norm[QWE-1-:MF]; \
+  end else begin : g_u_pad \
+    assign u_d = MF'(q_norm) << (MF - QWE); \
+  end \
+  mase_layer_norm_rsqrt_lut u_lut ( \
+      .idx(U[MF-1-:TB]), \
+      .y0 (lut_y0) \
+  );
+
 module mase_layer_norm #(
     /// Input: W = DATA_IN_0_PRECISION_0 signed bits (1..32), F fractional bits (-32..32);
     /// D = DATA_IN_0_TENSOR_SIZE_DIM_0 elements per row (1..4096); any number of rows
@@ -311,36 +342,11 @@ module mase_layer_norm #(
   logic [SW-1:0] rs6, rs9, rt7, rt10;
   /// y delayed to meet t: seed (R5) used at R8, y of R8 used at R11.
   logic [YW-1:0] ry5d, ry6d, ry8d, ry9d;
-  /// Leading-one position of Q (bit length), k = ceil(L/2).
-  logic [KW:0] q_len, q_sh;
-  /// Q shifted left by QWE - 2k (top bit at QWE-1 or QWE-2), its top MF bits.
-  logic [QWE-1:0] q_norm;
-  logic [MF-1:0] u_d;
-  /// Table seed.
-  logic [TF+1:0] lut_y0;
-
-  always_comb begin
-    q_len = '0;
-    for (int i = 0; i < QW; i++) begin
-      if (r2_q[i]) q_len = KW1'(i + 1);
-    end
-  end
-
-  assign q_sh = KW1'(QWE) - {rk[3], 1'b0};
-  assign q_norm = QWE'(r3_q) << q_sh;
-  if (QWE >= MF) begin : g_u_top
-    assign u_d = q_norm[QWE-1-:MF];
-  end else begin : g_u_pad
-    assign u_d = MF'(q_norm) << (MF - QWE);
-  end
+  /// Bit length of Q (R2), Q (R3) normalised by k (R3) to its mantissa, the seed of u (R4).
+  `MASE_LAYER_NORM_RSQRT_FRONT(r2_q, r3_q, rk[3], ru[4])
   /// The bits of q_norm below the mantissa are dropped (floor); this sink keeps lint quiet.
   logic unused_q_low;
   assign unused_q_low = ^q_norm;
-
-  mase_layer_norm_rsqrt_lut u_lut (
-      .idx(ru[4][MF-1-:TB]),
-      .y0 (lut_y0)
-  );
 
   /// Newton step factors 3<<YF - t (R8 and R11; below 3<<YF, so SW bits hold them).
   logic [SW-1:0] r8_f, r11_f;
@@ -428,12 +434,8 @@ module mase_layer_norm #(
   /// Newton factor 3<<YF - t (below 3<<YF, so SW bits hold it).
   logic [SW-1:0] c_f;
   assign c_f = SW'(3 << YF) - c_t;
-  /// D*S2 (shift-add over the set bits of D), leading-one position of Q, Q normalised, seed.
+  /// D*S2 (shift-add over the set bits of D).
   logic signed [VW-1:0] ds2;
-  logic [KW:0] q_len, q_sh;
-  logic [QWE-1:0] q_norm;
-  logic [MF-1:0] u_d;
-  logic [TF+1:0] lut_y0;
 
   if (FOLD == 3) begin : g_own_mult
     assign tick = 1'b1;
@@ -469,29 +471,12 @@ module mase_layer_norm #(
     end
   end
 
-  always_comb begin
-    q_len = '0;
-    for (int i = 0; i < QW; i++) begin
-      if (c_q[i]) q_len = KW1'(i + 1);
-    end
-  end
-
-  assign q_sh = KW1'(QWE) - {c_k, 1'b0};
-  assign q_norm = QWE'(c_q) << q_sh;
-  if (QWE >= MF) begin : g_u_top
-    assign u_d = q_norm[QWE-1-:MF];
-  end else begin : g_u_pad
-    assign u_d = MF'(q_norm) << (MF - QWE);
-  end
+  /// Bit length of Q, Q normalised by k to its mantissa, the seed of u (all from the registers).
+  `MASE_LAYER_NORM_RSQRT_FRONT(c_q, c_q, c_k, c_u)
   /// The bits of q_norm below the mantissa and the product's high bits are dropped (floor,
   /// exact widths); this sink keeps lint quiet.
   logic unused_low;
   assign unused_low = ^{q_norm, u_mp};
-
-  mase_layer_norm_rsqrt_lut u_lut (
-      .idx(c_u[MF-1-:TB]),
-      .y0 (lut_y0)
-  );
 
   always_ff @(posedge clk) begin
     if (rst) cnt <= '0;
@@ -750,3 +735,5 @@ module mase_layer_norm #(
   `MASE_ASSERT_STREAM_STABLE(data_in_0)
   `MASE_ASSERT_STREAM_STABLE(data_out_0)
 endmodule
+
+`undef MASE_LAYER_NORM_RSQRT_FRONT

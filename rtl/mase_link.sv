@@ -11,10 +11,9 @@
 //   Paths cut: data, valid and ready on both streams (registers in tx and rx).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_link #(
-    /// The beat: LANES lanes (1..1024) of DATA_WIDTH bits (1..64).
-    `MASE_WORD_PARAMS,
-    /// Bits the link carries per cycle (1..65536).
-    parameter int LINK_WIDTH = 8,
+    /// The beat, LANES lanes (1..1024) of DATA_WIDTH bits (1..64), and LINK_WIDTH, the bits the
+    /// link carries per cycle (1..65536).
+    `MASE_LINK_WORD_PARAMS,
     /// Cycles a flit or credit takes across the link, each way (1..4096).
     parameter int LATENCY = 1,
     /// Beats the receiver buffers = the sender's credits (1..65536).
@@ -27,9 +26,7 @@ module mase_link #(
 );
 `ifndef SYNTHESIS
   initial begin
-    `MASE_CHECK_RANGE(DATA_WIDTH, 1, 64);
-    `MASE_CHECK_RANGE(LANES, 1, 1024);
-    `MASE_CHECK_RANGE(LINK_WIDTH, 1, 65536);
+    `MASE_CHECK_LINK_WORD;
     `MASE_CHECK_RANGE(LATENCY, 1, 4096);
     `MASE_CHECK_RANGE(DEPTH, 1, 65536);
   end

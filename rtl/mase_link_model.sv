@@ -12,10 +12,8 @@ module mase_link_model #(
     /// Cycles a flit or credit takes from one end to the other (1..4096).
     parameter int LATENCY = 1
 ) (
-    /// Clock; everything is registered on its rising edge.
-    input logic clk,
-    /// Synchronous active-high reset: the link carries nothing after it.
-    input logic rst,
+    /// Clock and reset (the link carries nothing after reset).
+    `MASE_CLOCK_PORTS,
     /// Flit sent by mase_link_tx this cycle.
     input logic [LINK_WIDTH-1:0] tx_data,
     /// `tx_data` carries a flit.

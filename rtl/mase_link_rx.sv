@@ -13,17 +13,14 @@
 //   Paths cut: data, valid and ready of data_out_0 (FIFO registers); `link_credit` registered.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_link_rx #(
-    /// The beat: LANES lanes (1..1024) of DATA_WIDTH bits (1..64).
-    `MASE_WORD_PARAMS,
-    /// Bits the link carries per cycle (1..65536).
-    parameter int LINK_WIDTH = 8,
+    /// The beat, LANES lanes (1..1024) of DATA_WIDTH bits (1..64), and LINK_WIDTH, the bits the
+    /// link carries per cycle (1..65536).
+    `MASE_LINK_WORD_PARAMS,
     /// Beats buffered (1..65536); the sender's CREDITS must equal it.
     parameter int DEPTH = 8
 ) (
-    /// Clock; everything is registered on its rising edge.
-    input logic clk,
-    /// Synchronous active-high reset: drops a partly received beat and empties the buffer.
-    input logic rst,
+    /// Clock and reset (reset drops a partly received beat and empties the buffer).
+    `MASE_CLOCK_PORTS,
     /// The flit on the link this cycle.
     input logic [LINK_WIDTH-1:0] link_data,
     /// `link_data` carries a flit this cycle.
@@ -36,21 +33,14 @@ module mase_link_rx #(
 );
 `ifndef SYNTHESIS
   initial begin
-    `MASE_CHECK_RANGE(DATA_WIDTH, 1, 64);
-    `MASE_CHECK_RANGE(LANES, 1, 1024);
-    `MASE_CHECK_RANGE(LINK_WIDTH, 1, 65536);
+    `MASE_CHECK_LINK_WORD;
     `MASE_CHECK_RANGE(DEPTH, 1, 65536);
   end
 `endif
 
-  /// Bits per beat.
-  localparam int BW = LANES * DATA_WIDTH;
-  /// Flits per beat (kept >= 1 so an invalid LINK_WIDTH still elaborates to its check).
-  localparam int FLITS = LINK_WIDTH > 0 ? (BW + LINK_WIDTH - 1) / LINK_WIDTH : 1;
-  /// Bits of a beat padded to whole flits.
-  localparam int PW = FLITS * LINK_WIDTH;
-  /// Flit counter width.
-  localparam int FW = FLITS > 1 ? $clog2(FLITS) : 1;
+  /// The flit arithmetic of both ends: BW bits per beat, FLITS flits per beat, PW padded bits,
+  /// FW flit counter bits.
+  `MASE_LINK_FLITS
   /// Memory words of the buffer FIFO: with its output register it holds max(DEPTH, 3) beats
   /// (mase_fifo needs at least 2 words).
   localparam int MEM_DEPTH = DEPTH > 3 ? DEPTH - 1 : 2;

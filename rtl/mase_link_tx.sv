@@ -15,17 +15,14 @@
 //            register, `data_in_0_ready` is a register too).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_link_tx #(
-    /// The beat: LANES lanes (1..1024) of DATA_WIDTH bits (1..64).
-    `MASE_WORD_PARAMS,
-    /// Bits the link carries per cycle (1..65536).
-    parameter int LINK_WIDTH = 8,
+    /// The beat, LANES lanes (1..1024) of DATA_WIDTH bits (1..64), and LINK_WIDTH, the bits the
+    /// link carries per cycle (1..65536).
+    `MASE_LINK_WORD_PARAMS,
     /// Beats the receiver buffers (1..65536): the credits held after reset.
     parameter int CREDITS = 8
 ) (
-    /// Clock; everything is registered on its rising edge.
-    input logic clk,
-    /// Synchronous active-high reset: drops the beat in flight, restores CREDITS credits.
-    input logic rst,
+    /// Clock and reset (reset drops the beat in flight and restores CREDITS credits).
+    `MASE_CLOCK_PORTS,
     /// Beats to send (flat packed lanes), taken while a credit is held and no flit but the
     /// current beat's last is still to show (ready from registers).
     `MASE_STREAM_IN(data_in_0, LANES * DATA_WIDTH),
@@ -38,21 +35,14 @@ module mase_link_tx #(
 );
 `ifndef SYNTHESIS
   initial begin
-    `MASE_CHECK_RANGE(DATA_WIDTH, 1, 64);
-    `MASE_CHECK_RANGE(LANES, 1, 1024);
-    `MASE_CHECK_RANGE(LINK_WIDTH, 1, 65536);
+    `MASE_CHECK_LINK_WORD;
     `MASE_CHECK_RANGE(CREDITS, 1, 65536);
   end
 `endif
 
-  /// Bits per beat.
-  localparam int BW = LANES * DATA_WIDTH;
-  /// Flits per beat (kept >= 1 so an invalid LINK_WIDTH still elaborates to its check).
-  localparam int FLITS = LINK_WIDTH > 0 ? (BW + LINK_WIDTH - 1) / LINK_WIDTH : 1;
-  /// Bits of a beat padded to whole flits.
-  localparam int PW = FLITS * LINK_WIDTH;
-  /// Flit counter width.
-  localparam int FW = FLITS > 1 ? $clog2(FLITS) : 1;
+  /// The flit arithmetic of both ends: BW bits per beat, FLITS flits per beat, PW padded bits,
+  /// FW flit counter bits.
+  `MASE_LINK_FLITS
   /// Credit counter width (counts 0..CREDITS; kept >= 1 for an invalid CREDITS).
   localparam int CW = CREDITS > 0 ? $clog2(CREDITS + 1) : 1;
 

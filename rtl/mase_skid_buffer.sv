@@ -20,8 +20,7 @@ module mase_skid_buffer #(
 );
 `ifndef SYNTHESIS
   initial begin
-    `MASE_CHECK_RANGE(DATA_WIDTH, 1, 64);
-    `MASE_CHECK_RANGE(LANES, 1, 1024);
+    `MASE_CHECK_WORD;
   end
 `endif
 

@@ -60,50 +60,23 @@
 //   tree of depth ceil(log2 P), and a CL+RB+1 stage divider of (EF+CL+1)-bit subtractors.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_softmax_core #(
-    /// Input: two's complement lanes of 1..16 bits, fractional bits 0..24; row length L =
-    /// DATA_IN_0_TENSOR_SIZE_DIM_0 (the softmax dimension, 1..4096); P =
-    /// DATA_IN_0_PARALLELISM_DIM_0 elements of a row per beat; one row per beat.
-    `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 8, 1, 4, 1),
-    /// Output format: 1..32 bits, fractional bits -2^24..2^24.
-    `MASE_FORMAT_PARAMS(DATA_OUT_0, 8, 7),
-    /// 1: output lanes are two's complement; 0: unsigned.
-    parameter int DATA_OUT_0_SIGNED = 0,
-    /// Output shape (must equal the input's).
-    `MASE_SHAPE_PARAMS_OF(DATA_OUT_0, DATA_IN_0),
-    /// Rounding and overflow of the output cast.
-    `MASE_MODE_PARAMS(DATA_OUT_0),
-    /// Fractional bits EF of exp values and table entries (4..28).
-    parameter int EXP_FRAC = 24,
-    /// Index bits H of each exp table (1..12).
-    parameter int EXP_TABLE_BITS = 10,
-    /// Reciprocal precision RB (4..28).
-    parameter int RECIP_BITS = 20,
-    /// Cycles per exp beat: 1 (3P multipliers) or 2 (d*K and the table product share one
-    /// multiplier per lane: 2P multipliers at half the rate).
-    parameter int FOLD = 1,
+    /// The softmax parameters (rtl/mase_assert.svh): input format and shape (P lanes of a row of
+    /// L per beat), output format, DATA_OUT_0_SIGNED, shape and modes, EXP_FRAC, EXP_TABLE_BITS,
+    /// RECIP_BITS, FOLD.
+    `MASE_SOFTMAX_PARAMS,
     /// 1: the key-padding mask of data_in_1 applies; 0: no mask (data_in_1 is ignored and never
     /// taken).
     parameter int MASKED = 0,
     /// Rows per mask (MASKED = 1): one keep vector is taken per MASK_ROWS rows; divides
     /// DATA_IN_0_TENSOR_SIZE_DIM_1.
     parameter int MASK_ROWS = DATA_IN_0_TENSOR_SIZE_DIM_1,
-    /// Path of the T_hi table .mem file ($readmemh; "" = all-zero table).
-    parameter EXP_HI_MEM_FILE = "",
-    /// Path of the T_lo table .mem file ($readmemh; "" = all-zero table).
-    parameter EXP_LO_MEM_FILE = ""
+    /// The exp tables' .mem files, EXP_HI_MEM_FILE and EXP_LO_MEM_FILE ($readmemh; "" = all-zero
+    /// table).
+    `MASE_SOFTMAX_TABLE_PARAMS
 ) (
-    /// Clock and reset (reset empties every buffer and pipeline).
-    `MASE_CLOCK_PORTS,
-    /// data_in_0: input beats: P consecutive elements of a row, taken when valid (ready from FIFO
-    /// registers; with MASKED = 1 during a tensor's first row also when data_in_1 is valid).
-    `MASE_STREAM_IN(data_in_0, DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0),
-    /// data_in_1: keep bits (MASKED = 1), P per beat, L/P beats per tensor, each taken together
-    /// with the data beat of the same positions in the tensor's first row (MASKED = 0: ignored,
-    /// ready low).
-    `MASE_STREAM_IN(data_in_1, DATA_IN_0_PARALLELISM_DIM_0),
-    /// data_out_0: output beats: the softmax values of the input beat's elements (data and valid
-    /// registered).
-    `MASE_STREAM_OUT(data_out_0, DATA_IN_0_PARALLELISM_DIM_0 * DATA_OUT_0_PRECISION_0)
+    /// Clock and reset, data_in_0 (the data), data_in_1 (the keep bits) and data_out_0 (the
+    /// softmax values) (rtl/mase_assert.svh).
+    `MASE_MASKED_SOFTMAX_PORTS
 );
   /// Lanes per beat.
   localparam int P = DATA_IN_0_PARALLELISM_DIM_0;

@@ -18,32 +18,18 @@
 //   Paths cut: data, valid and ready (mase_gelu's input ready is a function of registers only).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_tanh #(
-    /// Input: two's complement lanes of 1..16 bits, fractional bits -2^24..2^24.
-    `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 4, 8, 1, 4, 1),
-    /// Output format: two's complement lanes of 1..32 bits, fractional bits -2^24..2^24.
-    `MASE_FORMAT_PARAMS(DATA_OUT_0, 8, 6),
-    /// Output shape (must equal the input's).
-    `MASE_SHAPE_PARAMS_OF(DATA_OUT_0, DATA_IN_0),
-    /// Rounding and overflow of |tanh| (the table was generated with the same modes; negative
-    /// inputs negate the result).
-    `MASE_MODE_PARAMS(DATA_OUT_0),
+    /// Input and output (rtl/mase_assert.svh): signed lanes of 1..16 bits in, 1..32 bits out
+    /// (default 6 fractional bits), the input's shape, and the rounding and overflow of |tanh|
+    /// (the table was generated with the same modes; negative inputs negate the result).
+    `MASE_LOOKUP_IO_PARAMS(6),
     /// Highest tabulated magnitude |x| (0..32768, clamped to 2^(W-1)); larger magnitudes read its
     /// entry.
     parameter int TABLE_POS = 32768,
-    /// 0: one table entry per magnitude of [0, HI]; 1: interpolated breakpoints.
-    parameter int FORM = 0,
-    /// FORM 1: segment bits of the inner band, magnitudes below BAND_MID (0..12).
-    parameter int SEG_BITS = 7,
-    /// FORM 1: segment bits of the middle band, magnitudes in [BAND_MID, BAND_OUT) (0..12).
-    parameter int SEG_BITS_MID = 7,
-    /// FORM 1: segment bits of the outer band, magnitudes from BAND_OUT to HI (0..12).
-    parameter int SEG_BITS_OUT = 7,
-    /// FORM 1: inner band threshold (magnitude codes, 0..32768).
-    parameter int BAND_MID = 32768,
-    /// FORM 1: middle band threshold (magnitude codes, BAND_MID..32768).
-    parameter int BAND_OUT = 32768,
-    /// FORM 1: G, breakpoint bits below the output LSB (0..8).
-    parameter int GUARD_BITS = 4,
+    /// The lookup's form (rtl/mase_assert.svh), over the magnitudes [0, HI]: FORM (0 one table
+    /// entry per magnitude, 1 interpolated), and for FORM 1 the bands' segment bits SEG_BITS
+    /// (magnitudes below BAND_MID), SEG_BITS_MID ([BAND_MID, BAND_OUT)), SEG_BITS_OUT (from
+    /// BAND_OUT to HI), the thresholds BAND_MID, BAND_OUT (magnitude codes) and GUARD_BITS.
+    `MASE_LOOKUP_FORM_PARAMS,
     /// Path of the table .mem file ($readmemh; "" = all-zero table).
     parameter TABLE_MEM_FILE = ""
 ) (
@@ -55,40 +41,17 @@ module mase_tanh #(
 );
   /// The lookup: tanh's parameters, no negative table range, the odd saturating shape.
   mase_gelu #(
-      .DATA_IN_0_PRECISION_0       (DATA_IN_0_PRECISION_0),
-      .DATA_IN_0_PRECISION_1       (DATA_IN_0_PRECISION_1),
-      .DATA_IN_0_TENSOR_SIZE_DIM_0 (DATA_IN_0_TENSOR_SIZE_DIM_0),
-      .DATA_IN_0_TENSOR_SIZE_DIM_1 (DATA_IN_0_TENSOR_SIZE_DIM_1),
-      .DATA_IN_0_PARALLELISM_DIM_0 (DATA_IN_0_PARALLELISM_DIM_0),
-      .DATA_IN_0_PARALLELISM_DIM_1 (DATA_IN_0_PARALLELISM_DIM_1),
-      .DATA_OUT_0_PRECISION_0      (DATA_OUT_0_PRECISION_0),
-      .DATA_OUT_0_PRECISION_1      (DATA_OUT_0_PRECISION_1),
-      .DATA_OUT_0_TENSOR_SIZE_DIM_0(DATA_OUT_0_TENSOR_SIZE_DIM_0),
-      .DATA_OUT_0_TENSOR_SIZE_DIM_1(DATA_OUT_0_TENSOR_SIZE_DIM_1),
-      .DATA_OUT_0_PARALLELISM_DIM_0(DATA_OUT_0_PARALLELISM_DIM_0),
-      .DATA_OUT_0_PARALLELISM_DIM_1(DATA_OUT_0_PARALLELISM_DIM_1),
-      .DATA_OUT_0_ROUNDING         (DATA_OUT_0_ROUNDING),
-      .DATA_OUT_0_OVERFLOW         (DATA_OUT_0_OVERFLOW),
-      .TABLE_NEG                   (0),
-      .TABLE_POS                   (TABLE_POS),
-      .FORM                        (FORM),
-      .SEG_BITS                    (SEG_BITS),
-      .SEG_BITS_MID                (SEG_BITS_MID),
-      .SEG_BITS_OUT                (SEG_BITS_OUT),
-      .BAND_MID                    (BAND_MID),
-      .BAND_OUT                    (BAND_OUT),
-      .GUARD_BITS                  (GUARD_BITS),
-      .TABLE_MEM_FILE              (TABLE_MEM_FILE),
-      .SHAPE                       (1)
+      `MASE_PASS_TENSOR(DATA_IN_0),
+      `MASE_PASS_FORMAT(DATA_OUT_0),
+      `MASE_PASS_SHAPE(DATA_OUT_0),
+      `MASE_PASS_MODES(DATA_OUT_0),
+      .TABLE_NEG(0),
+      .TABLE_POS(TABLE_POS),
+      `MASE_LOOKUP_FORM_PASS,
+      .TABLE_MEM_FILE(TABLE_MEM_FILE),
+      .SHAPE(1)
   ) u_lookup (
-      .clk            (clk),
-      .rst            (rst),
-      .data_in_0      (data_in_0),
-      .data_in_0_valid(data_in_0_valid),
-      .data_in_0_ready(data_in_0_ready),
-      .data_out_0      (data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
+      `MASE_PASS_STAGE_PORTS
   );
 
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.

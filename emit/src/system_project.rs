@@ -153,6 +153,46 @@ fn link_params(l: &LinkInfo, rx: bool) -> Result<mase_hwlib::Params> {
     p.map_err(|e| Error::Config(format!("link of `{}`: {e}", l.tensor)))
 }
 
+/// The connections of the flit ports `<port>_data`, `<port>_valid`, `<port>_credit` of an instance
+/// to the signals `<sig>_data`, `<sig>_valid`, `<sig>_credit`.
+fn flit_conns(port: &str, sig: &str) -> [String; 3] {
+    ["data", "valid", "credit"].map(|w| format!("      .{port}_{w}({sig}_{w})"))
+}
+
+/// Declares a device top's flit ports `<prefix>_data/valid/credit` of `side` for link `l`: `rx`
+/// takes flits and gives credits, `tx` gives flits and takes credits; `flits` and `credit`
+/// document the data and credit ports.
+fn flit_port_decls(s: &mut String, side: &str, prefix: &str, l: &LinkInfo, flits: &str, credit: &str) {
+    let (fwd, back) = if side == "rx" { ("input ", "output") } else { ("output", "input ") };
+    let (bits, msb) = (l.link_width, l.link_width - 1);
+    let _ =
+        write!(s, ",\n    /// {flits} ({bits} bits per cycle).\n    {fwd} logic [{msb}:0] {prefix}_data,");
+    let _ = write!(s, "\n    /// {prefix}_data holds a flit.\n    {fwd} logic {prefix}_valid,");
+    let _ = write!(s, "\n    /// {credit}\n    {back} logic {prefix}_credit");
+}
+
+/// Closes an instance: its connections (clock and reset first, then `conns`) and `);`.
+fn close_instance(s: &mut String, conns: impl IntoIterator<Item = String>) {
+    let all: Vec<String> =
+        ["      .clk(clk)".to_string(), "      .rst(rst)".to_string()].into_iter().chain(conns).collect();
+    let _ = writeln!(s, "{}\n  );", all.join(",\n"));
+}
+
+/// Appends one end of a link to a device top: the comment line, the instance `inst` of `module`
+/// with parameters `p`, and its connections `conns` after clock and reset.
+fn link_end(
+    s: &mut String,
+    comment: &str,
+    module: &str,
+    p: &mase_hwlib::Params,
+    inst: &str,
+    conns: Vec<String>,
+) {
+    let _ = writeln!(s, "\n  // {comment}.");
+    let _ = writeln!(s, "  {module} #(\n{}\n  ) {inst} (", param_list(p));
+    close_instance(s, conns);
+}
+
 /// The text of device `k`'s top (`device_<k>/<top>_device_<k>.sv`), wrapping `core` (its
 /// [`device_design`]) with a link receiver per incoming link and a sender per outgoing one.
 pub fn device_top_sv(sys: &System, k: usize, core: &Design) -> Result<String> {
@@ -183,34 +223,26 @@ pub fn device_top_sv(sys: &System, k: usize, core: &Design) -> Result<String> {
     }
     for l in &rx {
         let from = &sys.devices[l.from].name;
-        let r = format!("rx{}", l.tag());
-        let _ = write!(
-            s,
-            ",\n    /// Flits of `{}` from device '{from}' ({} bits per cycle).\n    input  logic [{}:0] {r}_data,",
-            l.tensor,
-            l.link_width,
-            l.link_width - 1
-        );
-        let _ = write!(s, "\n    /// {r}_data holds a flit.\n    input  logic {r}_valid,");
-        let _ = write!(
-            s,
-            "\n    /// One receive buffer slot freed (a credit back to '{from}').\n    output logic {r}_credit"
+        let flits = format!("Flits of `{}` from device '{from}'", l.tensor);
+        flit_port_decls(
+            &mut s,
+            "rx",
+            &format!("rx{}", l.tag()),
+            l,
+            &flits,
+            &format!("One receive buffer slot freed (a credit back to '{from}')."),
         );
     }
     for l in &tx {
         let to = &sys.devices[l.from + 1].name;
-        let t = format!("tx{}", l.tag());
-        let _ = write!(
-            s,
-            ",\n    /// Flits of `{}` to device '{to}' ({} bits per cycle).\n    output logic [{}:0] {t}_data,",
-            l.tensor,
-            l.link_width,
-            l.link_width - 1
-        );
-        let _ = write!(s, "\n    /// {t}_data holds a flit.\n    output logic {t}_valid,");
-        let _ = write!(
-            s,
-            "\n    /// A credit from '{to}': one more beat may be sent.\n    input  logic {t}_credit"
+        let flits = format!("Flits of `{}` to device '{to}'", l.tensor);
+        flit_port_decls(
+            &mut s,
+            "tx",
+            &format!("tx{}", l.tag()),
+            l,
+            &flits,
+            &format!("A credit from '{to}': one more beat may be sent."),
         );
     }
     let _ = writeln!(s, "\n);");
@@ -223,39 +255,21 @@ pub fn device_top_sv(sys: &System, k: usize, core: &Design) -> Result<String> {
     }
     for l in &rx {
         let (tag, name) = (l.tag(), link_port(LINK_IN, l));
-        let _ =
-            writeln!(s, "\n  // Receiver of the link from '{}'{}.", sys.devices[l.from].name, carrying(l));
-        let _ = writeln!(
-            s,
-            "  {} #(\n{}\n  ) link_rx{tag}_inst (",
-            link::RX_MODULE,
-            param_list(&link_params(l, true)?)
-        );
-        let _ = writeln!(
-            s,
-            "      .clk(clk),\n      .rst(rst),\n      .link_data(rx{tag}_data),\n      .link_valid(rx{tag}_valid),\n      .link_credit(rx{tag}_credit),\n      .data_out_0({name}),\n      .data_out_0_valid({name}_valid),\n      .data_out_0_ready({name}_ready)\n  );"
-        );
+        let comment = format!("Receiver of the link from '{}'{}", sys.devices[l.from].name, carrying(l));
+        let mut conns = flit_conns("link", &format!("rx{tag}")).to_vec();
+        conns.extend(stream_conns("data_out_0", &name));
+        let inst = format!("link_rx{tag}_inst");
+        link_end(&mut s, &comment, link::RX_MODULE, &link_params(l, true)?, &inst, conns);
     }
     let _ = writeln!(s, "\n  {} #(\n      .MEM_DIR(MEM_DIR)\n  ) core_inst (", core.top);
-    let mut conns = vec!["      .clk(clk)".to_string(), "      .rst(rst)".to_string()];
-    for p in &core.ports {
-        conns.extend(stream_conns(&p.name, &p.name));
-    }
-    let _ = writeln!(s, "{}\n  );", conns.join(",\n"));
+    close_instance(&mut s, core.ports.iter().flat_map(|p| stream_conns(&p.name, &p.name)));
     for l in &tx {
         let (tag, name) = (l.tag(), link_port(LINK_OUT, l));
-        let _ =
-            writeln!(s, "\n  // Sender of the link to '{}'{}.", sys.devices[l.from + 1].name, carrying(l));
-        let _ = writeln!(
-            s,
-            "  {} #(\n{}\n  ) link_tx{tag}_inst (",
-            link::TX_MODULE,
-            param_list(&link_params(l, false)?)
-        );
-        let _ = writeln!(
-            s,
-            "      .clk(clk),\n      .rst(rst),\n      .data_in_0({name}),\n      .data_in_0_valid({name}_valid),\n      .data_in_0_ready({name}_ready),\n      .link_data(tx{tag}_data),\n      .link_valid(tx{tag}_valid),\n      .link_credit(tx{tag}_credit)\n  );"
-        );
+        let comment = format!("Sender of the link to '{}'{}", sys.devices[l.from + 1].name, carrying(l));
+        let mut conns = stream_conns("data_in_0", &name).to_vec();
+        conns.extend(flit_conns("link", &format!("tx{tag}")));
+        let inst = format!("link_tx{tag}_inst");
+        link_end(&mut s, &comment, link::TX_MODULE, &link_params(l, false)?, &inst, conns);
     }
     let _ = writeln!(s, "\nendmodule");
     Ok(s)
@@ -327,10 +341,8 @@ pub fn system_top_sv(sys: &System) -> Result<String> {
         let p = link::model_params(l.link_width, l.latency)
             .map_err(|e| Error::Config(format!("link model of `{}`: {e}", l.tensor)))?;
         let _ = writeln!(s, "  {} #(\n{}\n  ) {sig}_model_inst (", link::MODEL_MODULE, param_list(&p));
-        let _ = writeln!(
-            s,
-            "      .clk(clk),\n      .rst(rst),\n      .tx_data({sig}_tx_data),\n      .tx_valid({sig}_tx_valid),\n      .tx_credit({sig}_tx_credit),\n      .rx_data({sig}_rx_data),\n      .rx_valid({sig}_rx_valid),\n      .rx_credit({sig}_rx_credit)\n  );"
-        );
+        let [tx, rx] = ["tx", "rx"].map(|side| flit_conns(side, &format!("{sig}_{side}")));
+        close_instance(&mut s, tx.into_iter().chain(rx));
         let flits = link_flits_port(l);
         let _ = writeln!(
             s,
@@ -344,7 +356,7 @@ pub fn system_top_sv(sys: &System) -> Result<String> {
             "  {} #(\n      .MEM_DIR({{MEM_DIR, \"device_{k}/mem/\"}})\n  ) device_{k}_inst (",
             device_top(&d.top, k)
         );
-        let mut conns = vec!["      .clk(clk)".to_string(), "      .rst(rst)".to_string()];
+        let mut conns = Vec::new();
         for (p, port) in d.ports.iter().enumerate() {
             if sys.placement.port[p] == k {
                 conns.extend(stream_conns(&port.name, &port.name));
@@ -353,11 +365,9 @@ pub fn system_top_sv(sys: &System) -> Result<String> {
         let ends = sys.links_into(k).into_iter().map(|l| ("rx", l));
         for (side, l) in ends.chain(sys.links_after(k).into_iter().map(|l| ("tx", l))) {
             let (tag, sig) = (l.tag(), format!("link_{}{}", l.from, l.tag()));
-            for wire in ["data", "valid", "credit"] {
-                conns.push(format!("      .{side}{tag}_{wire}({sig}_{side}_{wire})"));
-            }
+            conns.extend(flit_conns(&format!("{side}{tag}"), &format!("{sig}_{side}")));
         }
-        let _ = writeln!(s, "{}\n  );", conns.join(",\n"));
+        close_instance(&mut s, conns);
     }
     let _ = writeln!(s, "\nendmodule");
     Ok(s)
@@ -565,6 +575,20 @@ pub fn write_system(graph: &MaseGraph, sys: &System, dir: &Path) -> Result<Emitt
     Ok(Emitted { files, report: rep.design })
 }
 
+/// A device README's paragraph on its link end `side` (`rx` or `tx`) of link `l`: `head`, the
+/// flit ports and what they carry, then `credits` on the credit port.
+fn link_paragraph(s: &mut String, head: &str, side: &str, l: &LinkInfo, credits: &str) {
+    let _ = writeln!(
+        s,
+        "\n{head}: `{side}_data` [{}] + `{side}_valid` carry `{}` ({} lanes of {}) as {} flit(s) per beat; {credits}",
+        l.link_width,
+        l.tensor,
+        l.lanes,
+        crate::bind::fmt_name(&l.format),
+        l.flits,
+    );
+}
+
 fn device_readme(sys: &System, k: usize, core: &Design, r: &Report, lib: &[String]) -> String {
     let dev = &sys.devices[k];
     let top = device_top(&sys.design.top, k);
@@ -596,34 +620,18 @@ fn device_readme(sys: &System, k: usize, core: &Design, r: &Report, lib: &[Strin
         );
     }
     for l in sys.links_into(k) {
+        let head = format!("Link in from '{}'", sys.devices[l.from].name);
         let r = format!("rx{}", l.tag());
-        let _ = writeln!(
-            s,
-            "\nLink in from '{}': `{r}_data` [{}] + `{r}_valid` carry `{}` ({} lanes of {}) as {} flit(s) per beat; \
-             `{r}_credit` pulses once per beat freed in the {}-beat receive buffer.",
-            sys.devices[l.from].name,
-            l.link_width,
-            l.tensor,
-            l.lanes,
-            crate::bind::fmt_name(&l.format),
-            l.flits,
-            l.depth
-        );
+        let credits =
+            format!("`{r}_credit` pulses once per beat freed in the {}-beat receive buffer.", l.depth);
+        link_paragraph(&mut s, &head, &r, l, &credits);
     }
     for l in sys.links_after(k) {
+        let head = format!("Link out to '{}'", sys.devices[l.from + 1].name);
         let t = format!("tx{}", l.tag());
-        let _ = writeln!(
-            s,
-            "\nLink out to '{}': `{t}_data` [{}] + `{t}_valid` carry `{}` ({} lanes of {}) as {} flit(s) per beat; \
-             each `{t}_credit` pulse allows one more beat (the receiver buffers {}).",
-            sys.devices[l.from + 1].name,
-            l.link_width,
-            l.tensor,
-            l.lanes,
-            crate::bind::fmt_name(&l.format),
-            l.flits,
-            l.depth
-        );
+        let credits =
+            format!("each `{t}_credit` pulse allows one more beat (the receiver buffers {}).", l.depth);
+        link_paragraph(&mut s, &head, &t, l, &credits);
     }
     let _ = writeln!(s, "\n## Figures (cost models)\n");
     let _ = writeln!(

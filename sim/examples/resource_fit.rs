@@ -103,15 +103,7 @@ fn spread(name: &str) -> Vec<Vec<(&'static str, i64)>> {
                 ]
             };
             let lanes = |p| vec![("DATA_IN_0_TENSOR_SIZE_DIM_0", 8), ("DATA_IN_0_PARALLELISM_DIM_0", p)];
-            let s16_12 = vec![
-                ("TABLE_POS", 25553),
-                ("FORM", 1),
-                ("SEG_BITS", 7),
-                ("SEG_BITS_MID", 8),
-                ("SEG_BITS_OUT", 10),
-                ("BAND_MID", 5120),
-                ("BAND_OUT", 11264),
-            ];
+            let s16_12 = mase_hwlib::components::tanh::TEST_INTERP16.to_vec();
             let s16_8 = vec![
                 ("TABLE_POS", 1243),
                 ("FORM", 1),

@@ -92,7 +92,7 @@ use crate::components::cast::output_format;
 pub use crate::components::gelu_interp::{choose, neg_sat, Band, InterpSpec, BAND_NONE, MAX_WORD_BITS};
 use crate::overrides::{input, modes, output, row, rows};
 use crate::port::{self, check_cast_output, check_port};
-use crate::{check_range, output_modes, param, param_list, port_format, port_shape, same_shape};
+use crate::{check_range, param, param_list};
 
 /// The GELU component.
 pub struct Gelu;
@@ -103,11 +103,7 @@ const INFO: Info = Info {
     description: "element-wise GELU (erf form): full table (a ROM per two lanes) or interpolated breakpoints (≤ 1 LSB), identity/zero tails; inputs up to 16 bits",
     dependencies: &["mase_assert.svh", "mase_cast_core.sv", "mase_skid_buffer.sv"],
     params: param_list![
-        port_format!("DATA_IN_0", 8, "input total bits (1..16), signed", 4, "input fractional bits"),
-        port_shape!("DATA_IN_0", [8, 1, 4, 1], "tensor size along dim 0 (columns)"),
-        port_format!("DATA_OUT_0", 8, "output total bits (1..32), signed", 4, "output fractional bits"),
-        same_shape!("DATA_OUT_0", "DATA_IN_0", "output", "input"),
-        output_modes!("DATA_OUT_0", "rounding of the table entries and the upper tail", "overflow"),
+        lookup_io_params!(4, "rounding of the table entries and the upper tail"),
         [
             ParamSpec::value(
                 "TABLE_NEG",
@@ -124,6 +120,23 @@ const INFO: Info = Info {
     ],
     ..Info::DEFAULT
 };
+
+/// `lookup_io_params!(out_frac, "rounding words")`: the parameters every component built on
+/// `mase_gelu` starts with (the RTL's `MASE_LOOKUP_IO_PARAMS`): a signed input of 1..16 bits and
+/// its shape, a signed output of 1..32 bits (`out_frac` fractional bits by default) of the same
+/// shape, and the output's rounding (documented by the words) and overflow.
+macro_rules! lookup_io_params {
+    ($out_frac:expr, $rounding:literal) => {
+        $crate::port::concat::<14>(&[
+            &$crate::port_format!("DATA_IN_0", 8, "input total bits (1..16), signed", 4, "input fractional bits"),
+            &$crate::port_shape!("DATA_IN_0", [8, 1, 4, 1], "tensor size along dim 0 (columns)"),
+            &$crate::port_format!("DATA_OUT_0", 8, "output total bits (1..32), signed", $out_frac, "output fractional bits"),
+            &$crate::same_shape!("DATA_OUT_0", "DATA_IN_0", "output", "input"),
+            &$crate::output_modes!("DATA_OUT_0", $rounding, "overflow"),
+        ])
+    };
+}
+pub(crate) use lookup_io_params;
 
 /// The parameters of the lookup's two forms (after the table range), shared by every component
 /// built on `mase_gelu`.

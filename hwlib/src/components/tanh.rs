@@ -67,13 +67,13 @@ use crate::binding::{Binding, NodeView, Par};
 use crate::component::{Component, Cost, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
 pub use crate::components::gelu::tanh_f64;
 use crate::components::gelu::{
-    self, function_table, lookup_features, lookup_model, lookup_resources, memoized, node_choose, node_form,
-    InterpSpec, TableFn, FORMS, FORM_PARAMS, GUARD_BITS, SHAPE_ODD,
+    self, function_table, lookup_features, lookup_io_params, lookup_model, lookup_resources, memoized, node_choose,
+    node_form, InterpSpec, TableFn, FORMS, FORM_PARAMS, GUARD_BITS, SHAPE_ODD,
 };
 pub use crate::components::gelu::TABLE_BUDGET_BITS;
 use crate::overrides::{input, modes, output, row, rows};
 use crate::port;
-use crate::{output_modes, param_list, port_format, port_shape, same_shape};
+use crate::param_list;
 
 /// The tanh component.
 pub struct Tanh;
@@ -84,11 +84,7 @@ const INFO: Info = Info {
     description: "element-wise tanh by mase_gelu's lookup, odd and saturating (table over magnitudes up to TABLE_POS, sign restored): full table (exact) or interpolated breakpoints (≤ 1 LSB); inputs up to 16 bits",
     dependencies: &["mase_assert.svh", "mase_gelu.sv"],
     params: param_list![
-        port_format!("DATA_IN_0", 8, "input total bits (1..16), signed", 4, "input fractional bits"),
-        port_shape!("DATA_IN_0", [8, 1, 4, 1], "tensor size along dim 0 (columns)"),
-        port_format!("DATA_OUT_0", 8, "output total bits (1..32), signed", 6, "output fractional bits"),
-        same_shape!("DATA_OUT_0", "DATA_IN_0", "output", "input"),
-        output_modes!("DATA_OUT_0", "rounding of |tanh| (negative inputs negate the result)", "overflow"),
+        lookup_io_params!(6, "rounding of |tanh| (negative inputs negate the result)"),
         [ParamSpec::value(
             "TABLE_POS",
             32768,
@@ -270,8 +266,8 @@ pub const TANH_INTERP_LUT: [f64; 9] = [0.0, 5.092, 0.0, 2.242, 0.0, 0.0, 2.04, 0
 
 /// The 16-bit interpolated test instance's table parameters: s16.12 → s16.12 (TRN) as the
 /// binding chose them (`binding_spec`; fixed here so that listing the test instances needs no
-/// search).
-const TEST_INTERP16: [(&str, i64); 8] = [
+/// search). The resource fit (`sim/examples/resource_fit.rs`) measures the same table.
+pub const TEST_INTERP16: [(&str, i64); 8] = [
     ("TABLE_POS", 25553),
     ("FORM", 1),
     ("SEG_BITS", 7),
