@@ -553,3 +553,130 @@ fn an_unknown_form_is_an_error_naming_the_node_and_the_forms() {
         assert!(err.contains(node) && err.contains("cordic") && err.contains(want), "{err}");
     }
 }
+
+/// A classifier head's shape: `x [2, 4, 8]` → `MatMul` by a constant → `Gather(axis, indices)`
+/// (the pooler's token selection) → `MatMul` by a constant (when `head`; else the gather is the
+/// output), as ONNX bytes built with the importer's protobuf types. `indices` is an int64
+/// initializer of shape `idx_dims`, or with `None` a scalar int64 graph input.
+fn gather_head_onnx(axis: i64, idx_dims: &[i64], indices: Option<&[i64]>, head: bool) -> Vec<u8> {
+    use mase_ir::onnx::proto::*;
+    use prost::Message;
+    // The output's shape is left to inference (it depends on the indices).
+    let vi = |name: &str, elem_type: i32, dims: Option<&[i64]>| ValueInfoProto {
+        name: name.into(),
+        r#type: Some(TypeProto {
+            tensor_type: Some(TypeProtoTensor {
+                elem_type,
+                shape: dims.map(|dims| TensorShapeProto {
+                    dim: dims.iter().map(|&d| Dimension { value: Some(DimValue::DimValue(d)) }).collect(),
+                }),
+            }),
+        }),
+    };
+    let node = |op: &str, inputs: [&str; 2], out: &str| NodeProto {
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![out.into()],
+        op_type: op.into(),
+        name: format!("{op}_{out}"),
+        ..Default::default()
+    };
+    let weight = |name: &str, k: usize| TensorProto {
+        name: name.into(),
+        dims: vec![8, 8],
+        data_type: 1,
+        float_data: (0..64).map(|i| (((i * 37 + k * 11) % 17) as f32 - 8.0) / 16.0).collect(),
+        ..Default::default()
+    };
+    let mut gather = node("Gather", ["h", "idx"], "g");
+    gather.attribute =
+        vec![AttributeProto { name: "axis".into(), r#type: attr_type::INT, i: axis, ..Default::default() }];
+    let mut nodes = vec![node("MatMul", ["x", "w1"], "h"), gather];
+    if head {
+        nodes.push(node("MatMul", ["g", "w2"], "y"));
+    }
+    ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 13 }],
+        graph: Some(GraphProto {
+            name: "gather_head".into(),
+            node: nodes,
+            initializer: [weight("w1", 1), weight("w2", 2)]
+                .into_iter()
+                .chain(indices.map(|v| TensorProto {
+                    name: "idx".into(),
+                    dims: idx_dims.to_vec(),
+                    data_type: 7,
+                    int64_data: v.to_vec(),
+                    ..Default::default()
+                }))
+                .collect(),
+            input: [vi("x", 1, Some(&[2, 4, 8]))]
+                .into_iter()
+                .chain(indices.is_none().then(|| vi("idx", 7, Some(&[]))))
+                .collect(),
+            output: vec![vi(if head { "y" } else { "g" }, 1, None)],
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+/// 8-bit formats from a quantize config: no calibration, so a graph with an integer input flows.
+const QUANTIZE_8BIT: &str = "[passes.quantize.default.config]\nname = \"integer\"\n\
+    data_in_width = 8\ndata_in_frac_width = 4\nweight_width = 8\nweight_frac_width = 6\n\
+    bias_width = 8\nbias_frac_width = 4\ndata_out_width = 8\ndata_out_frac_width = 4\n";
+
+fn gather_flow(bytes: &[u8], dir: &Path, config: &str) -> mase_ir::Result<Flow> {
+    let table: toml::Table = format!("{config}[hardware]\nlanes = 2\n").parse().unwrap();
+    let mut opts = FlowOptions::new("gather_head", dir);
+    opts.config = FlowConfig::from_table(&table, "gather_head", None).unwrap();
+    run_flow(bytes, &opts)
+}
+
+#[test]
+fn gather_of_one_token_binds_to_row_select_and_is_bit_exact() {
+    // index 0 (the pooler's first token), the last index, and -3 (= 1), as a scalar and as a
+    // one-element 1-D index (which keeps the axis: [2, 1, 8]).
+    for (dims, index, kept) in [(vec![], 0, 0), (vec![], 3, 3), (vec![], -3, 1), (vec![1], 2, 2)] {
+        let bytes = gather_head_onnx(1, &dims, Some(&[index]), true);
+        let dir = tempfile::tempdir().unwrap();
+        let f = gather_flow(&bytes, dir.path(), "").unwrap_or_else(|e| panic!("index {index}: {e}"));
+        let id = f.graph.find("Gather_g").expect("node Gather_g");
+        let hw = &f.graph.node(id).meta.hardware;
+        assert_eq!(hw.module.as_deref(), Some("mase_row_select"));
+        let p = &hw.verilog_param;
+        assert_eq!((p["GROUP"], p["INNER"], p["INDEX"]), (4, 1, kept), "index {index}: {p:?}");
+        let (cos, r) = verify(dir.path(), &f, 3, 0.3, 11 + kept as u64);
+        assert!(cos >= 0.99, "index {index}: cosine {cos}");
+        eprintln!(
+            "gather index {index}: cosine {cos:.5}, latency {}, ii {:?}",
+            r.latency_cycles, r.ii_cycles
+        );
+        lint(dir.path());
+    }
+}
+
+#[test]
+fn unsupported_gathers_are_errors_naming_the_node_and_the_scope() {
+    let cases = [
+        (gather_head_onnx(2, &[], Some(&[1]), false), "last axis"),
+        (gather_head_onnx(-1, &[], Some(&[1]), false), "last axis"),
+        (gather_head_onnx(1, &[2], Some(&[0, 1]), true), "2 indices"),
+        (
+            gather_head_onnx(1, &[], None, true),
+            "indices are computed by node 'idx' (`placeholder`), not a constant",
+        ),
+    ];
+    for (bytes, want) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let err = match gather_flow(&bytes, dir.path(), QUANTIZE_8BIT) {
+            Ok(_) => panic!("{want}: the flow must reject it"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            err.contains("Gather_g") && err.contains(want) && err.contains("one constant index"),
+            "{err}"
+        );
+    }
+}

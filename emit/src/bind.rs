@@ -52,8 +52,9 @@ pub struct NodeBinding {
     pub role: Role,
     /// For hardware nodes, what implements it.
     pub implementation: Option<Implementation>,
-    /// For hardware and output nodes, the node producing each data input's stream (followed back
-    /// through implicit nodes).
+    /// For hardware and output nodes, the node producing each streamed data input's stream
+    /// (followed back through implicit nodes): every input, or for a library component the
+    /// first [`Binding::streamed_inputs`] (the rest are constants its binding reads).
     pub sources: Vec<NodeId>,
 }
 
@@ -109,8 +110,25 @@ pub fn bind_graph<'g>(graph: &'g MaseGraph, base: Option<&Path>) -> Result<Bindi
         .map(|(id, _)| *id)
         .collect();
     for id in streamed {
-        let sources =
-            graph.node(id).inputs.iter().map(|&i| b.stream_source(i)).collect::<Result<Vec<_>>>()?;
+        let node = graph.node(id);
+        // A library component may read its trailing inputs as constants (a gather's index).
+        let n = match &b.nodes[&id].implementation {
+            Some(Implementation::Library(c)) => c.streamed_inputs(&NodeView::new(graph, node))?,
+            _ => node.inputs.len(),
+        };
+        for &i in &node.inputs[n.min(node.inputs.len())..] {
+            if b.nodes[&i].role != Role::Constant {
+                return Err(node.error(format!(
+                    "input '{}' must be a constant: the {} component reads it when binding and does not stream it",
+                    graph.node(i).name,
+                    b.library(id)?.name()
+                )));
+            }
+        }
+        let sources = node.inputs[..n.min(node.inputs.len())]
+            .iter()
+            .map(|&i| b.stream_source(i))
+            .collect::<Result<Vec<_>>>()?;
         b.nodes.get_mut(&id).expect("bound above").sources = sources;
     }
     Ok(b)

@@ -11,6 +11,8 @@ fn rel(est: u64, meas: u64) -> f64 {
 fn resource_model_matches_yosys_on_small_instances() {
     let cases: Vec<(&str, Vec<(String, i64)>)> = vec![
         ("relu", vec![]),
+        // A row selection at its defaults: the output skid buffer and three small counters.
+        ("row_select", vec![]),
         ("skid_buffer", vec![("DATA_WIDTH".into(), 13), ("LANES".into(), 3)]),
         // An 8-bit linear with one DSP, a weight ROM in block RAM and a LUT-RAM row buffer.
         (

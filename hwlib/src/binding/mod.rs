@@ -18,7 +18,7 @@ pub use ops::{op_role, supported_ops, OpRole};
 use mase_ir::fixed::FixedFormat;
 use mase_ir::metadata::TensorMeta;
 use mase_ir::quant::format_of;
-use mase_ir::tensor::QuantTensor;
+use mase_ir::tensor::{QuantTensor, Tensor};
 use mase_ir::{Error, MaseGraph, Node, Result};
 
 use crate::component::{Component, Params};
@@ -115,6 +115,24 @@ impl<'g> NodeView<'g> {
             )));
         }
         Ok(g)
+    }
+
+    /// The value of input `k` when it is a constant (an [`mase_ir::Op::Constant`] node: a tensor
+    /// of the graph's weights), e.g. a gather's index; an error naming the producer otherwise.
+    pub fn constant_input(&self, k: usize) -> Result<&'g Tensor> {
+        let id = self.node.inputs.get(k).ok_or_else(|| self.error(format!("has no input {k}")))?;
+        let n = self.graph.node(*id);
+        let mase_ir::Op::Constant { tensor } = &n.op else {
+            return Err(self.error(format!(
+                "input {k} is computed by node '{}' (`{}`), not a constant",
+                n.name,
+                n.op.mase_op()
+            )));
+        };
+        self.graph
+            .weights
+            .get(tensor)
+            .ok_or_else(|| self.error(format!("input {k}: constant '{tensor}' is missing from the weights")))
     }
 
     /// The quantized weight `key` of the graph.
@@ -222,6 +240,14 @@ pub trait Binding: Component {
     /// Default: never.
     fn passes_through(&self, _v: &NodeView) -> Result<bool> {
         Ok(false)
+    }
+
+    /// How many of the node's inputs the instance streams: inputs `0..n` are its `data_in_0..n`;
+    /// the inputs after them are constants that [`Binding::overrides`] reads through
+    /// [`NodeView::constant_input`] (a gather's index) and that get no stream. An error when the
+    /// node's inputs are not what the component implements. Default: every input.
+    fn streamed_inputs(&self, v: &NodeView) -> Result<usize> {
+        Ok(v.node.inputs.len())
     }
 
     /// Fraction of one inference of data input `k` that the instance consumes before the data of

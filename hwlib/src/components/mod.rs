@@ -32,6 +32,7 @@ registry! {
     softmax::Softmax,
     masked_softmax::MaskedSoftmax,
     transpose::Transpose,
+    row_select::RowSelect,
     matmul::Matmul,
     layer_norm::LayerNorm,
     link::Link,
