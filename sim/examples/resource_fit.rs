@@ -18,7 +18,7 @@
 //! Runs Yosys serially (about a second per small instance, a few minutes for the whole set).
 //!
 //! `sim/examples/resource_fit_measured.json` holds the measurements the committed coefficients
-//! were fitted to (473 instances, Yosys 0.23; softmax with `--max-lut 10000`): `--load` it to
+//! were fitted to (507 instances, Yosys 0.23; softmax with `--max-lut 10000`): `--load` it to
 //! print the table without Yosys.
 
 use std::collections::BTreeMap;
@@ -121,6 +121,29 @@ fn spread(name: &str) -> Vec<Vec<(&'static str, i64)>> {
                 [fmt(16, 12), lanes(1), s16_12.clone()].concat(),
                 [fmt(16, 12), lanes(4), s16_12].concat(),
                 [fmt(16, 8), lanes(2), s16_8].concat(),
+            ]
+        }
+        // Tables of realistic depth: block ROMs of several RAMB18/36 (position and small
+        // vocabulary embeddings), 8 and 16 bits, 4..16 lanes.
+        "embedding" => {
+            let emb = |v, h, idx, p, w| {
+                vec![
+                    ("IDX_WIDTH", idx),
+                    ("WEIGHT_TENSOR_SIZE_DIM_0", h),
+                    ("WEIGHT_TENSOR_SIZE_DIM_1", v),
+                    ("DATA_OUT_0_TENSOR_SIZE_DIM_0", h),
+                    ("DATA_OUT_0_PARALLELISM_DIM_0", p),
+                    ("WEIGHT_PRECISION_0", w),
+                    ("WEIGHT_PRECISION_1", w - 2),
+                    ("DATA_OUT_0_PRECISION_0", w),
+                    ("DATA_OUT_0_PRECISION_1", w - 4),
+                ]
+            };
+            vec![
+                emb(512, 64, 9, 8, 8),
+                emb(1000, 32, 10, 4, 16),
+                emb(30, 128, 5, 16, 8),
+                emb(128, 96, 7, 8, 16),
             ]
         }
         _ => Vec::new(),

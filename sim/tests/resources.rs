@@ -13,6 +13,8 @@ fn resource_model_matches_yosys_on_small_instances() {
         ("relu", vec![]),
         // A row selection at its defaults: the output skid buffer and three small counters.
         ("row_select", vec![]),
+        // An embedding at its defaults: a 10 x 8 table of s8.6 in one block RAM, four lanes.
+        ("embedding", vec![]),
         ("skid_buffer", vec![("DATA_WIDTH".into(), 13), ("LANES".into(), 3)]),
         // An 8-bit linear with one DSP, a weight ROM in block RAM and a LUT-RAM row buffer.
         (

@@ -6,7 +6,7 @@ use mase_ir::op::OpKind;
 
 use super::Binding;
 use crate::components::{
-    add, gelu, layer_norm, linear, matmul, mul, relu, row_select, softmax, sub, tanh, transpose,
+    add, embedding, gelu, layer_norm, linear, matmul, mul, relu, row_select, softmax, sub, tanh, transpose,
 };
 
 /// What the hardware does with an op.
@@ -55,6 +55,9 @@ pub fn op_role(kind: OpKind) -> OpRole {
         OpKind::Gather => {
             Bound(&row_select::RowSelect, "a gather of one constant index on an axis before the last")
         }
+        OpKind::Embedding => {
+            Bound(&embedding::Embedding, "a [rows, dim] table quantized per tensor, unsigned indices")
+        }
         OpKind::Mul
         | OpKind::Div
         | OpKind::Pow
@@ -63,7 +66,6 @@ pub fn op_role(kind: OpKind) -> OpRole {
         | OpKind::ReduceMean
         | OpKind::Concat
         | OpKind::Slice
-        | OpKind::Embedding
         | OpKind::GatherNd
         | OpKind::Compare
         | OpKind::Logic

@@ -33,6 +33,7 @@ registry! {
     masked_softmax::MaskedSoftmax,
     transpose::Transpose,
     row_select::RowSelect,
+    embedding::Embedding,
     matmul::Matmul,
     layer_norm::LayerNorm,
     link::Link,
