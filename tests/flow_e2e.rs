@@ -588,8 +588,12 @@ fn gather_head_onnx(axis: i64, idx_dims: &[i64], indices: Option<&[i64]>, head: 
         ..Default::default()
     };
     let mut gather = node("Gather", ["h", "idx"], "g");
-    gather.attribute =
-        vec![AttributeProto { name: "axis".into(), r#type: attr_type::INT, i: axis, ..Default::default() }];
+    gather.attribute = vec![AttributeProto {
+        name: "axis".into(),
+        r#type: attr_type::INT,
+        i: Some(axis),
+        ..Default::default()
+    }];
     let mut nodes = vec![node("MatMul", ["x", "w1"], "h"), gather];
     if head {
         nodes.push(node("MatMul", ["g", "w2"], "y"));
