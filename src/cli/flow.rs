@@ -134,6 +134,28 @@ pub fn flow(model: &Path, a: &FlowArgs, out: &Path) -> anyhow::Result<()> {
         println!("{step:<10} {ms:.1} ms");
     }
     print_emitted(out, &f.emitted.report, f.emitted.files.len(), f.system.as_ref())?;
+    if let Some(h) = &f.host {
+        print_host(h);
+    }
     println!("next       mase sim {}", out.display());
     Ok(())
+}
+
+/// The host parts of a whole model: what runs where and what crosses to the device.
+fn print_host(h: &mase_emit::host_project::HostParts) {
+    let names = |key: &str| -> Vec<String> {
+        h.info
+            .get(key)
+            .and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+            .unwrap_or_default()
+    };
+    let (pre, post) = (names("host_pre"), names("host_post"));
+    println!(
+        "host       pre: {} nodes -> device inputs {}; post: {} nodes{} (host/pre.onnx, host/post.onnx)",
+        pre.len(),
+        names("device_inputs").join(", "),
+        post.len(),
+        if post.is_empty() { String::new() } else { format!(" ({})", post.join(", ")) }
+    );
 }
