@@ -42,7 +42,7 @@ fn hw(text: &str) -> HwConfig {
 }
 
 #[test]
-fn the_device_runs_the_encoder_between_the_hosts_embeddings_and_head() {
+fn the_device_runs_everything_after_the_hosts_embeddings_and_mask() {
     for name in
         ["bert_cls_ts_static", "bert_cls_dynamo_dynamic", "bert_model_ts_dynamic", "bert_model_dynamo_static"]
     {
