@@ -149,3 +149,43 @@ fn outputs_at_real_positions_do_not_depend_on_padded_tokens() {
         }
     }
 }
+
+/// A whole model over two devices: every cut carries the attention mask next to the hidden
+/// state, so the system's RTL runs bit-exact under stalls and its outputs equal the single
+/// device's (golden model) on the same inputs.
+#[test]
+fn the_mask_crosses_every_device_boundary_and_the_system_equals_one_device() {
+    let model = "bert_model_ts_static";
+    let one_dir = tempfile::tempdir().unwrap();
+    let one = flow(model, one_dir.path());
+    let memory = one.emitted.report.memory_bits;
+    let devices = format!(
+        "{CONFIG}\n[[hardware.devices]]\nname = \"a\"\nmultipliers = 256\nmemory_bits = {}\nlink_bits_per_cycle = 32\nlink_latency_cycles = 20\n\n[[hardware.devices]]\nname = \"b\"\nmultipliers = 256\nmemory_bits = {}\n",
+        memory * 6 / 10,
+        memory * 6 / 10
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(hf(&format!("{model}.onnx"))).unwrap();
+    let mut opts = FlowOptions::new(model, dir.path());
+    opts.config = FlowConfig::from_table(&devices.parse().unwrap(), model, None).unwrap();
+    opts.calibration = Some(vec![batch("batch.input_ids.npy").into_iter().collect()]);
+    let f = run_flow(&bytes, &opts).unwrap();
+    let sys = f.system.as_ref().expect("two devices");
+    let mask = &sys.design.ports.iter().find(|p| p.format.width == 1).expect("a 1-bit mask port").tensor;
+    assert!(sys.links.len() >= 2, "{} links", sys.links.len());
+    for b in 0..sys.used_devices() - 1 {
+        assert!(
+            sys.links_after(b).iter().any(|l| &l.tensor == mask),
+            "the mask `{mask}` crosses boundary {b}: {:?}",
+            sys.links_after(b).iter().map(|l| &l.tensor).collect::<Vec<_>>()
+        );
+    }
+    let p = load_project(dir.path()).unwrap();
+    let pre = p.host.as_ref().unwrap().run_pre(&batch("batch.input_ids.npy")).unwrap();
+    let cfg = RunConfig { seed: 5, stall_prob: 0.25, ..RunConfig::default() };
+    let (run, _) = check_project(&p, &[device_inputs(&p, &pre)], &cfg).unwrap();
+    assert!(run.report.bit_exact, "{} mismatches", run.report.mismatches);
+    let single = load_project(one_dir.path()).unwrap();
+    let codes = mase_sim::quantize_samples(&single, &[device_inputs(&single, &pre)]).unwrap();
+    assert_eq!(run.outputs, mase_emit::golden::run(&single.design, &codes).unwrap());
+}

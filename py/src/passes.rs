@@ -8,7 +8,7 @@ use mase_ir::passes::add_software_metadata::{software_stats, StatsOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::convert::{json_to_py, table_from_py, tensor_from_py, to_py};
+use crate::convert::{json_to_py, table_from_py, tensor_from_py_as, to_py};
 use crate::error::{mase_err, IntoPy};
 use crate::graph::PyGraph;
 
@@ -70,7 +70,8 @@ pub(crate) fn samples_of(graph: &mase_ir::MaseGraph, inputs: &Bound<'_, PyDict>)
         let mut all = Vec::new();
         for (i, a) in arrays.iter().enumerate() {
             let what = format!("calibration data for '{}' [{i}]", node.name);
-            let t = tensor_from_py(a, &what)?;
+            let dtype = graph.input_dtype(&node.name).unwrap_or(mase_ir::tensor::DType::F32);
+            let t = tensor_from_py_as(a, &what, dtype)?;
             all.extend(split_inferences(&what, &t, &shape).py()?);
         }
         per_input.push((node.name.clone(), all));
