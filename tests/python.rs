@@ -1,5 +1,6 @@
 //! The Python package's suite inside `cargo test`: a cached venv (`target/py-venv`, or
-//! `$MASE_PY_VENV`) gets maturin, numpy and pytest from PyPI, then `pip install ./py` (built
+//! `$MASE_PY_VENV`) gets maturin, numpy, pytest and onnxruntime (the whole-model test runs the
+//! project's host parts with it) from PyPI, then `pip install ./py` (built
 //! with the dev profile into this workspace's target dir, so the dependencies `cargo test` just
 //! compiled are reused), then pytest runs `py/tests` (API, harness, the README's Python example)
 //! and `testbenches/` (one cocotb-style testbench per library component). Any failure fails this
@@ -33,13 +34,16 @@ fn venv(dir: &Path) -> PathBuf {
         let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
         run(Command::new(&base).args(["-m", "venv"]).arg(dir), "creating the venv");
     }
+    // The marker lists what was installed, so a venv made before a tool joined the list gets it.
+    let tools = ["maturin>=1.5,<2", "numpy", "pytest", "onnxruntime"];
     let ready = dir.join(".mase-tools");
-    if !ready.exists() {
+    let listed = tools.join(" ") + "\n";
+    if std::fs::read_to_string(&ready).ok().as_deref() != Some(listed.as_str()) {
         run(
-            Command::new(&py).args(["-m", "pip", "install", "-q", "maturin>=1.5,<2", "numpy", "pytest"]),
-            "installing maturin, numpy, pytest",
+            Command::new(&py).args(["-m", "pip", "install", "-q"]).args(tools),
+            "installing maturin, numpy, pytest, onnxruntime",
         );
-        std::fs::write(&ready, "maturin numpy pytest\n").expect("marking the venv ready");
+        std::fs::write(&ready, listed).expect("marking the venv ready");
     }
     py
 }

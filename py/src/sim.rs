@@ -82,7 +82,10 @@ pub fn sim_build_design(project_dir: PathBuf, seed: u64) -> PyResult<NativeSim> 
             tensor: port.tensor.clone(),
         })
         .collect();
-    NativeSim::load(&b, &specs, streams, Golden::Design(Box::new(p)), seed)
+    let watchdog = mase_sim::design_sim::watchdog_cycles(&p.design);
+    let mut sim = NativeSim::load(&b, &specs, streams, Golden::Design(Box::new(p)), seed)?;
+    sim.stepper.watchdog_cycles = sim.stepper.watchdog_cycles.max(watchdog);
+    Ok(sim)
 }
 
 /// Builds (cached) library component `name` with parameter overrides `params` (SystemVerilog

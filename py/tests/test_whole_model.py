@@ -18,8 +18,8 @@ def test_classifier_export_from_token_ids_to_logits(fixtures, tmp_path):
     assert "host/pre.onnx" in out["files"] and "host/post.onnx" in out["files"]
     dut = sim.Design.build(tmp_path / "cls")
     pre = dut.host_pre(batch)
-    ins = [s for s in dut.streams if s.input]
-    outs = [s for s in dut.streams if not s.input]
+    ins = dut.inputs
+    outs = dut.outputs
 
     async def test(dut):
         await dut.reset()
@@ -41,3 +41,28 @@ def test_classifier_export_from_token_ids_to_logits(fixtures, tmp_path):
     cos = float(np.dot(logits.ravel(), ort.ravel()) / (np.linalg.norm(logits) * np.linalg.norm(ort)))
     assert cos >= 0.999, cos
     assert np.array_equal(logits.argmax(-1), ort.argmax(-1))
+
+
+def test_host_parts_and_the_device_graph_compose_to_the_model_under_onnxruntime(fixtures, tmp_path):
+    """The project's host parts are ONNX that onnxruntime runs: its pre part, mase's float run of
+    the device's graph, and its post part give the whole model's logits (as onnxruntime computed
+    them on the original export)."""
+    import onnxruntime as ort
+
+    hf = fixtures / "hf"
+    batch = {k: np.load(hf / f"batch.{k}.npy") for k in INPUTS}
+    out = mase_rs.flow(hf / "bert_cls_dynamo_static.onnx", tmp_path / "cls", config=CONFIG, calibrate=batch)
+    host = tmp_path / "cls" / "host"
+    pre = ort.InferenceSession(str(host / "pre.onnx"), providers=["CPUExecutionProvider"])
+    assert sorted(i.name for i in pre.get_inputs()) == sorted(INPUTS)
+    values = dict(zip([o.name for o in pre.get_outputs()], pre.run(None, batch)))
+    device = out["graph"]
+    got = device.run(**{name: values[name] for name in device.inputs})
+    outputs = got if isinstance(got, tuple) else (got,)
+    (out_node,) = [n for n in device.nodes.values() if n.op == "output"]
+    values.update(zip(out_node.inputs, outputs))
+    post = ort.InferenceSession(str(host / "post.onnx"), providers=["CPUExecutionProvider"])
+    feeds = {i.name: values[i.name] for i in post.get_inputs()}
+    (logits,) = post.run(None, feeds)
+    ref = np.load(hf / "bert_cls_dynamo_static.out.logits.npy")
+    np.testing.assert_allclose(logits, ref, rtol=1e-4, atol=1e-5)

@@ -300,10 +300,9 @@ pub fn simulate_project(p: &Project, inputs: &[Vec<i64>], cfg: &RunConfig) -> Re
         }
     }
     let mut cfg = cfg.clone();
-    // A whole-tensor stage may legitimately take long before its first output.
+    cfg.watchdog_cycles = cfg.watchdog_cycles.max(watchdog_cycles(d));
     let figures = mase_emit::report::report(d);
     let slowest = figures.ii_cycles;
-    cfg.watchdog_cycles = cfg.watchdog_cycles.max(4 * slowest + 10_000);
     let run = run_streams(&mut model, &streams, &in_map, &exp_map, &cfg)?;
     let outputs: Vec<Vec<i64>> = d
         .ports
@@ -340,6 +339,15 @@ pub fn simulate_project(p: &Project, inputs: &[Vec<i64>], cfg: &RunConfig) -> Re
         },
     };
     Ok(DesignRun { report, outputs, expected, build: b, run })
+}
+
+/// Cycles without a beat on any top port after which a run of `d` is a deadlock: a whole-tensor
+/// stage may take four of the slowest instance's inferences before its first output, and a deep
+/// model its whole latency (twice the latency model's estimate, which under-counts some
+/// buffering) after its inputs have gone in.
+pub fn watchdog_cycles(d: &Design) -> u64 {
+    let figures = mase_emit::report::report(d);
+    4 * figures.ii_cycles + 2 * figures.latency_cycles_estimate + 10_000
 }
 
 /// Input codes of a project for per-inference float inputs (graph input name → tensor, one map

@@ -257,7 +257,7 @@ class _Dut:
         model_inputs = set(self._native.host_inputs())
         if model_inputs and set(inputs) <= model_inputs:
             pre = self.host_pre(inputs)
-            device = {s.name: pre[s.tensor] for s in self.streams if s.input}
+            device = {s.name: pre[s.tensor] for s in self.inputs}
             out = self.golden(device, codes)
             values = self.golden(device) if codes else out
             out.update(self.host_post(pre, values))
