@@ -631,11 +631,15 @@ const QUANTIZE_8BIT: &str = "[passes.quantize.default.config]\nname = \"integer\
     data_in_width = 8\ndata_in_frac_width = 4\nweight_width = 8\nweight_frac_width = 6\n\
     bias_width = 8\nbias_frac_width = 4\ndata_out_width = 8\ndata_out_frac_width = 4\n";
 
-fn gather_flow(bytes: &[u8], dir: &Path, config: &str) -> mase_ir::Result<Flow> {
+fn gather_opts(dir: &Path, config: &str) -> FlowOptions {
     let table: toml::Table = format!("{config}[hardware]\nlanes = 2\n").parse().unwrap();
     let mut opts = FlowOptions::new("gather_head", dir);
     opts.config = FlowConfig::from_table(&table, "gather_head", None).unwrap();
-    run_flow(bytes, &opts)
+    opts
+}
+
+fn gather_flow(bytes: &[u8], dir: &Path, config: &str) -> mase_ir::Result<Flow> {
+    run_flow(bytes, &gather_opts(dir, config))
 }
 
 #[test]
@@ -661,8 +665,12 @@ fn gather_of_one_token_binds_to_row_select_and_is_bit_exact() {
     }
 }
 
+/// A gather the library does not implement runs on the host. With a linear after it, the device
+/// runs that linear and the host the gather (and the linear before it, which the gather pulls
+/// onto the host); with nothing left for the device, the flow's error names the node and the
+/// scope of what the library implements, as the hardware passes do on the whole graph.
 #[test]
-fn unsupported_gathers_are_errors_naming_the_node_and_the_scope() {
+fn unsupported_gathers_run_on_the_host_or_are_named_with_the_scope() {
     let cases = [
         (gather_head_onnx(2, &[], Some(&[1]), false), "last axis"),
         (gather_head_onnx(-1, &[], Some(&[1]), false), "last axis"),
@@ -672,15 +680,32 @@ fn unsupported_gathers_are_errors_naming_the_node_and_the_scope() {
             "indices are computed by node 'idx' (`placeholder`), not a constant",
         ),
     ];
-    for (bytes, want) in cases {
-        let dir = tempfile::tempdir().unwrap();
-        let err = match gather_flow(&bytes, dir.path(), QUANTIZE_8BIT) {
-            Ok(_) => panic!("{want}: the flow must reject it"),
-            Err(e) => e.to_string(),
-        };
+    let named = |err: String, want: &str| {
         assert!(
             err.contains("Gather_g") && err.contains(want) && err.contains("one constant index"),
             "{err}"
         );
+    };
+    for (k, (bytes, want)) in cases.into_iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = gather_opts(dir.path(), QUANTIZE_8BIT);
+        let head = k >= 2;
+        match run_flow(&bytes, &opts) {
+            Ok(f) if head => {
+                let h = f.host.as_ref().unwrap_or_else(|| panic!("{want}: the gather runs on the host"));
+                assert!(h.pre.find("Gather_g").is_some(), "{want}: the pre part computes the gather");
+                // The device takes the gather's result as an input.
+                let on_device = f.graph.find("Gather_g").map(|i| f.graph.node(i).op.mase_op());
+                assert_eq!(on_device, Some("placeholder"), "{want}");
+            }
+            Ok(_) => panic!("{want}: nothing is left for the device, the flow must say why"),
+            Err(e) if !head => named(e.to_string(), want),
+            Err(e) => panic!("{want}: {e}"),
+        }
+        let (_, q, _, _) = mase_emit::flow::quantized_graph(&bytes, &opts).unwrap();
+        match mase_emit::add_hardware_metadata(q, &opts.config.hardware) {
+            Ok(_) => panic!("{want}: the binding must reject it"),
+            Err(e) => named(e.to_string(), want),
+        }
     }
 }

@@ -102,10 +102,11 @@ pub fn device_capable(g: &MaseGraph, id: NodeId, cfg: &HwConfig) -> bool {
     let dtype = |i: &NodeId| g.node(*i).meta.common.results.get("data_out_0").map(|r| r.dtype());
     let streamed = n.inputs.iter().enumerate().all(|(k, i)| {
         if let Op::Constant { tensor } = &g.node(*i).op {
-            // A gather's index is a parameter of its instance when it is one constant number.
-            return k == 1
-                && matches!(n.op, Op::Gather { .. })
-                && g.weights.get(tensor).is_some_and(|t| t.len() == 1);
+            // A gather's index is a parameter of its instance when it is one constant number
+            // and the gather picks rows (an axis before the last).
+            let rank = g.node(n.inputs[0]).out_shape().map_or(0, <[usize]>::len) as i64;
+            let rows = matches!(n.op, Op::Gather { axis } if axis.rem_euclid(rank.max(1)) < rank - 1);
+            return k == 1 && rows && g.weights.get(tensor).is_some_and(|t| t.len() == 1);
         }
         dtype(i) == Some(DType::F32)
             || (k == 1 && matches!(n.op, Op::Softmax { .. }) && dtype(i) == Some(DType::Bool))
