@@ -215,9 +215,7 @@ module mase_linear #(
   ) u_rows (
       .clk            (clk),
       .rst            (rst),
-      .data_in_0      (data_in_0),
-      .data_in_0_valid(data_in_0_valid),
-      .data_in_0_ready(data_in_0_ready),
+      `MASE_PASS_STREAM(data_in_0),
       .wr_index       (wr_chunk),
       .wr_addr        (wr_chunk),
       .rd_full        (row_full),
@@ -322,9 +320,7 @@ module mase_linear #(
       .mid_tag         (s2_block),
       .init            (bias_al),
       .lane_shift      (s3_shift),
-      .data_out_0      (data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
+      `MASE_PASS_STREAM(data_out_0)
   );
 
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.

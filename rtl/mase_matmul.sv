@@ -171,9 +171,7 @@ module mase_matmul #(
   ) u_a (
       .clk            (clk),
       .rst            (rst),
-      .data_in_0      (data_in_0),
-      .data_in_0_valid(data_in_0_valid),
-      .data_in_0_ready(data_in_0_ready),
+      `MASE_PASS_STREAM(data_in_0),
       .wr_index       (a_wr_chunk),
       .wr_addr        (a_wr_chunk),
       .rd_full        (a_ready),
@@ -299,9 +297,7 @@ module mase_matmul #(
       .mid_tag         (unused_tag),
       .init            (acc_init),
       .lane_shift      (no_lane_shift),
-      .data_out_0      (data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
+      `MASE_PASS_STREAM(data_out_0)
   );
 
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.

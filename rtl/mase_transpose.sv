@@ -175,9 +175,7 @@ module mase_transpose #(
   ) u_banks (
       .clk            (clk),
       .rst            (rst),
-      .data_in_0      (data_in_0),
-      .data_in_0_valid(data_in_0_valid),
-      .data_in_0_ready(data_in_0_ready),
+      `MASE_PASS_STREAM(data_in_0),
       .wr_index       (wr_addr),
       .wr_addr        (wr_addr),
       .rd_full        (rd_full),
