@@ -240,10 +240,7 @@ module mase_linear #(
     end
   end
 
-  always_ff @(posedge clk) begin
-    if (rst) s1_valid <= 1'b0;
-    else if (adv) s1_valid <= row_full;
-  end
+  `MASE_VALID_REG(s1_valid, adv, row_full)
 
   // ---------------------------------------------------------------------------------------------
   // Bias: the accumulators of a block start from its aligned bias word (read in S2, due in S3)

@@ -253,10 +253,7 @@ module mase_matmul #(
     end
   end
 
-  always_ff @(posedge clk) begin
-    if (rst) s1_valid <= 1'b0;
-    else if (adv) s1_valid <= a_ready && b_ready;
-  end
+  `MASE_VALID_REG(s1_valid, adv, a_ready && b_ready)
 
   // ---------------------------------------------------------------------------------------------
   // S2..S4 and output: products, sums, exact accumulation from zero, cast, output register
