@@ -50,6 +50,8 @@
 //   `MASE_OUTPUT_SKID(WIDTH, N_LANES, DATA, VALID, READY);   the output register of a component:
 //       a mase_skid_buffer u_out (N_LANES lanes of WIDTH bits) taking beat DATA/VALID (READY:
 //       it has room) and driving the data_out_0 stream
+//   `MASE_VALID_REG(Q, EN, D)                a pipeline stage's valid bit: Q cleared by rst, else
+//       loads D in the cycles EN is high
 //   `MASE_ROM_INIT(ROM, WORDS, FILE)         fills the unpacked array ROM (WORDS words) at time 0
 //       from the $readmemh file FILE, or with zeros when FILE is "" (generate blocks
 //       g_ROM_file / g_ROM_zero)
@@ -306,6 +308,12 @@
     `MASE_CHECK_RANGE(PORT``_PARALLELISM_DIM_1, 1, 1); \
   end
 
+
+`define MASE_VALID_REG(Q, EN, D) \
+  always_ff @(posedge clk) begin \
+    if (rst) Q <= 1'b0; \
+    else if (EN) Q <= D; \
+  end
 
 `define MASE_ROM_INIT(ROM, WORDS, FILE) \
   if (FILE != "") begin : g_``ROM``_file \

@@ -64,10 +64,7 @@ module mase_cast #(
 
   assign data_in_0_ready = !data_out_0_valid || data_out_0_ready;
 
-  always_ff @(posedge clk) begin
-    if (rst) data_out_0_valid <= 1'b0;
-    else if (data_in_0_ready) data_out_0_valid <= data_in_0_valid;
-  end
+  `MASE_VALID_REG(data_out_0_valid, data_in_0_ready, data_in_0_valid)
 
   // The data register has no reset: validity is tracked by data_out_0_valid.
   always_ff @(posedge clk) begin

@@ -150,10 +150,7 @@ module mase_embedding #(
     end
   end
 
-  always_ff @(posedge clk) begin
-    if (rst) s1_valid <= 1'b0;
-    else if (adv) s1_valid <= have;
-  end
+  `MASE_VALID_REG(s1_valid, adv, have)
 
   /// S1's elements cast to the output format.
   logic [PAR*OW-1:0] s1_out;

@@ -181,18 +181,12 @@ module mase_gelu #(
   assign en = !y_valid || out_ready;
   assign data_in_0_ready = en;
 
-  always_ff @(posedge clk) begin
-    if (rst) s1_valid <= 1'b0;
-    else if (en) s1_valid <= data_in_0_valid;
-  end
+  `MASE_VALID_REG(s1_valid, en, data_in_0_valid)
 
   if (FORM == 1) begin : g_s2
     /// Stage 2 (interpolation) holds a block.
     logic s2_valid;
-    always_ff @(posedge clk) begin
-      if (rst) s2_valid <= 1'b0;
-      else if (en) s2_valid <= s1_valid;
-    end
+    `MASE_VALID_REG(s2_valid, en, s1_valid)
     assign y_valid = s2_valid;
   end else begin : g_s1
     assign y_valid = s1_valid;

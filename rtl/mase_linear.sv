@@ -215,9 +215,7 @@ module mase_linear #(
   ) u_rows (
       .clk            (clk),
       .rst            (rst),
-      .data_in_0      (data_in_0),
-      .data_in_0_valid(data_in_0_valid),
-      .data_in_0_ready(data_in_0_ready),
+      `MASE_PASS_STREAM(data_in_0),
       .wr_index       (wr_chunk),
       .wr_addr        (wr_chunk),
       .rd_full        (row_full),
@@ -242,10 +240,7 @@ module mase_linear #(
     end
   end
 
-  always_ff @(posedge clk) begin
-    if (rst) s1_valid <= 1'b0;
-    else if (adv) s1_valid <= row_full;
-  end
+  `MASE_VALID_REG(s1_valid, adv, row_full)
 
   // ---------------------------------------------------------------------------------------------
   // Bias: the accumulators of a block start from its aligned bias word (read in S2, due in S3)
@@ -322,9 +317,7 @@ module mase_linear #(
       .mid_tag         (s2_block),
       .init            (bias_al),
       .lane_shift      (s3_shift),
-      .data_out_0      (data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
+      `MASE_PASS_STREAM(data_out_0)
   );
 
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.

@@ -57,9 +57,7 @@ module mase_link #(
   ) u_tx (
       .clk            (clk),
       .rst            (rst),
-      .data_in_0      (data_in_0),
-      .data_in_0_valid(data_in_0_valid),
-      .data_in_0_ready(data_in_0_ready),
+      `MASE_PASS_STREAM(data_in_0),
       .link_data      (tx_data),
       .link_valid     (tx_valid),
       .link_credit    (tx_credit)
@@ -90,9 +88,7 @@ module mase_link #(
       .link_data       (rx_data),
       .link_valid      (rx_valid),
       .link_credit     (rx_credit),
-      .data_out_0      (data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
+      `MASE_PASS_STREAM(data_out_0)
   );
 
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.

@@ -96,9 +96,7 @@ module mase_link_rx #(
       .data_in_0       (beat),
       .data_in_0_valid (beat_done),
       .data_in_0_ready (buf_ready),
-      .data_out_0      (data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
+      `MASE_PASS_STREAM(data_out_0)
   );
 
   always_ff @(posedge clk) begin

@@ -171,9 +171,7 @@ module mase_matmul #(
   ) u_a (
       .clk            (clk),
       .rst            (rst),
-      .data_in_0      (data_in_0),
-      .data_in_0_valid(data_in_0_valid),
-      .data_in_0_ready(data_in_0_ready),
+      `MASE_PASS_STREAM(data_in_0),
       .wr_index       (a_wr_chunk),
       .wr_addr        (a_wr_chunk),
       .rd_full        (a_ready),
@@ -255,10 +253,7 @@ module mase_matmul #(
     end
   end
 
-  always_ff @(posedge clk) begin
-    if (rst) s1_valid <= 1'b0;
-    else if (adv) s1_valid <= a_ready && b_ready;
-  end
+  `MASE_VALID_REG(s1_valid, adv, a_ready && b_ready)
 
   // ---------------------------------------------------------------------------------------------
   // S2..S4 and output: products, sums, exact accumulation from zero, cast, output register
@@ -299,9 +294,7 @@ module mase_matmul #(
       .mid_tag         (unused_tag),
       .init            (acc_init),
       .lane_shift      (no_lane_shift),
-      .data_out_0      (data_out_0),
-      .data_out_0_valid(data_out_0_valid),
-      .data_out_0_ready(data_out_0_ready)
+      `MASE_PASS_STREAM(data_out_0)
   );
 
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.

@@ -175,9 +175,7 @@ module mase_transpose #(
   ) u_banks (
       .clk            (clk),
       .rst            (rst),
-      .data_in_0      (data_in_0),
-      .data_in_0_valid(data_in_0_valid),
-      .data_in_0_ready(data_in_0_ready),
+      `MASE_PASS_STREAM(data_in_0),
       .wr_index       (wr_addr),
       .wr_addr        (wr_addr),
       .rd_full        (rd_full),
@@ -187,10 +185,7 @@ module mase_transpose #(
       .rd_release     (rd_done)
   );
 
-  always_ff @(posedge clk) begin
-    if (rst) s1_valid <= 1'b0;
-    else if (adv) s1_valid <= rd_avail;
-  end
+  `MASE_VALID_REG(s1_valid, adv, rd_avail)
 
   /// S1 word with the block transposed: output lane i*P1 + j = input lane j*P0 + i.
   logic [L*W-1:0] s1_out;

@@ -5,9 +5,12 @@
 //! by element. The component is not part of the flow yet (the stitcher does not stream integer
 //! graph inputs), so this test drives the instance directly.
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::Path;
 
+use common::{onnx_model, onnx_node, value_info};
 use mase_emit::flow::{quantized_graph, FlowOptions};
 use mase_emit::FlowConfig;
 use mase_hwlib::{lookup, param, Par, Stimulus};
@@ -18,44 +21,19 @@ use mase_sim::{simulate_component, RunConfig};
 /// `ids [2, 3]` (int64) → `Gather(table [rows, dim], ids)` → `[2, 3, dim]`, as ONNX bytes.
 fn embedding_onnx(rows: usize, dim: usize) -> Vec<u8> {
     use mase_ir::onnx::proto::*;
-    use prost::Message;
-    let vi = |name: &str, elem_type: i32, dims: Option<&[i64]>| ValueInfoProto {
-        name: name.into(),
-        r#type: Some(TypeProto {
-            tensor_type: Some(TypeProtoTensor {
-                elem_type,
-                shape: dims.map(|dims| TensorShapeProto {
-                    dim: dims.iter().map(|&d| Dimension { value: Some(DimValue::DimValue(d)) }).collect(),
-                }),
-            }),
-        }),
-    };
-    ModelProto {
-        ir_version: 8,
-        opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 13 }],
-        graph: Some(GraphProto {
-            name: "emb".into(),
-            node: vec![NodeProto {
-                input: vec!["table".into(), "ids".into()],
-                output: vec!["y".into()],
-                op_type: "Gather".into(),
-                name: "Gather_y".into(),
-                ..Default::default()
-            }],
-            initializer: vec![TensorProto {
-                name: "table".into(),
-                dims: vec![rows as i64, dim as i64],
-                data_type: 1,
-                float_data: (0..rows * dim).map(|i| ((i * 29 % 23) as f32 - 11.0) / 7.0).collect(),
-                ..Default::default()
-            }],
-            input: vec![vi("ids", 7, Some(&[2, 3]))],
-            output: vec![vi("y", 1, None)],
+    onnx_model(
+        "emb",
+        vec![onnx_node("Gather", "Gather_y", &["table", "ids"], "y")],
+        vec![TensorProto {
+            name: "table".into(),
+            dims: vec![rows as i64, dim as i64],
+            data_type: 1,
+            float_data: (0..rows * dim).map(|i| ((i * 29 % 23) as f32 - 11.0) / 7.0).collect(),
             ..Default::default()
-        }),
-        ..Default::default()
-    }
-    .encode_to_vec()
+        }],
+        vec![value_info("ids", 7, Some(&[2, 3]))],
+        vec![value_info("y", 1, None)],
+    )
 }
 
 /// 8-bit table (s8.5, rounded to nearest even) and output (s8.3, truncated and saturated): the

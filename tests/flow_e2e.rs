@@ -3,30 +3,17 @@
 //! stalls, accuracy against the float interpreter, lint of the emitted top, deterministic bytes,
 //! snapshots of `top.sv` and `report.json`.
 
-use std::collections::{BTreeMap, HashMap};
+mod common;
+
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mase_emit::flow::{run_flow, seeded_inputs, Flow, FlowOptions};
+use common::{fixture, flow, onnx_model, onnx_node, samples, try_flow_bytes, value_info};
+use mase_emit::flow::{run_flow, Flow, FlowOptions};
 use mase_emit::FlowConfig;
 use mase_ir::Tensor;
 use mase_sim::{check_project, load_project, RunConfig};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures").join(name)
-}
-
-fn flow(model: &str, config: &str, dir: &Path) -> Flow {
-    let bytes = std::fs::read(fixture(model)).unwrap();
-    let table: toml::Table = config.parse().unwrap();
-    let mut opts = FlowOptions::new(model, dir);
-    opts.config = FlowConfig::from_table(&table, model, None).unwrap();
-    run_flow(&bytes, &opts).unwrap_or_else(|e| panic!("{model}: {e}"))
-}
-
-fn samples(f: &Flow, n: u64) -> Vec<HashMap<String, Tensor>> {
-    (0..n).map(|k| seeded_inputs(&f.graph, 100 + k).unwrap()).collect()
-}
 
 /// Builds, simulates with stalls and checks bit-exactness; returns the cosine against float.
 fn verify(
@@ -467,57 +454,29 @@ fn gelu_16bit_defaults_to_the_interpolated_form_and_a_node_can_pick_its_form() {
 /// with the importer's protobuf types.
 fn dense_tanh_onnx() -> Vec<u8> {
     use mase_ir::onnx::proto::*;
-    use prost::Message;
-    let vi = |name: &str| ValueInfoProto {
-        name: name.into(),
-        r#type: Some(TypeProto {
-            tensor_type: Some(TypeProtoTensor {
-                elem_type: 1,
-                shape: Some(TensorShapeProto {
-                    dim: [2, 16].map(|d| Dimension { value: Some(DimValue::DimValue(d)) }).to_vec(),
-                }),
-            }),
-        }),
-    };
-    let node = |op: &str, inputs: [&str; 2], out: &str| NodeProto {
-        input: inputs.iter().filter(|s| !s.is_empty()).map(|s| s.to_string()).collect(),
-        output: vec![out.into()],
-        op_type: op.into(),
-        name: format!("{op}_0"),
-        ..Default::default()
-    };
+    let vi = |name: &str| value_info(name, 1, Some(&[2, 16]));
     // Weights large enough that the pre-activations reach tanh's saturation.
     let w: Vec<f32> = (0..256).map(|i| ((i * 37 % 29) as f32 - 14.0) / 6.0).collect();
-    ModelProto {
-        ir_version: 8,
-        opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 13 }],
-        graph: Some(GraphProto {
-            name: "dense_tanh".into(),
-            node: vec![node("MatMul", ["x", "w"], "h"), node("Tanh", ["h", ""], "y")],
-            initializer: vec![TensorProto {
-                name: "w".into(),
-                dims: vec![16, 16],
-                data_type: 1,
-                float_data: w,
-                ..Default::default()
-            }],
-            input: vec![vi("x")],
-            output: vec![vi("y")],
+    onnx_model(
+        "dense_tanh",
+        vec![onnx_node("MatMul", "MatMul_0", &["x", "w"], "h"), onnx_node("Tanh", "Tanh_0", &["h"], "y")],
+        vec![TensorProto {
+            name: "w".into(),
+            dims: vec![16, 16],
+            data_type: 1,
+            float_data: w,
             ..Default::default()
-        }),
-        ..Default::default()
-    }
-    .encode_to_vec()
+        }],
+        vec![vi("x")],
+        vec![vi("y")],
+    )
 }
 
 #[test]
 fn tanh_binds_in_both_forms_and_is_bit_exact() {
     let bytes = dense_tanh_onnx();
     let run = |config: &str, dir: &Path| {
-        let table: toml::Table = config.parse().unwrap();
-        let mut opts = FlowOptions::new("dense_tanh", dir);
-        opts.config = FlowConfig::from_table(&table, "dense_tanh", None).unwrap();
-        run_flow(&bytes, &opts).unwrap_or_else(|e| panic!("dense_tanh: {e}"))
+        try_flow_bytes(&bytes, "dense_tanh", config, dir).unwrap_or_else(|e| panic!("dense_tanh: {e}"))
     };
     // 16-bit activations: the interpolated form.
     let dir = tempfile::tempdir().unwrap();
@@ -560,26 +519,7 @@ fn an_unknown_form_is_an_error_naming_the_node_and_the_forms() {
 /// initializer of shape `idx_dims`, or with `None` a scalar int64 graph input.
 fn gather_head_onnx(axis: i64, idx_dims: &[i64], indices: Option<&[i64]>, head: bool) -> Vec<u8> {
     use mase_ir::onnx::proto::*;
-    use prost::Message;
-    // The output's shape is left to inference (it depends on the indices).
-    let vi = |name: &str, elem_type: i32, dims: Option<&[i64]>| ValueInfoProto {
-        name: name.into(),
-        r#type: Some(TypeProto {
-            tensor_type: Some(TypeProtoTensor {
-                elem_type,
-                shape: dims.map(|dims| TensorShapeProto {
-                    dim: dims.iter().map(|&d| Dimension { value: Some(DimValue::DimValue(d)) }).collect(),
-                }),
-            }),
-        }),
-    };
-    let node = |op: &str, inputs: [&str; 2], out: &str| NodeProto {
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: vec![out.into()],
-        op_type: op.into(),
-        name: format!("{op}_{out}"),
-        ..Default::default()
-    };
+    let node = |op: &str, inputs: [&str; 2], out: &str| onnx_node(op, &format!("{op}_{out}"), &inputs, out);
     let weight = |name: &str, k: usize| TensorProto {
         name: name.into(),
         dims: vec![8, 8],
@@ -598,32 +538,26 @@ fn gather_head_onnx(axis: i64, idx_dims: &[i64], indices: Option<&[i64]>, head: 
     if head {
         nodes.push(node("MatMul", ["g", "w2"], "y"));
     }
-    ModelProto {
-        ir_version: 8,
-        opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 13 }],
-        graph: Some(GraphProto {
-            name: "gather_head".into(),
-            node: nodes,
-            initializer: [weight("w1", 1), weight("w2", 2)]
-                .into_iter()
-                .chain(indices.map(|v| TensorProto {
-                    name: "idx".into(),
-                    dims: idx_dims.to_vec(),
-                    data_type: 7,
-                    int64_data: v.to_vec(),
-                    ..Default::default()
-                }))
-                .collect(),
-            input: [vi("x", 1, Some(&[2, 4, 8]))]
-                .into_iter()
-                .chain(indices.is_none().then(|| vi("idx", 7, Some(&[]))))
-                .collect(),
-            output: vec![vi(if head { "y" } else { "g" }, 1, None)],
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-    .encode_to_vec()
+    onnx_model(
+        "gather_head",
+        nodes,
+        [weight("w1", 1), weight("w2", 2)]
+            .into_iter()
+            .chain(indices.map(|v| TensorProto {
+                name: "idx".into(),
+                dims: idx_dims.to_vec(),
+                data_type: 7,
+                int64_data: v.to_vec(),
+                ..Default::default()
+            }))
+            .collect(),
+        [value_info("x", 1, Some(&[2, 4, 8]))]
+            .into_iter()
+            .chain(indices.is_none().then(|| value_info("idx", 7, Some(&[]))))
+            .collect(),
+        // The output's shape is left to inference (it depends on the indices).
+        vec![value_info(if head { "y" } else { "g" }, 1, None)],
+    )
 }
 
 /// 8-bit formats from a quantize config: no calibration, so a graph with an integer input flows.

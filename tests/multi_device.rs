@@ -3,33 +3,14 @@
 //! links, and under Verilator the whole system is bit-exact with random stalls, its ii where the
 //! models put it (the combined budget's with a wide link, the link's with a narrow one).
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+mod common;
 
-use mase_emit::flow::{run_flow, seeded_inputs, Flow, FlowOptions};
+use std::path::Path;
+
+use common::{flow, onnx_model, onnx_node, samples, try_flow, try_flow_bytes, value_info};
+use mase_emit::flow::Flow;
 use mase_emit::FlowConfig;
-use mase_ir::Tensor;
 use mase_sim::{check_project, load_project, RunConfig};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures").join(name)
-}
-
-fn try_flow(model: &str, config: &str, dir: &Path) -> mase_ir::Result<Flow> {
-    let bytes = std::fs::read(fixture(model)).unwrap();
-    let table: toml::Table = config.parse().unwrap();
-    let mut opts = FlowOptions::new(model, dir);
-    opts.config = FlowConfig::from_table(&table, model, None)?;
-    run_flow(&bytes, &opts)
-}
-
-fn flow(model: &str, config: &str, dir: &Path) -> Flow {
-    try_flow(model, config, dir).unwrap_or_else(|e| panic!("{model}: {e}"))
-}
-
-fn samples(f: &Flow, n: u64) -> Vec<HashMap<String, Tensor>> {
-    (0..n).map(|k| seeded_inputs(&f.graph, 100 + k).unwrap()).collect()
-}
 
 /// Two devices with the given multipliers and memory bits each, and a link of `link_bits` bits
 /// per cycle and `latency` cycles between them.
@@ -254,25 +235,8 @@ const RESIDUAL_HIDDEN: i64 = 128;
 /// the residual add still needs on the far side.
 fn residual_mlp_onnx() -> Vec<u8> {
     use mase_ir::onnx::proto::*;
-    use prost::Message;
-    let vi = |name: &str| ValueInfoProto {
-        name: name.into(),
-        r#type: Some(TypeProto {
-            tensor_type: Some(TypeProtoTensor {
-                elem_type: 1,
-                shape: Some(TensorShapeProto {
-                    dim: [8, 16].map(|d| Dimension { value: Some(DimValue::DimValue(d)) }).to_vec(),
-                }),
-            }),
-        }),
-    };
-    let node = |op: &str, inputs: &[&str], out: &str, name: &str| NodeProto {
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: vec![out.into()],
-        op_type: op.into(),
-        name: name.into(),
-        ..Default::default()
-    };
+    let vi = |name: &str| value_info(name, 1, Some(&[8, 16]));
+    let node = |op: &str, inputs: &[&str], out: &str, name: &str| onnx_node(op, name, inputs, out);
     let weight = |name: &str, rows: i64, cols: i64, salt: i64| TensorProto {
         name: name.into(),
         dims: vec![rows, cols],
@@ -282,32 +246,22 @@ fn residual_mlp_onnx() -> Vec<u8> {
             .collect(),
         ..Default::default()
     };
-    ModelProto {
-        ir_version: 8,
-        opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 13 }],
-        graph: Some(GraphProto {
-            name: "residual_mlp".into(),
-            node: vec![
-                node("MatMul", &["x", "w1"], "h", "up"),
-                node("Relu", &["h"], "r", "act"),
-                node("MatMul", &["r", "w2"], "d", "down"),
-                node("Add", &["d", "x"], "y", "residual"),
-            ],
-            initializer: vec![weight("w1", 16, RESIDUAL_HIDDEN, 5), weight("w2", RESIDUAL_HIDDEN, 16, 11)],
-            input: vec![vi("x")],
-            output: vec![vi("y")],
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-    .encode_to_vec()
+    onnx_model(
+        "residual_mlp",
+        vec![
+            node("MatMul", &["x", "w1"], "h", "up"),
+            node("Relu", &["h"], "r", "act"),
+            node("MatMul", &["r", "w2"], "d", "down"),
+            node("Add", &["d", "x"], "y", "residual"),
+        ],
+        vec![weight("w1", 16, RESIDUAL_HIDDEN, 5), weight("w2", RESIDUAL_HIDDEN, 16, 11)],
+        vec![vi("x")],
+        vec![vi("y")],
+    )
 }
 
 fn try_residual_flow(config: &str, dir: &Path) -> mase_ir::Result<Flow> {
-    let table: toml::Table = config.parse().unwrap();
-    let mut opts = FlowOptions::new("residual_mlp", dir);
-    opts.config = FlowConfig::from_table(&table, "residual_mlp", None)?;
-    run_flow(&residual_mlp_onnx(), &opts)
+    try_flow_bytes(&residual_mlp_onnx(), "residual_mlp", config, dir)
 }
 
 fn residual_flow(config: &str, dir: &Path) -> Flow {

@@ -159,11 +159,18 @@ fn flit_conns(port: &str, sig: &str) -> [String; 3] {
     ["data", "valid", "credit"].map(|w| format!("      .{port}_{w}({sig}_{w})"))
 }
 
-/// Declares a device top's flit ports `<prefix>_data/valid/credit` of `side` for link `l`: `rx`
-/// takes flits and gives credits, `tx` gives flits and takes credits; `flits` and `credit`
-/// document the data and credit ports.
-fn flit_port_decls(s: &mut String, side: &str, prefix: &str, l: &LinkInfo, flits: &str, credit: &str) {
-    let (fwd, back) = if side == "rx" { ("input ", "output") } else { ("output", "input ") };
+/// Declares a device top's flit ports `<side><tag>_data/valid/credit` for link `l` with the
+/// device `peer` at its other end: `rx` takes flits from `peer` and gives credits back, `tx`
+/// gives flits to `peer` and takes its credits.
+fn flit_port_decls(s: &mut String, side: &str, l: &LinkInfo, peer: &str) {
+    let prefix = format!("{side}{}", l.tag());
+    let (fwd, back, flits, credit) = if side == "rx" {
+        let credit = format!("One receive buffer slot freed (a credit back to '{peer}').");
+        ("input ", "output", format!("Flits of `{}` from device '{peer}'", l.tensor), credit)
+    } else {
+        let credit = format!("A credit from '{peer}': one more beat may be sent.");
+        ("output", "input ", format!("Flits of `{}` to device '{peer}'", l.tensor), credit)
+    };
     let (bits, msb) = (l.link_width, l.link_width - 1);
     let _ =
         write!(s, ",\n    /// {flits} ({bits} bits per cycle).\n    {fwd} logic [{msb}:0] {prefix}_data,");
@@ -222,28 +229,10 @@ pub fn device_top_sv(sys: &System, k: usize, core: &Design) -> Result<String> {
         s.push_str(&stream_port_decl(p));
     }
     for l in &rx {
-        let from = &sys.devices[l.from].name;
-        let flits = format!("Flits of `{}` from device '{from}'", l.tensor);
-        flit_port_decls(
-            &mut s,
-            "rx",
-            &format!("rx{}", l.tag()),
-            l,
-            &flits,
-            &format!("One receive buffer slot freed (a credit back to '{from}')."),
-        );
+        flit_port_decls(&mut s, "rx", l, &sys.devices[l.from].name);
     }
     for l in &tx {
-        let to = &sys.devices[l.from + 1].name;
-        let flits = format!("Flits of `{}` to device '{to}'", l.tensor);
-        flit_port_decls(
-            &mut s,
-            "tx",
-            &format!("tx{}", l.tag()),
-            l,
-            &flits,
-            &format!("A credit from '{to}': one more beat may be sent."),
-        );
+        flit_port_decls(&mut s, "tx", l, &sys.devices[l.from + 1].name);
     }
     let _ = writeln!(s, "\n);");
     let ends = rx.iter().map(|l| (*l, LINK_IN)).chain(tx.iter().map(|l| (*l, LINK_OUT)));

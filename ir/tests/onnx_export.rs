@@ -4,51 +4,23 @@
 //! survive; what the file holds (opset, producer, inputs, outputs with types and shapes);
 //! determinism; and the errors bad requests give.
 
+mod onnx_support;
+
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use mase_ir::npy::read_npy;
 use mase_ir::onnx::proto::{self, DimValue, ModelProto};
 use mase_ir::onnx::{import_bytes, import_file, to_onnx, ExportOptions, ImportOptions};
 use mase_ir::{interp, MaseGraph, Op, Tensor};
+use onnx_support::{by_placeholder, fixture_inputs, fixture_names, fixture_opts, fixtures, same_bits};
 use prost::Message;
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
-}
 
 fn hf() -> PathBuf {
     fixtures().join("hf")
 }
 
 const HF_INPUTS: [&str; 3] = ["input_ids", "attention_mask", "token_type_ids"];
-
-/// Equal element type, shape and bits.
-fn same_bits(a: &Tensor, b: &Tensor) -> bool {
-    let bits = |t: &Tensor| -> Vec<u64> {
-        match t {
-            Tensor::F32(x) => x.iter().map(|v| u64::from(v.to_bits())).collect(),
-            Tensor::I64(x) => x.iter().map(|&v| v as u64).collect(),
-            Tensor::I32(x) => x.iter().map(|&v| v as u64).collect(),
-            Tensor::Bool(x) => x.iter().map(|&v| u64::from(v)).collect(),
-        }
-    };
-    a.dtype() == b.dtype() && a.shape() == b.shape() && bits(a) == bits(b)
-}
-
-/// The inputs keyed by the graph's placeholder names, given by ONNX input name (a placeholder
-/// remembers the ONNX input it came from as its origin).
-fn by_placeholder(g: &MaseGraph, onnx_inputs: &HashMap<String, Tensor>) -> HashMap<String, Tensor> {
-    g.input_ids()
-        .into_iter()
-        .map(|id| {
-            let n = g.node(id);
-            let origin = n.origin.as_deref().unwrap_or(&n.name);
-            let t = onnx_inputs.get(origin).unwrap_or_else(|| panic!("no value for input '{origin}'"));
-            (n.name.clone(), t.clone())
-        })
-        .collect()
-}
 
 /// Exports `g` at `opset`, imports it back with `opts` and checks that both give the same
 /// outputs bit for bit on `onnx_inputs` (by ONNX input name) and have the same output names.
@@ -77,46 +49,10 @@ fn round_trip(
     back
 }
 
-/// Names of the fixtures importable with default options (plus their input shapes).
-fn fixture_names() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(fixtures())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter_map(|f| f.strip_suffix(".onnx").map(str::to_string))
-        .filter(|n| !n.starts_with("bad_"))
-        .collect();
-    v.sort();
-    v
-}
-
-/// A fixture's inputs by ONNX input name (`<name>.in.<input>.npy`).
-fn fixture_inputs(name: &str) -> HashMap<String, Tensor> {
-    let prefix = format!("{name}.in.");
-    let mut inputs = HashMap::new();
-    for e in std::fs::read_dir(fixtures()).unwrap() {
-        let f = e.unwrap().file_name().into_string().unwrap();
-        if let Some(input) = f.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".npy")) {
-            inputs.insert(input.to_string(), read_npy(fixtures().join(&f)).unwrap());
-        }
-    }
-    inputs
-}
-
-fn fixture_opts(name: &str, raise: bool) -> ImportOptions {
-    let mut o = ImportOptions { raise, ..Default::default() };
-    if name == "encoder_layer_decomposed_ln" {
-        o.input_shapes.insert("hidden_states".into(), vec![1, 8, 128]);
-    }
-    o
-}
-
 #[test]
 fn every_fixture_round_trips_bit_for_bit() {
-    let names = fixture_names();
-    assert!(names.len() >= 15, "fixtures missing: {names:?}");
-    for name in names {
+    for name in fixture_names() {
         let inputs = fixture_inputs(&name);
-        assert!(!inputs.is_empty(), "{name}: no input files");
         let raised =
             import_file(&fixtures().join(format!("{name}.onnx")), &fixture_opts(&name, true)).unwrap();
         // Re-imported with the same options: raising turns the exported forms of the MASE ops

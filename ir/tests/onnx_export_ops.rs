@@ -8,6 +8,8 @@
 //! DIR/<opset> (`<case>.onnx`, `<case>.in.<input>.npy`, `<case>.out.<k>.npy`) for checking
 //! with onnxruntime by hand.
 
+mod onnx_support;
+
 use std::collections::HashMap;
 
 use mase_ir::metadata::TensorMeta;
@@ -16,6 +18,7 @@ use mase_ir::op::{CmpOp, GeluApprox, LogicOp};
 use mase_ir::tensor::DType;
 use mase_ir::{interp, MaseGraph, NodeId, Op, OpKind, Tensor};
 use ndarray::{ArrayD, IxDyn};
+use onnx_support::same_bits;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -482,19 +485,6 @@ fn cases(kind: OpKind) -> Vec<Case> {
             unary("shape_end", Op::Shape { start: 0, end: Some(-1) }),
         ],
     }
-}
-
-/// Equal element type, shape and bits.
-fn same_bits(a: &Tensor, b: &Tensor) -> bool {
-    let bits = |t: &Tensor| -> Vec<u64> {
-        match t {
-            Tensor::F32(x) => x.iter().map(|v| u64::from(v.to_bits())).collect(),
-            Tensor::I64(x) => x.iter().map(|&v| v as u64).collect(),
-            Tensor::I32(x) => x.iter().map(|&v| v as u64).collect(),
-            Tensor::Bool(x) => x.iter().map(|&v| u64::from(v)).collect(),
-        }
-    };
-    a.dtype() == b.dtype() && a.shape() == b.shape() && bits(a) == bits(b)
 }
 
 /// The graph exported at `opset`, checked deterministic.

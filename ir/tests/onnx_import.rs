@@ -7,54 +7,26 @@ mod onnx_support;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+use mase_ir::npy::read_npy;
 use mase_ir::onnx::{import_bytes, import_file, ImportOptions};
 use mase_ir::{interp, MaseGraph, Op, Tensor};
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
-}
+use onnx_support::{by_placeholder, fixture_inputs, fixture_names, fixture_opts, fixtures};
 
 fn fixture(name: &str) -> PathBuf {
     fixtures().join(format!("{name}.onnx"))
 }
 
-fn opts_for(name: &str) -> ImportOptions {
-    let mut o = ImportOptions::default();
-    if name == "encoder_layer_decomposed_ln" {
-        o.input_shapes.insert("hidden_states".into(), vec![1, 8, 128]);
-    }
-    o
-}
-
 fn import(name: &str) -> MaseGraph {
-    import_file(&fixture(name), &opts_for(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn read_npy(p: &Path) -> Tensor {
-    let a: ndarray::ArrayD<f32> = ndarray_npy::read_npy(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    Tensor::F32(a)
+    import_file(&fixture(name), &fixture_opts(name, true)).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// Runs the graph on the fixture inputs and compares with onnxruntime's outputs.
 fn check_numerics(name: &str, g: &MaseGraph) {
-    let prefix = format!("{name}.in.");
-    let mut inputs = HashMap::new();
-    for e in std::fs::read_dir(fixtures()).unwrap() {
-        let f = e.unwrap().file_name().into_string().unwrap();
-        if let Some(input) = f.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".npy")) {
-            let id = g
-                .input_ids()
-                .into_iter()
-                .find(|&i| g.node(i).origin.as_deref() == Some(input))
-                .unwrap_or_else(|| panic!("{name}: no placeholder for ONNX input {input}"));
-            inputs.insert(g.node(id).name.clone(), read_npy(&fixtures().join(&f)));
-        }
-    }
-    assert!(!inputs.is_empty(), "{name}: no input files");
-    let outs = interp::run_outputs(g, &inputs).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let inputs = fixture_inputs(name);
+    let outs = interp::run_outputs(g, &by_placeholder(g, &inputs)).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(outs.len(), g.output_values().len());
     for (k, got) in outs.iter().enumerate() {
-        let want = read_npy(&fixtures().join(format!("{name}.out.{k}.npy")));
+        let want = read_npy(fixtures().join(format!("{name}.out.{k}.npy"))).unwrap();
         let (want, got) = (want.to_f32(), got.to_f32());
         assert_eq!(want.shape(), got.shape(), "{name} output {k}");
         let scale = want.iter().fold(0f32, |m, v| m.max(v.abs()));
@@ -71,26 +43,13 @@ fn op_counts(g: &MaseGraph) -> BTreeMap<&'static str, usize> {
     m
 }
 
-fn valid_fixture_names() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(fixtures())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter_map(|f| f.strip_suffix(".onnx").map(str::to_string))
-        .filter(|n| !n.starts_with("bad_"))
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn every_fixture_matches_onnxruntime_raised_and_raw() {
-    let names = valid_fixture_names();
-    assert!(names.len() >= 15, "fixtures missing: run scripts/make_fixtures.py ({names:?})");
-    for name in names {
+    for name in fixture_names() {
         let g = import(&name);
         g.validate().unwrap();
         check_numerics(&name, &g);
-        let raw = import_file(&fixture(&name), &ImportOptions { raise: false, ..opts_for(&name) }).unwrap();
+        let raw = import_file(&fixture(&name), &fixture_opts(&name, false)).unwrap();
         check_numerics(&name, &raw);
     }
 }

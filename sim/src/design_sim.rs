@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use mase_emit::config::Device;
-use mase_emit::design::{Design, PortDir};
+use mase_emit::design::{Design, PortDir, TopPort};
 use mase_emit::golden;
 use mase_emit::system::System;
 use mase_emit::system_project::{
@@ -366,6 +366,18 @@ pub fn quantize_samples(p: &Project, samples: &[HashMap<String, Tensor>]) -> Res
     Ok(codes)
 }
 
+/// Inference `i`'s elements of output port `port` (the `k`-th output; its codes, inferences
+/// back to back, in `outputs[k]`), dequantized in the port's format.
+fn output_tensor(outputs: &[Vec<i64>], k: usize, port: &TopPort, i: usize) -> Result<Tensor> {
+    let m = port.numel();
+    let got = outputs
+        .get(k)
+        .and_then(|o| o.get(i * m..(i + 1) * m))
+        .ok_or_else(|| invalid(format!("output {}: too few elements", port.name)))?;
+    let vals: Vec<f32> = got.iter().map(|c| to_f64(*c, &port.format) as f32).collect();
+    Tensor::from_f32(&port.shape, vals).ok_or_else(|| invalid("output shape"))
+}
+
 /// The device's outputs of every inference as named float tensors (output codes in port order,
 /// inferences back to back, dequantized in each port's format).
 pub fn device_outputs_named(p: &Project, outputs: &[Vec<i64>]) -> Result<Vec<crate::host_run::Named>> {
@@ -375,16 +387,7 @@ pub fn device_outputs_named(p: &Project, outputs: &[Vec<i64>]) -> Result<Vec<cra
         .map(|i| {
             outs.iter()
                 .enumerate()
-                .map(|(k, port)| {
-                    let m = port.numel();
-                    let got = outputs
-                        .get(k)
-                        .and_then(|o| o.get(i * m..(i + 1) * m))
-                        .ok_or_else(|| invalid(format!("output {}: too few elements", port.name)))?;
-                    let vals: Vec<f32> = got.iter().map(|c| to_f64(*c, &port.format) as f32).collect();
-                    let t = Tensor::from_f32(&port.shape, vals).ok_or_else(|| invalid("output shape"))?;
-                    Ok((port.tensor.clone(), t))
-                })
+                .map(|(k, port)| Ok((port.tensor.clone(), output_tensor(outputs, k, port, i)?)))
                 .collect()
         })
         .collect()
@@ -403,13 +406,7 @@ pub fn accuracy_against_float(
     for (i, s) in samples.iter().enumerate() {
         let f = mase_ir::interp::run_outputs(&p.graph, s).map_err(|e| invalid(e.to_string()))?;
         for (k, port) in outs.iter().enumerate() {
-            let m = port.numel();
-            let got = outputs
-                .get(k)
-                .and_then(|o| o.get(i * m..(i + 1) * m))
-                .ok_or_else(|| invalid(format!("output {}: too few elements", port.name)))?;
-            let vals: Vec<f32> = got.iter().map(|c| to_f64(*c, &port.format) as f32).collect();
-            hw_outs.push(Tensor::from_f32(&port.shape, vals).ok_or_else(|| invalid("output shape"))?);
+            hw_outs.push(output_tensor(outputs, k, port, i)?);
             float_outs
                 .push(f.get(k).cloned().ok_or_else(|| invalid(format!("the float run has no output {k}")))?);
         }

@@ -1,0 +1,89 @@
+//! Test support shared by the integration tests of the `mase` crate (`tests/*.rs`): fixtures,
+//! flows from ONNX bytes and a TOML configuration, seeded samples, and small ONNX models built
+//! with the importer's protobuf types.
+
+// Each test crate uses only some of these.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use mase_emit::flow::{run_flow, seeded_inputs, Flow, FlowOptions};
+use mase_emit::FlowConfig;
+use mase_ir::onnx::proto::*;
+use mase_ir::Tensor;
+use prost::Message;
+
+/// A file of `tests/fixtures`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures").join(name)
+}
+
+/// The flow on the ONNX `bytes` of `model` (also the configuration's name) with the TOML
+/// `config`, emitting into `dir`.
+pub fn try_flow_bytes(bytes: &[u8], model: &str, config: &str, dir: &Path) -> mase_ir::Result<Flow> {
+    let table: toml::Table = config.parse().unwrap();
+    let mut opts = FlowOptions::new(model, dir);
+    opts.config = FlowConfig::from_table(&table, model, None)?;
+    run_flow(bytes, &opts)
+}
+
+/// The flow on fixture `model` with the TOML `config`, emitting into `dir`.
+pub fn try_flow(model: &str, config: &str, dir: &Path) -> mase_ir::Result<Flow> {
+    try_flow_bytes(&std::fs::read(fixture(model)).unwrap(), model, config, dir)
+}
+
+/// [`try_flow`], panicking with the model's name on an error.
+pub fn flow(model: &str, config: &str, dir: &Path) -> Flow {
+    try_flow(model, config, dir).unwrap_or_else(|e| panic!("{model}: {e}"))
+}
+
+/// `n` seeded input sets for the flow's graph (seeds 100, 101, …).
+pub fn samples(f: &Flow, n: u64) -> Vec<HashMap<String, Tensor>> {
+    (0..n).map(|k| seeded_inputs(&f.graph, 100 + k).unwrap()).collect()
+}
+
+/// A tensor value `name` of ONNX element type `elem_type` and shape `dims` (`None`: left to
+/// inference), for a graph input or output.
+pub fn value_info(name: &str, elem_type: i32, dims: Option<&[i64]>) -> ValueInfoProto {
+    ValueInfoProto {
+        name: name.into(),
+        r#type: Some(TypeProto {
+            tensor_type: Some(TypeProtoTensor {
+                elem_type,
+                shape: dims.map(|dims| TensorShapeProto {
+                    dim: dims.iter().map(|&d| Dimension { value: Some(DimValue::DimValue(d)) }).collect(),
+                }),
+            }),
+        }),
+    }
+}
+
+/// The bytes of an ONNX model (IR version 8, opset 13) whose graph `name` has these nodes,
+/// initializers, inputs and outputs.
+pub fn onnx_model(
+    name: &str,
+    node: Vec<NodeProto>,
+    initializer: Vec<TensorProto>,
+    input: Vec<ValueInfoProto>,
+    output: Vec<ValueInfoProto>,
+) -> Vec<u8> {
+    ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 13 }],
+        graph: Some(GraphProto { name: name.into(), node, initializer, input, output, ..Default::default() }),
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+/// An ONNX node `name` of `op` from `inputs` to the one output `out`.
+pub fn onnx_node(op: &str, name: &str, inputs: &[&str], out: &str) -> NodeProto {
+    NodeProto {
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![out.into()],
+        op_type: op.into(),
+        name: name.into(),
+        ..Default::default()
+    }
+}
