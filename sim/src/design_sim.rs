@@ -300,8 +300,8 @@ pub fn simulate_project(p: &Project, inputs: &[Vec<i64>], cfg: &RunConfig) -> Re
         }
     }
     let mut cfg = cfg.clone();
-    cfg.watchdog_cycles = cfg.watchdog_cycles.max(watchdog_cycles(d));
     let figures = mase_emit::report::report(d);
+    cfg.watchdog_cycles = cfg.watchdog_cycles.max(watchdog_of(&figures));
     let slowest = figures.ii_cycles;
     let run = run_streams(&mut model, &streams, &in_map, &exp_map, &cfg)?;
     let outputs: Vec<Vec<i64>> = d
@@ -346,7 +346,11 @@ pub fn simulate_project(p: &Project, inputs: &[Vec<i64>], cfg: &RunConfig) -> Re
 /// model its whole latency (twice the latency model's estimate, which under-counts some
 /// buffering) after its inputs have gone in.
 pub fn watchdog_cycles(d: &Design) -> u64 {
-    let figures = mase_emit::report::report(d);
+    watchdog_of(&mase_emit::report::report(d))
+}
+
+/// [`watchdog_cycles`] from the design's report, for a caller that has it already.
+fn watchdog_of(figures: &mase_emit::report::Report) -> u64 {
     4 * figures.ii_cycles + 2 * figures.latency_cycles_estimate + 10_000
 }
 
