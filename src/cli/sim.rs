@@ -105,15 +105,26 @@ fn sim_inputs(p: &Project, a: &SimArgs) -> anyhow::Result<(Vec<Named>, Option<Ve
     Ok((device, Some(pre)))
 }
 
-/// For a whole model: the host post part on the device's outputs, against the float model.
+/// For a whole model: the host post part on the device's outputs, against the float model; the
+/// model's outputs are written ([`write_model_outputs`]) and their paths added to `written`.
 fn whole_model(
+    dir: &Path,
     p: &Project,
     pre: Option<&[Named]>,
     outputs: &[Vec<i64>],
+    written: &mut Vec<String>,
 ) -> anyhow::Result<Option<ModelOutputs>> {
     let (Some(host), Some(pre)) = (&p.host, pre) else { return Ok(None) };
     let device = mase_sim::device_outputs_named(p, outputs)?;
-    Ok(Some(model_outputs(host, &p.graph, pre, &device)?))
+    let m = model_outputs(host, &p.graph, pre, &device)?;
+    written.extend(write_model_outputs(dir, &m)?);
+    Ok(Some(m))
+}
+
+/// The `model` entry of `mase sim --json`: the model's output names and accuracy (null without
+/// host parts).
+fn model_json(model: Option<&ModelOutputs>) -> serde_json::Value {
+    model.map_or(serde_json::Value::Null, |m| serde_json::json!({"outputs": m.names, "accuracy": m.accuracy}))
 }
 
 /// Writes the model's outputs as `DIR/sim/<output name>.npy` (float32, a leading inference
@@ -208,10 +219,7 @@ pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
     if let (true, Some((_, outputs))) = (a.golden, golden_run) {
         let acc = mase_sim::accuracy_against_float(&p, &samples, &outputs)?;
         let mut written = write_outputs(dir, &p, &outputs)?;
-        let model = whole_model(&p, pre.as_deref(), &outputs)?;
-        if let Some(m) = &model {
-            written.extend(write_model_outputs(dir, m)?);
-        }
+        let model = whole_model(dir, &p, pre.as_deref(), &outputs, &mut written)?;
         if a.json {
             let v = serde_json::json!({
                 "golden_only": true,
@@ -221,7 +229,7 @@ pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
                 "outputs": written,
                 "saturation": sat.saturation,
                 "warnings": sat.warnings,
-                "model": model.as_ref().map(|m| serde_json::json!({"outputs": m.names, "accuracy": m.accuracy})),
+                "model": model_json(model.as_ref()),
             });
             println!("{}", serde_json::to_string_pretty(&v)?);
         } else {
@@ -245,20 +253,14 @@ pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
     let cfg = RunConfig { seed: a.seed, stall_prob: a.stall_prob, vcd, ..RunConfig::default() };
     let (run, acc) = check_project(&p, &samples, &cfg)?;
     let mut written = write_outputs(dir, &p, &run.outputs)?;
-    let model = whole_model(&p, pre.as_deref(), &run.outputs)?;
-    if let Some(m) = &model {
-        written.extend(write_model_outputs(dir, m)?);
-    }
+    let model = whole_model(dir, &p, pre.as_deref(), &run.outputs, &mut written)?;
     let r = &run.report;
     if a.json {
         let mut v = serde_json::to_value(r)?;
         v["cosine_vs_float"] = acc.cosine.into();
         v["max_abs_error_vs_float"] = acc.max_abs_error.into();
         v["outputs"] = written.clone().into();
-        v["model"] = model.as_ref().map_or(
-            serde_json::Value::Null,
-            |m| serde_json::json!({"outputs": m.names, "accuracy": m.accuracy}),
-        );
+        v["model"] = model_json(model.as_ref());
         v["saturation"] = serde_json::to_value(&sat.saturation)?;
         v["warnings"] = serde_json::to_value(&sat.warnings)?;
         println!("{}", serde_json::to_string_pretty(&v)?);
