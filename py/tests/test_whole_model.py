@@ -37,6 +37,12 @@ def test_classifier_export_from_token_ids_to_logits(fixtures, tmp_path):
         assert np.array_equal(got[s.name], golden[s.name]), s.name
     logits = dut.host_post(pre, got)["logits"]
     assert np.array_equal(logits, golden["logits"])
+    # With codes=True the device's outputs come back as codes, the model's outputs as values.
+    golden_codes = dut.golden(batch, codes=True)
+    for s in outs:
+        values, codes = s.quantize(golden[s.name])
+        assert np.array_equal(golden_codes[s.name], codes), s.name
+    assert np.array_equal(golden_codes["logits"], golden["logits"])
     ort = np.load(hf / "bert_cls_ts_static.out.logits.npy")
     cos = float(np.dot(logits.ravel(), ort.ravel()) / (np.linalg.norm(logits) * np.linalg.norm(ort)))
     assert cos >= 0.999, cos

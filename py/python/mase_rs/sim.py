@@ -251,16 +251,17 @@ class _Dut:
         ``inputs`` by stream or tensor name, each ``[n, *shape]``.
 
         A whole-model design (with host parts) also takes the model's own inputs (one inference,
-        e.g. ``input_ids``, ``attention_mask``, ``token_type_ids``): the host pre part computes
-        the device's inputs, and the result holds the model's outputs by their names (e.g.
-        ``logits``) next to the device's output streams."""
+        e.g. ``input_ids``, ``attention_mask``, ``token_type_ids``; never codes): the host pre
+        part computes the device's inputs, and the result holds the model's outputs by their
+        names (e.g. ``logits``) next to the device's output streams (codes with ``codes=True``)."""
         model_inputs = set(self._native.host_inputs())
         if model_inputs and set(inputs) <= model_inputs:
             pre = self.host_pre(inputs)
-            device = {s.name: pre[s.tensor] for s in self.inputs}
-            out = self.golden(device, codes)
-            values = self.golden(device) if codes else out
-            out.update(self.host_post(pre, values))
+            # The pre part gives values, so the device takes them as values; ``codes`` picks
+            # what the device's outputs are returned as.
+            raw = self._native.golden({s.name: pre[s.tensor] for s in self.inputs}, False)
+            out = {k: (c if codes else v) for k, (v, c) in raw.items()}
+            out.update(self.host_post(pre, {k: v for k, (v, _) in raw.items()}))
             return out
         named = {}
         for k, v in inputs.items():
