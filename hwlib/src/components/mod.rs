@@ -25,6 +25,7 @@ registry! {
     fork::Fork,
     lane_converter::LaneConverter,
     add::Add,
+    add_table::AddTable,
     sub::Sub,
     mul::Mul,
     gelu::Gelu,
