@@ -46,7 +46,7 @@ pub fn op_role(kind: OpKind) -> OpRole {
         OpKind::Tanh => Bound(&tanh::Tanh, ""),
         OpKind::Softmax => Bound(&softmax::Softmax, "last axis"),
         OpKind::LayerNorm => Bound(&layer_norm::LayerNorm, "last axis"),
-        OpKind::Add => Bound(&add::Add, "same shapes"),
+        OpKind::Add => Bound(&add::Add, "same shapes, or plus a constant over leading axes: add_table"),
         OpKind::Sub => Bound(&sub::Sub, "same shapes"),
         OpKind::MulScalar => Bound(&mul::Mul, "by a scalar"),
         OpKind::Transpose => {

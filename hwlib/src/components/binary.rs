@@ -160,6 +160,17 @@ impl<T: Binary> Binding for T {
     fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
         join_overrides(v, par)
     }
+
+    /// An `add` of a computed tensor (input 0) and a constant (input 1) is `add_table`: the
+    /// constant becomes a ROM of the instance instead of a stream (whether its shape broadcasts
+    /// as `add_table` requires is that binding's check, with its own message).
+    fn variant(&self, v: &NodeView) -> Option<&'static dyn Binding> {
+        let is_constant = |k: usize| {
+            v.node.inputs.get(k).is_some_and(|&i| matches!(v.graph.node(i).op, mase_ir::Op::Constant { .. }))
+        };
+        (T::INFO.name == "add" && is_constant(1) && !is_constant(0))
+            .then_some(&super::add_table::AddTable as &dyn Binding)
+    }
 }
 
 /// Overrides of a join node (add, sub): operands of equal shapes, each in its own format.
