@@ -643,3 +643,74 @@ fn unsupported_gathers_run_on_the_host_or_are_named_with_the_scope() {
         }
     }
 }
+
+/// `x [2, 4, 8]` → `MatMul` by a constant → `Relu` → `Add` of a constant of shape `pos_dims` (learned
+/// position embeddings) → `y`, as ONNX bytes.
+fn position_add_onnx(pos_dims: &[i64]) -> Vec<u8> {
+    use mase_ir::onnx::proto::*;
+    let n: i64 = pos_dims.iter().product();
+    let tensor = |name: &str, dims: &[i64], k: i64| TensorProto {
+        name: name.into(),
+        dims: dims.to_vec(),
+        data_type: 1,
+        float_data: (0..dims.iter().product::<i64>())
+            .map(|i| (((i * 37 + k) % 17) as f32 - 8.0) / 8.0)
+            .collect(),
+        ..Default::default()
+    };
+    onnx_model(
+        "position_add",
+        vec![
+            onnx_node("MatMul", "MatMul_h", &["x", "w"], "h"),
+            // Between the two, so that the add is not raised into the linear's bias.
+            onnx_node("Relu", "Relu_r", &["h"], "r"),
+            onnx_node("Add", "Add_pos", &["r", "pos"], "y"),
+        ],
+        vec![tensor("w", &[8, 8], 3), tensor("pos", pos_dims, n)],
+        vec![value_info("x", 1, Some(&[2, 4, 8]))],
+        vec![value_info("y", 1, Some(&[2, 4, 8]))],
+    )
+}
+
+/// The hardware passes and the project of `position_add_onnx(pos_dims)` at 8 bits, 2 lanes, in
+/// `dir`: the quantized graph bound node by node (no host/device split: the split's rule for
+/// constant operands is its own), its design and project.
+fn position_add_project(pos_dims: &[i64], dir: &Path) -> mase_ir::Result<mase_ir::MaseGraph> {
+    let cfg = format!("{EIGHT_BIT}[hardware]\nlanes = 2\n");
+    let mut opts = FlowOptions::new("position_add", dir);
+    opts.config = FlowConfig::from_table(&cfg.parse().unwrap(), "position_add", None)?;
+    let q = mase_emit::flow::quantized_graph(&position_add_onnx(pos_dims), &opts)?.1;
+    let (g, _) = mase_emit::add_hardware_metadata(q, &opts.config.hardware)?;
+    let d = mase_emit::design_of(&g, "top")?;
+    mase_emit::project::write_project(&g, &d, dir)?;
+    Ok(g)
+}
+
+#[test]
+fn an_add_of_a_constant_binds_add_table_and_is_bit_exact() {
+    // [1, S, H] (BERT's folded position constant: R = 4 of 8 rows), [S, H], [H] (R = 1).
+    for (dims, rows) in [(&[1, 4, 8][..], 4), (&[4, 8], 4), (&[8], 1)] {
+        let dir = tempfile::tempdir().unwrap();
+        let g = position_add_project(dims, dir.path()).unwrap_or_else(|e| panic!("pos {dims:?}: {e}"));
+        let hw = &g.node(g.find("Add_pos").expect("node Add_pos")).meta.hardware;
+        assert_eq!(hw.module.as_deref(), Some("mase_add_table"), "pos {dims:?}");
+        assert_eq!(hw.verilog_param["WEIGHT_TENSOR_SIZE_DIM_1"], rows, "pos {dims:?}");
+        let p = load_project(dir.path()).unwrap();
+        let inputs: Vec<_> = (0..3).map(|k| mase_emit::flow::seeded_inputs(&g, 100 + k).unwrap()).collect();
+        let cfg = RunConfig { seed: 11, stall_prob: 0.3, ..RunConfig::default() };
+        let (run, _) = check_project(&p, &inputs, &cfg).unwrap();
+        assert!(run.report.bit_exact, "pos {dims:?}: {} mismatches", run.report.mismatches);
+        assert_eq!(run.outputs, run.expected);
+        lint(dir.path());
+    }
+}
+
+#[test]
+fn an_add_of_a_constant_that_broadcasts_within_rows_is_an_error_naming_the_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = match position_add_project(&[4, 1], dir.path()) {
+        Ok(_) => panic!("a [4, 1] constant broadcasts along rows, which add_table does not do"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("Add_pos") && err.contains("[4, 1]") && err.contains("[2, 4, 8]"), "{err}");
+}
