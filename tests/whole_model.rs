@@ -1,6 +1,7 @@
 //! Whole models as exporters write them (`tests/fixtures/hf/`, from `scripts/export_hf.py`):
 //! token ids, attention mask and token types in, the model's own outputs out. The flow cuts the
-//! model into the host's pre part (embedding lookups, mask preparation), the device and the
+//! model into the host's pre part (mask preparation; lookups whose tables exceed the budget), the
+//! device (token ids in, through the embeddings and the encoder) and the
 //! host's post part; the device runs under Verilator with random stalls, bit-exact against the
 //! golden model, and the model's outputs are compared with onnxruntime's.
 
@@ -87,7 +88,19 @@ fn classifier_exports_go_from_token_ids_to_logits_bit_exact_under_verilator() {
     for model in ["bert_cls_ts_static", "bert_cls_dynamo_static"] {
         let dir = tempfile::tempdir().unwrap();
         let f = flow(model, dir.path());
-        assert!(f.host.is_some(), "{model}: the embeddings run on the host");
+        assert!(f.host.is_some(), "{model}: the mask preparation runs on the host");
+        // Token ids stream into the device, whose lookups hold the tables.
+        let ids = f.design.ports.iter().find(|p| p.tensor == "input_ids").expect("an input_ids port");
+        assert_eq!(
+            (ids.format.signed, ids.format.width, ids.format.frac),
+            (false, 10, 0),
+            "{model}: 1000 rows"
+        );
+        let tables = &f.emitted.report.lookup_tables;
+        assert!(
+            tables.iter().any(|t| t.rows == 1000 && t.memory_bits == 1000 * 64 * 8),
+            "{model}: {tables:?}"
+        );
         for file in ["host/pre.onnx", "host/post.onnx", "host/host.json"] {
             assert!(dir.path().join(file).exists(), "{model}: {file}");
         }
@@ -171,7 +184,14 @@ fn the_mask_crosses_every_device_boundary_and_the_system_equals_one_device() {
     opts.calibration = Some(vec![batch("batch.input_ids.npy").into_iter().collect()]);
     let f = run_flow(&bytes, &opts).unwrap();
     let sys = f.system.as_ref().expect("two devices");
-    let mask = &sys.design.ports.iter().find(|p| p.format.width == 1).expect("a 1-bit mask port").tensor;
+    // The keep mask [B, 1, 1, S] (the token types are 1-bit too, but [B, S]).
+    let mask = &sys
+        .design
+        .ports
+        .iter()
+        .find(|p| p.format.width == 1 && p.shape.len() == 4)
+        .expect("a 1-bit mask port")
+        .tensor;
     assert!(sys.links.len() >= 2, "{} links", sys.links.len());
     for b in 0..sys.used_devices() - 1 {
         assert!(
@@ -188,4 +208,29 @@ fn the_mask_crosses_every_device_boundary_and_the_system_equals_one_device() {
     let single = load_project(one_dir.path()).unwrap();
     let codes = mase_sim::quantize_samples(&single, &[device_inputs(&single, &pre)]).unwrap();
     assert_eq!(run.outputs, mase_emit::golden::run(&single.design, &codes).unwrap());
+}
+
+/// With a table budget below the word table's bits, the word lookup runs on the host and its
+/// rows stream into the device next to the token types (whose table still fits); the model
+/// still matches onnxruntime (golden model of the device).
+#[test]
+fn a_word_table_beyond_the_budget_is_looked_up_on_the_host() {
+    let model = "bert_cls_ts_static";
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(hf(&format!("{model}.onnx"))).unwrap();
+    let mut opts = FlowOptions::new(model, dir.path());
+    let config = format!("{CONFIG}[hardware]\ntable_budget_bits = 100000\n");
+    opts.config = FlowConfig::from_table(&config.parse().unwrap(), model, None).unwrap();
+    opts.calibration = Some(vec![batch("batch.input_ids.npy").into_iter().collect()]);
+    let f = run_flow(&bytes, &opts).unwrap();
+    assert!(f.design.ports.iter().all(|p| p.tensor != "input_ids"), "the word lookup is on the host");
+    assert!(f.design.ports.iter().any(|p| p.tensor == "token_type_ids"));
+    let tables = &f.emitted.report.lookup_tables;
+    assert_eq!(tables.iter().map(|t| t.rows).collect::<Vec<_>>(), [2], "{tables:?}");
+    let p = load_project(dir.path()).unwrap();
+    let m = golden_model(&p, &batch("batch.input_ids.npy"));
+    let ort = npy(&format!("{model}.out.logits.npy"));
+    let c = cosine(&m.hardware[0][0], &ort);
+    assert!(c >= 0.999, "logits cosine {c} against onnxruntime");
+    assert_eq!(argmax_rows(&m.hardware[0][0]), argmax_rows(&ort));
 }

@@ -291,6 +291,11 @@ pub struct HwConfig {
     /// implements them (see [`crate::host_split`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host_ops: Vec<String>,
+    /// Most bits the device spends on lookup tables (every `embedding` node's quantized table,
+    /// together); tables are placed smallest first while they fit, the rest run on the host.
+    /// Default [`DEFAULT_TABLE_BUDGET_BITS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_budget_bits: Option<u64>,
     /// The devices the design spans, in dataflow order (`[[hardware.devices]]`); empty: one
     /// device without limits.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -300,7 +305,18 @@ pub struct HwConfig {
     pub base_dir: Option<std::path::PathBuf>,
 }
 
+/// The default of [`HwConfig::table_budget_bits`]: 4 Mibit (512 KiB), a third of the block RAM
+/// of a mid-range FPGA (13.1 Mbit in an xc7a200t). Position, token-type and small-vocabulary word
+/// tables fit; a 30,522-token vocabulary (94 Mbit at hidden 384 and 8 bits) does not and is
+/// looked up on the host. Smaller parts set their own budget.
+pub const DEFAULT_TABLE_BUDGET_BITS: u64 = 1 << 22;
+
 impl HwConfig {
+    /// The lookup-table budget in bits ([`HwConfig::table_budget_bits`] or the default).
+    pub fn table_budget(&self) -> u64 {
+        self.table_budget_bits.unwrap_or(DEFAULT_TABLE_BUDGET_BITS)
+    }
+
     /// Reads a hardware configuration from TOML text: the `[hardware]` table when there is one
     /// (a flow configuration), otherwise the whole document.
     pub fn from_toml(text: &str, origin: &str) -> Result<HwConfig> {

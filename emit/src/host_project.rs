@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::config::HwConfig;
 use crate::design::{Design, PortDir};
-use crate::host_split::{device_graph, host_graph, split, split_info, HostPart};
+use crate::host_split::{device_graph, host_graph, index_formats, split, split_info, HostPart, LookupTable};
 
 /// A whole model cut into host parts around the device.
 #[derive(Debug, Clone)]
@@ -64,7 +64,12 @@ pub struct HostReport {
 /// does not implement, with what it supports.
 pub fn cut(graph: MaseGraph, hw: &HwConfig) -> Result<(MaseGraph, Option<HostParts>)> {
     let s = split(&graph, hw);
-    if !s.has_host() || s.device_outputs(&graph).is_empty() {
+    if s.device_outputs(&graph).is_empty() {
+        return Ok((graph, None));
+    }
+    if !s.has_host() {
+        let mut graph = graph;
+        index_formats(&mut graph)?;
         return Ok((graph, None));
     }
     let info = split_info(&graph, &s, hw);
@@ -109,6 +114,24 @@ fn tensors(g: &MaseGraph, ids: &[mase_ir::NodeId], names: Option<&[String]>) -> 
         .collect()
 }
 
+/// The model's lookup tables and where the split placed them, one line: `node rows×dim (bits)
+/// device|host, …; budget N bits`; `None` for a model without tables.
+pub fn tables_summary(h: &HostParts) -> Option<String> {
+    let tables: Vec<LookupTable> = serde_json::from_value(h.info.get("lookup_tables")?.clone()).ok()?;
+    if tables.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = tables
+        .iter()
+        .map(|t| {
+            let side = if t.on_device { "device" } else { "host" };
+            format!("{} {}×{} ({} bits) {side}", t.node, t.rows, t.dim, t.bits)
+        })
+        .collect();
+    let budget = h.info.get("table_budget_bits").and_then(|v| v.as_u64()).unwrap_or_default();
+    Some(format!("{}; budget {budget} bits ([hardware] table_budget_bits)", list.join(", ")))
+}
+
 /// The report of host parts.
 pub fn host_report(h: &HostParts) -> Result<HostReport> {
     let names = |g: &MaseGraph| (0..g.output_values().len()).map(|k| g.output_name(k)).collect::<Vec<_>>();
@@ -137,7 +160,7 @@ pub fn readme_section(r: &HostReport, d: &Design) -> String {
     let _ = writeln!(
         s,
         "2. Each device input is quantized into its port's format (code = the value scaled by 2^frac, rounded and \
-         saturated as the format says; a boolean is the code 1 for true) and streamed row-major, `lanes` codes per \
+         saturated as the format says: a token id is its own code, a boolean is the code 1 for true) and streamed row-major, `lanes` codes per \
          beat, lane 0 in the low bits:\n"
     );
     let _ = writeln!(s, "   | port | tensor | format | lanes | shape |\n   |---|---|---|---|---|");
@@ -159,6 +182,31 @@ pub fn readme_section(r: &HostReport, d: &Design) -> String {
         },
         list(&r.model_outputs)
     );
+    if let Some(t) =
+        r.split.get("lookup_tables").and_then(|v| serde_json::from_value::<Vec<LookupTable>>(v.clone()).ok())
+    {
+        if !t.is_empty() {
+            let budget = r.split.get("table_budget_bits").and_then(|v| v.as_u64()).unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "Lookup tables (embeddings) go on the device smallest first while together they fit the budget of \
+                 {budget} bits (`[hardware] table_budget_bits`); the others are looked up on the host:\n"
+            );
+            let _ = writeln!(s, "| node | rows × dim | bits | runs on |\n|---|---|---|---|");
+            for t in &t {
+                let _ = writeln!(
+                    s,
+                    "| `{}` | {} × {} | {} | {} |",
+                    t.node,
+                    t.rows,
+                    t.dim,
+                    t.bits,
+                    if t.on_device { "device" } else { "host" }
+                );
+            }
+            let _ = writeln!(s);
+        }
+    }
     let _ = writeln!(
         s,
         "`mase sim DIR {}` runs all of it: the host parts by mase's interpreter, the device under Verilator \

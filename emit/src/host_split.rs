@@ -6,9 +6,15 @@
 //!
 //! The rule, in dataflow order:
 //! - A node the device can implement is one whose op the library binds (or passes through, like
-//!   a reshape) and whose inputs are all streamed real-valued tensors (no constant operand, no
-//!   integer; a softmax's mask input is boolean), unless `[hardware] host_ops` names its op or
-//!   `[hardware.nodes.NAME] host = true` is set.
+//!   a reshape) and whose inputs are all streamed real-valued tensors, except where a component
+//!   takes something else: a softmax's key mask is boolean, an embedding's index is an integer
+//!   (token ids stream in as `u<bits>.0`, [`index_formats`]), a gather's single index and an
+//!   added table (a position embedding, `add_table`) are constants. Not when `[hardware]
+//!   host_ops` names its op or `[hardware.nodes.NAME] host = true` is set.
+//! - **Lookup tables** ([`device_tables`]): an embedding the device can implement runs there when
+//!   its table fits `[hardware] table_budget_bits` (default
+//!   [`crate::config::DEFAULT_TABLE_BUDGET_BITS`]) next to the smaller tables already placed;
+//!   otherwise it is looked up on the host and its rows stream in as values.
 //! - **Host before the device** (`pre`): the graph inputs, and every node the device cannot
 //!   implement whose inputs are all on the host; a node the device could implement is pulled onto
 //!   the host too when such a host node needs it and its own inputs are already on the host (the
@@ -22,13 +28,15 @@
 //! Constants belong to the side of the nodes that read them (a constant read on both sides is
 //! copied).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use mase_hwlib::OpRole;
-use mase_ir::metadata::Toolchain;
+use mase_hwlib::components::{add_table, embedding, row_select};
+use mase_hwlib::{NodeView, OpRole};
+use mase_ir::metadata::{TensorMeta, Toolchain, ValueType};
 use mase_ir::pass::{FnPass, PassArgs, PassInfo};
 use mase_ir::tensor::DType;
 use mase_ir::{Error, MaseGraph, NodeId, Op, Result};
+use serde::Serialize;
 use serde_json::json;
 
 use crate::config::HwConfig;
@@ -100,33 +108,110 @@ pub fn device_capable(g: &MaseGraph, id: NodeId, cfg: &HwConfig) -> bool {
     let bound = settings.is_some_and(|s| s.external.is_some())
         || matches!(mase_hwlib::op_role(n.op.kind()), OpRole::Bound(..) | OpRole::Implicit);
     let dtype = |i: &NodeId| g.node(*i).meta.common.results.get("data_out_0").map(|r| r.dtype());
+    let table_add = matches!(n.op, Op::Add) && added_table(g, n).is_some();
+    // The rows a gather picks are a parameter of its instance (the row_select binding's rule).
+    let row_select = matches!(n.op, Op::Gather { .. }) && row_select::selection(&NodeView::new(g, n)).is_ok();
     let streamed = n.inputs.iter().enumerate().all(|(k, i)| {
-        if let Op::Constant { tensor } = &g.node(*i).op {
-            // A gather's index is a parameter of its instance when it is one constant number
-            // and the gather picks rows (an axis before the last).
-            let rank = g.node(n.inputs[0]).out_shape().map_or(0, <[usize]>::len) as i64;
-            let rows = matches!(n.op, Op::Gather { axis } if axis.rem_euclid(rank.max(1)) < rank - 1);
-            return k == 1 && rows && g.weights.get(tensor).is_some_and(|t| t.len() == 1);
+        if let Op::Constant { .. } = &g.node(*i).op {
+            return k == 1 && (table_add || row_select);
         }
-        dtype(i) == Some(DType::F32)
-            || (k == 1 && matches!(n.op, Op::Softmax { .. }) && dtype(i) == Some(DType::Bool))
+        match dtype(i) {
+            Some(DType::F32) => true,
+            // A softmax's key mask; an embedding's token ids.
+            Some(DType::Bool) => k == 1 && matches!(n.op, Op::Softmax { .. }),
+            Some(DType::I64 | DType::I32) => k == 0 && matches!(n.op, Op::Embedding { .. }),
+            None => false,
+        }
     });
     let same_shapes = !matches!(n.op, Op::Add | Op::Sub)
+        || table_add
         || n.inputs.windows(2).all(|w| g.node(w[0]).out_shape() == g.node(w[1]).out_shape());
     bound && streamed && same_shapes
+}
+
+/// The rows of the constant table an add node adds to its streamed input 0 (input 1 a constant
+/// broadcast over leading axes, as the `add_table` component takes it), `None` otherwise.
+fn added_table(g: &MaseGraph, n: &mase_ir::Node) -> Option<usize> {
+    let (x, c) = (g.node(*n.inputs.first()?), g.node(*n.inputs.get(1)?));
+    if matches!(x.op, Op::Constant { .. }) || !matches!(c.op, Op::Constant { .. }) {
+        return None;
+    }
+    add_table::table_rows(x.out_shape()?, c.out_shape()?).ok()
+}
+
+/// A lookup table of the model: an embedding node, its table's geometry and bits as the device
+/// would hold them (the quantized codes, or 32-bit floats before quantization).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct LookupTable {
+    /// The embedding node.
+    pub node: String,
+    /// Table rows (the vocabulary) and row length.
+    pub rows: usize,
+    /// Elements per row.
+    pub dim: usize,
+    /// Bits of the table.
+    pub bits: u64,
+    /// True when the table is on the device ([`device_tables`]).
+    pub on_device: bool,
+}
+
+fn table_geometry(g: &MaseGraph, n: &mase_ir::Node) -> Option<(usize, usize, u64)> {
+    let Op::Embedding { table } = &n.op else { return None };
+    let (shape, width) = match g.qweights.get(table) {
+        Some(q) => (q.codes.shape().to_vec(), u64::from(q.format.width)),
+        None => (g.weights.get(table)?.shape().to_vec(), 32),
+    };
+    let [rows, dim] = shape[..] else { return None };
+    Some((rows, dim, (rows * dim) as u64 * width))
+}
+
+/// The embedding nodes whose tables the device holds: of those the device can implement, the
+/// smallest tables first while their sum stays within [`HwConfig::table_budget`] (ties in graph
+/// order), so token-type and position tables go before a word table.
+pub fn device_tables(g: &MaseGraph, cfg: &HwConfig) -> BTreeSet<NodeId> {
+    let mut tables: Vec<(u64, NodeId)> = g
+        .nodes()
+        .filter(|(id, _)| device_capable(g, *id, cfg))
+        .filter_map(|(id, n)| table_geometry(g, n).map(|t| (t.2, id)))
+        .collect();
+    tables.sort();
+    let mut used = 0u64;
+    let mut on = BTreeSet::new();
+    for (bits, id) in tables {
+        if used + bits <= cfg.table_budget() {
+            used += bits;
+            on.insert(id);
+        }
+    }
+    on
+}
+
+/// Every lookup table of the model with where it is placed ([`device_tables`]), in graph order.
+pub fn lookup_tables(g: &MaseGraph, cfg: &HwConfig) -> Vec<LookupTable> {
+    let on = device_tables(g, cfg);
+    g.nodes()
+        .filter_map(|(id, n)| {
+            let (rows, dim, bits) = table_geometry(g, n)?;
+            Some(LookupTable { node: n.name.clone(), rows, dim, bits, on_device: on.contains(&id) })
+        })
+        .collect()
 }
 
 /// Splits `g` (see the module documentation).
 pub fn split(g: &MaseGraph, cfg: &HwConfig) -> Split {
     let mut side = vec![Side::Pre; g.len()];
     let mut ended_by = None;
+    let tables = device_tables(g, cfg);
+    let on_device = |id: NodeId, n: &mase_ir::Node| {
+        device_capable(g, id, cfg) && (!matches!(n.op, Op::Embedding { .. }) || tables.contains(&id))
+    };
     for (id, n) in g.nodes() {
         side[id.0] = match n.op {
             Op::Placeholder => Side::Input,
             Op::Constant { .. } => Side::Constant,
             Op::Output => Side::Output,
             _ if n.inputs.iter().any(|i| side[i.0] == Side::Post) => Side::Post,
-            _ if device_capable(g, id, cfg) => Side::Device,
+            _ if on_device(id, n) => Side::Device,
             _ if n.inputs.iter().all(|i| side[i.0].before_device() || pullable(g, &side, *i)) => {
                 for i in &n.inputs {
                     pull(&mut side, *i);
@@ -206,8 +291,54 @@ pub fn device_graph(g: &MaseGraph, s: &Split) -> Result<MaseGraph> {
     let outs = outputs.iter().map(|o| map[o]).collect();
     let name = d.fresh_name("output");
     d.add_node(name, Op::Output, outs)?;
+    index_formats(&mut d)?;
     d.validate()?;
     Ok(d)
+}
+
+/// Gives every integer input of the device (token ids, which only embeddings take) the unsigned
+/// code of its tables' indices, `u<bits>.0` with the bits of the largest table's last row
+/// ([`embedding::index_bits`]), on the input and on every embedding that reads it (integer
+/// metadata `precision = [storage bits, code bits]`, `unsigned`): the top's port then streams
+/// exactly the bits the lookups use, and the values stay integers for the interpreters. An id outside the
+/// table saturates to the largest index (the lookup of an index past the table gives zeros). A
+/// graph not quantized yet is left as it is.
+pub fn index_formats(d: &mut MaseGraph) -> Result<()> {
+    let inputs: Vec<NodeId> = d
+        .input_ids()
+        .into_iter()
+        .filter(|&i| {
+            d.node(i).meta.common.results.get("data_out_0").is_some_and(|r| r.ty == ValueType::Integer)
+        })
+        .collect();
+    'inputs: for i in inputs {
+        let mut bits = 1;
+        for u in d.users(i) {
+            let n = d.node(u);
+            let Op::Embedding { table } = &n.op else {
+                return Err(n.error(format!(
+                    "reads the integer device input '{}'; on the device only embeddings take integers",
+                    d.node(i).name
+                )));
+            };
+            // A graph not yet quantized keeps its integers (formats come with quantization).
+            let Some(q) = d.qweights.get(table) else { continue 'inputs };
+            bits = bits.max(embedding::index_bits(q.codes.shape()[0]));
+        }
+        let code = |tm: &mut TensorMeta| {
+            tm.precision.truncate(1);
+            tm.precision.push(i64::from(bits));
+            tm.unsigned = true;
+        };
+        for u in d.users(i) {
+            let n = d.node_mut(u);
+            for (k, _) in n.inputs.clone().iter().enumerate().filter(|(_, x)| **x == i) {
+                n.meta.common.args.get_mut(&format!("data_in_{k}")).map(code);
+            }
+        }
+        d.node_mut(i).meta.common.results.get_mut("data_out_0").map(code);
+    }
+    Ok(())
 }
 
 /// Which host part a graph is cut for.
@@ -342,5 +473,7 @@ pub fn split_info(g: &MaseGraph, s: &Split, cfg: &HwConfig) -> PassInfo {
     info.insert("device_outputs".into(), json!(listed(s.device_outputs(g))));
     info.insert("device_ended_by".into(), json!(s.ended_by.map(|i| g.node(i).name.clone())));
     info.insert("host_post_the_library_implements".into(), json!(movable));
+    info.insert("table_budget_bits".into(), json!(cfg.table_budget()));
+    info.insert("lookup_tables".into(), json!(lookup_tables(g, cfg)));
     info
 }

@@ -5,7 +5,8 @@
 
 use serde::Serialize;
 
-use mase_hwlib::{Params, Resources};
+use mase_hwlib::components::embedding::Embedding;
+use mase_hwlib::{Component, Params, Resources};
 
 use crate::design::{Design, InstKind, TopPort};
 
@@ -39,6 +40,21 @@ pub struct InstanceReport {
     pub resources: Resources,
 }
 
+/// A lookup table on the device: an `embedding` instance's table.
+#[derive(Debug, Clone, Serialize)]
+pub struct TableReport {
+    /// The embedding node.
+    pub node: String,
+    /// Table rows (the vocabulary).
+    pub rows: i64,
+    /// Elements per row.
+    pub dim: i64,
+    /// Bits per element.
+    pub element_bits: i64,
+    /// Memory bits of the table.
+    pub memory_bits: u64,
+}
+
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -66,6 +82,8 @@ pub struct Report {
     pub glue_resources: Resources,
     /// Instances by kind: node, cast, fork, fifo, lane_converter.
     pub instance_counts: std::collections::BTreeMap<String, usize>,
+    /// The lookup tables the device holds (its `embedding` instances), with their memory.
+    pub lookup_tables: Vec<TableReport>,
     /// Stream ports.
     pub ports: Vec<TopPort>,
     /// Every instance.
@@ -129,6 +147,22 @@ pub fn report(d: &Design) -> Report {
             serde_json::to_value(i.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
         *counts.entry(k).or_insert(0) += 1;
     }
+    let lookup_tables = d
+        .instances
+        .iter()
+        .zip(&instances)
+        .filter(|(i, _)| i.external.is_none() && i.component == Embedding.name())
+        .map(|(i, r)| {
+            let p = |n: &str| i.params.get(n).copied().unwrap_or(0);
+            TableReport {
+                node: i.node.clone(),
+                rows: p("WEIGHT_TENSOR_SIZE_DIM_1"),
+                dim: p("WEIGHT_TENSOR_SIZE_DIM_0"),
+                element_bits: p("WEIGHT_PRECISION_0"),
+                memory_bits: r.memory_bits,
+            }
+        })
+        .collect();
     Report {
         top: d.top.clone(),
         graph: d.graph.clone(),
@@ -141,6 +175,7 @@ pub fn report(d: &Design) -> Report {
         resources: instances.iter().map(|r| r.resources).sum::<Resources>() + glue_resources(d),
         glue_resources: glue_resources(d),
         instance_counts: counts,
+        lookup_tables,
         ports: d.ports.clone(),
         instances,
     }

@@ -1,7 +1,8 @@
 //! The host/device split on whole Hugging Face exports (`tests/fixtures/hf/`): the device takes
-//! the embeddings' sum and the attention mask and runs the encoder (and a classifier's pooler and
-//! head); mask preparation and the embedding lookups run on the host before it; the device's
-//! own graph and the host parts compute exactly what the whole model computes there.
+//! the token ids, token types and the attention mask and runs the embeddings (lookups within the
+//! table budget) and the encoder (and a classifier's pooler and head); mask preparation runs on
+//! the host before it; the device's own graph and the host parts compute exactly what the whole
+//! model computes there.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -41,43 +42,77 @@ fn hw(text: &str) -> HwConfig {
     HwConfig::from_toml(text, "test").unwrap()
 }
 
+/// The device inputs of a split, by name and shape.
+fn device_inputs(g: &MaseGraph, s: &mase_emit::host_split::Split) -> Vec<(String, Vec<usize>)> {
+    s.device_inputs(g)
+        .into_iter()
+        .map(|i| (g.node(i).name.clone(), g.node(i).out_shape().unwrap().to_vec()))
+        .collect()
+}
+
 #[test]
-fn the_device_runs_everything_after_the_hosts_embeddings_and_mask() {
+fn the_device_runs_everything_after_the_hosts_mask_preparation() {
     for name in
         ["bert_cls_ts_static", "bert_cls_dynamo_dynamic", "bert_model_ts_dynamic", "bert_model_dynamo_static"]
     {
         let g = import(name);
         let s = split(&g, &hw(""));
-        let ins = s.device_inputs(&g);
-        // Two device inputs: the boolean key mask and the embeddings' sum.
-        assert_eq!(ins.len(), 2, "{name}: {:?}", names(&g, ins));
-        let shapes: Vec<_> = ins.iter().map(|&i| g.node(i).out_shape().unwrap().to_vec()).collect();
-        assert!(
-            shapes.contains(&vec![3, 1, 1, 16]) && shapes.contains(&vec![3, 16, 64]),
-            "{name}: {shapes:?}"
-        );
+        let ins = device_inputs(&g, &s);
+        // Three device inputs: the boolean key mask, the token ids and the token types (the
+        // lookup tables fit the default budget).
+        let shapes: Vec<&Vec<usize>> = ins.iter().map(|(_, sh)| sh).collect();
+        assert_eq!(shapes.len(), 3, "{name}: {ins:?}");
+        assert!(shapes.contains(&&vec![3, 1, 1, 16]), "{name}: {ins:?}");
+        for i in ["input_ids", "token_type_ids"] {
+            assert!(ins.iter().any(|(n, sh)| n == i && sh == &vec![3, 16]), "{name}: {ins:?}");
+        }
         // One device output: the model's own output (a classifier's logits come out of the
         // device, pooler and head included).
         let outs = s.device_outputs(&g);
         assert_eq!(outs, g.output_values(), "{name}");
-        // Embedding lookups are on the host (the stitcher does not stream token ids), every
-        // linear, softmax, layer norm and gelu on the device.
+        // Lookups, the position table's add and every linear, softmax, layer norm and gelu run
+        // on the device.
         for (id, n) in g.nodes() {
-            match n.op.mase_op() {
-                "embedding" => assert_eq!(s.side[id.0], Side::Pre, "{name}: {}", n.name),
-                "softmax" | "layer_norm" | "gelu" => {
-                    assert!(
-                        s.side[id.0] == Side::Device || n.name.contains("embeddings"),
-                        "{name}: {}",
-                        n.name
-                    )
-                }
-                _ => {}
+            if matches!(n.op.mase_op(), "embedding" | "softmax" | "layer_norm" | "gelu" | "linear" | "add") {
+                assert_eq!(s.side[id.0], Side::Device, "{name}: {}", n.name);
             }
         }
         let post = g.nodes().filter(|(id, _)| s.side[id.0] == Side::Post).count();
         assert_eq!(post, 0, "{name}");
     }
+}
+
+/// Tables go on the device smallest first while they fit the budget: with room for the token
+/// types' table only, the word lookup runs on the host and its rows stream in; the split's
+/// info lists both tables with their bits and sides.
+#[test]
+fn lookup_tables_beyond_the_budget_run_on_the_host() {
+    use mase_emit::host_split::lookup_tables;
+    let g = import("bert_model_ts_static");
+    let all = lookup_tables(&g, &hw(""));
+    let bits = |part: &str| all.iter().find(|t| t.node.contains(part)).unwrap().bits;
+    let (word, types) = (bits("word"), bits("token_type"));
+    // Unquantized tables count 32 bits per element.
+    assert_eq!((word, types), (1000 * 64 * 32, 2 * 64 * 32));
+    assert!(all.iter().all(|t| t.on_device));
+    let cfg = hw(&format!("table_budget_bits = {}", word - 1));
+    let s = split(&g, &cfg);
+    for (id, n) in g.nodes().filter(|(_, n)| n.op.mase_op() == "embedding") {
+        let want = if n.name.contains("word") { Side::Pre } else { Side::Device };
+        assert_eq!(s.side[id.0], want, "{}", n.name);
+    }
+    let ins = device_inputs(&g, &s);
+    assert!(ins.iter().any(|(n, sh)| n.contains("word") && sh == &vec![3, 16, 64]), "{ins:?}");
+    assert!(ins.iter().any(|(n, _)| n == "token_type_ids"), "{ins:?}");
+    let placed: Vec<bool> = lookup_tables(&g, &cfg).iter().map(|t| t.on_device).collect();
+    assert_eq!(placed.iter().filter(|d| **d).count(), 1);
+    // No budget: both lookups on the host, their sum on the device.
+    let s = split(&g, &hw("table_budget_bits = 0"));
+    assert!(g
+        .nodes()
+        .filter(|(_, n)| n.op.mase_op() == "embedding")
+        .all(|(id, _)| s.side[id.0] == Side::Pre));
+    assert_eq!(device_inputs(&g, &s).len(), 3);
 }
 
 #[test]
@@ -98,10 +133,17 @@ fn the_device_graph_computes_what_the_model_computes_there() {
 #[test]
 fn overrides_move_nodes_to_the_host_and_the_pass_records_them() {
     let g = import("bert_model_ts_static");
-    // The embeddings' layer norm on the host: the device starts at the first projections.
-    let s = split(&g, &hw("host_ops = [\"layer_norm\"]"));
-    let ln = g.nodes().find(|(_, n)| n.op.mase_op() == "layer_norm").unwrap().0;
-    assert_eq!(s.side[ln.0], Side::Pre);
+    // Lookups on the host by op: their rows stream in, the device starts at their sum.
+    let s = split(&g, &hw("host_ops = [\"embedding\"]"));
+    for (id, n) in g.nodes() {
+        if n.op.mase_op() == "embedding" {
+            assert_eq!(s.side[id.0], Side::Pre, "{}", n.name);
+        }
+        if n.op.mase_op() == "add" && g.node(n.inputs[0]).op.mase_op() == "embedding" {
+            assert_eq!(s.side[id.0], Side::Device, "{}", n.name);
+        }
+    }
+    assert_eq!(s.ended_by, None);
     // A node of the last layer forced onto the host ends the device region there.
     let last = g.nodes().filter(|(_, n)| n.op.mase_op() == "gelu").last().unwrap().1.name.clone();
     let s = split(&g, &hw(&format!("[nodes.{last}]\nhost = true")));

@@ -39,7 +39,9 @@ pub enum ValueType {
     /// Fixed point (precision `[width, frac_width]`).
     #[serde(rename = "fixed")]
     Fixed,
-    /// Integer data (token ids, indices, shapes): precision `[64]` or `[32]`, never quantized.
+    /// Integer data (token ids, indices, shapes): precision `[64]` or `[32]` (the storage),
+    /// never quantized; a device input of token ids adds the bits its code streams with,
+    /// `[64, bits]` (`unsigned` set).
     /// Checkpoints written before integer inputs existed call it `NA`.
     #[serde(rename = "integer", alias = "NA")]
     Integer,

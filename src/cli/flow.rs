@@ -158,4 +158,7 @@ fn print_host(h: &mase_emit::host_project::HostParts) {
         post.len(),
         if post.is_empty() { String::new() } else { format!(" ({})", post.join(", ")) }
     );
+    if let Some(t) = mase_emit::host_project::tables_summary(h) {
+        println!("tables     {t}");
+    }
 }

@@ -178,10 +178,20 @@ pub const BOOL_FORMAT: FixedFormat = FixedFormat {
 };
 
 /// The fixed-point format of a metadata entry; a boolean (an attention mask's keep bits) is
-/// streamed as [`BOOL_FORMAT`].
+/// streamed as [`BOOL_FORMAT`], token ids as the unsigned integer code their metadata gives.
 fn fixed_of(node: &Node, tm: Option<&TensorMeta>, what: &str) -> Result<FixedFormat> {
     if tm.is_some_and(|m| m.ty == mase_ir::metadata::ValueType::Bool) {
         return Ok(BOOL_FORMAT);
+    }
+    // Integers streamed as codes (token ids): `precision = [storage bits, code bits]`.
+    if let Some(m) = tm.filter(|m| m.ty == mase_ir::metadata::ValueType::Integer && m.precision.len() == 2) {
+        return Ok(FixedFormat {
+            signed: !m.unsigned,
+            width: u32::try_from(m.precision[1]).unwrap_or(0),
+            frac: 0,
+            rounding: mase_ir::fixed::Rounding::Trn,
+            overflow: mase_ir::fixed::Overflow::Sat,
+        });
     }
     tm.and_then(format_of).ok_or_else(|| {
         node.error(format!(

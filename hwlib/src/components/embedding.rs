@@ -333,6 +333,12 @@ fn embedding_resources(p: &Params, table_bits: Option<u64>) -> crate::Resources 
     }
 }
 
+/// Bits of an index into a table of `rows` rows (of `rows − 1`, at least 1): the instance's
+/// `IDX_WIDTH` and the unsigned format `u<bits>.0` of the index stream that feeds it.
+pub fn index_bits(rows: usize) -> u32 {
+    clog2(rows as u64) as u32
+}
+
 /// The table of an embedding node: `(V, H, its format, its codes [V][H] row-major)`, or an error
 /// naming the node.
 fn table_of<'g>(v: &NodeView<'g>) -> mase_ir::Result<(usize, usize, mase_ir::fixed::FixedFormat, &'g mase_ir::tensor::QuantTensor)> {
@@ -369,7 +375,7 @@ impl Binding for Embedding {
         }
         let indices: usize = v.in_shape(0)?.iter().product();
         crate::binding::Overrides::default()
-            .set("IDX_WIDTH", clog2(rows as u64) as i64)
+            .set("IDX_WIDTH", index_bits(rows) as i64)
             .format("WEIGHT", &f)
             .set("WEIGHT_TENSOR_SIZE_DIM_0", dim as i64)
             .set("WEIGHT_TENSOR_SIZE_DIM_1", rows as i64)
