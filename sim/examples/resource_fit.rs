@@ -18,7 +18,7 @@
 //! Runs Yosys serially (about a second per small instance, a few minutes for the whole set).
 //!
 //! `sim/examples/resource_fit_measured.json` holds the measurements the committed coefficients
-//! were fitted to (507 instances, Yosys 0.23; softmax with `--max-lut 10000`): `--load` it to
+//! were fitted to (536 instances, Yosys 0.23; softmax with `--max-lut 10000`): `--load` it to
 //! print the table without Yosys.
 
 use std::collections::BTreeMap;
