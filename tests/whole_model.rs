@@ -112,6 +112,14 @@ fn classifier_exports_go_from_token_ids_to_logits_bit_exact_under_verilator() {
         let (run, _) = check_project(&p, &[device_inputs(&p, &pre)], &cfg).unwrap();
         let r = &run.report;
         assert!(r.bit_exact, "{model}: {} mismatches, first {:?}", r.mismatches, r.first_mismatches);
+        // The latency model against the stall-free run (the model is built for no stalls).
+        let fast = RunConfig { stall_prob: 0.0, ..RunConfig::default() };
+        let (free, _) = check_project(&p, &[device_inputs(&p, &pre)], &fast).unwrap();
+        let (measured, est) = (free.report.latency_cycles as f64, free.report.model_latency_cycles as f64);
+        assert!(
+            (est - measured).abs() <= 0.05 * measured,
+            "{model}: latency model {est} against {measured} measured"
+        );
         let m =
             model_outputs(host, &p.graph, &[pre], &device_outputs_named(&p, &run.outputs).unwrap()).unwrap();
         // Against onnxruntime's logits of the same export.

@@ -36,6 +36,7 @@ use crate::component::{
 };
 use crate::components::binary::MAX_ALIGN;
 use crate::components::cast::{check_modes, output_format};
+use crate::components::row_table::RowTable;
 use crate::overrides::{input, modes, output, row, rows, weight};
 use crate::port::{block_stream, check_format, check_row_shape};
 use crate::resources::clog2;
@@ -78,36 +79,14 @@ const INFO: Info = Info {
     ..Info::DEFAULT
 };
 
-/// The geometry of an instance.
-#[derive(Debug, Clone, Copy)]
-struct Geo {
-    /// Table rows and row length.
-    r: usize,
-    h: usize,
-    /// Elements per beat.
-    par: usize,
+/// The table of an instance: `R` rows of the input's `H` elements, the input's `PAR` lanes.
+fn geo(p: &Params) -> RowTable {
+    RowTable::of(p, "DATA_IN_0_TENSOR_SIZE_DIM_0", "DATA_IN_0_PARALLELISM_DIM_0")
 }
 
-impl Geo {
-    fn of(p: &Params) -> Geo {
-        let u = |n: &str| param(p, n).max(1) as usize;
-        Geo { r: u("WEIGHT_TENSOR_SIZE_DIM_1"), h: u("DATA_IN_0_TENSOR_SIZE_DIM_0"), par: u("DATA_IN_0_PARALLELISM_DIM_0") }
-    }
-
-    /// Beats per row.
-    fn nb(&self) -> usize {
-        self.h / self.par
-    }
-
-    /// ROM words.
-    fn words(&self) -> usize {
-        self.r * self.nb()
-    }
-
-    /// Bits of the row counter (the embedding's index): of `R − 1`, at least 1.
-    fn row_bits(&self) -> u64 {
-        clog2(self.r as u64).max(1)
-    }
+/// Bits of the row counter (the embedding's index): of `R − 1`, at least 1.
+fn row_bits(g: &RowTable) -> u64 {
+    clog2(g.rows as u64).max(1)
 }
 
 /// Parameter overrides of an instance: `tensor_rows` rows of `h` input elements (`x = (bits,
@@ -136,10 +115,10 @@ pub fn instance(
 /// The parameters of the `embedding` instance inside (the table reader): index = the row
 /// counter, output = the table's own format with TRN + SAT (the identity cast).
 fn embedding_params(p: &Params) -> Result<Params, String> {
-    let g = Geo::of(p);
+    let g = geo(p);
     let (ww, wf) = (param(p, "WEIGHT_PRECISION_0"), param(p, "WEIGHT_PRECISION_1"));
     let ov = [
-        embedding::instance(g.r as i64, g.h as i64, g.row_bits() as i64, g.par as i64, (ww, wf), (ww, wf)),
+        embedding::instance(g.rows as i64, g.h as i64, row_bits(&g) as i64, g.par as i64, (ww, wf), (ww, wf)),
         modes(0, 1),
     ]
     .concat();
@@ -176,9 +155,9 @@ const COMPOSED_LUT_SCALE: f64 = 0.62;
 
 /// The row counter: its register and its increment-and-wrap (Yosys 0.23 maps a `b`-bit counter
 /// with a compare to about `b` LUTs).
-fn counter_resources(g: &Geo) -> crate::Resources {
-    let b = g.row_bits();
-    crate::Resources { lut: if g.r > 1 { b } else { 0 }, ff: if g.r > 1 { b } else { 0 }, ..Default::default() }
+fn counter_resources(g: &RowTable) -> crate::Resources {
+    let b = row_bits(g);
+    crate::Resources { lut: if g.rows > 1 { b } else { 0 }, ff: if g.rows > 1 { b } else { 0 }, ..Default::default() }
 }
 
 impl AddTable {
@@ -192,7 +171,7 @@ impl AddTable {
             Some(m) => Embedding.resources_with_memories(&e, m),
             None => Embedding.resources(&e),
         };
-        let sum = table + Add.resources(&a) + counter_resources(&Geo::of(p));
+        let sum = table + Add.resources(&a) + counter_resources(&geo(p));
         crate::Resources { lut: crate::resources::round(COMPOSED_LUT_SCALE * sum.lut as f64), ..sum }
     }
 }
@@ -214,68 +193,36 @@ impl Component for AddTable {
             ));
         }
         check_equal(p, "WEIGHT_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
-        check_range(p, "WEIGHT_TENSOR_SIZE_DIM_1", 1, (1 << 24) / Geo::of(p).nb() as i64)?;
+        check_range(p, "WEIGHT_TENSOR_SIZE_DIM_1", 1, (1 << 24) / geo(p).nb() as i64)?;
         check_divides(p, "WEIGHT_TENSOR_SIZE_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1")?;
         check_format(p, "DATA_OUT_0", 64)?;
         check_modes(p, "DATA_OUT_0")
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
-        let g = Geo::of(p);
+        let g = geo(p);
         vec![
             block_stream(p, "DATA_IN_0", Direction::In),
-            StreamSpec {
-                name: "data_out_0".into(),
-                dir: Direction::Out,
-                lanes: g.par,
-                width: param(p, "DATA_OUT_0_PRECISION_0") as u32,
-                signed: true,
-                beats_per_row: g.nb(),
-            },
+            g.out_stream(p),
         ]
     }
 
     fn memories(&self, p: &Params) -> Vec<MemorySpec> {
-        let g = Geo::of(p);
-        vec![MemorySpec {
-            name: "weight".into(),
-            param: "WEIGHT_MEM_FILE".into(),
-            values: g.r * g.h,
-            depth: g.words(),
-            lanes: g.par,
-            lane_width: param(p, "WEIGHT_PRECISION_0") as u32,
-            signed: true,
-        }]
+        vec![geo(p).memory(p)]
     }
 
     /// `[R][H]` row-major values → word `r·NB + j` = elements `j·PAR ..` of row `r` (the
     /// embedding's layout: the ROM is the embedding instance's).
     fn layout_memory(&self, p: &Params, mem: &str, values: &[i64]) -> Result<Vec<Vec<i64>>, String> {
-        let g = Geo::of(p);
-        if mem != "weight" {
-            return Err(format!("component `add_table` has no memory `{mem}` (memories: weight)"));
-        }
-        if values.len() != g.r * g.h {
-            return Err(format!(
-                "add_table: weight memory needs {} values (R × H = {} × {}), got {}",
-                g.r * g.h,
-                g.r,
-                g.h,
-                values.len()
-            ));
-        }
-        Ok(values.chunks(g.par).map(<[i64]>::to_vec).collect())
+        geo(p).layout("add_table", mem, values)
     }
 
     /// Element `c` of input row `k` plus `table[k mod R][c]`, exact, then cast to the output
     /// format.
     fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
-        let g = Geo::of(p);
+        let g = geo(p);
         let x = stim.input("add_table", "data_in_0")?;
-        let table = stim.memories.get("weight").ok_or("add_table model: missing memory weight")?;
-        if table.len() != g.r * g.h {
-            return Err(format!("add_table model: the table holds {} values, not R × H = {}", table.len(), g.r * g.h));
-        }
+        let table = g.values("add_table", stim)?;
         let (fx, fw) = (param(p, "DATA_IN_0_PRECISION_1") as i32, param(p, "WEIGHT_PRECISION_1") as i32);
         let to = output_format(p, "DATA_OUT_0", true);
         let y = x
@@ -283,7 +230,7 @@ impl Component for AddTable {
             .enumerate()
             .map(|(e, &v)| {
                 let (k, c) = (e / g.h, e % g.h);
-                mase_ir::fixed::add(v, fx, table[(k % g.r) * g.h + c], fw)
+                mase_ir::fixed::add(v, fx, table[(k % g.rows) * g.h + c], fw)
                     .map(|(s, f)| cast_code(s, f, &to))
                     .ok_or_else(|| format!("add_table model: fractional bits {fx} and {fw} are too far apart"))
             })
@@ -294,9 +241,9 @@ impl Component for AddTable {
     /// The add's register is the only stage between a data beat and its sum (the table's beat
     /// is already waiting); one beat per cycle.
     fn cost(&self, p: &Params) -> Cost {
-        let g = Geo::of(p);
+        let g = geo(p);
         Cost {
-            memory_bits: (g.words() * g.par) as u64 * param(p, "WEIGHT_PRECISION_0") as u64,
+            memory_bits: g.memory_bits(p),
             ..Cost::streaming(1, g.nb() as u64)
         }
     }

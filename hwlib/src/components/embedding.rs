@@ -31,6 +31,7 @@ use crate::component::{
     StreamValues,
 };
 use crate::components::cast::{check_modes, output_format, CastShape};
+use crate::components::row_table::RowTable;
 use crate::overrides::{modes, output, weight};
 use crate::port::{check_format, check_row_shape};
 use crate::resources::clog2;
@@ -85,31 +86,9 @@ const EMBEDDING_FF: [f64; 3] = [10.731, 1.989, 0.618];
 /// width measured).
 const CONSTANT_TABLE: crate::Resources = crate::Resources { lut: 9, ff: 8, dsp: 0, bram18: 0, lutram: 0 };
 
-/// The geometry of an instance.
-#[derive(Debug, Clone, Copy)]
-struct Geo {
-    /// Table rows and row length.
-    v: usize,
-    h: usize,
-    /// Elements per beat.
-    par: usize,
-}
-
-impl Geo {
-    fn of(p: &Params) -> Geo {
-        let u = |n: &str| param(p, n).max(1) as usize;
-        Geo { v: u("WEIGHT_TENSOR_SIZE_DIM_1"), h: u("WEIGHT_TENSOR_SIZE_DIM_0"), par: u("DATA_OUT_0_PARALLELISM_DIM_0") }
-    }
-
-    /// Beats per row.
-    fn nb(&self) -> usize {
-        self.h / self.par
-    }
-
-    /// ROM words.
-    fn words(&self) -> usize {
-        self.v * self.nb()
-    }
+/// The table of an instance: `V` rows, `H` elements, `PAR` output lanes.
+fn geo(p: &Params) -> RowTable {
+    RowTable::of(p, "WEIGHT_TENSOR_SIZE_DIM_0", "DATA_OUT_0_PARALLELISM_DIM_0")
 }
 
 /// Parameter overrides of an instance: a `[v, h]` table of `table = (bits, frac)` elements,
@@ -147,7 +126,7 @@ impl Component for Embedding {
         check_format(p, "DATA_OUT_0", 64)?;
         check_equal(p, "DATA_OUT_0_TENSOR_SIZE_DIM_0", "WEIGHT_TENSOR_SIZE_DIM_0")?;
         check_row_shape(p, "DATA_OUT_0", 65536, 1 << 20, 1024)?;
-        let nb = Geo::of(p).nb() as i64;
+        let nb = geo(p).nb() as i64;
         check_range(p, "WEIGHT_TENSOR_SIZE_DIM_1", 1, (1 << 24) / nb)?;
         let vbits = clog2(param(p, "WEIGHT_TENSOR_SIZE_DIM_1") as u64) as i64;
         check_range(p, "IDX_WIDTH", vbits, 32)?;
@@ -155,7 +134,7 @@ impl Component for Embedding {
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
-        let g = Geo::of(p);
+        let g = geo(p);
         vec![
             StreamSpec {
                 name: "data_in_0".into(),
@@ -165,63 +144,31 @@ impl Component for Embedding {
                 signed: false,
                 beats_per_row: 1,
             },
-            StreamSpec {
-                name: "data_out_0".into(),
-                dir: Direction::Out,
-                lanes: g.par,
-                width: param(p, "DATA_OUT_0_PRECISION_0") as u32,
-                signed: true,
-                beats_per_row: g.nb(),
-            },
+            g.out_stream(p),
         ]
     }
 
     fn memories(&self, p: &Params) -> Vec<MemorySpec> {
-        let g = Geo::of(p);
-        vec![MemorySpec {
-            name: "weight".into(),
-            param: "WEIGHT_MEM_FILE".into(),
-            values: g.v * g.h,
-            depth: g.words(),
-            lanes: g.par,
-            lane_width: param(p, "WEIGHT_PRECISION_0") as u32,
-            signed: true,
-        }]
+        vec![geo(p).memory(p)]
     }
 
     /// `[V][H]` row-major values → word `r·NB + j` = elements `j·PAR ..` of row `r`.
     fn layout_memory(&self, p: &Params, mem: &str, values: &[i64]) -> Result<Vec<Vec<i64>>, String> {
-        let g = Geo::of(p);
-        if mem != "weight" {
-            return Err(format!("component `embedding` has no memory `{mem}` (memories: weight)"));
-        }
-        if values.len() != g.v * g.h {
-            return Err(format!(
-                "embedding: weight memory needs {} values (V × H = {} × {}), got {}",
-                g.v * g.h,
-                g.v,
-                g.h,
-                values.len()
-            ));
-        }
-        Ok(values.chunks(g.par).map(<[i64]>::to_vec).collect())
+        geo(p).layout("embedding", mem, values)
     }
 
     /// Row `r` of the table, cast to the output format, for each index `r < V`; `H` zeros for
     /// `r ≥ V`.
     fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
-        let g = Geo::of(p);
+        let g = geo(p);
         let idx = stim.input("embedding", "data_in_0")?;
-        let table = stim.memories.get("weight").ok_or("embedding model: missing memory weight")?;
-        if table.len() != g.v * g.h {
-            return Err(format!("embedding model: the table holds {} values, not V × H = {}", table.len(), g.v * g.h));
-        }
+        let table = g.values("embedding", stim)?;
         let frac = param(p, "WEIGHT_PRECISION_1") as i32;
         let to = output_format(p, "DATA_OUT_0", true);
         let mut y = Vec::with_capacity(idx.len() * g.h);
         for &r in idx {
             match usize::try_from(r) {
-                Ok(r) if r < g.v => y.extend(table[r * g.h..(r + 1) * g.h].iter().map(|&c| cast_code(c as i128, frac, &to))),
+                Ok(r) if r < g.rows => y.extend(table[r * g.h..(r + 1) * g.h].iter().map(|&c| cast_code(c as i128, frac, &to))),
                 _ => y.extend(std::iter::repeat_n(0, g.h)),
             }
         }
@@ -229,12 +176,12 @@ impl Component for Embedding {
     }
 
     fn cost(&self, p: &Params) -> Cost {
-        let g = Geo::of(p);
+        let g = geo(p);
         Cost {
             latency_cycles: 3,
             ii_cycles: g.nb() as u64,
             multipliers: 0,
-            memory_bits: (g.words() * g.par) as u64 * param(p, "WEIGHT_PRECISION_0") as u64,
+            memory_bits: g.memory_bits(p),
         }
     }
 
@@ -307,7 +254,7 @@ fn varying_out_bits(p: &Params) -> u64 {
 /// by [`EMBEDDING_LUT`] / [`EMBEDDING_FF`]; a one-word table is [`CONSTANT_TABLE`].
 fn embedding_resources(p: &Params, table_bits: Option<u64>) -> crate::Resources {
     use crate::resources::{fitted, pu, round, rom_bram18};
-    let g = Geo::of(p);
+    let g = geo(p);
     let words = g.words() as u64;
     if words <= 1 {
         return CONSTANT_TABLE;

@@ -5,6 +5,7 @@
 
 pub mod binary;
 pub mod gelu_interp;
+pub mod row_table;
 
 /// Declares `pub mod <module>;` for each entry and the registry array of their components.
 macro_rules! registry {

@@ -248,6 +248,11 @@ impl Component for RowSelect {
         Geo::of(p).dropped_before() + 1
     }
 
+    /// Output beat `k` of a group is input beat `k` after the dropped rows before the kept ones.
+    fn input_beats_for_output(&self, p: &Params, out_beats: usize) -> Option<usize> {
+        Some(Geo::of(p).dropped_before() + out_beats)
+    }
+
     /// The output skid buffer and the position counters ([`ROW_SELECT_LUT`], [`ROW_SELECT_FF`]).
     fn resources(&self, p: &Params) -> crate::Resources {
         use crate::resources::fitted;
