@@ -342,6 +342,21 @@ pub trait Component: Sync {
     }
 }
 
+/// Checks that memory `mem` of `component` is given `want` logical values (`what` says how they
+/// are counted, e.g. `"OUT × IN = 4 × 8"`): an error naming all of it otherwise.
+pub fn check_memory_len(
+    component: &str,
+    mem: &str,
+    values: &[i64],
+    want: usize,
+    what: &str,
+) -> Result<(), String> {
+    if values.len() == want {
+        return Ok(());
+    }
+    Err(format!("{component}: {mem} memory needs {want} values ({what}), got {}", values.len()))
+}
+
 /// Smallest and largest integer code of a `width`-bit lane (1..=64 bits).
 pub fn value_range(width: u32, signed: bool) -> (i64, i64) {
     match (signed, width) {

@@ -27,16 +27,11 @@
 
 use mase_ir::fixed::{cast_code, FixedFormat};
 
-use super::add::Add;
-use super::embedding::{self, Embedding};
+use super::row_table::{quantized_table, weight_memory, RowTable};
+use super::{add::Add, binary::check_alignment, embedding, embedding::Embedding};
 use crate::binding::{Binding, NodeView, Par};
-use crate::component::{
-    data_out_0, Component, Cost, Direction, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec,
-    StreamValues,
-};
-use crate::components::binary::MAX_ALIGN;
+use crate::component::{data_out_0, Component, Cost, Direction, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
 use crate::components::cast::{check_modes, output_format};
-use crate::components::row_table::RowTable;
 use crate::overrides::{input, modes, output, row, rows, weight};
 use crate::port::{block_stream, check_format, check_row_shape};
 use crate::resources::clog2;
@@ -52,16 +47,7 @@ const INFO: Info = Info {
     dependencies: &["mase_assert.svh", "mase_cast_core.sv", "mase_skid_buffer.sv", "mase_embedding.sv", "mase_add.sv"],
     params: param_list![
         port_format!("DATA_IN_0", 8, "input bits (1..64, signed)", 4, "input fractional bits"),
-        port_shape!(
-            "DATA_IN_0",
-            [8, 4, 4, 1],
-            [
-                "H: elements per row (1..65536)",
-                "rows per tensor (1..2^20, a multiple of R)",
-                "PAR: elements per beat (1..1024, divides H)",
-                "rows per beat (1)",
-            ]
-        ),
+        port_shape!("DATA_IN_0", [8, 4, 4, 1], "H: elements per row (1..65536; rows per tensor a multiple of R)"),
         port_format!(
             "WEIGHT",
             8,
@@ -186,12 +172,7 @@ impl Component for AddTable {
         check_format(p, "DATA_IN_0", 64)?;
         check_row_shape(p, "DATA_IN_0", 65536, 1 << 20, 1024)?;
         check_format(p, "WEIGHT", 64)?;
-        let (fx, fw) = (param(p, "DATA_IN_0_PRECISION_1"), param(p, "WEIGHT_PRECISION_1"));
-        if (fw - fx).abs() > MAX_ALIGN {
-            return Err(format!(
-                "WEIGHT_PRECISION_1 ({fw}) must be within {MAX_ALIGN} of DATA_IN_0_PRECISION_1 ({fx})"
-            ));
-        }
+        check_alignment(p, "WEIGHT", "DATA_IN_0")?;
         check_equal(p, "WEIGHT_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
         check_range(p, "WEIGHT_TENSOR_SIZE_DIM_1", 1, (1 << 24) / geo(p).nb() as i64)?;
         check_divides(p, "WEIGHT_TENSOR_SIZE_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1")?;
@@ -207,15 +188,7 @@ impl Component for AddTable {
         ]
     }
 
-    fn memories(&self, p: &Params) -> Vec<MemorySpec> {
-        vec![geo(p).memory(p)]
-    }
-
-    /// `[R][H]` row-major values → word `r·NB + j` = elements `j·PAR ..` of row `r` (the
-    /// embedding's layout: the ROM is the embedding instance's).
-    fn layout_memory(&self, p: &Params, mem: &str, values: &[i64]) -> Result<Vec<Vec<i64>>, String> {
-        geo(p).layout("add_table", mem, values)
-    }
+    crate::row_table_memory!(geo, "add_table");
 
     /// Element `c` of input row `k` plus `table[k mod R][c]`, exact, then cast to the output
     /// format.
@@ -284,21 +257,24 @@ impl Component for AddTable {
     }
 
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
-        vec![
-            // Lanes not dividing the row; two rows per beat.
-            vec![("DATA_IN_0_PARALLELISM_DIM_0", 3)],
-            vec![("DATA_IN_0_PARALLELISM_DIM_1", 2)],
-            // The table's fraction 70 bits from the input's.
-            vec![("WEIGHT_PRECISION_1", 74)],
-            // Table rows of another length than the input's.
-            vec![("WEIGHT_TENSOR_SIZE_DIM_0", 4)],
-            // 3 table rows do not divide 4 rows per tensor.
-            vec![("WEIGHT_TENSOR_SIZE_DIM_1", 3)],
-            // More than 2^24 ROM words (R × 8 beats).
-            [instance(8, 2_097_153, 1, 2_097_153, (8, 4), (8, 6), (8, 4))].concat(),
-            vec![("DATA_OUT_0_PRECISION_0", 65)],
-            vec![("DATA_OUT_0_ROUNDING", 7)],
+        // In order: lanes not dividing the row, two rows per beat, the table's fraction 70 bits
+        // from the input's, table rows of another length than the input's, 3 table rows not
+        // dividing 4 rows per tensor, a 65-bit output, an unknown rounding; then more than 2^24
+        // ROM words (R × 8 beats).
+        let mut bad: Vec<Vec<(&'static str, i64)>> = [
+            ("DATA_IN_0_PARALLELISM_DIM_0", 3),
+            ("DATA_IN_0_PARALLELISM_DIM_1", 2),
+            ("WEIGHT_PRECISION_1", 74),
+            ("WEIGHT_TENSOR_SIZE_DIM_0", 4),
+            ("WEIGHT_TENSOR_SIZE_DIM_1", 3),
+            ("DATA_OUT_0_PRECISION_0", 65),
+            ("DATA_OUT_0_ROUNDING", 7),
         ]
+        .into_iter()
+        .map(|one| vec![one])
+        .collect();
+        bad.push(instance(8, 2_097_153, 1, 2_097_153, (8, 4), (8, 6), (8, 4)));
+        bad
     }
 }
 
@@ -334,17 +310,9 @@ fn table_of<'g>(v: &NodeView<'g>) -> mase_ir::Result<(usize, usize, FixedFormat,
     let mase_ir::Op::Constant { tensor } = &src.op else {
         return Err(v.error("input 1 is not a constant; the add_table component adds a constant table"));
     };
-    let q = v.qweight(tensor)?;
-    if q.channel_frac.is_some() {
-        return Err(v.error(format!(
-            "its constant '{tensor}' is quantized per channel; the add_table component takes one format for the whole table"
-        )));
-    }
+    let (f, q) = quantized_table(v, tensor, "add_table")?;
     let x = v.in_shape(0)?;
     let r = table_rows(&x, q.codes.shape()).map_err(|e| v.error(e))?;
-    // An unsigned table's codes fit the signed format one bit wider.
-    let f = q.format;
-    let f = if f.signed { f } else { FixedFormat { signed: true, width: f.width + 1, ..f } };
     Ok((r, *x.last().unwrap_or(&1), f, q))
 }
 
@@ -370,8 +338,7 @@ impl Binding for AddTable {
 
     /// The quantized table, `[R][H]` row-major (its leading 1s do not change the order).
     fn data_memories(&self, v: &NodeView, _p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
-        let (_, _, _, q) = table_of(v)?;
-        Ok(vec![("weight".to_string(), q.codes.iter().copied().collect())])
+        Ok(weight_memory(table_of(v)?.3))
     }
 }
 

@@ -22,6 +22,17 @@ use crate::{output_modes, param, param_list, port_format, port_shape, same_shape
 /// 128 bits, as [`mase_ir::fixed::add`] and [`mase_ir::fixed::sub`] require).
 pub const MAX_ALIGN: i64 = 63;
 
+/// Checks that the fractional bit counts of two operand ports (`<PORT>_PRECISION_1`) are within
+/// [`MAX_ALIGN`] of each other, so their aligned exact sum fits.
+pub fn check_alignment(p: &Params, port: &str, other: &str) -> Result<(), String> {
+    let (a, b) = (format!("{port}_PRECISION_1"), format!("{other}_PRECISION_1"));
+    let (fa, fb) = (param(p, &a), param(p, &b));
+    if (fa - fb).abs() > MAX_ALIGN {
+        return Err(format!("{a} ({fa}) must be within {MAX_ALIGN} of {b} ({fb})"));
+    }
+    Ok(())
+}
+
 /// The exact operation of a binary component on `(code_0, frac_0, code_1, frac_1)`: `(code,
 /// frac)` of the result, `None` when the fractional bit counts are too far apart.
 pub type Exact = fn(i64, i32, i64, i32) -> Option<(i128, i32)>;
@@ -76,12 +87,7 @@ impl<T: Binary> Component for T {
     fn validate(&self, p: &Params) -> Result<(), String> {
         check_port(p, "DATA_IN_0", 64)?;
         check_format(p, "DATA_IN_1", 64)?;
-        let (f0, f1) = (param(p, "DATA_IN_0_PRECISION_1"), param(p, "DATA_IN_1_PRECISION_1"));
-        if (f1 - f0).abs() > MAX_ALIGN {
-            return Err(format!(
-                "DATA_IN_1_PRECISION_1 ({f1}) must be within {MAX_ALIGN} of DATA_IN_0_PRECISION_1 ({f0})"
-            ));
-        }
+        check_alignment(p, "DATA_IN_1", "DATA_IN_0")?;
         check_same_shape(p, "DATA_IN_1", "DATA_IN_0")?;
         check_cast_output(p, "DATA_OUT_0", "DATA_IN_0", 64)
     }

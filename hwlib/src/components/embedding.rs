@@ -27,11 +27,11 @@ use mase_ir::fixed::cast_code;
 
 use crate::binding::{Binding, NodeView, Par};
 use crate::component::{
-    data_out_0, Component, Cost, Direction, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec,
+    data_out_0, Component, Cost, Direction, Info, ParamSpec, Params, Stimulus, StreamSpec,
     StreamValues,
 };
 use crate::components::cast::{check_modes, output_format, CastShape};
-use crate::components::row_table::RowTable;
+use crate::components::row_table::{quantized_table, weight_memory, RowTable};
 use crate::overrides::{modes, output, weight};
 use crate::port::{check_format, check_row_shape};
 use crate::resources::clog2;
@@ -148,14 +148,7 @@ impl Component for Embedding {
         ]
     }
 
-    fn memories(&self, p: &Params) -> Vec<MemorySpec> {
-        vec![geo(p).memory(p)]
-    }
-
-    /// `[V][H]` row-major values → word `r·NB + j` = elements `j·PAR ..` of row `r`.
-    fn layout_memory(&self, p: &Params, mem: &str, values: &[i64]) -> Result<Vec<Vec<i64>>, String> {
-        geo(p).layout("embedding", mem, values)
-    }
+    crate::row_table_memory!(geo, "embedding");
 
     /// Row `r` of the table, cast to the output format, for each index `r < V`; `H` zeros for
     /// `r ≥ V`.
@@ -292,19 +285,11 @@ fn table_of<'g>(v: &NodeView<'g>) -> mase_ir::Result<(usize, usize, mase_ir::fix
     let mase_ir::Op::Embedding { table } = &v.node.op else {
         return Err(v.error("the embedding component binds embedding nodes only"));
     };
-    let q = v.qweight(table)?;
+    let (f, q) = quantized_table(v, table, "embedding")?;
     let shape = q.codes.shape();
     if shape.len() != 2 {
         return Err(v.error(format!("its table '{table}' has shape {shape:?}; the embedding component takes a [rows, dim] table")));
     }
-    if q.channel_frac.is_some() {
-        return Err(v.error(format!(
-            "its table '{table}' is quantized per channel; the embedding component takes one format for the whole table"
-        )));
-    }
-    // An unsigned table's codes fit the signed format one bit wider.
-    let f = q.format;
-    let f = if f.signed { f } else { mase_ir::fixed::FixedFormat { signed: true, width: f.width + 1, ..f } };
     Ok((shape[0], shape[1], f, q))
 }
 
@@ -347,8 +332,7 @@ impl Binding for Embedding {
 
     /// The quantized table, `[V][H]` row-major.
     fn data_memories(&self, v: &NodeView, _p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
-        let (_, _, _, q) = table_of(v)?;
-        Ok(vec![("weight".to_string(), q.codes.iter().copied().collect())])
+        Ok(weight_memory(table_of(v)?.3))
     }
 }
 

@@ -44,6 +44,7 @@ use rand_chacha::ChaCha8Rng;
 use super::cast::output_format;
 use crate::binding::{Binding, NodeView, Par};
 use crate::component::{
+    check_memory_len,
     data_out_0, uniform_stimulus, value_range, Component, Cost, Info, MemorySpec, ParamSpec, Params,
     Stimulus, StreamSpec, StreamValues,
 };
@@ -467,9 +468,7 @@ impl Component for LayerNorm {
         if mem != "weight" && mem != "bias" {
             return Err(format!("component `layer_norm` has no memory `{mem}` (memories: weight, bias)"));
         }
-        if values.len() != g.d as usize {
-            return Err(format!("layer_norm: {mem} memory needs {} values (D), got {}", g.d, values.len()));
-        }
+        check_memory_len("layer_norm", mem, values, g.d as usize, "D")?;
         Ok(values.chunks(g.p as usize).map(<[i64]>::to_vec).collect())
     }
 

@@ -23,6 +23,7 @@ use mase_ir::fixed::{accumulate, cast_code};
 use super::cast::{check_modes, output_format};
 use crate::binding::{Binding, NodeView, Par};
 use crate::component::{
+    check_memory_len,
     data_out_0, Component, Cost, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec, StreamValues,
 };
 use crate::overrides::{bias, input, layer_formats, modes, output, row, rows, weight};
@@ -194,13 +195,7 @@ fn product_frac(p: &Params) -> i64 {
 /// Checks the logical contents of memory `weight_shift`: `OUT` codes in `0..2^WEIGHT_SHIFT_WIDTH`.
 fn check_shifts(d: &Dims, values: &[i64]) -> Result<(), String> {
     let sw = d.shift_width.unwrap_or(0);
-    if values.len() != d.out {
-        return Err(format!(
-            "linear: weight_shift memory needs {} values (OUT), got {}",
-            d.out,
-            values.len()
-        ));
-    }
+    check_memory_len("linear", "weight_shift", values, d.out, "OUT")?;
     let max = (1i64 << sw) - 1;
     match values.iter().position(|&v| !(0..=max).contains(&v)) {
         Some(o) => Err(format!(
@@ -298,15 +293,7 @@ impl Component for Linear {
         let d = Dims::of(p);
         match mem {
             "weight" => {
-                if values.len() != d.out * d.inp {
-                    return Err(format!(
-                        "linear: weight memory needs {} values (OUT {} × IN {}), got {}",
-                        d.out * d.inp,
-                        d.out,
-                        d.inp,
-                        values.len()
-                    ));
-                }
+                check_memory_len("linear", mem, values, d.out * d.inp, &format!("OUT {} × IN {}", d.out, d.inp))?;
                 let mut words = Vec::with_capacity(d.nob() * d.nib());
                 for ob in 0..d.nob() {
                     for ib in 0..d.nib() {
@@ -322,13 +309,7 @@ impl Component for Linear {
                 Ok(words)
             }
             "bias" if d.has_bias => {
-                if values.len() != d.out {
-                    return Err(format!(
-                        "linear: bias memory needs {} values (OUT), got {}",
-                        d.out,
-                        values.len()
-                    ));
-                }
+                check_memory_len("linear", mem, values, d.out, "OUT")?;
                 Ok(values.chunks(d.p_out).map(<[i64]>::to_vec).collect())
             }
             "weight_shift" if d.shift_width.is_some() => {

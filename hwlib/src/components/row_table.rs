@@ -5,8 +5,35 @@
 //! parameter); a row leaves as `NB = h / par` beats of `par` elements, so word `r·NB + j`, lane
 //! `i` holds `table[r][j·par + i]`.
 
-use crate::component::{Direction, MemorySpec, Params, Stimulus, StreamSpec};
+use mase_ir::fixed::FixedFormat;
+use mase_ir::tensor::QuantTensor;
+
+use crate::binding::NodeView;
+use crate::component::{check_memory_len, Direction, MemorySpec, Params, Stimulus, StreamSpec};
 use crate::param;
+
+/// The quantized tensor `name` of node `v` as the table of `component`: one format for the whole
+/// table (per-channel quantization is refused, naming the node), signed (an unsigned table's codes
+/// fit the signed format one bit wider).
+pub fn quantized_table<'g>(
+    v: &NodeView<'g>,
+    name: &str,
+    component: &str,
+) -> mase_ir::Result<(FixedFormat, &'g QuantTensor)> {
+    let q = v.qweight(name)?;
+    if q.channel_frac.is_some() {
+        return Err(v.error(format!(
+            "its table '{name}' is quantized per channel; the {component} component takes one format for the whole table"
+        )));
+    }
+    let f = q.format;
+    Ok((if f.signed { f } else { FixedFormat { signed: true, width: f.width + 1, ..f } }, q))
+}
+
+/// The `weight` memory's logical contents: the table's codes, row-major.
+pub fn weight_memory(q: &QuantTensor) -> Vec<(String, Vec<i64>)> {
+    vec![("weight".to_string(), q.codes.iter().copied().collect())]
+}
 
 /// The geometry of a row table.
 #[derive(Debug, Clone, Copy)]
@@ -70,15 +97,8 @@ impl RowTable {
     /// `values`, the table row-major, checked to hold `rows × h` elements (`component`'s memory
     /// `weight`; an error names the component otherwise).
     fn check<'a>(&self, component: &str, values: &'a [i64]) -> Result<&'a [i64], String> {
-        if values.len() != self.rows * self.h {
-            return Err(format!(
-                "{component}: weight memory needs {} values (rows × row length = {} × {}), got {}",
-                self.rows * self.h,
-                self.rows,
-                self.h,
-                values.len()
-            ));
-        }
+        let what = format!("rows × row length = {} × {}", self.rows, self.h);
+        check_memory_len(component, "weight", values, self.rows * self.h, &what)?;
         Ok(values)
     }
 
@@ -96,4 +116,25 @@ impl RowTable {
             stim.memories.get("weight").ok_or_else(|| format!("{component} model: missing memory weight"))?;
         self.check(component, t)
     }
+}
+
+/// The [`crate::Component`] methods of a component whose one memory is a row table:
+/// `memories` and `layout_memory` of the table `$geo(p)` gives, errors naming `$name`.
+#[macro_export]
+macro_rules! row_table_memory {
+    ($geo:path, $name:literal) => {
+        fn memories(&self, p: &$crate::Params) -> Vec<$crate::component::MemorySpec> {
+            vec![$geo(p).memory(p)]
+        }
+
+        /// `[rows][H]` row-major values → word `r·NB + j` = elements `j·PAR ..` of row `r`.
+        fn layout_memory(
+            &self,
+            p: &$crate::Params,
+            mem: &str,
+            values: &[i64],
+        ) -> Result<Vec<Vec<i64>>, String> {
+            $geo(p).layout($name, mem, values)
+        }
+    };
 }
