@@ -34,10 +34,6 @@ fn batch() -> HashMap<String, Tensor> {
         .collect()
 }
 
-fn names(g: &MaseGraph, ids: Vec<mase_ir::NodeId>) -> Vec<String> {
-    ids.into_iter().map(|i| g.node(i).name.clone()).collect()
-}
-
 fn hw(text: &str) -> HwConfig {
     HwConfig::from_toml(text, "test").unwrap()
 }
