@@ -168,24 +168,25 @@ impl Component for AddTable {
     }
 
     /// The rules of the RTL's elaboration checks, in its order.
+    /// (Every check runs; the first failing one, in this order, is the error.)
     fn validate(&self, p: &Params) -> Result<(), String> {
-        check_format(p, "DATA_IN_0", 64)?;
-        check_row_shape(p, "DATA_IN_0", 65536, 1 << 20, 1024)?;
-        check_format(p, "WEIGHT", 64)?;
-        check_alignment(p, "WEIGHT", "DATA_IN_0")?;
-        check_equal(p, "WEIGHT_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0")?;
-        check_range(p, "WEIGHT_TENSOR_SIZE_DIM_1", 1, (1 << 24) / geo(p).nb() as i64)?;
-        check_divides(p, "WEIGHT_TENSOR_SIZE_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1")?;
-        check_format(p, "DATA_OUT_0", 64)?;
-        check_modes(p, "DATA_OUT_0")
+        [
+            check_format(p, "DATA_IN_0", 64),
+            check_row_shape(p, "DATA_IN_0", 65536, 1 << 20, 1024),
+            check_format(p, "WEIGHT", 64),
+            check_alignment(p, "WEIGHT", "DATA_IN_0"),
+            check_equal(p, "WEIGHT_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0"),
+            check_range(p, "WEIGHT_TENSOR_SIZE_DIM_1", 1, (1 << 24) / geo(p).nb() as i64),
+            check_divides(p, "WEIGHT_TENSOR_SIZE_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1"),
+            check_format(p, "DATA_OUT_0", 64),
+            check_modes(p, "DATA_OUT_0"),
+        ]
+        .into_iter()
+        .collect()
     }
 
     fn streams(&self, p: &Params) -> Vec<StreamSpec> {
-        let g = geo(p);
-        vec![
-            block_stream(p, "DATA_IN_0", Direction::In),
-            g.out_stream(p),
-        ]
+        vec![block_stream(p, "DATA_IN_0", Direction::In), geo(p).out_stream(p)]
     }
 
     crate::row_table_memory!(geo, "add_table");
@@ -193,11 +194,9 @@ impl Component for AddTable {
     /// Element `c` of input row `k` plus `table[k mod R][c]`, exact, then cast to the output
     /// format.
     fn model(&self, p: &Params, stim: &Stimulus) -> Result<StreamValues, String> {
-        let g = geo(p);
-        let x = stim.input("add_table", "data_in_0")?;
-        let table = g.values("add_table", stim)?;
+        let (g, x, to) = (geo(p), stim.input("add_table", "data_in_0")?, output_format(p, "DATA_OUT_0", true));
         let (fx, fw) = (param(p, "DATA_IN_0_PRECISION_1") as i32, param(p, "WEIGHT_PRECISION_1") as i32);
-        let to = output_format(p, "DATA_OUT_0", true);
+        let table = g.values("add_table", stim)?;
         let y = x
             .iter()
             .enumerate()
@@ -330,15 +329,15 @@ impl Binding for AddTable {
             .done()
     }
 
+    /// The quantized table, `[R][H]` row-major (its leading 1s do not change the order).
+    fn data_memories(&self, v: &NodeView, _p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
+        Ok(weight_memory(table_of(v)?.3))
+    }
+
     /// Only input 0: input 1 is the constant table, a ROM of the instance.
     fn streamed_inputs(&self, v: &NodeView) -> mase_ir::Result<usize> {
         table_of(v)?;
         Ok(1)
-    }
-
-    /// The quantized table, `[R][H]` row-major (its leading 1s do not change the order).
-    fn data_memories(&self, v: &NodeView, _p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
-        Ok(weight_memory(table_of(v)?.3))
     }
 }
 
