@@ -59,9 +59,10 @@ pub struct HostReport {
 }
 
 /// Cuts a quantized whole-model graph: the device's own graph and, when some node runs on the
-/// host, the host parts. Without host nodes the graph is returned as it is, and so it is when
-/// no node could run on the device: the hardware passes then name the first node the library
-/// does not implement, with what it supports.
+/// host, the host parts. Without host nodes the graph is returned whole (its token-id inputs
+/// given their stream codes, [`index_formats`]); when no node could run on the device, as it is:
+/// the hardware passes then name the first node the library does not implement, with what it
+/// supports.
 pub fn cut(graph: MaseGraph, hw: &HwConfig) -> Result<(MaseGraph, Option<HostParts>)> {
     let s = split(&graph, hw);
     if s.device_outputs(&graph).is_empty() {

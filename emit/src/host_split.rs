@@ -300,9 +300,9 @@ pub fn device_graph(g: &MaseGraph, s: &Split) -> Result<MaseGraph> {
 /// code of its tables' indices, `u<bits>.0` with the bits of the largest table's last row
 /// ([`embedding::index_bits`]), on the input and on every embedding that reads it (integer
 /// metadata `precision = [storage bits, code bits]`, `unsigned`): the top's port then streams
-/// exactly the bits the lookups use, and the values stay integers for the interpreters. An id outside the
-/// table saturates to the largest index (the lookup of an index past the table gives zeros). A
-/// graph not quantized yet is left as it is.
+/// exactly the bits the lookups use, and the values stay integers for the interpreters. An id
+/// outside the table saturates to the largest code (the lookup of an index past the table gives
+/// zeros). A graph not quantized yet is left as it is.
 pub fn index_formats(d: &mut MaseGraph) -> Result<()> {
     let inputs: Vec<NodeId> = d
         .input_ids()
@@ -333,10 +333,14 @@ pub fn index_formats(d: &mut MaseGraph) -> Result<()> {
         for u in d.users(i) {
             let n = d.node_mut(u);
             for (k, _) in n.inputs.clone().iter().enumerate().filter(|(_, x)| **x == i) {
-                n.meta.common.args.get_mut(&format!("data_in_{k}")).map(code);
+                if let Some(tm) = n.meta.common.args.get_mut(&format!("data_in_{k}")) {
+                    code(tm);
+                }
             }
         }
-        d.node_mut(i).meta.common.results.get_mut("data_out_0").map(code);
+        if let Some(tm) = d.node_mut(i).meta.common.results.get_mut("data_out_0") {
+            code(tm);
+        }
     }
     Ok(())
 }
