@@ -118,10 +118,7 @@ fn tensors(g: &MaseGraph, ids: &[mase_ir::NodeId], names: Option<&[String]>) -> 
 /// The model's lookup tables and where the split placed them, one line: `node rows×dim (bits)
 /// device|host, …; budget N bits`; `None` for a model without tables.
 pub fn tables_summary(h: &HostParts) -> Option<String> {
-    let tables: Vec<LookupTable> = serde_json::from_value(h.info.get("lookup_tables")?.clone()).ok()?;
-    if tables.is_empty() {
-        return None;
-    }
+    let (tables, budget) = tables_of(&h.info)?;
     let list: Vec<String> = tables
         .iter()
         .map(|t| {
@@ -129,8 +126,14 @@ pub fn tables_summary(h: &HostParts) -> Option<String> {
             format!("{} {}×{} ({} bits) {side}", t.node, t.rows, t.dim, t.bits)
         })
         .collect();
-    let budget = h.info.get("table_budget_bits").and_then(|v| v.as_u64()).unwrap_or_default();
     Some(format!("{}; budget {budget} bits ([hardware] table_budget_bits)", list.join(", ")))
+}
+
+/// The lookup tables a split's info lists, with the budget, `None` when there are none.
+fn tables_of(info: &PassInfo) -> Option<(Vec<LookupTable>, u64)> {
+    let tables: Vec<LookupTable> = serde_json::from_value(info.get("lookup_tables")?.clone()).ok()?;
+    let budget = info.get("table_budget_bits").and_then(|v| v.as_u64()).unwrap_or_default();
+    (!tables.is_empty()).then_some((tables, budget))
 }
 
 /// The report of host parts.
@@ -183,30 +186,18 @@ pub fn readme_section(r: &HostReport, d: &Design) -> String {
         },
         list(&r.model_outputs)
     );
-    if let Some(t) =
-        r.split.get("lookup_tables").and_then(|v| serde_json::from_value::<Vec<LookupTable>>(v.clone()).ok())
-    {
-        if !t.is_empty() {
-            let budget = r.split.get("table_budget_bits").and_then(|v| v.as_u64()).unwrap_or_default();
-            let _ = writeln!(
-                s,
-                "Lookup tables (embeddings) go on the device smallest first while together they fit the budget of \
-                 {budget} bits (`[hardware] table_budget_bits`); the others are looked up on the host:\n"
-            );
-            let _ = writeln!(s, "| node | rows × dim | bits | runs on |\n|---|---|---|---|");
-            for t in &t {
-                let _ = writeln!(
-                    s,
-                    "| `{}` | {} × {} | {} | {} |",
-                    t.node,
-                    t.rows,
-                    t.dim,
-                    t.bits,
-                    if t.on_device { "device" } else { "host" }
-                );
-            }
-            let _ = writeln!(s);
+    if let Some((t, budget)) = tables_of(&r.split) {
+        let _ = writeln!(
+            s,
+            "Lookup tables (embeddings) go on the device smallest first while together they fit the budget of \
+             {budget} bits (`[hardware] table_budget_bits`); the others are looked up on the host:\n"
+        );
+        let _ = writeln!(s, "| node | rows × dim | bits | runs on |\n|---|---|---|---|");
+        for t in &t {
+            let side = if t.on_device { "device" } else { "host" };
+            let _ = writeln!(s, "| `{}` | {} × {} | {} | {side} |", t.node, t.rows, t.dim, t.bits);
         }
+        let _ = writeln!(s);
     }
     let _ = writeln!(
         s,

@@ -151,7 +151,8 @@ pub struct LookupTable {
     pub dim: usize,
     /// Bits of the table.
     pub bits: u64,
-    /// True when the table is on the device ([`device_tables`]).
+    /// True when the table is on the device (within the budget, [`device_tables`], and in the
+    /// device region).
     pub on_device: bool,
 }
 
@@ -186,13 +187,13 @@ pub fn device_tables(g: &MaseGraph, cfg: &HwConfig) -> BTreeSet<NodeId> {
     on
 }
 
-/// Every lookup table of the model with where it is placed ([`device_tables`]), in graph order.
-pub fn lookup_tables(g: &MaseGraph, cfg: &HwConfig) -> Vec<LookupTable> {
-    let on = device_tables(g, cfg);
+/// Every lookup table of the model with where split `s` placed it, in graph order.
+pub fn lookup_tables(g: &MaseGraph, s: &Split) -> Vec<LookupTable> {
     g.nodes()
         .filter_map(|(id, n)| {
             let (rows, dim, bits) = table_geometry(g, n)?;
-            Some(LookupTable { node: n.name.clone(), rows, dim, bits, on_device: on.contains(&id) })
+            let on_device = s.side[id.0] == Side::Device;
+            Some(LookupTable { node: n.name.clone(), rows, dim, bits, on_device })
         })
         .collect()
 }
@@ -478,6 +479,6 @@ pub fn split_info(g: &MaseGraph, s: &Split, cfg: &HwConfig) -> PassInfo {
     info.insert("device_ended_by".into(), json!(s.ended_by.map(|i| g.node(i).name.clone())));
     info.insert("host_post_the_library_implements".into(), json!(movable));
     info.insert("table_budget_bits".into(), json!(cfg.table_budget()));
-    info.insert("lookup_tables".into(), json!(lookup_tables(g, cfg)));
+    info.insert("lookup_tables".into(), json!(lookup_tables(g, s)));
     info
 }

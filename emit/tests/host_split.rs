@@ -85,7 +85,7 @@ fn the_device_runs_everything_after_the_hosts_mask_preparation() {
 fn lookup_tables_beyond_the_budget_run_on_the_host() {
     use mase_emit::host_split::lookup_tables;
     let g = import("bert_model_ts_static");
-    let all = lookup_tables(&g, &hw(""));
+    let all = lookup_tables(&g, &split(&g, &hw("")));
     let bits = |part: &str| all.iter().find(|t| t.node.contains(part)).unwrap().bits;
     let (word, types) = (bits("word"), bits("token_type"));
     // Unquantized tables count 32 bits per element.
@@ -100,7 +100,7 @@ fn lookup_tables_beyond_the_budget_run_on_the_host() {
     let ins = device_inputs(&g, &s);
     assert!(ins.iter().any(|(n, sh)| n.contains("word") && sh == &vec![3, 16, 64]), "{ins:?}");
     assert!(ins.iter().any(|(n, _)| n == "token_type_ids"), "{ins:?}");
-    let placed: Vec<bool> = lookup_tables(&g, &cfg).iter().map(|t| t.on_device).collect();
+    let placed: Vec<bool> = lookup_tables(&g, &s).iter().map(|t| t.on_device).collect();
     assert_eq!(placed.iter().filter(|d| **d).count(), 1);
     // No budget: both lookups on the host, their sum on the device.
     let s = split(&g, &hw("table_budget_bits = 0"));
