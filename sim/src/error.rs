@@ -11,9 +11,15 @@ pub enum SimError {
     /// No Verilator could be found or provisioned.
     #[error("Verilator not available: {0}")]
     NoVerilator(String),
-    /// No Yosys could be found or provisioned.
-    #[error("Yosys not available: {0}")]
-    NoYosys(String),
+    /// A synthesis or place-and-route tool (Yosys, nextpnr-ecp5) could not be found or
+    /// provisioned.
+    #[error("{tool} not available: {reason}")]
+    ToolUnavailable {
+        /// The tool.
+        tool: &'static str,
+        /// Why, and how to get it.
+        reason: String,
+    },
     /// A program the build needs is not installed.
     #[error("`{tool}` not found: {why}. Install it, e.g. `{install}`")]
     MissingTool {
@@ -22,7 +28,7 @@ pub enum SimError {
         /// What needs it.
         why: String,
         /// How to install it on Debian/Ubuntu.
-        install: &'static str,
+        install: String,
     },
     /// A command could not be started or failed.
     #[error("`{cmd}` failed: {detail}")]

