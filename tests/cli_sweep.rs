@@ -83,3 +83,42 @@ fn sweep_rerun_shards_merge_and_errors() {
     let out = run(&["--shard", "2/2", "-o", "x"]);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("I/N"));
 }
+
+/// `mase sweep --pnr 1` on the fixture classifier: the most accurate front point is placed and
+/// routed, and `points.csv` gives it a positive Fmax and inferences per second equal to that
+/// clock over its ii; the other points leave both columns empty.
+#[test]
+fn sweep_pnr_adds_fmax_and_inferences_per_second() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("SWEEP.toml"),
+        "[sweep]\nwidth = [8]\nweight_width = [8]\ntarget_ii = [16, 128]\n",
+    )
+    .unwrap();
+    let (model, cal) =
+        (fixture("mlp_classifier.onnx"), format!("x={}", fixture("mlp_classifier.calib.x.npy")));
+    let out = ok(&mase(
+        &["sweep", &model, "--config", "SWEEP.toml", "--calibrate", &cal, "--pnr", "1", "-o", "s"],
+        dir,
+    ));
+    assert!(out.contains("MHz on LFE5U-85F-6"), "{out}");
+    let csv = std::fs::read_to_string(dir.join("s/points.csv")).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col =
+        |name: &str| head.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name} in {head:?}"));
+    let (fmax, ips, ii) = (col("fmax_mhz"), col("inferences_per_s"), col("ii_cycles"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let routed: Vec<&Vec<&str>> = rows.iter().filter(|r| !r[fmax].is_empty()).collect();
+    assert_eq!(routed.len(), 1, "{csv}");
+    let r = routed[0];
+    let (f, i, cycles): (f64, f64, f64) =
+        (r[fmax].parse().unwrap(), r[ips].parse().unwrap(), r[ii].parse().unwrap());
+    assert!(f > 0.0, "{csv}");
+    assert!((i - f * 1e6 / cycles).abs() / i < 1e-4, "{i} inferences/s at {f} MHz and ii {cycles}");
+    assert!(rows.iter().filter(|r| r[fmax].is_empty()).all(|r| r[ips].is_empty()));
+    let routed_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("s/pnr.json")).unwrap()).unwrap();
+    assert_eq!(routed_json.as_array().unwrap().len(), 1);
+}

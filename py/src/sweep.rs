@@ -55,11 +55,12 @@ fn data_files(
 /// Runs a sweep of `model` into `out_dir` (the files `mase sweep` writes). `config` is SWEEP.toml
 /// as a dict (a flow configuration plus a `sweep` table of axes) or its path; `calibrate` and
 /// `eval` map graph inputs to `.npy` paths, lists of paths or arrays; `labels` is a path or an
-/// integer array. Returns `{"points": [...], "front": [...], "evaluated", "cached", "verified",
-/// "synthesized", "sweep", "out_dir"}`: every point as a dict (`id`, its settings, `metrics` or `error`,
+/// integer array; `pnr` places and routes the K most accurate front points on an ECP5. Returns
+/// `{"points": [...], "front": [...], "evaluated", "cached", "verified", "synthesized", "routed",
+/// "sweep", "out_dir"}`: every point as a dict (`id`, its settings, `metrics` or `error`,
 /// `pareto`), the front's points most accurate first, and the sweep's description.
 #[pyfunction]
-#[pyo3(signature = (model, out_dir, config, input_shapes=None, calibrate=None, eval=None, labels=None, jobs=1, shard=None, verify=0, synth=0))]
+#[pyo3(signature = (model, out_dir, config, input_shapes=None, calibrate=None, eval=None, labels=None, jobs=1, shard=None, verify=0, synth=0, pnr=0))]
 #[allow(clippy::too_many_arguments)]
 pub fn sweep<'py>(
     py: Python<'py>,
@@ -74,6 +75,7 @@ pub fn sweep<'py>(
     shard: Option<String>,
     verify: usize,
     synth: usize,
+    pnr: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     let config = if config.is_instance_of::<PyDict>() {
         SweepConfig::from_table(table_from_py(Some(config), "sweep config")?, "sweep config", None).py()?
@@ -107,6 +109,7 @@ pub fn sweep<'py>(
         shard,
         verify,
         synth,
+        pnr,
         out_dir: out_dir.clone(),
         progress: false,
         cache_dir: None,
@@ -122,5 +125,6 @@ pub fn sweep<'py>(
     out.set_item("cached", o.cached)?;
     out.set_item("verified", to_py(py, &o.verified)?)?;
     out.set_item("synthesized", to_py(py, &o.synthesized)?)?;
+    out.set_item("routed", to_py(py, &o.routed)?)?;
     Ok(out.into_any())
 }

@@ -261,6 +261,10 @@ enum Command {
         /// resource model's estimate; a MiniLM-sized layer takes minutes per point).
         #[arg(long, value_name = "K", default_value_t = 0)]
         synth: usize,
+        /// Place and route the K most accurate Pareto points on an ECP5 (LFE5U-85F-6, as
+        /// `mase synth DIR --target ecp5`): Fmax and inferences/s in points.csv.
+        #[arg(long, value_name = "K", default_value_t = 0)]
+        pnr: usize,
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
@@ -400,6 +404,7 @@ pub fn main() -> anyhow::Result<()> {
             shard,
             verify,
             synth,
+            pnr,
             json,
             output,
         } => {
@@ -416,6 +421,7 @@ pub fn main() -> anyhow::Result<()> {
                 shard,
                 verify,
                 synth,
+                pnr,
                 json,
             };
             sweep::sweep(&model, &a, &output)

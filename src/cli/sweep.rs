@@ -28,6 +28,8 @@ pub struct SweepArgs {
     pub verify: usize,
     /// `--synth K`.
     pub synth: usize,
+    /// `--pnr K`.
+    pub pnr: usize,
     /// `--json`.
     pub json: bool,
 }
@@ -51,6 +53,7 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
         shard,
         verify: a.verify,
         synth: a.synth,
+        pnr: a.pnr,
         out_dir: out.to_path_buf(),
         progress: std::io::stderr().is_terminal() && !a.json,
         cache_dir: None,
@@ -66,6 +69,7 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
             "pareto": front_sorted(&o.points).iter().map(|p| &p.id).collect::<Vec<_>>(),
             "verified": o.verified,
             "synthesized": o.synthesized,
+            "routed": o.routed,
             "seconds": secs,
             "out": out.display().to_string(),
         });
@@ -95,6 +99,12 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
             println!(
                 "synth      {}: LUT {} (estimate {}), FF {} ({}), DSP {} ({}), BRAM18 {} ({}), {:.1} s",
                 s.id, m.lut, e.lut, m.ff, e.ff, m.dsp, e.dsp, m.bram18, e.bram18, s.synth_s
+            );
+        }
+        for r in &o.routed {
+            println!(
+                "pnr        {}: {:.1} MHz on LFE5U-85F-6, {:.1} inferences/s, latency {:.2} µs; critical path {}, {:.1} s",
+                r.id, r.fmax_mhz, r.inferences_per_s, r.latency_us, r.critical_path, r.seconds
             );
         }
         println!(

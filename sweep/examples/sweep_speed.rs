@@ -62,6 +62,7 @@ fn main() {
         shard: None,
         verify: 0,
         synth: 0,
+        pnr: 0,
         out_dir: tmp.path().join(dir),
         progress: false,
         cache_dir: None,

@@ -8,11 +8,12 @@
 //! Modules: [`config`] (`SWEEP.toml`), [`point`] (the product, sampling, shards), [`eval`]
 //! (shared preparation and per-point evaluation), [`cache`] (finished points by content hash),
 //! [`pareto`], [`output`] (CSV, JSON, README, per-point configs), [`svg`] (the plot),
-//! [`verify`] (Verilator runs of front points), [`synth`] (Yosys runs of front points), [`run`]
-//! (the driver and merge).
+//! [`verify`] (Verilator runs of front points), [`synth`] (Yosys runs of front points), [`pnr`]
+//! (ECP5 place and route of front points), [`run`] (the driver and merge).
 //!
 //! Resources (LUT, FF, DSP, BRAM) are the resource model's estimates
-//! (`mase_hwlib::Component::resources`); `--synth K` measures K front points with Yosys.
+//! (`mase_hwlib::Component::resources`); `--synth K` measures K front points with Yosys, and
+//! `--pnr K` places and routes K front points for their Fmax and inferences per second.
 
 pub mod cache;
 pub mod config;
@@ -20,6 +21,7 @@ pub mod error;
 pub mod eval;
 pub mod output;
 pub mod pareto;
+pub mod pnr;
 pub mod point;
 pub mod run;
 pub mod svg;

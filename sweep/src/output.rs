@@ -115,8 +115,10 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
-/// The CSV of points (every column of [`Metrics`], the settings and the flags).
-pub fn csv(points: &[PointResult], rows: &[&PointResult]) -> String {
+/// The CSV of points (every column of [`Metrics`], the settings and the flags; with `routed`
+/// not empty, `fmax_mhz` and `inferences_per_s` of the points `mase sweep --pnr` placed and
+/// routed, empty for the others).
+pub fn csv(points: &[PointResult], rows: &[&PointResult], routed: &[crate::pnr::Routed]) -> String {
     let rate = rate_column(points);
     let ops = op_columns(points);
     let mut head = vec![
@@ -145,11 +147,13 @@ pub fn csv(points: &[PointResult], rows: &[&PointResult]) -> String {
             "dsp",
             "bram18",
             "lutram",
-            "pareto",
-            "error",
         ]
         .map(String::from),
     );
+    if !routed.is_empty() {
+        head.extend(["fmax_mhz".to_string(), "inferences_per_s".into()]);
+    }
+    head.extend(["pareto".to_string(), "error".into()]);
     let mut out = head.join(",") + "\n";
     for p in rows {
         let mut f = vec![
@@ -184,6 +188,11 @@ pub fn csv(points: &[PointResult], rows: &[&PointResult]) -> String {
                 m.lutram.to_string(),
             ]),
             None => f.extend(std::iter::repeat_n(String::new(), 15)),
+        }
+        if !routed.is_empty() {
+            let r = routed.iter().find(|r| r.id == p.id);
+            f.push(opt(r.map(|r| format!("{:.3}", r.fmax_mhz))));
+            f.push(opt(r.map(|r| format!("{:.1}", r.inferences_per_s))));
         }
         f.push(p.pareto.to_string());
         f.push(csv_field(p.error.as_deref().unwrap_or("")));
@@ -345,6 +354,16 @@ pub fn write_point_config(dir: &Path, base: &toml::Table, id: &str, spec: &Point
     std::fs::write(&p, point_config(base, spec)?).map_err(io("writing", &p))
 }
 
+/// Writes `points.csv` and `pareto.csv` into `dir` (see [`csv`] for `routed`).
+pub fn write_csvs(dir: &Path, points: &[PointResult], routed: &[crate::pnr::Routed]) -> Result<()> {
+    let all: Vec<&PointResult> = points.iter().collect();
+    for (name, rows) in [("points.csv", all), ("pareto.csv", front_sorted(points))] {
+        let p = dir.join(name);
+        std::fs::write(&p, csv(points, &rows, routed)).map_err(io("writing", &p))?;
+    }
+    Ok(())
+}
+
 /// Writes every output file into `dir` (created if needed); the configurations of the points
 /// whose index is in `configs_written` are already there ([`write_point_config`]).
 pub fn write_all(
@@ -358,9 +377,7 @@ pub fn write_all(
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(io("writing", &p))
     };
-    let all: Vec<&PointResult> = points.iter().collect();
-    write("points.csv", &csv(points, &all))?;
-    write("pareto.csv", &csv(points, &front_sorted(points)))?;
+    write_csvs(dir, points, &[])?;
     let doc = Document { sweep: meta.clone(), points: points.to_vec() };
     let json =
         serde_json::to_string_pretty(&doc).map_err(|e| SweepError::Config(format!("points.json: {e}")))?;

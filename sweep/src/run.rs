@@ -14,8 +14,10 @@ use crate::config::SweepConfig;
 use crate::error::{io, Result, SweepError};
 use crate::eval::{Context, Data};
 use crate::output::{
-    base_table, front_sorted, mark_front, write_all, write_point_config, Document, Meta, PointResult,
+    base_table, front_sorted, mark_front, write_all, write_csvs, write_point_config, Document, Meta,
+    PointResult,
 };
+use crate::pnr::{place_and_route, Routed};
 use crate::point::{selected, Shard};
 use crate::synth::{synthesize, Synthesized};
 use crate::verify::{verify, Verified};
@@ -37,6 +39,9 @@ pub struct SweepOptions {
     pub verify: usize,
     /// Synthesize this many Pareto points with Yosys (best accuracy first).
     pub synth: usize,
+    /// Place and route this many Pareto points on an ECP5 (best accuracy first): Fmax and
+    /// inferences per second in `points.csv`.
+    pub pnr: usize,
     /// The output directory.
     pub out_dir: PathBuf,
     /// Show a progress bar on stderr (the CLI sets it when stderr is a terminal).
@@ -60,6 +65,8 @@ pub struct SweepOutcome {
     pub verified: Vec<Verified>,
     /// The `--synth` results.
     pub synthesized: Vec<Synthesized>,
+    /// The `--pnr` results.
+    pub routed: Vec<Routed>,
 }
 
 fn absolute(p: &Path) -> String {
@@ -202,8 +209,8 @@ fn sweep_on(opts: &SweepOptions) -> Result<SweepOutcome> {
     mark_front(&mut results);
     let written = missing.iter().map(|&i| points[i].index).collect();
     write_all(&opts.out_dir, &meta, &results, &written)?;
-    let (mut verified, mut synthesized) = (Vec::new(), Vec::new());
-    if opts.verify > 0 || opts.synth > 0 {
+    let (mut verified, mut synthesized, mut routed) = (Vec::new(), Vec::new(), Vec::new());
+    if opts.verify > 0 || opts.synth > 0 || opts.pnr > 0 {
         let c = match ctx {
             Some(c) => c,
             None => Context::prepare(&onnx, &origin, &opts.config.base, &opts.data, &ops)?,
@@ -217,6 +224,11 @@ fn sweep_on(opts: &SweepOptions) -> Result<SweepOutcome> {
             synthesized = synthesize(&c, &front[..front.len().min(opts.synth)], &opts.out_dir.join("synth"))?;
             write_json(&opts.out_dir.join("synth.json"), &synthesized)?;
         }
+        if opts.pnr > 0 {
+            routed = place_and_route(&c, &front[..front.len().min(opts.pnr)], &opts.out_dir.join("pnr"))?;
+            write_json(&opts.out_dir.join("pnr.json"), &routed)?;
+            write_csvs(&opts.out_dir, &results, &routed)?;
+        }
     }
     Ok(SweepOutcome {
         meta,
@@ -225,6 +237,7 @@ fn sweep_on(opts: &SweepOptions) -> Result<SweepOutcome> {
         points: results,
         verified,
         synthesized,
+        routed,
     })
 }
 

@@ -37,6 +37,7 @@ fn options(toml_text: &str, out: &Path) -> SweepOptions {
         shard: None,
         verify: 0,
         synth: 0,
+        pnr: 0,
         out_dir: out.to_path_buf(),
         progress: false,
         cache_dir: None,

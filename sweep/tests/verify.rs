@@ -28,6 +28,7 @@ fn verify_two_pareto_points_bit_exact_and_synthesize_one() {
         shard: None,
         verify: 2,
         synth: 1,
+        pnr: 0,
         out_dir: tmp.path().join("s"),
         progress: false,
         cache_dir: None,

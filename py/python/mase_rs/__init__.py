@@ -52,6 +52,7 @@ def sweep(
     shard: Optional[str] = None,
     verify: int = 0,
     synth: int = 0,
+    pnr: int = 0,
 ) -> Dict[str, Any]:
     """Runs a design-space sweep (``mase sweep``) and writes its files into ``out_dir``.
 
@@ -63,16 +64,18 @@ def sweep(
     the per-point ``mase flow`` commands name files. ``jobs`` points run in parallel;
     ``shard="I/N"`` runs one slice; ``verify=K`` simulates the K most accurate front points
     under Verilator; ``synth=K`` synthesizes them with Yosys (measured resources next to the
-    resource model's estimate). Finished points are cached in ``out_dir/cache/``.
+    resource model's estimate); ``pnr=K`` places and routes them on an ECP5 (Fmax and
+    inferences per second, also in ``points.csv``). Finished points are cached in
+    ``out_dir/cache/``.
 
     Returns plain data: ``points`` (one dict per point: ``id``, its settings such as ``width``,
     ``weight_width``, ``weight_granularity``, ``rate``, then ``metrics`` — accuracy, cosine,
     ``ii_cycles``, ``lut``, ``dsp``, ``multipliers``, … — or ``error``, and ``pareto``),
     ``front`` (the Pareto points, most accurate first), ``evaluated``, ``cached``, ``verified``,
-    ``synthesized`` and ``sweep`` (the model, data, base configuration, axes and cache key).
+    ``synthesized``, ``routed`` and ``sweep`` (the model, data, base configuration, axes and cache key).
     """
     return _native.sweep(
-        model, out_dir, config, input_shapes, calibrate, eval, labels, jobs, shard, verify, synth
+        model, out_dir, config, input_shapes, calibrate, eval, labels, jobs, shard, verify, synth, pnr
     )
 
 

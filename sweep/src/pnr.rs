@@ -1,0 +1,63 @@
+//! `--pnr K`: the first K points of the front (best accuracy first) are emitted as projects
+//! (`DIR/pnr/<id>/`) and placed and routed on a Lattice ECP5 (`mase synth DIR --target ecp5`'s
+//! library function, default part), so that each stands with its Fmax and its throughput in
+//! inferences per second next to its cycles (`points.csv`, `pnr.json`).
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::eval::Context;
+use crate::output::PointResult;
+
+/// One placed and routed point.
+#[derive(Debug, Clone, Serialize)]
+pub struct Routed {
+    /// The point.
+    pub id: String,
+    /// The project placed and routed (its `pnr_ecp5.json` holds the whole report).
+    pub project: String,
+    /// Achieved Fmax, MHz.
+    pub fmax_mhz: f64,
+    /// Inferences per second at that clock (the cost model's ii).
+    pub inferences_per_s: f64,
+    /// Latency at that clock, µs (the latency model's cycles).
+    pub latency_us: f64,
+    /// Where the critical path starts and ends (instance and component).
+    pub critical_path: String,
+    /// Seconds synthesis and place and route took.
+    pub seconds: f64,
+}
+
+/// Emits, places and routes `points` under `dir`.
+pub fn place_and_route(ctx: &Context, points: &[&PointResult], dir: &Path) -> Result<Vec<Routed>> {
+    let opts = mase_sim::PnrOptions::default();
+    let mut out = Vec::new();
+    for p in points {
+        let (graph, design) = ctx.build(&p.spec)?;
+        let proj_dir = dir.join(&p.id);
+        mase_emit::project::write_project(&graph, &design, &proj_dir)?;
+        let r = mase_sim::pnr_project(&proj_dir, &opts, false)?;
+        let report = serde_json::to_string_pretty(&r).expect("reports serialize") + "\n";
+        let kept = mase_sim::pnr::project_report_path(&proj_dir);
+        std::fs::write(&kept, report).map_err(crate::error::io("writing", &kept))?;
+        let m = p.metrics.as_ref();
+        let (ii, latency) = (m.map_or(0, |m| m.ii_cycles), m.map_or(0, |m| m.latency_cycles));
+        let at = |pl: &mase_sim::pnr::Place| format!("{} ({})", pl.instance, pl.component);
+        out.push(Routed {
+            id: p.id.clone(),
+            project: proj_dir.display().to_string(),
+            fmax_mhz: r.fmax_mhz,
+            inferences_per_s: if ii == 0 { 0.0 } else { r.fmax_mhz * 1e6 / ii as f64 },
+            latency_us: latency as f64 / r.fmax_mhz,
+            critical_path: r
+                .critical_path
+                .as_ref()
+                .map(|c| format!("{} → {}", at(&c.start), at(&c.end)))
+                .unwrap_or_default(),
+            seconds: r.synth_s + r.pnr_s,
+        });
+    }
+    Ok(out)
+}
