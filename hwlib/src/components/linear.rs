@@ -8,8 +8,8 @@
 //! `max(frac_x + frac_w, frac_b)` fractional bits), the optional fused ReLU acts on the exact sum,
 //! and one cast ([`mase_ir::fixed::cast_code`], modes from `DATA_OUT_0_ROUNDING/OVERFLOW`) gives
 //! each output. The input row is double-buffered, so every multiplier is busy every cycle:
-//! II = `(OUT/P_OUT)·(IN/P_IN)` cycles per row, first output `2·IN/P_IN + 4` cycles after the
-//! first input beat.
+//! II = `(OUT/P_OUT)·(IN/P_IN)` cycles per row, first output `2·IN/P_IN + 5` cycles after the
+//! first input beat ([`DOT_PRODUCT_STAGES`]).
 //!
 //! Per-channel weight precision (`WEIGHT_PER_CHANNEL = 1`): output channel `o` has weight fraction
 //! width `f_o = WEIGHT_PRECISION_1 − s_o` with the shift code `s_o ∈ 0..2^WEIGHT_SHIFT_WIDTH`
@@ -32,6 +32,11 @@ use crate::{
     check_divides, check_equal, check_range, output_modes, param, param_list, pingpong_bits, port_format,
     port_shape,
 };
+
+/// Cycles `mase_dot_product` (shared by linear and matmul) takes from a block's last chunk in the
+/// caller's S1 to the block's output beat: R (S1 registered), S2 products, S3 sums, S4
+/// accumulators, output register (`rtl/mase_dot_product.sv`).
+pub(crate) const DOT_PRODUCT_STAGES: u64 = 5;
 
 /// LUT model of linear over the features of [`Linear`]'s `resources`, fitted to Yosys 0.23 with
 /// `sim/examples/resource_fit.rs` (36 instances).
@@ -388,7 +393,7 @@ impl Component for Linear {
         let row_buffer = pingpong_bits(d.nib(), d.p_in as u64 * param(p, "DATA_IN_0_PRECISION_0") as u64);
         let roms: u64 = self.memories(p).iter().map(MemorySpec::bits).sum();
         Cost {
-            latency_cycles: 2 * d.nib() as u64 + 4,
+            latency_cycles: 2 * d.nib() as u64 + DOT_PRODUCT_STAGES,
             ii_cycles: (d.nob() * d.nib()) as u64,
             multipliers: (d.p_in * d.p_out) as u64,
             memory_bits: roms + row_buffer,

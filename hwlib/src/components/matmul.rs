@@ -285,7 +285,7 @@ impl Component for Matmul {
         let b_buf =
             pingpong_bits(b_words, (d.p_in * d.p_out) as u64 * param(p, "DATA_IN_1_PRECISION_0") as u64);
         Cost {
-            latency_cycles: nob * nib + nib + 4,
+            latency_cycles: nob * nib + nib + super::linear::DOT_PRODUCT_STAGES,
             ii_cycles: d.n as u64 * nob * nib,
             multipliers: (d.p_in * d.p_out) as u64,
             memory_bits: a_buf + b_buf,
