@@ -173,3 +173,46 @@ fn synth_of_an_emitted_mlp_lists_instances_totals_and_estimates() {
     let e = err(&mase(&["synth", "."], dir));
     assert!(e.contains("files.f") && e.contains("mase emit"), "{e}");
 }
+
+/// `mase parts`: every named part in the table, and in the JSON with the figures a device takes
+/// from it (memory_bits = block RAM + UltraRAM), as the library's table has them.
+#[test]
+fn parts_lists_every_named_part_and_its_figures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let table = ok(&mase(&["parts"], tmp.path()));
+    let json: serde_json::Value = serde_json::from_str(&ok(&mase(&["parts", "--json"], tmp.path()))).unwrap();
+    let rows = json.as_array().unwrap();
+    assert_eq!(rows.len(), mase_emit::parts::PARTS.len());
+    for (row, p) in rows.iter().zip(mase_emit::parts::PARTS) {
+        assert!(table.contains(p.name), "the table lacks {}:\n{table}", p.name);
+        assert_eq!(row["name"], p.name);
+        let n = |k: &str| row[k].as_u64().unwrap_or_else(|| panic!("{}: no {k}", p.name));
+        assert_eq!((n("multipliers"), n("lut")), (p.multipliers, p.lut), "{}", p.name);
+        assert_eq!(n("memory_bits"), n("block_ram_bits") + n("ultra_ram_bits"), "{}", p.name);
+        assert_eq!(n("memory_bits"), p.memory_bits(), "{}", p.name);
+        assert!(!row["source"].as_str().unwrap().is_empty(), "{}: every figure has a source", p.name);
+    }
+}
+
+/// A device named by its part: the project records the part and its figures, and reads back.
+#[test]
+fn a_device_named_by_its_part_takes_the_parts_figures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let p = mase_emit::parts::find("LFE5U-25F").unwrap();
+    std::fs::write(
+        dir.join("flow.toml"),
+        "[hardware]\n[[hardware.devices]]\nname = \"ulx3s\"\npart = \"lfe5u-25f\"\nlut = 20000\n",
+    )
+    .unwrap();
+    ok(&mase(&["flow", &fixture("mlp_gemm_relu.onnx"), "--config", "flow.toml", "-o", "hw"], dir));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("hw/report.json")).unwrap()).unwrap();
+    let d = &report["devices_configured"][0];
+    assert_eq!(d["part"], p.name);
+    assert_eq!(d["multipliers"].as_u64(), Some(p.multipliers));
+    assert_eq!(d["memory_bits"].as_u64(), Some(p.memory_bits()));
+    assert_eq!(d["lut"].as_u64(), Some(20000), "a key beside the part overrides it");
+    // `mase sim` reads the devices back from the report (the golden model alone, no Verilator).
+    ok(&mase(&["sim", "hw", "--golden"], dir));
+}

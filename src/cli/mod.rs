@@ -7,6 +7,7 @@ mod flow;
 mod hw;
 mod import;
 mod info;
+mod parts;
 mod passes;
 mod quantize;
 mod run;
@@ -125,6 +126,13 @@ enum Command {
         /// Print the README's component table (Markdown).
         #[arg(long, conflicts_with = "json")]
         markdown: bool,
+    },
+    /// List the named FPGA parts `[[hardware.devices]] part = "NAME"` takes, with their LUTs,
+    /// multipliers and memories.
+    Parts {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Characterize under Verilator (`mase bench component NAME …`).
     Bench {
@@ -346,6 +354,7 @@ pub fn main() -> anyhow::Result<()> {
         }
         Command::Draw { prefix, output } => draw::run(&prefix, &output),
         Command::Components { json, markdown } => hw::list(json, markdown),
+        Command::Parts { json } => parts::run(json),
         Command::Bench { what: BenchWhat::Component { name, params, rows, seed, stall_prob, json, vcd } } => {
             hw::bench(&hw::BenchArgs { name, params, rows, seed, stall_prob, json, vcd })
         }
