@@ -26,6 +26,7 @@
 //! multiplier_budget = 64      # or: the most multipliers the design may use (optional)
 //! lanes = 4                   # default elements per beat when neither is given
 //! top = "top"                 # name of the emitted top module
+//! clock_mhz = 100             # optional: the intended clock; figures also in inferences/s and µs
 //! [hardware.nodes.attention_self_query_linear]
 //! parallelism = [4, 2]        # fixed: [p_in, p_out] for linear, [lanes] for the others
 //! [hardware.nodes.attention_output_LayerNorm_LayerNormalization]
@@ -45,9 +46,12 @@
 //! lut = 60_000                # memory_bits and lut, each overridden by a key given beside it
 //! ```
 //!
-//! A device names either a `part` or its `multipliers` and `memory_bits`; an unknown part is an
-//! error naming the file and the device and listing the known parts. A part's `memory_bits` is
-//! its block RAM plus UltraRAM (see [`crate::parts`] for why distributed RAM is left out).
+//! `clock_mhz` changes no hardware: with it, `report.json` adds `clock_mhz`, `inferences_per_s`
+//! and `latency_us` next to the cycle figures ([`crate::report::real_time`]), and the project
+//! README, `mase flow` and `mase sim` show them. A device names either a `part` or its
+//! `multipliers` and `memory_bits`; an unknown part is an error naming the file and the device
+//! and listing the known parts. A part's `memory_bits` is its block RAM plus UltraRAM (see
+//! [`crate::parts`] for why distributed RAM is left out).
 //!
 //! Rate selection: with `[[hardware.devices]]`, the `partition_devices` pass ([`crate::partition`])
 //! chooses the cuts and every node's parallelism for the smallest system ii the devices hold
@@ -335,7 +339,7 @@ impl Device {
 }
 
 /// Hardware configuration.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HwConfig {
     /// Cycles per inference the slowest stage may take.
@@ -354,6 +358,11 @@ pub struct HwConfig {
     /// Name of the top module.
     #[serde(default)]
     pub top: Option<String>,
+    /// The clock the design is expected to run at, in MHz (positive): the report, the project
+    /// README, `mase flow` and `mase sim` then give inferences per second and latency in µs next
+    /// to the cycle figures ([`crate::report::real_time`]). No effect on the design itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_mhz: Option<f64>,
     /// Per-node settings by node name.
     #[serde(default)]
     pub nodes: BTreeMap<String, NodeHw>,
@@ -427,6 +436,13 @@ impl HwConfig {
             return Err(Error::Config(format!(
                 "{origin}: give one of target_ii, target_ii_per_row and multiplier_budget"
             )));
+        }
+        if let Some(f) = self.clock_mhz {
+            if !(f.is_finite() && f > 0.0) {
+                return Err(Error::Config(format!(
+                    "{origin}: clock_mhz = {f}: give the clock frequency in MHz, a positive number"
+                )));
+            }
         }
         if let Some(top) = &self.top {
             let ok = top.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
@@ -535,5 +551,17 @@ mod tests {
         let e =
             devices("[[devices]]\nname = \"x\"\npart = \"xc7a100t\"\nparts = 1\n").unwrap_err().to_string();
         assert!(e.contains("parts") && e.contains("part"), "unknown keys list the valid ones: {e}");
+    }
+
+    #[test]
+    fn clock_mhz_is_a_positive_number() {
+        for (text, want) in [("clock_mhz = 100", 100.0), ("clock_mhz = 62.5", 62.5)] {
+            assert_eq!(HwConfig::from_toml(text, "hw.toml").unwrap().clock_mhz, Some(want));
+        }
+        for bad in ["clock_mhz = 0", "clock_mhz = -5.0", "clock_mhz = nan", "clock_mhz = inf"] {
+            let e = HwConfig::from_toml(bad, "hw.toml").unwrap_err().to_string();
+            assert!(e.contains("hw.toml") && e.contains("clock_mhz"), "{bad}: {e}");
+        }
+        assert_eq!(HwConfig::from_toml("", "hw.toml").unwrap().clock_mhz, None);
     }
 }

@@ -199,6 +199,10 @@ enum Command {
         /// stimulus, outputs the golden model's) and `vectors.json` with each port's format.
         #[arg(long, value_name = "DIR")]
         write_vectors: Option<PathBuf>,
+        /// Clock in MHz: also print the measured ii and latency as inferences/s and µs
+        /// (overrides the `clock_mhz` the project's report.json carries from `[hardware]`).
+        #[arg(long, value_name = "MHZ")]
+        clock_mhz: Option<f64>,
     },
     /// ONNX model to verified-ready hardware project in one go: import, passes, quantize,
     /// hardware passes, emit.
@@ -368,7 +372,18 @@ pub fn main() -> anyhow::Result<()> {
         Command::Emit { prefix, config, rate, output } => {
             flow::emit(&prefix, config.as_deref(), rate, &output)
         }
-        Command::Sim { dir, input, inferences, stall_prob, seed, vcd, json, golden, write_vectors } => {
+        Command::Sim {
+            dir,
+            input,
+            inferences,
+            stall_prob,
+            seed,
+            vcd,
+            json,
+            golden,
+            write_vectors,
+            clock_mhz,
+        } => {
             let a = sim::SimArgs {
                 inputs: input,
                 inferences,
@@ -378,6 +393,7 @@ pub fn main() -> anyhow::Result<()> {
                 json,
                 golden,
                 write_vectors,
+                clock_mhz,
             };
             sim::sim(&dir, &a)
         }
