@@ -177,8 +177,9 @@ fn synth_of_an_emitted_mlp_lists_instances_totals_and_estimates() {
 /// `mase synth DIR --target ecp5` places and routes a small emitted MLP (nextpnr-ecp5, provisioned
 /// when not installed): a positive Fmax, a critical path that starts and ends in instances of the
 /// top (named with their components as in `report.json`), every resource within the part and
-/// the multipliers the design has; the report is kept in the project. ECP5 options without the
-/// target, and an unknown part, are refused by name.
+/// the multipliers the design has; the report is kept in the project, and `mase sim` converts
+/// its cycles at that Fmax. ECP5 options without the target, and an unknown part, are refused by
+/// name.
 #[test]
 fn place_and_route_of_an_emitted_mlp_reports_fmax_path_and_utilisation() {
     let tmp = tempfile::tempdir().unwrap();
@@ -231,9 +232,134 @@ fn place_and_route_of_an_emitted_mlp_reports_fmax_path_and_utilisation() {
     let kept: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("hw/pnr_ecp5.json")).unwrap()).unwrap();
     assert_eq!(kept["fmax_mhz"], v["fmax_mhz"]);
+    // Without a configured clock, `mase sim` gives its measured cycles in time at that Fmax.
+    let sim: serde_json::Value = serde_json::from_str(&ok(&mase(
+        &["sim", "hw", "--inferences", "3", "--stall-prob", "0", "--json"],
+        dir,
+    )))
+    .unwrap();
+    assert_eq!(sim["clock_mhz"].as_f64(), Some(fmax), "{sim}");
+    let ii = sim["ii_cycles"].as_f64().unwrap();
+    assert!((sim["inferences_per_s"].as_f64().unwrap() * ii - fmax * 1e6).abs() < 1e-3, "{sim}");
 
     let e = err(&mase(&["synth", "hw", "--part", "LFE5U-85F"], dir));
     assert!(e.contains("--part") && e.contains("--target ecp5"), "{e}");
     let e = err(&mase(&["synth", "hw", "--target", "ecp5", "--part", "LFE5U-99F"], dir));
     assert!(e.contains("LFE5U-99F") && e.contains("LFE5U-85F"), "{e}");
+}
+
+/// `mase parts`: every named part in the table, and in the JSON with the figures a device takes
+/// from it (memory_bits = block RAM + UltraRAM), as the library's table has them.
+#[test]
+fn parts_lists_every_named_part_and_its_figures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let table = ok(&mase(&["parts"], tmp.path()));
+    let json: serde_json::Value = serde_json::from_str(&ok(&mase(&["parts", "--json"], tmp.path()))).unwrap();
+    let rows = json.as_array().unwrap();
+    assert_eq!(rows.len(), mase_emit::parts::PARTS.len());
+    for (row, p) in rows.iter().zip(mase_emit::parts::PARTS) {
+        assert!(table.contains(p.name), "the table lacks {}:\n{table}", p.name);
+        assert_eq!(row["name"], p.name);
+        let n = |k: &str| row[k].as_u64().unwrap_or_else(|| panic!("{}: no {k}", p.name));
+        assert_eq!((n("multipliers"), n("lut")), (p.multipliers, p.lut), "{}", p.name);
+        assert_eq!(n("memory_bits"), n("block_ram_bits") + n("ultra_ram_bits"), "{}", p.name);
+        assert_eq!(n("memory_bits"), p.memory_bits(), "{}", p.name);
+        assert!(!row["source"].as_str().unwrap().is_empty(), "{}: every figure has a source", p.name);
+    }
+}
+
+/// The figures of `report.json` under `key` as f64.
+fn num(v: &serde_json::Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or_else(|| panic!("no number {key} in {v}"))
+}
+
+/// `[hardware] clock_mhz`: report.json, the project README and `mase flow`'s figures line give
+/// inferences/s and µs next to the cycles; `mase sim` converts its measured cycles at the
+/// report's clock or at `--clock-mhz`. Without a clock none of it appears.
+#[test]
+fn a_clock_gives_inferences_per_second_and_microseconds_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let model = fixture("mlp_gemm_relu.onnx");
+    let clock = 125.0;
+    std::fs::write(dir.join("flow.toml"), format!("[hardware]\nclock_mhz = {clock}\n")).unwrap();
+    let out = ok(&mase(&["flow", &model, "--config", "flow.toml", "-o", "hw"], dir));
+    let figures = out.lines().find(|l| l.starts_with("figures")).unwrap();
+    assert!(figures.contains(&format!("at {clock} MHz")) && figures.contains("inferences/s"), "{figures}");
+
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("hw/report.json")).unwrap()).unwrap();
+    let (ii, latency) = (num(&report, "ii_cycles"), num(&report, "latency_cycles_estimate"));
+    assert_eq!(num(&report, "clock_mhz"), clock);
+    assert!((num(&report, "inferences_per_s") * ii - clock * 1e6).abs() < 1e-3, "{report}");
+    assert!((num(&report, "latency_us") * clock - latency).abs() < 1e-9, "{report}");
+    let readme = std::fs::read_to_string(dir.join("hw/README.md")).unwrap();
+    assert!(readme.contains(&format!("at {clock} MHz")) && readme.contains("µs"), "{readme}");
+
+    // Measured: three inferences without stalls give an ii; the report's clock, or the flag's.
+    let sim = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["sim", "hw", "--inferences", "3", "--stall-prob", "0", "--json"];
+        args.extend(extra);
+        serde_json::from_str(&ok(&mase(&args, dir))).unwrap()
+    };
+    for (extra, want) in [(&[][..], clock), (&["--clock-mhz", "50"][..], 50.0)] {
+        let v = sim(extra);
+        assert_eq!(num(&v, "clock_mhz"), want);
+        assert!((num(&v, "inferences_per_s") * num(&v, "ii_cycles") - want * 1e6).abs() < 1e-3, "{v}");
+        assert!((num(&v, "latency_us") * want - num(&v, "latency_cycles")).abs() < 1e-9, "{v}");
+    }
+    let text = ok(&mase(&["sim", "hw", "--inferences", "3", "--stall-prob", "0"], dir));
+    assert!(text.contains(&format!("at {clock} MHz")) && text.contains("report.json"), "{text}");
+    let e = err(&mase(&["sim", "hw", "--clock-mhz", "0"], dir));
+    assert!(e.contains("--clock-mhz"), "{e}");
+
+    // No clock: none of the real-unit figures.
+    let out = ok(&mase(&["flow", &model, "-o", "plain"], dir));
+    assert!(!out.contains("MHz"), "{out}");
+    let report = std::fs::read_to_string(dir.join("plain/report.json")).unwrap();
+    for key in ["clock_mhz", "inferences_per_s", "latency_us"] {
+        assert!(!report.contains(key), "{key} without a clock");
+    }
+    assert!(!std::fs::read_to_string(dir.join("plain/README.md")).unwrap().contains("MHz"));
+    let v: serde_json::Value = serde_json::from_str(&ok(&mase(&["sim", "plain", "--json"], dir))).unwrap();
+    assert!(v.get("clock_mhz").is_none(), "{v}");
+
+    // A system (one device here): its ii and latency in real units, in the report, its README
+    // and the flow's system line.
+    let cfg =
+        format!("[hardware]\nclock_mhz = {clock}\n[[hardware.devices]]\nname = \"a\"\npart = \"xc7a100t\"\n");
+    std::fs::write(dir.join("sys.toml"), cfg).unwrap();
+    let out = ok(&mase(&["flow", &model, "--config", "sys.toml", "-o", "sys"], dir));
+    assert!(out.lines().any(|l| l.starts_with("system") && l.contains(&format!("at {clock} MHz"))), "{out}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("sys/report.json")).unwrap()).unwrap();
+    assert_eq!(num(&report, "clock_mhz"), clock);
+    assert!((num(&report, "inferences_per_s") * num(&report, "ii_cycles") - clock * 1e6).abs() < 1e-3);
+    let latency = num(&report["design"], "latency_cycles_estimate");
+    assert!((num(&report, "latency_us") * clock - latency).abs() < 1e-9, "{report}");
+    let readme = std::fs::read_to_string(dir.join("sys/README.md")).unwrap();
+    assert!(readme.contains(&format!("at {clock} MHz")), "{readme}");
+}
+
+/// A device named by its part: the project records the part and its figures, and reads back.
+#[test]
+fn a_device_named_by_its_part_takes_the_parts_figures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let p = mase_emit::parts::find("LFE5U-25F").unwrap();
+    std::fs::write(
+        dir.join("flow.toml"),
+        "[hardware]\n[[hardware.devices]]\nname = \"ulx3s\"\npart = \"lfe5u-25f\"\nlut = 20000\n",
+    )
+    .unwrap();
+    ok(&mase(&["flow", &fixture("mlp_gemm_relu.onnx"), "--config", "flow.toml", "-o", "hw"], dir));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("hw/report.json")).unwrap()).unwrap();
+    let d = &report["devices_configured"][0];
+    assert_eq!(d["part"], p.name);
+    assert_eq!(d["multipliers"].as_u64(), Some(p.multipliers));
+    assert_eq!(d["memory_bits"].as_u64(), Some(p.memory_bits()));
+    assert_eq!(d["lut"].as_u64(), Some(20000), "a key beside the part overrides it");
+    // `mase sim` reads the devices back from the report (the golden model alone, no Verilator).
+    ok(&mase(&["sim", "hw", "--golden"], dir));
 }

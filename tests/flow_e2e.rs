@@ -682,7 +682,7 @@ fn position_add_project(pos_dims: &[i64], dir: &Path) -> mase_ir::Result<mase_ir
     let q = mase_emit::flow::quantized_graph(&position_add_onnx(pos_dims), &opts)?.1;
     let (g, _) = mase_emit::add_hardware_metadata(q, &opts.config.hardware)?;
     let d = mase_emit::design_of(&g, "top")?;
-    mase_emit::project::write_project(&g, &d, dir)?;
+    mase_emit::project::write_project(&g, &d, dir, opts.config.hardware.clock_mhz)?;
     Ok(g)
 }
 

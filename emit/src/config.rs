@@ -26,6 +26,7 @@
 //! multiplier_budget = 64      # or: the most multipliers the design may use (optional)
 //! lanes = 4                   # default elements per beat when neither is given
 //! top = "top"                 # name of the emitted top module
+//! clock_mhz = 100             # optional: the intended clock; figures also in inferences/s and µs
 //! [hardware.nodes.attention_self_query_linear]
 //! parallelism = [4, 2]        # fixed: [p_in, p_out] for linear, [lanes] for the others
 //! [hardware.nodes.attention_output_LayerNorm_LayerNormalization]
@@ -41,9 +42,16 @@
 //! link_latency_cycles = 40
 //! [[hardware.devices]]
 //! name = "fpga1"
-//! multipliers = 128
-//! memory_bits = 20_000_000
+//! part = "LFE5U-85F"          # or a named part (crate::parts, `mase parts`): its multipliers,
+//! lut = 60_000                # memory_bits and lut, each overridden by a key given beside it
 //! ```
+//!
+//! `clock_mhz` changes no hardware: with it, `report.json` adds `clock_mhz`, `inferences_per_s`
+//! and `latency_us` next to the cycle figures ([`crate::report::real_time`]), and the project
+//! README, `mase flow` and `mase sim` show them. A device names either a `part` or its
+//! `multipliers` and `memory_bits`; an unknown part is an error naming the file and the device
+//! and listing the known parts. A part's `memory_bits` is its block RAM plus UltraRAM (see
+//! [`crate::parts`] for why distributed RAM is left out).
 //!
 //! Rate selection: with `[[hardware.devices]]`, the `partition_devices` pass ([`crate::partition`])
 //! chooses the cuts and every node's parallelism for the smallest system ii the devices hold
@@ -234,11 +242,21 @@ pub struct NodeHw {
 }
 
 /// One device of a multi-device system (`[[hardware.devices]]`) and its link to the next.
+///
+/// Read through [`DeviceSpec`]: a named `part` ([`crate::parts`]) fills `multipliers`,
+/// `memory_bits` and `lut`, and keys given beside it override the part's figures; without a part
+/// `multipliers` and `memory_bits` are required. What is written back (the report's
+/// `devices_configured`) is the resolved figures with the part's name, which reads back as the
+/// same device.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "DeviceSpec")]
 pub struct Device {
     /// Name in reports and messages.
     pub name: String,
+    /// The named part the figures were filled from, when one was given (its canonical
+    /// spelling).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
     /// Multipliers (DSP slices) available.
     pub multipliers: u64,
     /// On-chip memory bits available (weights, tables and buffers).
@@ -257,6 +275,62 @@ pub struct Device {
     pub link_latency_cycles: Option<usize>,
 }
 
+/// A `[[hardware.devices]]` entry as written: a part, explicit figures, or both (the explicit
+/// ones win). [`Device`] is read through it, so a part is resolved wherever a device is read
+/// (configuration files, pass arguments, a project's `report.json`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSpec {
+    /// Name in reports and messages.
+    pub name: String,
+    /// A named part ([`crate::parts::PARTS`], case-insensitive).
+    #[serde(default)]
+    pub part: Option<String>,
+    /// Multipliers; overrides the part's.
+    #[serde(default)]
+    pub multipliers: Option<u64>,
+    /// On-chip memory bits; overrides the part's (block RAM plus UltraRAM).
+    #[serde(default)]
+    pub memory_bits: Option<u64>,
+    /// LUTs; overrides the part's.
+    #[serde(default)]
+    pub lut: Option<u64>,
+    /// As [`Device::link_bits_per_cycle`].
+    #[serde(default)]
+    pub link_bits_per_cycle: Option<usize>,
+    /// As [`Device::link_latency_cycles`].
+    #[serde(default)]
+    pub link_latency_cycles: Option<usize>,
+}
+
+impl TryFrom<DeviceSpec> for Device {
+    type Error = String;
+
+    fn try_from(s: DeviceSpec) -> std::result::Result<Device, String> {
+        let at = format!("device {:?}", s.name);
+        let part = match &s.part {
+            Some(name) => Some(crate::parts::lookup(name).map_err(|e| format!("{at}: {e}"))?),
+            None => None,
+        };
+        let figure = |given: Option<u64>, of_part: Option<u64>, key: &str| {
+            given.or(of_part).ok_or_else(|| {
+                format!(
+                    "{at}: give {key} = N, or part = \"NAME\" to take it from a named part (`mase parts`)"
+                )
+            })
+        };
+        Ok(Device {
+            multipliers: figure(s.multipliers, part.map(|p| p.multipliers), "multipliers")?,
+            memory_bits: figure(s.memory_bits, part.map(|p| p.memory_bits()), "memory_bits")?,
+            lut: s.lut.or(part.map(|p| p.lut)),
+            part: part.map(|p| p.name.to_string()),
+            name: s.name,
+            link_bits_per_cycle: s.link_bits_per_cycle,
+            link_latency_cycles: s.link_latency_cycles,
+        })
+    }
+}
+
 impl Device {
     /// The link to the next device: (bits per cycle, latency cycles), when it has one.
     pub fn link(&self) -> Option<(usize, usize)> {
@@ -265,7 +339,7 @@ impl Device {
 }
 
 /// Hardware configuration.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HwConfig {
     /// Cycles per inference the slowest stage may take.
@@ -284,6 +358,11 @@ pub struct HwConfig {
     /// Name of the top module.
     #[serde(default)]
     pub top: Option<String>,
+    /// The clock the design is expected to run at, in MHz (positive): the report, the project
+    /// README, `mase flow` and `mase sim` then give inferences per second and latency in µs next
+    /// to the cycle figures ([`crate::report::real_time`]). No effect on the design itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_mhz: Option<f64>,
     /// Per-node settings by node name.
     #[serde(default)]
     pub nodes: BTreeMap<String, NodeHw>,
@@ -358,6 +437,13 @@ impl HwConfig {
                 "{origin}: give one of target_ii, target_ii_per_row and multiplier_budget"
             )));
         }
+        if let Some(f) = self.clock_mhz {
+            if !(f.is_finite() && f > 0.0) {
+                return Err(Error::Config(format!(
+                    "{origin}: clock_mhz = {f}: give the clock frequency in MHz, a positive number"
+                )));
+            }
+        }
         if let Some(top) = &self.top {
             let ok = top.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
                 && top.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
@@ -421,5 +507,61 @@ impl HwConfig {
     /// The top module name (`top` by default).
     pub fn top_name(&self) -> &str {
         self.top.as_deref().unwrap_or("top")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parts;
+
+    fn devices(text: &str) -> Result<Vec<Device>> {
+        HwConfig::from_toml(text, "hw.toml").map(|c| c.devices)
+    }
+
+    #[test]
+    fn a_part_fills_the_device_and_keys_beside_it_override() {
+        let p = parts::find("LFE5U-85F").unwrap();
+        let d = &devices("[[devices]]\nname = \"ecp5\"\npart = \"lfe5u-85f\"\n").unwrap()[0];
+        assert_eq!(d.part.as_deref(), Some(p.name), "the canonical spelling is kept");
+        assert_eq!((d.multipliers, d.memory_bits, d.lut), (p.multipliers, p.memory_bits(), Some(p.lut)));
+        assert_eq!(p.memory_bits(), p.block_ram_bits() + p.ultra_ram_bits());
+
+        let u = parts::find("xcu250").unwrap();
+        let text = "[[devices]]\nname = \"card\"\npart = \"xcu250\"\nmultipliers = 9000\nlut = 1000000\n";
+        let d = &devices(text).unwrap()[0];
+        assert_eq!((d.multipliers, d.memory_bits, d.lut), (9000, u.memory_bits(), Some(1_000_000)));
+
+        // Written out (the report's devices_configured) and read back: the same device.
+        let json = serde_json::to_string(d).unwrap();
+        assert_eq!(&serde_json::from_str::<Device>(&json).unwrap(), d);
+    }
+
+    #[test]
+    fn an_unknown_part_or_a_device_without_figures_is_named() {
+        let e = devices("[[devices]]\nname = \"fpga0\"\npart = \"XC9Z999\"\n").unwrap_err().to_string();
+        for want in ["hw.toml", "\"fpga0\"", "unknown part \"XC9Z999\""] {
+            assert!(e.contains(want), "{e} lacks {want}");
+        }
+        for p in parts::PARTS {
+            assert!(e.contains(p.name), "{e} does not list {}", p.name);
+        }
+        let e = devices("[[devices]]\nname = \"bare\"\nmultipliers = 8\n").unwrap_err().to_string();
+        assert!(e.contains("\"bare\"") && e.contains("memory_bits") && e.contains("part"), "{e}");
+        let e =
+            devices("[[devices]]\nname = \"x\"\npart = \"xc7a100t\"\nparts = 1\n").unwrap_err().to_string();
+        assert!(e.contains("parts") && e.contains("part"), "unknown keys list the valid ones: {e}");
+    }
+
+    #[test]
+    fn clock_mhz_is_a_positive_number() {
+        for (text, want) in [("clock_mhz = 100", 100.0), ("clock_mhz = 62.5", 62.5)] {
+            assert_eq!(HwConfig::from_toml(text, "hw.toml").unwrap().clock_mhz, Some(want));
+        }
+        for bad in ["clock_mhz = 0", "clock_mhz = -5.0", "clock_mhz = nan", "clock_mhz = inf"] {
+            let e = HwConfig::from_toml(bad, "hw.toml").unwrap_err().to_string();
+            assert!(e.contains("hw.toml") && e.contains("clock_mhz"), "{bad}: {e}");
+        }
+        assert_eq!(HwConfig::from_toml("", "hw.toml").unwrap().clock_mhz, None);
     }
 }

@@ -215,7 +215,7 @@ pub fn run_flow(onnx: &[u8], opts: &FlowOptions) -> Result<Flow> {
     info.insert(pass.into(), hinfo.into());
     times.push(("hardware", t.elapsed().as_secs_f64() * 1e3));
     let t = Instant::now();
-    let mut emitted = write_emitted(&graph, &design, system.as_ref(), &opts.out_dir)?;
+    let mut emitted = write_emitted(&graph, &design, system.as_ref(), &opts.out_dir, hw.clock_mhz)?;
     if let Some(h) = &host {
         emitted.files.extend(crate::host_project::write_host(h, &design, &opts.out_dir)?);
         emitted.files.sort();
@@ -252,15 +252,17 @@ pub fn hardware(qgraph: MaseGraph, hw: &HwConfig) -> Result<Hardware> {
     Ok((pass, graph, info, design, system))
 }
 
-/// Writes the project: one design, or a multi-device system.
+/// Writes the project: one design, or a multi-device system; `clock_mhz` is
+/// [`HwConfig::clock_mhz`].
 pub fn write_emitted(
     graph: &MaseGraph,
     design: &Design,
     system: Option<&System>,
     dir: &std::path::Path,
+    clock_mhz: Option<f64>,
 ) -> Result<Emitted> {
     match system {
-        None => write_project(graph, design, dir),
-        Some(sys) => crate::system_project::write_system(graph, sys, dir),
+        None => write_project(graph, design, dir, clock_mhz),
+        Some(sys) => crate::system_project::write_system(graph, sys, dir, clock_mhz),
     }
 }

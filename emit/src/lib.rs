@@ -20,6 +20,7 @@ pub mod hw_pass;
 pub mod latency;
 pub mod parallel;
 pub mod partition;
+pub mod parts;
 pub mod per_op;
 pub mod project;
 pub mod report;

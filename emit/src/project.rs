@@ -96,8 +96,9 @@ pub(crate) fn prepare(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
 }
 
-/// Writes `d` (built from `graph`) into `dir`.
-pub fn write_project(graph: &MaseGraph, d: &Design, dir: &Path) -> Result<Emitted> {
+/// Writes `d` (built from `graph`) into `dir`; with `clock_mhz` (`[hardware] clock_mhz`) the
+/// report and README also give its figures in real units.
+pub fn write_project(graph: &MaseGraph, d: &Design, dir: &Path, clock_mhz: Option<f64>) -> Result<Emitted> {
     prepare(dir)?;
     let mut files = Vec::new();
     let lib = write_sources(d, dir, &[], &mut files)?;
@@ -109,7 +110,7 @@ pub fn write_project(graph: &MaseGraph, d: &Design, dir: &Path) -> Result<Emitte
     list.push_str("top.sv\n");
     write(dir, "files.f", &list, &mut files)?;
     write(dir, &format!("{}.core", d.top), &core_file(d, &lib, &files, &["top.sv"], &d.top), &mut files)?;
-    let rep = report(d);
+    let rep = report(d).at_clock(clock_mhz);
     let json = serde_json::to_string_pretty(&rep).map_err(|e| Error::Config(format!("report: {e}")))? + "\n";
     write(dir, "report.json", &json, &mut files)?;
     write(dir, "README.md", &readme(d, &rep, &lib), &mut files)?;
@@ -342,6 +343,9 @@ fn readme(d: &Design, r: &Report, lib: &[String]) -> String {
         r.latency_cycles_estimate,
         latency_note(r)
     );
+    if let Some(t) = &r.real_time {
+        let _ = writeln!(s, "- in real units {} (`[hardware] clock_mhz`, a configured clock)", t.describe());
+    }
     let _ = writeln!(s, "- multipliers: {}; memory: {} bits", r.multipliers, r.memory_bits);
     let e = &r.resources;
     let _ = writeln!(

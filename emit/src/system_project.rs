@@ -429,6 +429,10 @@ pub struct SystemReport {
     /// What sets it: `device '<name>'` or `link '<a>' -> '<b>'` (followed by `#<index>` and the
     /// tensor for one of several links sharing a boundary).
     pub bottleneck: String,
+    /// The system ii and the design's latency estimate in real units at the configured clock
+    /// (`clock_mhz`, `inferences_per_s`, `latency_us`), when one is configured.
+    #[serde(flatten)]
+    pub real_time: Option<crate::report::RealTime>,
     /// The whole system as one design (links as instances): the latency model's estimate and
     /// every instance's figures.
     pub design: Report,
@@ -492,12 +496,29 @@ pub fn system_report(sys: &System) -> Result<SystemReport> {
         links,
         ii_cycles: flat.ii_cycles,
         bottleneck: bottleneck.1,
+        real_time: None,
         design: flat,
     })
 }
 
+impl SystemReport {
+    /// The report with the system's ii and latency estimate also in real units at `clock_mhz`
+    /// (unchanged without a clock).
+    pub fn at_clock(mut self, clock_mhz: Option<f64>) -> SystemReport {
+        self.real_time = clock_mhz.map(|f| {
+            crate::report::real_time(
+                f,
+                Some(self.ii_cycles as f64),
+                self.design.latency_cycles_estimate as f64,
+            )
+        });
+        self
+    }
+}
+
 /// Writes the system into `dir` (see the module documentation); `graph` carries the device ids.
-pub fn write_system(graph: &MaseGraph, sys: &System, dir: &Path) -> Result<Emitted> {
+/// With `clock_mhz` the system's report and README also give its figures in real units.
+pub fn write_system(graph: &MaseGraph, sys: &System, dir: &Path, clock_mhz: Option<f64>) -> Result<Emitted> {
     prepare(dir)?;
     let mut files: Vec<PathBuf> = Vec::new();
     let mut system_list: Vec<String> = Vec::new();
@@ -555,7 +576,7 @@ pub fn write_system(graph: &MaseGraph, sys: &System, dir: &Path) -> Result<Emitt
     system_list.push(system_file.trim_start_matches("system/").to_string());
     write(dir, &system_file, &system_top_sv(sys)?, &mut files)?;
     write(dir, "system/files.f", &(system_list.join("\n") + "\n"), &mut files)?;
-    let rep = system_report(sys)?;
+    let rep = system_report(sys)?.at_clock(clock_mhz);
     let json = serde_json::to_string_pretty(&rep).map_err(|e| Error::Config(format!("report: {e}")))? + "\n";
     write(dir, "report.json", &json, &mut files)?;
     write(dir, "README.md", &system_readme(sys, &rep), &mut files)?;
@@ -734,6 +755,9 @@ fn system_readme(sys: &System, r: &SystemReport) -> String {
         "\nSystem initiation interval: {} cycles per inference, set by the {}; latency estimate {} cycles.\n",
         r.ii_cycles, r.bottleneck, r.design.latency_cycles_estimate
     );
+    if let Some(t) = &r.real_time {
+        let _ = writeln!(s, "In real units {} (`[hardware] clock_mhz`, a configured clock).\n", t.describe());
+    }
     let _ =
         writeln!(s, "`device_<k>/` is device k's project (its own top, rtl, mem, file list, core, README);");
     let _ = writeln!(

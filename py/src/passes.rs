@@ -122,16 +122,21 @@ pub fn add_software_metadata<'py>(
 /// `project_dir` (`top.sv`, `rtl/`, `mem/`, `files.f`, FuseSoC core, `report.json`, README, and
 /// the graph under `mase/`); returns `{"project_dir", "top", "files", "report"}`. With `devices`
 /// (the `[[hardware.devices]]` entries `partition_devices` ran with), one project per device and
-/// the system simulation top.
+/// the system simulation top. With `clock_mhz` (`[hardware] clock_mhz`) the report and README
+/// also give the figures in inferences per second and µs.
 #[pyfunction]
-#[pyo3(signature = (mg, project_dir, top="top", devices=None))]
+#[pyo3(signature = (mg, project_dir, top="top", devices=None, clock_mhz=None))]
 pub fn emit_project<'py>(
     py: Python<'py>,
     mg: &Bound<'py, PyGraph>,
     project_dir: std::path::PathBuf,
     top: &str,
     devices: Option<&Bound<'py, PyAny>>,
+    clock_mhz: Option<f64>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    // Checked by the configuration's own rule (positive, finite).
+    let clock =
+        mase_emit::HwConfig { clock_mhz, ..Default::default() }.checked("emit_project").py()?.clock_mhz;
     let g = mg.borrow();
     let design = mase_emit::design_of(&g.graph, top).py()?;
     let devices = match devices.filter(|d| !d.is_none()) {
@@ -143,7 +148,8 @@ pub fn emit_project<'py>(
         }
         None => None,
     };
-    let emitted = mase_emit::flow::write_emitted(&g.graph, &design, devices.as_ref(), &project_dir).py()?;
+    let emitted =
+        mase_emit::flow::write_emitted(&g.graph, &design, devices.as_ref(), &project_dir, clock).py()?;
     let info = PyDict::new(py);
     info.set_item("project_dir", project_dir)?;
     info.set_item("top", top)?;

@@ -42,6 +42,9 @@ pub struct Project {
     pub system: Option<System>,
     /// The host parts around the device, for a whole model (`host/`).
     pub host: Option<crate::host_run::Host>,
+    /// The clock the project was emitted for (`report.json`'s `clock_mhz`, from `[hardware]
+    /// clock_mhz`), in MHz, when one was configured.
+    pub clock_mhz: Option<f64>,
 }
 
 fn invalid(msg: impl Into<String>) -> SimError {
@@ -65,6 +68,12 @@ pub fn load_project(dir: &Path) -> Result<Project> {
             ))
         })?
         .to_string();
+    let clock_mhz = match report.get("clock_mhz") {
+        None => None,
+        Some(v) => Some(v.as_f64().filter(|f| *f > 0.0).ok_or_else(|| {
+            invalid(format!("{}: clock_mhz = {v} is not a positive number of MHz", report_path.display()))
+        })?),
+    };
     let graph =
         mase_ir::checkpoint::load(&dir.join("mase").join("model")).map_err(|e| invalid(e.to_string()))?;
     let design = mase_emit::design_in(&graph, &top, Some(dir)).map_err(|e| invalid(e.to_string()))?;
@@ -91,11 +100,12 @@ pub fn load_project(dir: &Path) -> Result<Project> {
             design: sys.design.clone(),
             system: Some(sys),
             host,
+            clock_mhz,
         });
     }
     check_unchanged(&dir.join("top.sv"), &mase_emit::sv::top_sv(&design))?;
     let host = crate::host_run::load_host(dir)?;
-    Ok(Project { dir: dir.to_path_buf(), graph, design, system: None, host })
+    Ok(Project { dir: dir.to_path_buf(), graph, design, system: None, host, clock_mhz })
 }
 
 /// The file at `path` holds `text`: what is simulated is exactly what was emitted.

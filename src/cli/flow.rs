@@ -37,20 +37,26 @@ pub fn emit(prefix: &Path, config: Option<&Path>, rate: Rate, out: &Path) -> any
     }
     let graph = mase_ir::checkpoint::load(prefix)?;
     let (pass, graph, info, design, system) = mase_emit::flow::hardware(graph, &cfg)?;
-    let emitted = mase_emit::flow::write_emitted(&graph, &design, system.as_ref(), out)?;
+    let emitted = mase_emit::flow::write_emitted(&graph, &design, system.as_ref(), out, cfg.clock_mhz)?;
     eprintln!("{pass}: {}", serde_json::to_string(&info)?);
-    print_emitted(out, &emitted.report, emitted.files.len(), system.as_ref())?;
+    print_emitted(out, &emitted.report, emitted.files.len(), system.as_ref(), cfg.clock_mhz)?;
     Ok(())
 }
 
+/// The figures of an emitted project (or system); with `clock_mhz` the ii and latency also in
+/// real units.
 fn print_emitted(
     out: &Path,
     r: &mase_emit::report::Report,
     files: usize,
     system: Option<&mase_emit::system::System>,
+    clock_mhz: Option<f64>,
 ) -> anyhow::Result<()> {
+    // Appended to the figures line: empty without a clock, so that line is as it always was.
+    let real =
+        |t: Option<mase_emit::report::RealTime>| t.map(|t| format!("; {}", t.describe())).unwrap_or_default();
     if let Some(sys) = system {
-        let rep = mase_emit::system_project::system_report(sys)?;
+        let rep = mase_emit::system_project::system_report(sys)?.at_clock(clock_mhz);
         for d in &rep.devices {
             println!(
                 "device     {}: stage ii {} cycles, {} / {} multipliers, {} / {} memory bits ({})",
@@ -70,8 +76,11 @@ fn print_emitted(
             );
         }
         println!(
-            "system     ii {} cycles/inference, set by the {}; latency {} cycles (estimate)",
-            rep.ii_cycles, rep.bottleneck, rep.design.latency_cycles_estimate
+            "system     ii {} cycles/inference, set by the {}; latency {} cycles (estimate){}",
+            rep.ii_cycles,
+            rep.bottleneck,
+            rep.design.latency_cycles_estimate,
+            real(rep.real_time)
         );
         println!(
             "wrote      {} files to {} (device_<k>/ projects, system/top.sv, report.json, README.md)",
@@ -83,8 +92,13 @@ fn print_emitted(
     let counts: Vec<String> = r.instance_counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     println!("design     {} ({}): {}", r.top, r.graph, counts.join(", "));
     println!(
-        "figures    ii {} cycles/inference (slowest {}), latency {} cycles, {} multipliers, {} memory bits",
-        r.ii_cycles, r.slowest, r.latency_cycles_estimate, r.multipliers, r.memory_bits
+        "figures    ii {} cycles/inference (slowest {}), latency {} cycles, {} multipliers, {} memory bits{}",
+        r.ii_cycles,
+        r.slowest,
+        r.latency_cycles_estimate,
+        r.multipliers,
+        r.memory_bits,
+        real(r.real_time)
     );
     println!(
         "wrote      {} files to {} (top.sv, rtl/, mem/, files.f, {}.core, report.json, README.md)",
@@ -133,7 +147,13 @@ pub fn flow(model: &Path, a: &FlowArgs, out: &Path) -> anyhow::Result<()> {
     for (step, ms) in &f.times_ms {
         println!("{step:<10} {ms:.1} ms");
     }
-    print_emitted(out, &f.emitted.report, f.emitted.files.len(), f.system.as_ref())?;
+    print_emitted(
+        out,
+        &f.emitted.report,
+        f.emitted.files.len(),
+        f.system.as_ref(),
+        opts.config.hardware.clock_mhz,
+    )?;
     if let Some(h) = &f.host {
         print_host(h);
     }

@@ -7,6 +7,7 @@ mod flow;
 mod hw;
 mod import;
 mod info;
+mod parts;
 mod passes;
 mod pnr;
 mod quantize;
@@ -127,6 +128,13 @@ enum Command {
         #[arg(long, conflicts_with = "json")]
         markdown: bool,
     },
+    /// List the named FPGA parts `[[hardware.devices]] part = "NAME"` takes, with their LUTs,
+    /// multipliers and memories.
+    Parts {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Characterize under Verilator (`mase bench component NAME …`).
     Bench {
         #[command(subcommand)]
@@ -196,6 +204,10 @@ enum Command {
         /// stimulus, outputs the golden model's) and `vectors.json` with each port's format.
         #[arg(long, value_name = "DIR")]
         write_vectors: Option<PathBuf>,
+        /// Clock in MHz: also print the measured ii and latency as inferences/s and µs
+        /// (overrides the `clock_mhz` the project's report.json carries from `[hardware]`).
+        #[arg(long, value_name = "MHZ")]
+        clock_mhz: Option<f64>,
     },
     /// ONNX model to verified-ready hardware project in one go: import, passes, quantize,
     /// hardware passes, emit.
@@ -358,6 +370,7 @@ pub fn main() -> anyhow::Result<()> {
         }
         Command::Draw { prefix, output } => draw::run(&prefix, &output),
         Command::Components { json, markdown } => hw::list(json, markdown),
+        Command::Parts { json } => parts::run(json),
         Command::Bench { what: BenchWhat::Component { name, params, rows, seed, stall_prob, json, vcd } } => {
             hw::bench(&hw::BenchArgs { name, params, rows, seed, stall_prob, json, vcd })
         }
@@ -375,7 +388,18 @@ pub fn main() -> anyhow::Result<()> {
         Command::Emit { prefix, config, rate, output } => {
             flow::emit(&prefix, config.as_deref(), rate, &output)
         }
-        Command::Sim { dir, input, inferences, stall_prob, seed, vcd, json, golden, write_vectors } => {
+        Command::Sim {
+            dir,
+            input,
+            inferences,
+            stall_prob,
+            seed,
+            vcd,
+            json,
+            golden,
+            write_vectors,
+            clock_mhz,
+        } => {
             let a = sim::SimArgs {
                 inputs: input,
                 inferences,
@@ -385,6 +409,7 @@ pub fn main() -> anyhow::Result<()> {
                 json,
                 golden,
                 write_vectors,
+                clock_mhz,
             };
             sim::sim(&dir, &a)
         }

@@ -31,6 +31,35 @@ pub struct SimArgs {
     pub golden: bool,
     /// Directory to write the golden vectors into (`--write-vectors`).
     pub write_vectors: Option<std::path::PathBuf>,
+    /// Clock in MHz for the real-unit figures (`--clock-mhz`); overrides the project's
+    /// `report.json` `clock_mhz`.
+    pub clock_mhz: Option<f64>,
+}
+
+/// The clock the measured figures are converted at and where it comes from: `--clock-mhz`,
+/// else the project's `report.json` (`[hardware] clock_mhz` at emit: the clock the user means to
+/// run at), else the Fmax that `mase synth DIR --target ecp5` measured (`pnr_ecp5.json`), else
+/// none.
+fn clock_of(p: &Project, a: &SimArgs) -> anyhow::Result<Option<(f64, &'static str)>> {
+    if let Some(f) = a.clock_mhz {
+        if !(f.is_finite() && f > 0.0) {
+            bail!("--clock-mhz {f}: give the clock frequency in MHz, a positive number");
+        }
+        return Ok(Some((f, "--clock-mhz")));
+    }
+    if let Some(f) = p.clock_mhz {
+        return Ok(Some((f, "report.json clock_mhz")));
+    }
+    let pnr = mase_sim::pnr::project_report_path(&p.dir);
+    if !pnr.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&pnr).with_context(|| format!("reading {}", pnr.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a place-and-route report", pnr.display()))?;
+    let fmax = v["fmax_mhz"].as_f64().filter(|f| f.is_finite() && *f > 0.0);
+    let fmax = fmax.with_context(|| format!("{}: no positive fmax_mhz", pnr.display()))?;
+    Ok(Some((fmax, "the Fmax of pnr_ecp5.json (mase synth --target ecp5)")))
 }
 
 /// Per-inference inputs by name, for the `wanted` tensors (name, shape of one inference) of
@@ -198,6 +227,7 @@ fn print_saturation(sat: &mase_ir::quant::SaturationReport) {
 /// ([`mase_sim::design_sim::saturation_report`]).
 pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
     let p = load_project(dir)?;
+    let clock = clock_of(&p, a)?;
     let (samples, pre) = sim_inputs(&p, a)?;
     let sat = mase_sim::design_sim::saturation_report(&p, &samples)?;
     for w in &sat.warnings {
@@ -255,8 +285,16 @@ pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
     let mut written = write_outputs(dir, &p, &run.outputs)?;
     let model = whole_model(dir, &p, pre.as_deref(), &run.outputs, &mut written)?;
     let r = &run.report;
+    // The measured cycles in real units, by the one conversion the report uses.
+    let real =
+        clock.map(|(f, from)| (mase_emit::report::real_time(f, r.ii_cycles, r.latency_cycles as f64), from));
     if a.json {
         let mut v = serde_json::to_value(r)?;
+        if let (Some((t, _)), Some(obj)) = (&real, v.as_object_mut()) {
+            if let serde_json::Value::Object(fields) = serde_json::to_value(t)? {
+                obj.extend(fields);
+            }
+        }
         v["cosine_vs_float"] = acc.cosine.into();
         v["max_abs_error_vs_float"] = acc.max_abs_error.into();
         v["outputs"] = written.clone().into();
@@ -284,6 +322,9 @@ pub fn sim(dir: &Path, a: &SimArgs) -> anyhow::Result<()> {
             None => {
                 println!("ii         (needs 2 or more inferences; cost-model bound {})", r.model_ii_cycles)
             }
+        }
+        if let Some((t, from)) = &real {
+            println!("time       {} (the measured cycles; clock from {from})", t.describe());
         }
         if let Some(sys) = &r.system {
             let share = |s: Option<f64>| s.map_or("-".to_string(), |v| format!("{:.0} %", v * 100.0));

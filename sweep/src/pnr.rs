@@ -37,20 +37,21 @@ pub fn place_and_route(ctx: &Context, points: &[&PointResult], dir: &Path) -> Re
     for p in points {
         let (graph, design) = ctx.build(&p.spec)?;
         let proj_dir = dir.join(&p.id);
-        mase_emit::project::write_project(&graph, &design, &proj_dir)?;
+        mase_emit::project::write_project(&graph, &design, &proj_dir, ctx.hw.clock_mhz)?;
         let r = mase_sim::pnr_project(&proj_dir, &opts, false)?;
         let report = serde_json::to_string_pretty(&r).expect("reports serialize") + "\n";
         let kept = mase_sim::pnr::project_report_path(&proj_dir);
         std::fs::write(&kept, report).map_err(crate::error::io("writing", &kept))?;
         let m = p.metrics.as_ref();
-        let (ii, latency) = (m.map_or(0, |m| m.ii_cycles), m.map_or(0, |m| m.latency_cycles));
+        let (ii, latency) = (m.map(|m| m.ii_cycles as f64), m.map_or(0.0, |m| m.latency_cycles as f64));
+        let t = mase_emit::report::real_time(r.fmax_mhz, ii, latency);
         let at = |pl: &mase_sim::pnr::Place| format!("{} ({})", pl.instance, pl.component);
         out.push(Routed {
             id: p.id.clone(),
             project: proj_dir.display().to_string(),
             fmax_mhz: r.fmax_mhz,
-            inferences_per_s: if ii == 0 { 0.0 } else { r.fmax_mhz * 1e6 / ii as f64 },
-            latency_us: latency as f64 / r.fmax_mhz,
+            inferences_per_s: t.inferences_per_s.unwrap_or(0.0),
+            latency_us: t.latency_us,
             critical_path: r
                 .critical_path
                 .as_ref()

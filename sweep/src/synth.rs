@@ -32,7 +32,7 @@ pub fn synthesize(ctx: &Context, points: &[&PointResult], dir: &Path) -> Result<
     for p in points {
         let (graph, design) = ctx.build(&p.spec)?;
         let proj_dir = dir.join(&p.id);
-        mase_emit::project::write_project(&graph, &design, &proj_dir)?;
+        mase_emit::project::write_project(&graph, &design, &proj_dir, ctx.hw.clock_mhz)?;
         let r = mase_sim::synth_project(&proj_dir, false)?;
         out.push(Synthesized {
             id: p.id.clone(),

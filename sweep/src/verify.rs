@@ -45,7 +45,7 @@ pub fn verify(ctx: &Context, points: &[&PointResult], dir: &Path) -> Result<Vec<
     for p in points {
         let (graph, design) = ctx.build(&p.spec)?;
         let proj_dir = dir.join(&p.id);
-        mase_emit::project::write_project(&graph, &design, &proj_dir)?;
+        mase_emit::project::write_project(&graph, &design, &proj_dir, ctx.hw.clock_mhz)?;
         let proj = mase_sim::load_project(&proj_dir)?;
         let n = ctx.eval.len().min(VERIFY_INFERENCES);
         let codes = ctx.input_codes(&proj.design, &ctx.eval[..n])?;

@@ -91,7 +91,11 @@ def add_software_metadata(
     max_samples: Optional[int] = None,
 ) -> Dict[str, Any]: ...
 def emit_project(
-    mg: MaseGraph, project_dir: _Path, top: str = "top", devices: Optional[Sequence[Dict[str, Any]]] = None
+    mg: MaseGraph,
+    project_dir: _Path,
+    top: str = "top",
+    devices: Optional[Sequence[Dict[str, Any]]] = None,
+    clock_mhz: Optional[float] = None,
 ) -> Dict[str, Any]: ...
 def flow(
     model: _Path,

@@ -185,7 +185,8 @@ def emit_verilog_top_transform_pass(
     ``{"project_dir": path, "top_name": "top"}``; the info map has ``project_dir``, ``top``,
     ``files`` and ``report``. Refuses to write into an existing directory it did not make. After
     ``partition_devices_analysis_pass``, pass the same ``devices`` list to write one project per
-    device and the system simulation top.
+    device and the system simulation top. ``clock_mhz`` (as ``[hardware] clock_mhz``) adds
+    inferences per second and latency in µs to the report and README.
     """
     args = dict(pass_args or {})
     if "project_dir" not in args:
@@ -193,11 +194,13 @@ def emit_verilog_top_transform_pass(
     project_dir = args.pop("project_dir")
     top = args.pop("top_name", "top")
     devices = args.pop("devices", None)
+    clock_mhz = args.pop("clock_mhz", None)
     if args:
         raise MaseError(
-            f"emit_verilog_top: unknown argument(s) {', '.join(sorted(args))}; expected project_dir, top_name, devices"
+            f"emit_verilog_top: unknown argument(s) {', '.join(sorted(args))}; "
+            "expected project_dir, top_name, devices, clock_mhz"
         )
-    return mg, _native.emit_project(mg, project_dir, top, devices)
+    return mg, _native.emit_project(mg, project_dir, top, devices, clock_mhz)
 
 
 __all__ = sorted(list(PASSES) + ["emit_verilog_top_transform_pass", "run_pass", "pass_list", "PASSES"])
