@@ -21,7 +21,7 @@
 //!
 //! A harness row is one index: `data_in_0` has 1 beat per row, `data_out_0` `NB`. The output
 //! moves one beat per cycle and the next index is taken with the last read of the current row,
-//! so `ii_cycles = NB` per index; latency 3 (take, ROM read, output register).
+//! so `ii_cycles = NB` per index; latency 4 (take, ROM read, R, output register).
 
 use mase_ir::fixed::cast_code;
 
@@ -171,7 +171,7 @@ impl Component for Embedding {
     fn cost(&self, p: &Params) -> Cost {
         let g = geo(p);
         Cost {
-            latency_cycles: 3,
+            latency_cycles: 4,
             ii_cycles: g.nb() as u64,
             multipliers: 0,
             memory_bits: g.memory_bits(p),
@@ -360,6 +360,6 @@ mod tests {
         assert_eq!(words, vec![vec![0, 1], vec![2, 3], vec![10, 11], vec![12, 13]]);
         assert!(Embedding.layout_memory(&p, "weight", &[0; 7]).is_err());
         let c = Embedding.cost(&p);
-        assert_eq!((c.latency_cycles, c.ii_cycles, c.memory_bits), (3, 2, 64));
+        assert_eq!((c.latency_cycles, c.ii_cycles, c.memory_bits), (4, 2, 64));
     }
 }
