@@ -6,9 +6,11 @@
 // wider than the wider aligned operand), then cast (mase_cast_core) to the DATA_OUT_0 format with
 // the rounding DATA_OUT_0_ROUNDING and overflow DATA_OUT_0_OVERFLOW (default TRN + SAT),
 // bit-identical to `mase_ir::fixed::add` followed by `cast_code`.
-//   Latency: 1 cycle. II: 1 beat per cycle.
-//   Paths cut: data and valid (registered outputs); each input's ready depends combinationally on
-//   the other input's valid and on data_out_0_ready (a join).
+//   Latency: 2 cycles (the exact result E registered, then its cast in the output register).
+//   II: 1 beat per cycle.
+//   Paths cut: data and valid (registered outputs); the exact operation from the cast. Each
+//   input's ready depends combinationally on the other input's valid and on data_out_0_ready
+//   (a join).
 // The design is shared with mase_sub (only the operator differs): its parameters, ports and body
 // are the MASE_ALIGNED_BINARY macros of mase_assert.svh.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif

@@ -16,10 +16,10 @@
 // its output format is the table's own with TRN + SAT, so its cast keeps the codes unchanged.
 // Its rows feed input 1 of a mase_add whose input 0 is data_in_0. The embedding runs ahead of the
 // data by its output register, so table beats wait for data, not the other way round.
-//   Latency: 1 cycle from a data_in_0 beat to its sum (mase_add's output register; after reset
-//            the first table beat is ready 3 cycles later, before the first data beat can join).
+//   Latency: 2 cycles from a data_in_0 beat to its sum (mase_add's two stages; after reset the
+//            first table beat is ready 4 cycles later, before the first data beat can join).
 //   II:      1 beat per cycle (NB cycles per row: the embedding's rows follow back to back).
-//   Paths cut: data_out_0 data and valid (mase_add's register); data_in_0_ready depends
+//   Paths cut: data_out_0 data and valid (mase_add's registers); data_in_0_ready depends
 //            combinationally on data_out_0_ready and the embedding's registered valid (a join).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_add_table #(

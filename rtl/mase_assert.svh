@@ -401,29 +401,40 @@
   /* Width of the exact result (one bit wider than the wider aligned operand). */ \
   localparam int SW = (W0 + S0 > W1 + S1 ? W0 + S0 : W1 + S1) + 1; \
   `MASE_ALIGNED_BINARY_CHECKS \
-  /* Output register free or being drained. */ \
-  logic space; \
+  /* Output register free or being drained; the exact stage E may load. */ \
+  logic space, e_adv; \
   /* Both beats present and taken this cycle. */ \
   logic fire; \
-  /* Cast results of the current beats. */ \
+  /* E: the exact results of the taken beats, lane i at [i*SW +: SW] (registered before the */ \
+  /* cast, so the alignment adder and the cast's rounding and saturation are separate */ \
+  /* register-to-register paths). */ \
+  logic e_valid; \
+  logic [LANES*SW-1:0] e_res, res_all; \
+  /* Cast results of E's beat. */ \
   logic [LANES*WO-1:0] res_lanes; \
   assign space = !data_out_0_valid || data_out_0_ready; \
-  assign fire = data_in_0_valid && data_in_1_valid && space; \
-  assign data_in_0_ready = data_in_1_valid && space; \
-  assign data_in_1_ready = data_in_0_valid && space; \
+  assign e_adv = !e_valid || space; \
+  assign fire = data_in_0_valid && data_in_1_valid && e_adv; \
+  assign data_in_0_ready = data_in_1_valid && e_adv; \
+  assign data_in_1_ready = data_in_0_valid && e_adv; \
   for (genvar i = 0; i < LANES; i++) begin : g_lane \
-    /* Exact aligned result of lane i. */ \
-    logic [SW-1:0] res; \
-    assign res = (SW'($signed(data_in_0[i*W0+:W0])) << S0) OP (SW'($signed(data_in_1[i*W1+:W1])) << S1); \
-    `MASE_CAST_TO(DATA_OUT_0, SW, F, 1, 1, res, res_lanes[i*WO+:WO]); \
+    assign res_all[i*SW+:SW] = (SW'($signed(data_in_0[i*W0+:W0])) << S0) OP \
+        (SW'($signed(data_in_1[i*W1+:W1])) << S1); \
+    `MASE_CAST_TO(DATA_OUT_0, SW, F, 1, 1, e_res[i*SW+:SW], res_lanes[i*WO+:WO]); \
   end \
   always_ff @(posedge clk) begin \
-    if (rst) data_out_0_valid <= 1'b0; \
-    else if (space) data_out_0_valid <= data_in_0_valid && data_in_1_valid; \
+    if (rst) begin \
+      e_valid <= 1'b0; \
+      data_out_0_valid <= 1'b0; \
+    end else begin \
+      if (e_adv) e_valid <= data_in_0_valid && data_in_1_valid; \
+      if (space) data_out_0_valid <= e_valid; \
+    end \
   end \
-  /* The data register has no reset: validity is tracked by data_out_0_valid. */ \
+  /* The data registers have no reset: validity is tracked by e_valid and data_out_0_valid. */ \
   always_ff @(posedge clk) begin \
-    if (fire) data_out_0 <= res_lanes; \
+    if (fire) e_res <= res_all; \
+    if (space && e_valid) data_out_0 <= res_lanes; \
   end
 
 // Softmax (mase_softmax, mase_masked_softmax): both are mase_softmax_core under a header of

@@ -23,7 +23,8 @@
 //! An `embedding` instance reads the table; its index is a free-running row counter and its
 //! output cast is the identity (the table's own format, TRN + SAT); its rows join `data_in_0` in
 //! an `add` instance. The table runs ahead of the data, so a beat is summed as soon as it
-//! arrives: latency 1 (the add's output register), one beat per cycle (`ii_cycles = NB` per row).
+//! arrives: latency [`super::binary::LATENCY`] (the add's stages), one beat per cycle
+//! (`ii_cycles = NB` per row).
 
 use mase_ir::fixed::{cast_code, FixedFormat};
 
@@ -210,13 +211,13 @@ impl Component for AddTable {
         Ok(data_out_0(y))
     }
 
-    /// The add's register is the only stage between a data beat and its sum (the table's beat
-    /// is already waiting); one beat per cycle.
+    /// The add's stages are the only ones between a data beat and its sum (the table's beat is
+    /// already waiting); one beat per cycle.
     fn cost(&self, p: &Params) -> Cost {
         let g = geo(p);
         Cost {
             memory_bits: g.memory_bits(p),
-            ..Cost::streaming(1, g.nb() as u64)
+            ..Cost::streaming(super::binary::LATENCY, g.nb() as u64)
         }
     }
 
@@ -396,6 +397,6 @@ mod tests {
         assert_eq!(words, vec![vec![0, 1], vec![2, 3], vec![10, 11], vec![12, 13]]);
         assert!(AddTable.layout_memory(&p, "weight", &[0; 7]).is_err());
         let c = AddTable.cost(&p);
-        assert_eq!((c.latency_cycles, c.ii_cycles, c.memory_bits), (1, 2, 4 * 2 * 8));
+        assert_eq!((c.latency_cycles, c.ii_cycles, c.memory_bits), (super::super::binary::LATENCY, 2, 4 * 2 * 8));
     }
 }

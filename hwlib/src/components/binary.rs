@@ -18,6 +18,10 @@ use crate::port::{
 };
 use crate::{output_modes, param, param_list, port_format, port_shape, same_shape};
 
+/// Cycles from a joined pair of beats to its result on `data_out_0`: the exact stage E, then
+/// the cast into the output register (`MASE_ALIGNED_BINARY` in `rtl/mase_assert.svh`).
+pub const LATENCY: u64 = 2;
+
 /// Largest distance between the two inputs' fractional bit counts (the exact result then fits in
 /// 128 bits, as [`mase_ir::fixed::add`] and [`mase_ir::fixed::sub`] require).
 pub const MAX_ALIGN: i64 = 63;
@@ -124,7 +128,7 @@ impl<T: Binary> Component for T {
     }
 
     fn cost(&self, p: &Params) -> Cost {
-        Cost::streaming(1, beats_per_row(p, "DATA_IN_0") as u64)
+        Cost::streaming(LATENCY, beats_per_row(p, "DATA_IN_0") as u64)
     }
 
     /// Per lane: the aligned exact sum of both inputs and its cast to the output bits, the
