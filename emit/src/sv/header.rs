@@ -3,8 +3,9 @@
 //! non-ANSI port lists. Only the header facts the emitter checks are kept: parameter names with
 //! their default text, port names with direction and packed width text.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use mase_ir::{Error, Result};
 use sv_parser::{parse_sv_str, Defines, NodeEvent, RefNode, SyntaxTree};
@@ -99,6 +100,33 @@ pub fn find_module(sources: &[(PathBuf, String)], module: &str) -> Result<Option
         defines = defs;
     }
     Ok(None)
+}
+
+/// Headers of the library files read so far in this process, by file path and text.
+///
+/// sv-parser takes tens of milliseconds per library file, and a design instantiates the same few
+/// modules many times (every FIFO, fork and lane converter, each layer's linears), so parsing a
+/// file once per instance made header checks most of emit's time. The text is part of the key, so
+/// an edited file is parsed again; the library headers it `include`s (`rtl/*.svh`) are taken as
+/// unchanged while the process runs. Only successful parses are kept: a failing file is parsed
+/// again and fails with the same error.
+static LIBRARY_HEADERS: Mutex<BTreeMap<(PathBuf, String), Vec<ParsedHeader>>> = Mutex::new(BTreeMap::new());
+
+/// The header of `module` in library file `path` with text `text` (one compilation unit on its
+/// own, as [`find_module`] reads it), parsed at most once per process ([`LIBRARY_HEADERS`]).
+pub(crate) fn library_module(path: &Path, text: &str, module: &str) -> Result<Option<ParsedHeader>> {
+    let key = (path.to_path_buf(), text.to_string());
+    // A poisoned lock only means another thread panicked mid-insert; the map is still valid.
+    let cached = LIBRARY_HEADERS.lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
+    let headers = match cached {
+        Some(h) => h,
+        None => {
+            let (h, _) = parse_file(path, text, &HashMap::new(), &include_dirs(path))?;
+            LIBRARY_HEADERS.lock().unwrap_or_else(|e| e.into_inner()).insert(key, h.clone());
+            h
+        }
+    };
+    Ok(headers.into_iter().find(|h| h.name == module))
 }
 
 /// Line (1-based) of byte `offset` in `text`.
