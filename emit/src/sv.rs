@@ -67,29 +67,35 @@ pub fn check_against_rtl(d: &Design, sources: &BTreeMap<String, String>) -> Resu
     for inst in &d.instances {
         let c = inst.component();
         let module = inst.module();
-        let files: Vec<(PathBuf, String)> = match &inst.external {
+        // The files searched (for the error when none declares the module) and what was found.
+        let (searched, found): (Vec<PathBuf>, _) = match &inst.external {
             Some(e) => {
                 let dir = e.path.parent().unwrap_or(Path::new("."));
-                e.manifest
+                let files: Vec<_> = e
+                    .manifest
                     .sources
                     .iter()
                     .map(|s| dir.join(s))
                     .zip(e.sources.iter().map(|(_, t)| t.clone()))
-                    .collect()
+                    .collect();
+                let found = find_module(&files, &module)?;
+                (files.into_iter().map(|(p, _)| p).collect(), found)
             }
             None => {
                 let file = format!("{module}.sv");
                 let text = sources.get(&file).ok_or_else(|| {
                     Error::Config(format!("instance {}: library file {file} is missing", inst.name))
                 })?;
-                vec![(mase_hwlib::rtl_dir().join(&file), text.clone())]
+                let path = mase_hwlib::rtl_dir().join(&file);
+                let found = header::library_module(&path, text, &module)?.map(|h| (path.clone(), h));
+                (vec![path], found)
             }
         };
-        let (path, h) = find_module(&files, &module)?.ok_or_else(|| {
+        let (path, h) = found.ok_or_else(|| {
             Error::Config(format!(
                 "instance {}: no readable header of module {module} in its sources ({})",
                 inst.name,
-                files.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>().join(", ")
+                searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
             ))
         })?;
         let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

@@ -3,8 +3,9 @@
 //! non-ANSI port lists. Only the header facts the emitter checks are kept: parameter names with
 //! their default text, port names with direction and packed width text.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use mase_ir::{Error, Result};
 use sv_parser::{parse_sv_str, Defines, NodeEvent, RefNode, SyntaxTree};
@@ -99,6 +100,73 @@ pub fn find_module(sources: &[(PathBuf, String)], module: &str) -> Result<Option
         defines = defs;
     }
     Ok(None)
+}
+
+/// Headers of the library modules read so far in this process, by file path, module and text.
+///
+/// sv-parser takes tens of milliseconds per library file, and a design instantiates the same few
+/// modules many times (every FIFO, fork and lane converter, each layer's linears), so parsing a
+/// file once per instance made header checks most of emit's time. The text is part of the key, so
+/// an edited file is parsed again; the library headers it `include`s (`rtl/*.svh`) are taken as
+/// unchanged while the process runs. Only successful parses are kept: a failing file is parsed
+/// again and fails with the same error.
+static LIBRARY_HEADERS: Mutex<BTreeMap<(PathBuf, String, String), Option<ParsedHeader>>> =
+    Mutex::new(BTreeMap::new());
+
+/// The header of `module` in library file `path` with text `text` (one compilation unit on its
+/// own, as [`find_module`] reads it), parsed at most once per process ([`LIBRARY_HEADERS`]) and
+/// from the header alone where [`from_header_alone`] can.
+pub(crate) fn library_module(path: &Path, text: &str, module: &str) -> Result<Option<ParsedHeader>> {
+    let key = (path.to_path_buf(), module.to_string(), text.to_string());
+    // A poisoned lock only means another thread panicked mid-insert; the map is still valid.
+    let cache = || LIBRARY_HEADERS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(h) = cache().get(&key) {
+        return Ok(h.clone());
+    }
+    let h = match from_header_alone(path, text, module) {
+        Some(h) => Some(h),
+        None => parse_file(path, text, &HashMap::new(), &include_dirs(path))?
+            .0
+            .into_iter()
+            .find(|h| h.name == module),
+    };
+    cache().insert(key, h.clone());
+    Ok(h)
+}
+
+/// The header of `module` read from the start of `text` alone: the lines through the first line
+/// `);` (in the first column, where the library closes a header; body lines are indented) after
+/// the line that opens the module as `module NAME #(`, closed with `endmodule`. `None` when the
+/// file is not laid out so, the cut does not parse, or it may read differently from the whole file.
+///
+/// Why: sv-parser spends nearly all its time in module bodies (a library file's header alone,
+/// most of it the included `mase_assert.svh`, parses 3 to 15 times as fast as the whole file), and
+/// a header with a parameter port list holds every fact [`ParsedHeader`] keeps: the body declares
+/// no overridable parameter, nor, in an ANSI header, any port. The cut text is a prefix of the
+/// file, so if it parses, its module header is the file's own, read the same way, with one
+/// exception: a non-ANSI port list of bare names, `(a, b)`, whose body declares the directions,
+/// reads as an ANSI list of `inout` ports once the body is gone; so a header with an `inout` port
+/// is not taken (a non-ANSI header the parser sees as such has its ports undeclared in the cut,
+/// an error). On `None` [`library_module`] parses the whole file, which reports any error as
+/// before. What the cut gives up is sv-parser's syntax check of a library file's body at emit
+/// time; the tests still parse every whole library file (`emit/tests/sv_headers.rs`) and lint it
+/// (`sim/tests/lint.rs`).
+fn from_header_alone(path: &Path, text: &str, module: &str) -> Option<ParsedHeader> {
+    let open = format!("module {module} #(");
+    let mut end = 0;
+    let mut in_header = false;
+    let mut cut = None;
+    for line in text.split_inclusive('\n') {
+        end += line.len();
+        if !in_header {
+            in_header = line.starts_with(&open);
+        } else if line.trim_end() == ");" {
+            cut = Some(format!("{}\nendmodule\n", &text[..end]));
+            break;
+        }
+    }
+    let (headers, _) = parse_file(path, &cut?, &HashMap::new(), &include_dirs(path)).ok()?;
+    headers.into_iter().find(|h| h.name == module && h.ports.iter().all(|p| p.dir != HeaderDir::Inout))
 }
 
 /// Line (1-based) of byte `offset` in `text`.
@@ -343,4 +411,51 @@ fn nonansi(tree: &SyntaxTree, path: &Path, m: &sv_parser::ModuleDeclarationNonan
         ports.push(HeaderPort { name: n, dir, width });
     }
     Ok(ParsedHeader { name, params: ps, ports })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The header of `module` as [`find_module`] reads the one file.
+    fn read(path: &Path, text: &str, module: &str) -> Result<Option<ParsedHeader>> {
+        find_module(&[(path.to_path_buf(), text.to_string())], module).map(|f| f.map(|(_, h)| h))
+    }
+
+    /// Every library module is read from its header alone, with the same result as the whole file
+    /// (the layout [`from_header_alone`] relies on holds; a file that drifted from it would still
+    /// read right, only slower).
+    #[test]
+    fn every_library_header_is_read_from_the_header_alone_as_from_the_whole_file() {
+        for c in mase_hwlib::registry() {
+            let module = mase_hwlib::module_name(*c);
+            let path = mase_hwlib::rtl_dir().join(format!("{module}.sv"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            let whole = read(&path, &text, &module).unwrap();
+            assert!(whole.is_some(), "{module}");
+            assert_eq!(from_header_alone(&path, &text, &module), whole, "{module}");
+            assert_eq!(library_module(&path, &text, &module).unwrap(), whole, "{module}");
+        }
+    }
+
+    /// A non-ANSI header of bare port names reads as `inout` ports without its body, so the whole
+    /// file is read; an error in the header is the whole file's error.
+    #[test]
+    fn a_header_the_cut_cannot_read_is_read_from_the_whole_file() {
+        let path = mase_hwlib::rtl_dir().join("m.sv");
+        let nonansi =
+            "module m #(\n  parameter A = 1\n) (a,\n  b\n);\n  input a;\n  output [A-1:0] b;\nendmodule\n";
+        assert_eq!(from_header_alone(&path, nonansi, "m"), None);
+        let h = library_module(&path, nonansi, "m").unwrap().unwrap();
+        assert_eq!(
+            h.ports.iter().map(|p| (p.name.as_str(), p.dir)).collect::<Vec<_>>(),
+            [("a", HeaderDir::Input), ("b", HeaderDir::Output)]
+        );
+        assert_eq!(Some(h), read(&path, nonansi, "m").unwrap());
+        let broken = "module m #(\n  parameter A = = 1\n) (\n  input a\n);\nendmodule\n";
+        assert_eq!(from_header_alone(&path, broken, "m"), None);
+        let e = library_module(&path, broken, "m").unwrap_err().to_string();
+        assert_eq!(e, read(&path, broken, "m").unwrap_err().to_string());
+        assert!(e.contains("syntax error at") && e.contains("m.sv:1"), "{e}");
+    }
 }
