@@ -11,10 +11,12 @@
 // its block row; lane r*P0+j of a P1 x P0 block uses lane j of the word.
 // A scalar constant that is 0 or +-2^k uses no multiplier: the exact product is a left shift by k
 // of the (negated, for a negative constant) input.
-// Pipeline: input register (and the synchronous ROM read) -> product + cast (combinational) ->
-// mase_skid_buffer.
-//   Latency: 2 cycles. II: 1 beat per cycle; TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
-//   Paths cut: data, valid and ready (input ready is a function of registers only).
+// Pipeline: S1 input register (and the synchronous ROM read) -> S2 exact product -> cast
+// (combinational) -> mase_skid_buffer; S1 and S2 advance together when S2 is empty or the skid
+// buffer takes its beat.
+//   Latency: 3 cycles. II: 1 beat per cycle; TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
+//   Paths cut: data, valid and ready (input ready is a function of registers only); the
+//   multiplier from the cast (S2).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_mul #(
     /// Input: two's complement lanes of 1..32 bits, fractional bits -2^24..2^24; dim 0 is the
@@ -100,15 +102,20 @@ module mase_mul #(
   /// Index of the next input beat within its block row.
   logic [BW-1:0] beat;
 
-  assign en = !s1_valid || out_ready;
+  /// S2: the exact products of S1's beat.
+  logic s2_valid;
+  logic [N*PW-1:0] s2_prod;
+  assign en = !s2_valid || out_ready;
   assign data_in_0_ready = en;
 
   always_ff @(posedge clk) begin
     if (rst) begin
       s1_valid <= 1'b0;
+      s2_valid <= 1'b0;
       beat     <= '0;
     end else if (en) begin
       s1_valid <= data_in_0_valid;
+      s2_valid <= s1_valid;
       if (data_in_0_valid) beat <= (beat == BW'(NB - 1)) ? '0 : beat + 1'b1;
     end
   end
@@ -155,10 +162,15 @@ module mase_mul #(
         assign prod[i*PW+:PW] = xe * CE;
       end
     end
-    `MASE_CAST_TO(DATA_OUT_0, PW, DATA_IN_0_PRECISION_1 + CONST_PRECISION_1, 1, 1, prod[i*PW+:PW], y[i*OW+:OW]);
+    `MASE_CAST_TO(DATA_OUT_0, PW, DATA_IN_0_PRECISION_1 + CONST_PRECISION_1, 1, 1, s2_prod[i*PW+:PW],
+                  y[i*OW+:OW]);
   end
 
-  `MASE_OUTPUT_SKID(OW, N, y, s1_valid, out_ready);
+  always_ff @(posedge clk) begin
+    if (en) s2_prod <= prod;
+  end
+
+  `MASE_OUTPUT_SKID(OW, N, y, s2_valid, out_ready);
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)
   `MASE_ASSERT_STREAM_STABLE(data_out_0)

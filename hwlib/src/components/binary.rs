@@ -132,7 +132,9 @@ impl<T: Binary> Component for T {
     }
 
     /// Per lane: the aligned exact sum of both inputs and its cast to the output bits, the
-    /// output register (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`).
+    /// output register (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`), and the
+    /// exact stage's register: one valid bit and the exact result's bits per lane (less the bits
+    /// below the output's fraction under TRN, which the cast never reads).
     fn resources(&self, p: &Params) -> crate::Resources {
         use crate::resources::{fitted, pu};
         let lanes = pu(p, "DATA_IN_0_PARALLELISM_DIM_0") * pu(p, "DATA_IN_0_PARALLELISM_DIM_1");
@@ -142,7 +144,17 @@ impl<T: Binary> Component for T {
             lanes * pu(p, "DATA_IN_1_PRECISION_0"),
             lanes * pu(p, "DATA_OUT_0_PRECISION_0"),
         ];
-        crate::Resources { lut: fitted(&BINARY_LUT, &x), ff: fitted(&BINARY_FF, &x), ..Default::default() }
+        let (f0, f1) = (param(p, "DATA_IN_0_PRECISION_1"), param(p, "DATA_IN_1_PRECISION_1"));
+        let f = f0.max(f1);
+        let (w0, w1) = (param(p, "DATA_IN_0_PRECISION_0"), param(p, "DATA_IN_1_PRECISION_0"));
+        let dropped = if param(p, "DATA_OUT_0_ROUNDING") == 0 {
+            (f - param(p, "DATA_OUT_0_PRECISION_1")).max(0)
+        } else {
+            0
+        };
+        let exact_bits = ((w0 + f - f0).max(w1 + f - f1) + 1 - dropped).max(1) as u64;
+        let ff = fitted(&BINARY_FF, &x) + 1 + lanes * exact_bits;
+        crate::Resources { lut: fitted(&BINARY_LUT, &x), ff, ..Default::default() }
     }
 
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {

@@ -16,8 +16,8 @@
 //! index within the (block) row, and lane `r·P0 + j` of a `P1 × P0` block uses lane `j` of the
 //! word.
 //!
-//! Pipeline: input register (+ ROM read) → exact product and cast (combinational) → output
-//! `mase_skid_buffer`. Latency 2 cycles, one beat per cycle.
+//! Pipeline: input register (+ ROM read) → exact product register → cast (combinational) →
+//! output `mase_skid_buffer`. Latency 3 cycles, one beat per cycle.
 
 use mase_ir::fixed::cast_code;
 
@@ -180,7 +180,8 @@ impl Component for Mul {
     fn cost(&self, p: &Params) -> Cost {
         let mem: u64 = self.memories(p).iter().map(|m| m.bits()).sum();
         Cost {
-            latency_cycles: 2,
+            // S1 input register, S2 product, the skid buffer's output register.
+            latency_cycles: 3,
             ii_cycles: beats(p) as u64,
             multipliers: if is_shift(p) { 0 } else { lanes(p) as u64 },
             memory_bits: mem,
