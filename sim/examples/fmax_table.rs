@@ -83,10 +83,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     if resolve_params(*c, &o).is_err() {
                         continue;
                     }
-                    let r = mase_sim::pnr_component(c.name(), &o, &opts, false)?;
-                    let s = sample(c.name(), o, &r);
-                    eprintln!("{:<16} {:>7.1} MHz  {}", s.component, s.fmax_mhz, s.path);
-                    out.push(s);
+                    // An instance that does not fit the part (or fails otherwise) is reported and
+                    // left out of the table, so one does not stop the others.
+                    match mase_sim::pnr_component(c.name(), &o, &opts, false) {
+                        Ok(r) => {
+                            let s = sample(c.name(), o, &r);
+                            eprintln!("{:<16} {:>7.1} MHz  {}", s.component, s.fmax_mhz, s.path);
+                            out.push(s);
+                        }
+                        Err(e) => eprintln!("{:<16} skipped: {e}", c.name()),
+                    }
                 }
             }
             out
