@@ -15,7 +15,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::error::{Result, SimError};
-use crate::synth::{project_inputs, run_with_progress};
+use crate::synth::{project_inputs, report_instances, run_with_progress};
 use crate::tool;
 
 /// An ECP5 part as nextpnr-ecp5 knows it: the name and the device flag.
@@ -192,16 +192,7 @@ pub fn pnr_project(dir: &Path, opts: &PnrOptions, progress: bool) -> Result<PnrR
     let sources: Vec<&str> = files.iter().filter(|f| !f.ends_with(".svh")).map(String::as_str).collect();
     // Paths are relative to the project (the top's MEM_DIR defaults to "mem/"): Yosys runs in it.
     let script = format!("read_verilog -sv -I rtl {}\nhierarchy -check -top {top}\n", sources.join(" "));
-    let instances: Vec<(String, String)> = report
-        .get("instances")
-        .and_then(|v| v.as_array())
-        .into_iter()
-        .flatten()
-        .map(|i| {
-            let s = |k: &str| i.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
-            (format!("{}_inst", s("name")), s("component"))
-        })
-        .collect();
+    let instances: Vec<(String, String)> = report_instances(&report).map(|(i, c, _)| (i, c)).collect();
     let work = tempfile::tempdir().map_err(SimError::io("creating temp dir", std::env::temp_dir()))?;
     run(Some(dir), work.path(), &script, &top, &instances, None, opts, progress)
 }

@@ -154,6 +154,17 @@ fn resources_of(v: &serde_json::Value) -> Resources {
     serde_json::from_value(v.clone()).unwrap_or_default()
 }
 
+/// The instances a project's `report.json` lists: the top's instance name (`<name>_inst`), the
+/// component, and the whole entry.
+pub(crate) fn report_instances(
+    report: &serde_json::Value,
+) -> impl Iterator<Item = (String, String, &serde_json::Value)> {
+    report.get("instances").and_then(|v| v.as_array()).into_iter().flatten().map(|i| {
+        let s = |k: &str| i.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+        (format!("{}_inst", s("name")), s("component"), i)
+    })
+}
+
 /// Reads `files.f`, `report.json` and the top name of an emitted project.
 pub(crate) fn project_inputs(dir: &Path) -> Result<(Vec<String>, serde_json::Value, String)> {
     let ff = dir.join("files.f");
@@ -261,18 +272,9 @@ pub fn synth_project(dir: &Path, progress: bool) -> Result<ProjectSynthReport> {
             }
         }
     }
-    let estimates: Vec<(String, String, Resources)> = report
-        .get("instances")
-        .and_then(|v| v.as_array())
-        .into_iter()
-        .flatten()
-        .map(|i| {
-            let s = |k: &str| i.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
-            (
-                format!("{}_inst", s("name")),
-                s("component"),
-                resources_of(i.get("resources").unwrap_or(&serde_json::Value::Null)),
-            )
+    let estimates: Vec<(String, String, Resources)> = report_instances(&report)
+        .map(|(inst, component, i)| {
+            (inst, component, resources_of(i.get("resources").unwrap_or(&serde_json::Value::Null)))
         })
         .collect();
     let mut instances = Vec::new();
