@@ -4,7 +4,7 @@
 //! `equiv_status`) over Yosys's ECP5 cell models plus behavioural `DP16KD` and `MULT18X18D` models
 //! (`tests/data/ecp5_models.v`; Yosys 0.23 has none). A netlist with the register folded the wrong
 //! way must fail the same check, so a pass proves something. Needs `yosys` on `PATH` (skips with
-//! the reason otherwise); about ten seconds.
+//! the reason otherwise); about twenty seconds.
 //!
 //! An emitted project is checked by parts (see `cut_folded`), a minute or more:
 //! `MASE_OUTREG_PROJECT=DIR cargo test --release -p mase-sim --test bram_outreg -- --ignored`.
