@@ -21,6 +21,8 @@
 //!   testbenches (the emitted cocotb testbench).
 //! - [`pnr`]: place and route on a Lattice ECP5 (Yosys `synth_ecp5`, nextpnr-ecp5 out of
 //!   context): Fmax, critical path and utilisation of a project or a component.
+//! - [`bram_outreg`]: a netlist pass folding the register after a block-RAM read into the
+//!   `DP16KD`'s output register, which Yosys 0.23 never uses.
 //! - [`bench`](mod@bench): the CLI's entry points [`bench_component`], [`synth_component`], [`components`].
 //!
 //! `$fatal`, `$stop` and failed assertions inside the model do not abort the process: the shim
@@ -30,6 +32,7 @@
 //! path, or `wheel`; see [`yowasp::find`]), `MASE_CACHE_DIR` (see [`cache`]), `CXX`, `MAKE`, `MASE_NO_CCACHE`.
 
 pub mod bench;
+pub mod bram_outreg;
 pub mod cache;
 pub mod design_sim;
 pub mod error;
