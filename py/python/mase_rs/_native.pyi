@@ -116,6 +116,7 @@ def sweep(
     shard: Optional[str] = None,
     verify: int = 0,
     synth: int = 0,
+    pnr: int = 0,
 ) -> Dict[str, Any]: ...
 def sim_build_design(project_dir: _Path, seed: int = 1) -> NativeSim: ...
 def sim_build_component(
