@@ -367,3 +367,12 @@ mod tests {
         assert_eq!(varying_bits(&[vec![-1], vec![1]], 4), 3);
     }
 }
+
+/// Bits of a `width`-bit value with `frac` fractional bits that a cast to `out_frac` fractional
+/// bits with rounding code `rounding` reads: under TRN (code 0) the bits below the output's
+/// fraction are never read, so Yosys drops their registers; every other mode reads them (its
+/// round-up decision). At least 1.
+pub fn bits_read_by_cast(width: i64, frac: i64, out_frac: i64, rounding: i64) -> u64 {
+    let dropped = if rounding == 0 { (frac - out_frac).max(0) } else { 0 };
+    (width - dropped).max(1) as u64
+}
