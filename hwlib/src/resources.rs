@@ -296,6 +296,15 @@ pub fn varying_bits(words: &[Vec<i64>], lane_width: u32) -> u64 {
     varying.iter().map(|v| u64::from(v.count_ones())).sum()
 }
 
+/// Bits of a `width`-bit value with `frac` fractional bits that a cast to `out_frac` fractional
+/// bits with rounding code `rounding` reads: under TRN (code 0) the bits below the output's
+/// fraction are never read, so Yosys drops their registers; every other mode reads them (its
+/// round-up decision). At least 1.
+pub fn bits_read_by_cast(width: i64, frac: i64, out_frac: i64, rounding: i64) -> u64 {
+    let dropped = if rounding == 0 { (frac - out_frac).max(0) } else { 0 };
+    (width - dropped).max(1) as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,13 +375,4 @@ mod tests {
         assert_eq!(varying_bits(&[vec![-1, 2]], 4), 0);
         assert_eq!(varying_bits(&[vec![-1], vec![1]], 4), 3);
     }
-}
-
-/// Bits of a `width`-bit value with `frac` fractional bits that a cast to `out_frac` fractional
-/// bits with rounding code `rounding` reads: under TRN (code 0) the bits below the output's
-/// fraction are never read, so Yosys drops their registers; every other mode reads them (its
-/// round-up decision). At least 1.
-pub fn bits_read_by_cast(width: i64, frac: i64, out_frac: i64, rounding: i64) -> u64 {
-    let dropped = if rounding == 0 { (frac - out_frac).max(0) } else { 0 };
-    (width - dropped).max(1) as u64
 }
