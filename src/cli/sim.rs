@@ -38,8 +38,8 @@ pub struct SimArgs {
 
 /// The clock the measured figures are converted at and where it comes from: `--clock-mhz`,
 /// else the project's `report.json` (`[hardware] clock_mhz` at emit: the clock the user means to
-/// run at), else the Fmax that `mase synth DIR --target ecp5` measured (`pnr_ecp5.json`), else
-/// none.
+/// run at), else the Fmax that `mase synth DIR --target ecp5` measured (`pnr_ecp5.json`, when
+/// newer than `report.json`), else none.
 fn clock_of(p: &Project, a: &SimArgs) -> anyhow::Result<Option<(f64, &'static str)>> {
     if let Some(f) = a.clock_mhz {
         if !(f.is_finite() && f > 0.0) {
@@ -51,7 +51,16 @@ fn clock_of(p: &Project, a: &SimArgs) -> anyhow::Result<Option<(f64, &'static st
         return Ok(Some((f, "report.json clock_mhz")));
     }
     let pnr = mase_sim::pnr::project_report_path(&p.dir);
-    if !pnr.exists() {
+    let modified = |f: &Path| std::fs::metadata(f).and_then(|m| m.modified()).ok();
+    // A report older than the project's report.json was made for an earlier emit of the
+    // directory: its Fmax is not this design's.
+    let stale = match (modified(&pnr), modified(&p.dir.join("report.json"))) {
+        (Some(routed), Some(emitted)) => routed < emitted,
+        (None, _) => return Ok(None),
+        _ => false,
+    };
+    if stale {
+        eprintln!("{}: older than report.json (made for an earlier emit), not used", pnr.display());
         return Ok(None);
     }
     let text = std::fs::read_to_string(&pnr).with_context(|| format!("reading {}", pnr.display()))?;
