@@ -185,7 +185,8 @@ const RESOURCES: &[(&str, &str)] = &[
     ("distributed RAM", "TRELLIS_RAMW"),
 ];
 
-/// Places and routes the emitted project in `dir` (see the module doc). `progress`: a status
+/// Places and routes the emitted project in `dir` (see the module doc) and keeps the report in
+/// the project ([`project_report_path`], where `mase sim` finds the Fmax). `progress`: a status
 /// line with the elapsed seconds on stderr while each tool runs, when it is a terminal.
 pub fn pnr_project(dir: &Path, opts: &PnrOptions, progress: bool) -> Result<PnrReport> {
     let (files, report, top) = project_inputs(dir)?;
@@ -194,7 +195,11 @@ pub fn pnr_project(dir: &Path, opts: &PnrOptions, progress: bool) -> Result<PnrR
     let script = format!("read_verilog -sv -I rtl {}\nhierarchy -check -top {top}\n", sources.join(" "));
     let instances: Vec<(String, String)> = report_instances(&report).map(|(i, c, _)| (i, c)).collect();
     let work = tempfile::tempdir().map_err(SimError::io("creating temp dir", std::env::temp_dir()))?;
-    run(Some(dir), work.path(), &script, &top, &instances, None, opts, progress)
+    let r = run(Some(dir), work.path(), &script, &top, &instances, None, opts, progress)?;
+    let kept = project_report_path(dir);
+    let text = serde_json::to_string_pretty(&r).expect("reports serialize") + "\n";
+    std::fs::write(&kept, text).map_err(SimError::io("writing", &kept))?;
+    Ok(r)
 }
 
 /// Places and routes one component instance (parameters `overrides` over the defaults, memories

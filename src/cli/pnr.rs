@@ -76,13 +76,11 @@ pub fn component(
     print(&format!("component {name}"), &r, json)
 }
 
-/// Places and routes the project in `dir`, prints the report and keeps it in the project
-/// ([`mase_sim::pnr::project_report_path`]) for `mase sim`'s figures in real time.
+/// Places and routes the project in `dir` (which keeps the report in the project,
+/// [`mase_sim::pnr::project_report_path`]) and prints the report.
 pub fn project(dir: &Path, opts: &PnrOptions, json: bool) -> anyhow::Result<()> {
     let r = mase_sim::pnr_project(dir, opts, true)?;
     let path = mase_sim::pnr::project_report_path(dir);
-    std::fs::write(&path, serde_json::to_string_pretty(&r)? + "\n")
-        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
     print(&format!("project {} (top {})", dir.display(), r.top), &r, json)?;
     if !json {
         println!("wrote      {}", path.display());

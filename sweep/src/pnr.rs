@@ -39,9 +39,6 @@ pub fn place_and_route(ctx: &Context, points: &[&PointResult], dir: &Path) -> Re
         let proj_dir = dir.join(&p.id);
         mase_emit::project::write_project(&graph, &design, &proj_dir, ctx.hw.clock_mhz)?;
         let r = mase_sim::pnr_project(&proj_dir, &opts, false)?;
-        let report = serde_json::to_string_pretty(&r).expect("reports serialize") + "\n";
-        let kept = mase_sim::pnr::project_report_path(&proj_dir);
-        std::fs::write(&kept, report).map_err(crate::error::io("writing", &kept))?;
         let m = p.metrics.as_ref();
         let (ii, latency) = (m.map(|m| m.ii_cycles as f64), m.map_or(0.0, |m| m.latency_cycles as f64));
         let t = mase_emit::report::real_time(r.fmax_mhz, ii, latency);
