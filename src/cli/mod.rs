@@ -241,45 +241,8 @@ enum Command {
         /// The ONNX model.
         #[arg(required = true)]
         model: Option<PathBuf>,
-        /// Sweep configuration: a flow configuration plus [sweep] axes (width, weight_width,
-        /// multiplier_budget or target_ii, samples, seed, [sweep.ops.<op>] width).
-        #[arg(long, required = true)]
-        config: Option<PathBuf>,
-        /// Full shape of an input with dynamic dimensions, e.g. input=1x8x128.
-        #[arg(long = "input-shape", value_name = "NAME=DIMS")]
-        input_shape: Vec<String>,
-        /// Calibration data of a graph input, NAME=FILE.npy (repeatable); replaces
-        /// [calibration] inputs.
-        #[arg(long, value_name = "NAME=FILE")]
-        calibrate: Vec<String>,
-        /// Evaluation data of a graph input, NAME=FILE.npy (repeatable; inferences stacked);
-        /// seeded inputs when omitted.
-        #[arg(long, value_name = "NAME=FILE")]
-        eval: Vec<String>,
-        /// Class labels of the evaluation rows (.npy of integers, one per row of the first
-        /// output): the front then uses top-1 accuracy.
-        #[arg(long)]
-        labels: Option<PathBuf>,
-        /// Points evaluated in parallel.
-        #[arg(short = 'j', long, default_value_t = 1)]
-        jobs: usize,
-        /// Run only the I-th of N disjoint slices of the points (0-based), e.g. 0/4.
-        #[arg(long, value_name = "I/N")]
-        shard: Option<String>,
-        /// Simulate the K most accurate Pareto points under Verilator (bit-exact, measured ii).
-        #[arg(long, value_name = "K", default_value_t = 0)]
-        verify: usize,
-        /// Synthesize the K most accurate Pareto points with Yosys (measured against the
-        /// resource model's estimate; a MiniLM-sized layer takes minutes per point).
-        #[arg(long, value_name = "K", default_value_t = 0)]
-        synth: usize,
-        /// Place and route the K most accurate Pareto points on an ECP5 (LFE5U-85F-6, as
-        /// `mase synth DIR --target ecp5`): Fmax and inferences/s in points.csv.
-        #[arg(long, value_name = "K", default_value_t = 0)]
-        pnr: usize,
-        /// Print the summary as JSON.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        args: sweep::SweepArgs,
         /// Output directory.
         #[arg(short, long, required = true)]
         output: Option<PathBuf>,
@@ -417,39 +380,11 @@ pub fn main() -> anyhow::Result<()> {
             flow::flow(&model, &flow::FlowArgs { shapes: input_shape, config, calibrate, rate }, &output)
         }
         Command::Sweep { merge: Some(SweepWhat::Merge { dirs, output }), .. } => sweep::merge(&dirs, &output),
-        Command::Sweep {
-            merge: None,
-            model,
-            config,
-            input_shape,
-            calibrate,
-            eval,
-            labels,
-            jobs,
-            shard,
-            verify,
-            synth,
-            pnr,
-            json,
-            output,
-        } => {
-            let (Some(model), Some(config), Some(output)) = (model, config, output) else {
+        Command::Sweep { merge: None, model, args, output } => {
+            let (Some(model), Some(output)) = (model, output) else {
                 anyhow::bail!("mase sweep needs MODEL, --config SWEEP.toml and -o DIR (or: mase sweep merge DIR… -o DIR)");
             };
-            let a = sweep::SweepArgs {
-                config,
-                shapes: input_shape,
-                calibrate,
-                eval,
-                labels,
-                jobs,
-                shard,
-                verify,
-                synth,
-                pnr,
-                json,
-            };
-            sweep::sweep(&model, &a, &output)
+            sweep::sweep(&model, &args, &output)
         }
         Command::Demo { output } => demo::run(&output),
     }

@@ -8,36 +8,56 @@ use std::time::Instant;
 use mase_sweep::output::{front_sorted, PointResult};
 use mase_sweep::{Data, Shard, SweepConfig, SweepOptions};
 
-/// Options of `mase sweep`.
+/// Options of `mase sweep` (flattened into its command line).
+#[derive(clap::Args)]
 pub struct SweepArgs {
-    /// `--config SWEEP.toml`.
-    pub config: PathBuf,
-    /// `--input-shape NAME=DIMS` values.
+    /// Sweep configuration: a flow configuration plus [sweep] axes (width, weight_width,
+    /// multiplier_budget or target_ii, samples, seed, [sweep.ops.<op>] width).
+    #[arg(long, required = true)]
+    pub config: Option<PathBuf>,
+    /// Full shape of an input with dynamic dimensions, e.g. input=1x8x128.
+    #[arg(long = "input-shape", value_name = "NAME=DIMS")]
     pub shapes: Vec<String>,
-    /// `--calibrate NAME=FILE.npy` values.
+    /// Calibration data of a graph input, NAME=FILE.npy (repeatable); replaces
+    /// [calibration] inputs.
+    #[arg(long, value_name = "NAME=FILE")]
     pub calibrate: Vec<String>,
-    /// `--eval NAME=FILE.npy` values.
+    /// Evaluation data of a graph input, NAME=FILE.npy (repeatable; inferences stacked);
+    /// seeded inputs when omitted.
+    #[arg(long, value_name = "NAME=FILE")]
     pub eval: Vec<String>,
-    /// `--labels FILE.npy`.
+    /// Class labels of the evaluation rows (.npy of integers, one per row of the first
+    /// output): the front then uses top-1 accuracy.
+    #[arg(long)]
     pub labels: Option<PathBuf>,
-    /// `-j N`.
+    /// Points evaluated in parallel.
+    #[arg(short = 'j', long, default_value_t = 1)]
     pub jobs: usize,
-    /// `--shard I/N`.
+    /// Run only the I-th of N disjoint slices of the points (0-based), e.g. 0/4.
+    #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
-    /// `--verify K`.
+    /// Simulate the K most accurate Pareto points under Verilator (bit-exact, measured ii).
+    #[arg(long, value_name = "K", default_value_t = 0)]
     pub verify: usize,
-    /// `--synth K`.
+    /// Synthesize the K most accurate Pareto points with Yosys (measured against the
+    /// resource model's estimate; a MiniLM-sized layer takes minutes per point).
+    #[arg(long, value_name = "K", default_value_t = 0)]
     pub synth: usize,
-    /// `--pnr K`.
+    /// Place and route the K most accurate Pareto points on an ECP5 (LFE5U-85F-6, as
+    /// `mase synth DIR --target ecp5`): Fmax and inferences/s in points.csv.
+    #[arg(long, value_name = "K", default_value_t = 0)]
     pub pnr: usize,
-    /// `--json`.
+    /// Print the summary as JSON.
+    #[arg(long)]
     pub json: bool,
 }
 
 /// `mase sweep MODEL --config SWEEP.toml -o DIR`.
 pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
     let t = Instant::now();
-    let config = SweepConfig::from_file(&a.config)?;
+    let config = SweepConfig::from_file(
+        a.config.as_deref().ok_or_else(|| anyhow::anyhow!("mase sweep needs --config SWEEP.toml"))?,
+    )?;
     let data = Data {
         input_shapes: super::args::input_shapes(&a.shapes)?,
         calibrate: super::args::calibration_files(&a.calibrate)?,
