@@ -162,12 +162,15 @@ module mase_mul #(
         assign prod[i*PW+:PW] = xe * CE;
       end
     end
+    // One register process per lane: Yosys 0.23's synth_xilinx, folding one lane's slice of a
+    // single shared product register into that lane's DSP48 P register, loses the other lanes
+    // (at the defaults it kept 1 DSP48E1 and made lanes 0..2 constant); ECP5 and Verilator are
+    // unaffected either way.
+    always_ff @(posedge clk) begin
+      if (en) s2_prod[i*PW+:PW] <= prod[i*PW+:PW];
+    end
     `MASE_CAST_TO(DATA_OUT_0, PW, DATA_IN_0_PRECISION_1 + CONST_PRECISION_1, 1, 1, s2_prod[i*PW+:PW],
                   y[i*OW+:OW]);
-  end
-
-  always_ff @(posedge clk) begin
-    if (en) s2_prod <= prod;
   end
 
   `MASE_OUTPUT_SKID(OW, N, y, s2_valid, out_ready);

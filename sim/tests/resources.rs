@@ -16,6 +16,9 @@ fn resource_model_matches_yosys_on_small_instances() {
         // An embedding at its defaults: a 10 x 8 table of s8.6 in one block RAM, four lanes.
         ("embedding", vec![]),
         ("skid_buffer", vec![("DATA_WIDTH".into(), 13), ("LANES".into(), 3)]),
+        // A scalar multiply at its defaults: four lanes of 8 x 6 bits on four DSPs with their
+        // product registers (a shared product register once lost three lanes in synth_xilinx).
+        ("mul", vec![]),
         // An 8-bit linear with one DSP, a weight ROM in block RAM and a LUT-RAM row buffer.
         (
             "linear",
