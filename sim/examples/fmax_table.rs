@@ -4,10 +4,12 @@
 //! Fmax and where its critical path runs, as the README's Markdown table.
 //!
 //! `cargo run --release -p mase-sim --example fmax_table -- [--only NAME,…] [--save FILE]
-//! [--load FILE] [--part P] [--speed S] [--freq MHz] [--instances]`
+//! [--load FILE,…] [--part P] [--speed S] [--freq MHz] [--instances]`
 //!
 //! `--save FILE` writes every measurement (JSON) so that `--load FILE` reprints the table without
-//! placing anything again; `--instances` prints one row per instance instead of per component.
+//! placing anything again (`--load A,B,…` merges files, a component's samples taken from the last
+//! file that has it; with `--save` the merge is written); `--instances` prints one row per
+//! instance instead of per component.
 //! `sim/examples/fmax_measured.json` holds the measurements the README's table was made from.
 //! Runs the tools serially (a few seconds to a minute per instance).
 
@@ -71,7 +73,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         opts.freq_mhz = f.parse()?;
     }
     let samples: Vec<Sample> = match arg(&args, "--load") {
-        Some(file) => serde_json::from_str(&std::fs::read_to_string(file)?)?,
+        Some(files) => {
+            // Later files replace earlier ones component by component, so a re-measured
+            // component's file can be laid over the whole table's.
+            let mut all: Vec<Sample> = Vec::new();
+            for file in files.split(',') {
+                let these: Vec<Sample> = serde_json::from_str(&std::fs::read_to_string(file)?)?;
+                all.retain(|s| !these.iter().any(|t| t.component == s.component));
+                all.extend(these);
+            }
+            all
+        }
         None => {
             let mut out = Vec::new();
             for c in registry() {
