@@ -21,7 +21,7 @@
 // parallel, for up = 0 (n = q) and up = 1 (n = q + 1, the incrementer fed by q alone), and up,
 // itself an OR tree over the dropped bits, only selects between the two at the end (one LUT
 // level; merging up into the incrementer's carry or into the flags measured 88 / 105 MHz on
-// mase_sub's 64-bit-output instance, this form 125 MHz).
+// mase_sub's 64-bit-output instance, this form 124 MHz).
 // Why: the plain form (n = q + up as wide as the input, then the range check over n's high
 // bits, then the saturation mux) is serial on ECP5, a carry chain up to ~115 bits long feeding
 // the AND/OR trees (74 MHz measured through mase_sub's cast).
