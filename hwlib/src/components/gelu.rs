@@ -1022,7 +1022,7 @@ mod tests {
         assert_eq!((depth(&q), banks(&q)), (3048, 2));
         let words = layout_table("gelu", &q, "table", &(1..=3048).collect::<Vec<_>>()).unwrap();
         assert_eq!((&words[999], &words[1000]), (&vec![1000, 3048], &vec![1001, 0]));
-        let small = resolve_params(&Gelu, &[]).unwrap();
+        let small = resolve_params::<&str>(&Gelu, &[]).unwrap();
         assert_eq!((banks(&small), rom_depth(&small)), (1, depth(&small)));
         let mem = &Gelu.memories(&p)[0];
         assert_eq!((mem.values, mem.depth, mem.lanes), (4096, BANK_WORDS, 2));
