@@ -385,13 +385,14 @@ module mase_gelu #(
           logic [OW-1:0] f_body;
           logic [OW-1:0] f_tv;
           logic f_tail, f_neg;
-          /// Band of xt, one-hot (band b is [STb, ST(b+1)); none outside the table or when empty):
-          /// four comparisons of xt against the band starts.
+          /// Band of the registered coordinate, one-hot (band b is [STb, ST(b+1)); none outside
+          /// the table or when empty), decoded from the registered comparisons.
           logic [4:0] band;
-          /// Band stage: registered xt, band, tail and sign flags and input code (the
-          /// comparisons take a cycle of their own, ahead of the address arithmetic).
+          /// Band stage: registered xt, comparisons, tail and sign flags and input code (the
+          /// comparisons take a cycle of their own, ahead of the address arithmetic, and end in
+          /// flip-flops).
           logic signed [XW-1:0] q_xt;
-          logic [4:0] q_band;
+          logic [5:0] q_ge;
           logic q_below, q_above, q_neg;
           logic [IW-1:0] q_x;
           /// Normalised in-segment offset (xt mod 2^S) << (M - S) of xt in its band.
@@ -404,14 +405,14 @@ module mase_gelu #(
           /// The registered table coordinate in 32 bits (for the in-segment offset).
           logic signed [31:0] xi;
           /// xt at or past the start of band b (b = 0..4), and past the table (b = 5): the starts
-          /// rise with b, so band b is ge[b] && !ge[b+1], one gate after the comparisons.
+          /// rise with b, so band b is ge[b] && !ge[b+1].
           logic [5:0] ge;
           assign ge = {above, xt >= XW'(ST4), xt >= XW'(ST3), xt >= XW'(ST2), xt >= XW'(ST1), !below};
-          assign band = ge[4:0] & ~ge[5:1];
+          assign band = q_ge[4:0] & ~q_ge[5:1];
           always_ff @(posedge clk) begin
             if (en) begin
               q_xt    <= xt;
-              q_band  <= band;
+              q_ge    <= ge;
               q_below <= below;
               q_above <= above;
               q_neg   <= neg;
@@ -424,16 +425,16 @@ module mase_gelu #(
           assign sa_x = q_x;
           assign xi = 32'(q_xt);
           // The band's word and offset, selected by AND-OR (0 with no band).
-          assign k = ({XW{q_band[4]}} & ((q_xt >>> SH4) + XW'(OFF4)))
-                   | ({XW{q_band[3]}} & ((q_xt >>> SH3) + XW'(OFF3)))
-                   | ({XW{q_band[2]}} & ((q_xt >>> SH2) + XW'(OFF2)))
-                   | ({XW{q_band[1]}} & ((q_xt >>> SH1) + XW'(OFF1)))
-                   | ({XW{q_band[0]}} & ((q_xt >>> SH0) + XW'(OFF0)));
-          assign rn = ({RW{q_band[4]}} & RW'((xi & MASK4) << (M - SH4)))
-                    | ({RW{q_band[3]}} & RW'((xi & MASK3) << (M - SH3)))
-                    | ({RW{q_band[2]}} & RW'((xi & MASK2) << (M - SH2)))
-                    | ({RW{q_band[1]}} & RW'((xi & MASK1) << (M - SH1)))
-                    | ({RW{q_band[0]}} & RW'((xi & MASK0) << (M - SH0)));
+          assign k = ({XW{band[4]}} & ((q_xt >>> SH4) + XW'(OFF4)))
+                   | ({XW{band[3]}} & ((q_xt >>> SH3) + XW'(OFF3)))
+                   | ({XW{band[2]}} & ((q_xt >>> SH2) + XW'(OFF2)))
+                   | ({XW{band[1]}} & ((q_xt >>> SH1) + XW'(OFF1)))
+                   | ({XW{band[0]}} & ((q_xt >>> SH0) + XW'(OFF0)));
+          assign rn = ({RW{band[4]}} & RW'((xi & MASK4) << (M - SH4)))
+                    | ({RW{band[3]}} & RW'((xi & MASK3) << (M - SH3)))
+                    | ({RW{band[2]}} & RW'((xi & MASK2) << (M - SH2)))
+                    | ({RW{band[1]}} & RW'((xi & MASK1) << (M - SH1)))
+                    | ({RW{band[0]}} & RW'((xi & MASK0) << (M - SH0)));
           assign addr = AW'(k);
           assign yk = c_t[DW+:YW];
           assign dk = c_t[DW-1:0];
