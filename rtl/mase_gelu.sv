@@ -20,17 +20,28 @@
 // the lookup above (either FORM) takes m = min(|x|, HI) instead of x, so every magnitude past HI
 // reads the entry of HI (saturation, no tails), and the output is t(m) for x >= 0 and -t(m) for
 // x < 0 (negation saturating: the most negative code becomes the largest).
-// The table is a synchronous-read ROM loaded by $readmemh(TABLE_MEM_FILE), one entry per word.
+// The table is a synchronous-read ROM loaded by $readmemh(TABLE_MEM_FILE), one entry per word;
+// FORM 0 tables of more than BANK_WORDS entries as NB banks side by side (word r holds entries
+// r, r + BANK_WORDS, ...), the bank picked after the read, from flip-flops.
 // Resource choice: FORM 0: two lanes share one ROM, each on its own read port (a block RAM has
 // two ports; RAMB36 serves two reads of up to 36 bits, RAMB18 two of up to 18), so P lanes cost
 // ceil(P/2) ROMs and lanes never contend. FORM 1: one ROM per lane (a word of YW + DW, 36..42
 // bits, is one simple-dual-port block RAM read; sharing would need a second port of that width,
 // the silicon of a second copy, no saving).
 // FORM 1 band select: four comparisons of x against the band starts pick the band's shift and
-// word offset (constants), so the address is (x >>> S) + OFF, no subtraction of LO.
-// Pipeline: FORM 0: ROM read + input register -> tail select / cast (combinational) -> skid.
-//   FORM 1: ROM read + input register -> interpolation (one multiply, registered) -> tail
-//   select / cast -> skid. Latency: 2 cycles (FORM 0), 3 (FORM 1). II: 1 beat per cycle;
+// word offset (constants), so the address is (x >>> S) + OFF, no subtraction of LO; the band is
+// registered (one-hot) and the address selects the band's sum by AND-OR.
+// Pipeline (one piece of arithmetic per register stage, for >= 125 MHz on ECP5; every stage
+// advances together, the input ready is the last stage empty or the skid buffer's registered
+// ready): [SHAPE 1: |x| and the clamp to HI, registered] -> [FORM 1: the band, four
+// comparisons, registered] -> address (FORM 0: x - LO; FORM 1: (x >>> S) + OFF of the band) and
+// tail flags, registered -> ROM read (the block RAM's own register; the upper tail's cast beside
+// it) -> the ROM word again in flip-flops (a block RAM's clock-to-out, ~5.8 ns on ECP5, leaves no
+// room after it) -> [banked FORM 0: the word copied, registered] -> FORM 1: d_k * r,
+// registered -> y_k + step, registered -> its rounding, registered -> the overflow mode (the cast
+// in two halves), registered -> bank select (banked FORM 0), negation (SHAPE 1) and tail select
+// -> skid.
+//   Latency: 4 cycles (FORM 0; 5 banked), 9 (FORM 1), one more with SHAPE 1. II: 1 beat per cycle;
 //   TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
 //   Paths cut: data, valid and ready (input ready is a function of registers only).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
@@ -128,13 +139,29 @@ module mase_gelu #(
   localparam int YW = WS + A + 3 > GUARD_BITS + 4 ? WS + A + 3 : GUARD_BITS + 4;
   /// FORM 1: difference bits, max(M + A + 3, 3).
   localparam int DW = M + A + 3 > 3 ? M + A + 3 : 3;
-  /// Bits of one ROM word.
+  /// Bits of one table entry.
   localparam int WORD_BITS = FORM == 1 ? YW + DW : OW;
   /// Table entries (at least 1, so that invalid TABLE_NEG/POS reach the parameter checks).
   localparam int DEPTH = HI < LO ? 1 : FORM == 1 ? (CNT0 + CNT1 + CNT2 + CNT3 + CNT4 > 1 ?
       CNT0 + CNT1 + CNT2 + CNT3 + CNT4 : 1) : HI - LO + 1;
   /// Table address width.
   localparam int AW = DEPTH > 1 ? $clog2(DEPTH) : 1;
+  /// FORM 0: entries per bank of a deep table. A 2048-word bank fills a column of ECP5 block RAMs
+  /// in their 2K x 9 mode (a Xilinx RAMB36 in 2K x 18), so one bank's read has no read mux.
+  localparam int BANK_WORDS = 2048;
+  /// Banks: FORM 0 tables deeper than BANK_WORDS are read as NB banks side by side (ROM word r
+  /// holds entries r, r + BANK_WORDS, ..., bank b in bits [b*WORD_BITS +: WORD_BITS]; mase_hwlib
+  /// layout_table packs the .mem file so), and the bank is picked from flip-flops after the read:
+  /// one ROM of many rows would put a wide read mux after the block RAMs' clock-to-out.
+  localparam int NB = FORM == 0 && DEPTH > BANK_WORDS ? (DEPTH + BANK_WORDS - 1) / BANK_WORDS : 1;
+  /// ROM words (rows of the .mem file).
+  localparam int ROM_DEPTH = NB > 1 ? BANK_WORDS : DEPTH;
+  /// Bits of one ROM word (NB table entries).
+  localparam int ROM_BITS = NB * WORD_BITS;
+  /// ROM address width (the low bits of the table address).
+  localparam int RAW = NB > 1 ? $clog2(BANK_WORDS) : AW;
+  /// Bank index width (at least 1).
+  localparam int BW = NB > 1 ? $clog2(NB) : 1;
   /// Width of the address arithmetic (input codes and LO/HI are within 17 bits).
   localparam int XW = 18;
   /// FORM 1: width of the normalised in-segment offset (at least 1).
@@ -167,11 +194,18 @@ module mase_gelu #(
   end
 `endif
 
-  /// Pipeline advance: the last register stage is empty or drains into the skid buffer.
+  /// Register stages before the skid buffer: SHAPE 1's magnitude stage, FORM 1's band stage,
+  /// the address, the ROM read and the ROM word, a banked table's bank stage, and FORM 1's
+  /// product, interpolated value, its rounding and its overflow mode.
+  localparam int NS = SHAPE + 3 + 5 * FORM + (NB > 1 ? 1 : 0);
+
+  /// Pipeline advance: the last register stage is empty or drains into the skid buffer (every
+  /// stage moves together; the skid buffer's second entry takes the beat that moves while its
+  /// ready, a register, is still high).
   logic en;
-  /// Stage 1 (ROM read) holds a block.
-  logic s1_valid;
-  /// Block entering the skid buffer is valid (stage 1 for FORM 0, stage 2 for FORM 1).
+  /// Stage i holds a block (valid of register stage i, 0 the first).
+  logic [NS-1:0] vld;
+  /// Block entering the skid buffer is valid (the last stage).
   logic y_valid;
   /// Skid buffer can take a block (registered).
   logic out_ready;
@@ -180,22 +214,17 @@ module mase_gelu #(
 
   assign en = !y_valid || out_ready;
   assign data_in_0_ready = en;
+  assign y_valid = vld[NS-1];
 
-  `MASE_VALID_REG(s1_valid, en, data_in_0_valid)
-
-  if (FORM == 1) begin : g_s2
-    /// Stage 2 (interpolation) holds a block.
-    logic s2_valid;
-    `MASE_VALID_REG(s2_valid, en, s1_valid)
-    assign y_valid = s2_valid;
-  end else begin : g_s1
-    assign y_valid = s1_valid;
+  always_ff @(posedge clk) begin
+    if (rst) vld <= '0;
+    else if (en) vld <= NS'({vld, data_in_0_valid});
   end
 
   for (genvar t = 0; t < NT; t++) begin : g_table
     /// The table of lanes LPT*t .. LPT*t+LPT-1 (one read port each).
-    logic [WORD_BITS-1:0] rom[DEPTH];
-    `MASE_ROM_INIT(rom, DEPTH, TABLE_MEM_FILE)
+    logic [ROM_BITS-1:0] rom[ROM_DEPTH];
+    `MASE_ROM_INIT(rom, ROM_DEPTH, TABLE_MEM_FILE)
 
     for (genvar j = 0; j < LPT; j++) begin : g_port
       if (LPT * t + j < N) begin : g_lane
@@ -203,76 +232,169 @@ module mase_gelu #(
         localparam int L = LPT * t + j;
         /// Input code, sign-extended.
         logic signed [XW-1:0] x;
-        /// Table coordinate: the code x (SHAPE 0) or the magnitude min(|x|, HI) (SHAPE 1).
+        /// Table coordinate: the code x (SHAPE 0) or the registered magnitude min(|x|, HI)
+        /// (SHAPE 1).
         logic signed [XW-1:0] xt;
-        /// Code below the table.
-        logic below;
-        /// Code above the table.
-        logic above;
-        /// SHAPE 1: negative input (the output is negated).
+        /// Code below / above the table (with xt; SHAPE 1: never).
+        logic below, above;
+        /// SHAPE 1: negative input (with xt; the output is negated).
         logic neg;
-        /// ROM address (0 outside the table).
+        /// Tail and sign flags and the input code entering the address stage (FORM 1: from the
+        /// band stage). SHAPE 1 reads no input code (no tails).
+        logic sa_below, sa_above, sa_neg;
+        /* verilator lint_off UNUSEDSIGNAL */
+        logic [IW-1:0] sa_x;
+        /* verilator lint_on UNUSEDSIGNAL */
+        /// ROM address (FORM 0: computed from xt, its low AW bits outside the table, where the
+        /// tails replace the word; FORM 1: from the band stage, 0 outside the table).
         logic [AW-1:0] addr;
+        /// Output of the tails at the ROM-read stage: 0 below the table, cast(x) above it.
+        logic [OW-1:0] tv;
         assign x = XW'($signed(data_in_0[L*IW+:IW]));
+
+        /// Address stage: registered ROM address (row and bank), tail and sign flags (the address
+        /// arithmetic ends in a register, so the block RAM's address setup starts the next cycle).
+        logic [RAW-1:0] a_row;
+        logic [BW-1:0] a_bank;
+        logic a_below, a_above, a_neg;
+        always_ff @(posedge clk) begin
+          if (en) begin
+            a_row   <= RAW'(addr);
+            a_bank  <= BW'(addr >> RAW);
+            a_below <= sa_below;
+            a_above <= sa_above;
+            a_neg   <= sa_neg;
+          end
+        end
+
         if (SHAPE == 1) begin : g_odd
           /// |x| (at most 2^15: XW bits hold it).
           logic signed [XW-1:0] mag;
+          /// |x| > HI, found on x itself (in parallel with the negation).
+          logic clamp;
+          /// Magnitude stage: registered min(|x|, HI) and sign (|x| and the clamp take a cycle
+          /// of their own, ahead of the band select). The magnitude is at most 2^(IW-1): IW bits,
+          /// unsigned, so what reads it (comparisons, address) sees constant upper bits.
+          logic [IW-1:0] m_xt;
+          logic m_neg;
           assign mag = x < 0 ? -x : x;
-          assign xt = mag > XW'(HI) ? XW'(HI) : mag;
+          assign clamp = x > XW'(HI) || x < -XW'(HI);
+          always_ff @(posedge clk) begin
+            if (en) begin
+              m_xt  <= IW'(clamp ? XW'(HI) : mag);
+              m_neg <= x < 0;
+            end
+          end
+          assign xt = XW'({1'b0, m_xt});
           assign below = 1'b0;
           assign above = 1'b0;
-          assign neg = x < 0;
+          assign neg = m_neg;
+          assign tv = '0;
         end else begin : g_code
+          /// Registered input code (for the upper tail), beside the address.
+          logic [IW-1:0] a_x;
+          /// Upper tail: the input cast into the output format.
+          logic [OW-1:0] tail;
+          always_ff @(posedge clk) begin
+            if (en) a_x <= sa_x;
+          end
           assign xt = x;
           assign below = x < XW'(LO);
           assign above = x > XW'(HI);
           assign neg = 1'b0;
+          if (1) begin : g_tail
+            `MASE_CAST_TO(DATA_OUT_0, IW, DATA_IN_0_PRECISION_1, 1, 1, a_x, tail);
+          end
+          assign tv = a_below ? '0 : tail;
         end
 
-        /// Registered ROM word.
-        logic [WORD_BITS-1:0] s1_t;
-        /// Registered input code (for the upper tail).
-        logic [IW-1:0] s1_x;
-        /// Registered below/above/negative flags.
-        logic s1_below, s1_above, s1_neg;
+        /// ROM-read stage: the ROM word (the block RAM's own read register), the tail output,
+        /// whether it is taken, and the sign.
+        logic [ROM_BITS-1:0] b_t;
+        logic [BW-1:0] b_bank;
+        logic [OW-1:0] b_tv;
+        logic b_tail, b_neg;
+        /// Word stage: the ROM word again in flip-flops (a block RAM's clock-to-out is most of a
+        /// cycle, so nothing else follows it), with the tail and sign.
+        logic [ROM_BITS-1:0] c_t;
+        /* verilator lint_off UNUSEDSIGNAL */
+        /// The bank of the word (FORM 1 has one bank and leaves it unread).
+        logic [BW-1:0] c_bank;
+        /* verilator lint_on UNUSEDSIGNAL */
+        logic [OW-1:0] c_tv;
+        logic c_tail, c_neg;
         always_ff @(posedge clk) begin
           if (en) begin
-            s1_t     <= rom[addr];
-            s1_x     <= data_in_0[L*IW+:IW];
-            s1_below <= below;
-            s1_above <= above;
-            s1_neg   <= neg;
+            b_t    <= rom[a_row];
+            b_bank <= a_bank;
+            b_tv   <= tv;
+            b_tail <= a_below || a_above;
+            b_neg  <= a_neg;
+            c_t    <= b_t;
+            c_bank <= b_bank;
+            c_tv   <= b_tv;
+            c_tail <= b_tail;
+            c_neg  <= b_neg;
           end
         end
 
-        /// Upper tail: the input cast into the output format.
-        logic [OW-1:0] tail;
         /// Table value in the output format.
         logic [OW-1:0] body;
         /// Table value negated, saturating (SHAPE 1, negative inputs).
         logic [OW-1:0] nbody;
-        /// Tail and sign flags at the output stage.
-        logic y_below, y_above, y_neg;
-        /// Input code at the output stage.
-        logic [IW-1:0] y_x;
+        /// Tail output, tail taken and sign at the output stage.
+        logic [OW-1:0] y_tv;
+        logic y_tail, y_neg;
         if (FORM == 1) begin : g_interp
-          /// Breakpoint y_k.
+          /// Breakpoint y_k (word stage).
           logic signed [YW-1:0] yk;
-          /// Difference d_k = y_(k+1) - y_k.
+          /// Difference d_k = y_(k+1) - y_k (word stage).
           logic signed [DW-1:0] dk;
-          /// Registered normalised in-segment offset r << (M - S).
-          logic [RW-1:0] s1_r;
+          /// Normalised in-segment offset r << (M - S) at the address, ROM-read and word stages.
+          logic [RW-1:0] a_r, b_r, c_r;
           /// d_k * r (exact).
           logic signed [DW+RW:0] prod;
           /// d_k * r floored by 2^M (|d_k * r / 2^M| < |d_k|: DW bits hold it).
           logic signed [DW-1:0] step;
-          /// Interpolated value v (F_out + G fractional bits).
+          /// Product stage: registered step and breakpoint, tail and sign.
+          logic signed [DW-1:0] d_step;
+          logic signed [YW-1:0] d_yk;
+          logic [OW-1:0] d_tv;
+          logic d_tail, d_neg;
+          /// Interpolated value v = y_k + step (F_out + G fractional bits).
           logic signed [YW:0] v;
-          /// Registered v.
-          logic [YW:0] s2_v;
-          /// Registered flags and input code.
-          logic s2_below, s2_above, s2_neg;
-          logic [IW-1:0] s2_x;
+          /// Sum stage: registered v, tail and sign (the cast follows in the last cycle).
+          logic [YW:0] e_v;
+          logic [OW-1:0] e_tv;
+          logic e_tail, e_neg;
+          /// Bits of v rounded to F_out fractional bits: |v| <= 2^YW units of 2^-(F_out + G), so
+          /// the rounded integer fits in YW - G + 2 bits; one more, so it never wraps.
+          localparam int NRW = YW + 3 - GUARD_BITS;
+          /// v rounded to F_out fractional bits (DATA_OUT_0_ROUNDING), not yet range-limited.
+          logic [NRW-1:0] vr;
+          /// Rounding stage: registered rounded v, tail and sign. The cast is split in two
+          /// cycles, rounding then the overflow mode: cast(v) is exactly the overflow mode applied
+          /// to the rounded integer (mase_cast_core), and each half is a carry chain.
+          logic [NRW-1:0] n_v;
+          logic [OW-1:0] n_tv;
+          logic n_tail, n_neg;
+          /// v in the output format (the overflow mode applied to n_v).
+          logic [OW-1:0] cv;
+          /// Cast stage: registered cast value, tail and sign (the negation and the tail select
+          /// follow in the last cycle).
+          logic [OW-1:0] f_body;
+          logic [OW-1:0] f_tv;
+          logic f_tail, f_neg;
+          /// Band of the registered coordinate, one-hot (band b is [STb, ST(b+1)); none outside
+          /// the table or when empty), decoded from the registered comparisons.
+          logic [4:0] band;
+          /// Band stage: registered xt, comparisons, tail and sign flags and input code (the
+          /// comparisons take a cycle of their own, ahead of the address arithmetic, and end in
+          /// flip-flops).
+          logic signed [XW-1:0] q_xt;
+          logic [5:0] q_ge;
+          logic q_below, q_above, q_neg;
+          logic [IW-1:0] q_x;
           /// Normalised in-segment offset (xt mod 2^S) << (M - S) of xt in its band.
           logic [RW-1:0] rn;
           /// Word of xt in its band, (xt >>> S) + OFF (0 outside the table; the address is its
@@ -280,69 +402,141 @@ module mase_gelu #(
           /* verilator lint_off UNUSEDSIGNAL */
           logic signed [XW-1:0] k;
           /* verilator lint_on UNUSEDSIGNAL */
-          /// The table coordinate in 32 bits (for the in-segment offset).
+          /// The registered table coordinate in 32 bits (for the in-segment offset).
           logic signed [31:0] xi;
-          assign xi = 32'(xt);
-          always_comb begin
-            if (below || above) begin
-              k  = '0;
-              rn = '0;
-            end else if (xt >= XW'(ST4)) begin
-              k  = (xt >>> SH4) + XW'(OFF4);
-              rn = RW'((xi & MASK4) << (M - SH4));
-            end else if (xt >= XW'(ST3)) begin
-              k  = (xt >>> SH3) + XW'(OFF3);
-              rn = RW'((xi & MASK3) << (M - SH3));
-            end else if (xt >= XW'(ST2)) begin
-              k  = (xt >>> SH2) + XW'(OFF2);
-              rn = RW'((xi & MASK2) << (M - SH2));
-            end else if (xt >= XW'(ST1)) begin
-              k  = (xt >>> SH1) + XW'(OFF1);
-              rn = RW'((xi & MASK1) << (M - SH1));
-            end else begin
-              k  = (xt >>> SH0) + XW'(OFF0);
-              rn = RW'((xi & MASK0) << (M - SH0));
-            end
-          end
-          assign addr = AW'(k);
-          assign yk = s1_t[DW+:YW];
-          assign dk = s1_t[DW-1:0];
-          assign prod = dk * $signed({1'b0, s1_r});
-          assign step = DW'(prod >>> M);
-          assign v = (YW + 1)'(yk) + (YW + 1)'(step);
+          /// xt at or past the start of band b (b = 0..4), and past the table (b = 5): the starts
+          /// rise with b, so band b is ge[b] && !ge[b+1].
+          logic [5:0] ge;
+          assign ge = {above, xt >= XW'(ST4), xt >= XW'(ST3), xt >= XW'(ST2), xt >= XW'(ST1), !below};
+          assign band = q_ge[4:0] & ~q_ge[5:1];
           always_ff @(posedge clk) begin
             if (en) begin
-              s1_r     <= rn;
-              s2_v     <= v;
-              s2_below <= s1_below;
-              s2_above <= s1_above;
-              s2_neg   <= s1_neg;
-              s2_x     <= s1_x;
+              q_xt    <= xt;
+              q_ge    <= ge;
+              q_below <= below;
+              q_above <= above;
+              q_neg   <= neg;
+              q_x     <= data_in_0[L*IW+:IW];
             end
           end
-          `MASE_CAST_TO(DATA_OUT_0, YW + 1, DATA_OUT_0_PRECISION_1 + GUARD_BITS, 1, 1, s2_v, body);
-          assign y_below = s2_below;
-          assign y_above = s2_above;
-          assign y_neg = s2_neg;
-          assign y_x = s2_x;
+          assign sa_below = q_below;
+          assign sa_above = q_above;
+          assign sa_neg = q_neg;
+          assign sa_x = q_x;
+          assign xi = 32'(q_xt);
+          // The band's word and offset, selected by AND-OR (0 with no band).
+          assign k = ({XW{band[4]}} & ((q_xt >>> SH4) + XW'(OFF4)))
+                   | ({XW{band[3]}} & ((q_xt >>> SH3) + XW'(OFF3)))
+                   | ({XW{band[2]}} & ((q_xt >>> SH2) + XW'(OFF2)))
+                   | ({XW{band[1]}} & ((q_xt >>> SH1) + XW'(OFF1)))
+                   | ({XW{band[0]}} & ((q_xt >>> SH0) + XW'(OFF0)));
+          assign rn = ({RW{band[4]}} & RW'((xi & MASK4) << (M - SH4)))
+                    | ({RW{band[3]}} & RW'((xi & MASK3) << (M - SH3)))
+                    | ({RW{band[2]}} & RW'((xi & MASK2) << (M - SH2)))
+                    | ({RW{band[1]}} & RW'((xi & MASK1) << (M - SH1)))
+                    | ({RW{band[0]}} & RW'((xi & MASK0) << (M - SH0)));
+          assign addr = AW'(k);
+          assign yk = c_t[DW+:YW];
+          assign dk = c_t[DW-1:0];
+          assign prod = dk * $signed({1'b0, c_r});
+          assign step = DW'(prod >>> M);
+          assign v = (YW + 1)'(d_yk) + (YW + 1)'(d_step);
+          always_ff @(posedge clk) begin
+            if (en) begin
+              a_r    <= rn;
+              b_r    <= a_r;
+              c_r    <= b_r;
+              d_step <= step;
+              d_yk   <= yk;
+              d_tv   <= c_tv;
+              d_tail <= c_tail;
+              d_neg  <= c_neg;
+              e_v    <= v;
+              e_tv   <= d_tv;
+              e_tail <= d_tail;
+              e_neg  <= d_neg;
+              n_v    <= vr;
+              n_tv   <= e_tv;
+              n_tail <= e_tail;
+              n_neg  <= e_neg;
+              f_body <= cv;
+              f_tv   <= n_tv;
+              f_tail <= n_tail;
+              f_neg  <= n_neg;
+            end
+          end
+          mase_cast_core #(
+              .IN_WIDTH  (YW + 1),
+              .IN_FRAC   (DATA_OUT_0_PRECISION_1 + GUARD_BITS),
+              .IN_SIGNED (1),
+              .OUT_WIDTH (NRW),
+              .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
+              .OUT_SIGNED(1),
+              .ROUNDING  (DATA_OUT_0_ROUNDING),
+              .OVERFLOW  (0)
+          ) u_round (
+              .data_in (e_v),
+              .data_out(vr)
+          );
+          mase_cast_core #(
+              .IN_WIDTH  (NRW),
+              .IN_FRAC   (DATA_OUT_0_PRECISION_1),
+              .IN_SIGNED (1),
+              .OUT_WIDTH (OW),
+              .OUT_FRAC  (DATA_OUT_0_PRECISION_1),
+              .OUT_SIGNED(1),
+              .ROUNDING  (0),
+              .OVERFLOW  (DATA_OUT_0_OVERFLOW)
+          ) u_cast (
+              .data_in (n_v),
+              .data_out(cv)
+          );
+          assign body = f_body;
+          assign y_tv = f_tv;
+          assign y_tail = f_tail;
+          assign y_neg = f_neg;
         end else begin : g_full
-          /// Offset into the table range (0 outside it; the address is its low AW bits).
+          /// Offset into the table range (the address is its low AW bits; outside the range the
+          /// word read is replaced by the tails, so no comparison gates it).
           /* verilator lint_off UNUSEDSIGNAL */
           logic [XW-1:0] o;
           /* verilator lint_on UNUSEDSIGNAL */
-          assign o = (below || above) ? '0 : XW'(xt - XW'(LO));
+          assign o = XW'(xt - XW'(LO));
           assign addr = AW'(o);
-          assign body = s1_t[OW-1:0];
-          assign y_below = s1_below;
-          assign y_above = s1_above;
-          assign y_neg = s1_neg;
-          assign y_x = s1_x;
-        end
-        if (1) begin : g_tail
-          `MASE_CAST_TO(DATA_OUT_0, IW, DATA_IN_0_PRECISION_1, 1, 1, y_x, tail);
+          assign sa_below = below;
+          assign sa_above = above;
+          assign sa_neg = neg;
+          assign sa_x = data_in_0[L*IW+:IW];
+          if (NB > 1) begin : g_banked
+            /// Bank stage: the word register copied, with the bank, tail and sign, so that the
+            /// word register's one load lets it sit at its block RAM, and the bank select's
+            /// inputs (from every bank's block RAMs across the device) come from here.
+            logic [ROM_BITS-1:0] d_t;
+            logic [BW-1:0] d_bank;
+            logic [OW-1:0] d_tv;
+            logic d_tail, d_neg;
+            always_ff @(posedge clk) begin
+              if (en) begin
+                d_t    <= c_t;
+                d_bank <= c_bank;
+                d_tv   <= c_tv;
+                d_tail <= c_tail;
+                d_neg  <= c_neg;
+              end
+            end
+            assign body = d_t[32'(d_bank)*OW+:OW];
+            assign y_tv = d_tv;
+            assign y_tail = d_tail;
+            assign y_neg = d_neg;
+          end else begin : g_one
+            assign body = c_t[32'(c_bank)*OW+:OW];
+            assign y_tv = c_tv;
+            assign y_tail = c_tail;
+            assign y_neg = c_neg;
+          end
         end
         assign nbody = body == OMIN ? ~OMIN : -body;
-        assign y[L*OW+:OW] = y_below ? '0 : y_above ? tail : y_neg ? nbody : body;
+        assign y[L*OW+:OW] = y_tail ? y_tv : y_neg ? nbody : body;
       end
     end
   end

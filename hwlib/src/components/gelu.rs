@@ -60,15 +60,27 @@
 //! two reads of up to 18 bits (1024 × 18). A 16-bit table of 34 239 entries is 31 RAMB18 for one
 //! lane; two lanes sharing it take 16 RAMB36, where two copies took 62 RAMB18 (Yosys 0.23,
 //! measured). Small tables become distributed ROM in LUTs, where a second read port is a second
-//! copy of the LUTs: sharing then neither saves nor costs. Interpolated form: one ROM per lane.
+//! copy of the LUTs: sharing then neither saves nor costs. Tables deeper than [`BANK_WORDS`]
+//! (2048) are read as [`banks`] side by side, one ROM word holding an entry of each
+//! ([`layout_table`]), and the bank is picked from flip-flops after the read: one ROM of many rows
+//! of block RAMs puts a wide read mux after their clock-to-out (5.8 ns on ECP5), which no clock
+//! near 125 MHz leaves room for. The word register is copied once more before the select (one
+//! more cycle), so that it has one load and sits at its block RAM. Interpolated form: one ROM per lane.
 //! Its words (`YW + DW`, 38 bits for s16.12) are one read of a block RAM in simple-dual-port
 //! mode (two RAMB18 beyond 36 bits); two reads of such words need twice the ports, the silicon of
 //! a second copy, so sharing saves nothing there (and Yosys 0.23 maps that shared ROM to LUTs).
-//! Pipeline: `FORM = 0`: ROM read + input register → tail select and cast (combinational) →
-//! `mase_skid_buffer`, latency 2. `FORM = 1`: band select (four comparisons) and address `(x >>
-//! S) + OFF` with the ROM read → `v = y + ⌊d·(r·2^(M−S)) / 2^M⌋` (one `DW × M` multiplier per
-//! lane, `M` the largest segment bits in use, a DSP48 under Yosys; registered) → cast and tail
-//! select → skid buffer, latency 3. One beat per cycle in both.
+//! Pipeline ([`latency`]), one register stage per step so that each path holds one piece of
+//! arithmetic (≥ 125 MHz on ECP5): `FORM = 1`: the band (four comparisons), registered → the
+//! address (`FORM = 0`: `x − LO`; `FORM = 1`: `(x >> S) + OFF` of the band) and the tail flags,
+//! registered → the ROM read (the
+//! block RAM's own register; the upper tail's cast beside it) → the ROM word again in flip-flops
+//! (a block RAM's clock-to-out is most of a cycle) → `FORM = 1`: the product
+//! `⌊d·(r·2^(M−S)) / 2^M⌋` (one `DW × M` multiplier per lane, `M` the largest segment bits in
+//! use, a DSP48 under Yosys), registered → `v = y + product`, registered → its cast in two
+//! halves (the rounding, registered → the overflow mode, registered; exact, as the cast is the
+//! overflow mode of the rounded integer) → the tail select and `mase_skid_buffer`. Latency 4
+//! (`FORM = 0`; 5 for a banked table), 9 (`FORM = 1`); `SHAPE = 1` one more (below).
+//! One beat per cycle in both.
 //!
 //! # The lookup of other functions
 //!
@@ -78,7 +90,8 @@
 //! has one parameter the gelu component does not declare (its instances keep the default 0):
 //! `SHAPE = 1`, the odd, saturating shape that `mase_tanh` sets ([`super::tanh`]): the table
 //! covers magnitudes `[0, HI]` (`TABLE_NEG` unused, `TABLE_POS` up to 32768), `|x|` is clamped to
-//! `HI` before either form looks it up, and negative inputs negate the output code (saturating).
+//! `HI` before either form looks it up (in a register stage of its own: one more cycle), and
+//! negative inputs negate the output code (saturating).
 
 use mase_ir::fixed::{cast_code, from_f64, to_f64, FixedFormat};
 use rand::Rng;
@@ -403,8 +416,8 @@ pub fn lookup_features(p: &Params, table: &[i64]) -> (u64, [u64; 9]) {
     use crate::resources::{pu, rom_placed, varying_bits};
     let n = lanes(p) as u64;
     let (iw, ow) = (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
-    let d = depth(p) as u64;
-    let words: Vec<Vec<i64>> = table.iter().map(|&v| vec![v]).collect();
+    let d = rom_depth(p) as u64;
+    let words = bank_words(p, table);
     let width = varying_bits(&words, word_bits(p));
     let per_table = if is_interp(p) { 1 } else { 2 };
     let (full, rest) = (n / per_table, n % per_table);
@@ -430,6 +443,57 @@ pub fn lookup_features(p: &Params, table: &[i64]) -> (u64, [u64; 9]) {
 
 fn lanes(p: &Params) -> usize {
     port::lanes(p, "DATA_IN_0")
+}
+
+/// Cycles from an accepted input beat to its output beat: the register stages of `mase_gelu`
+/// (`SHAPE = 1`: the magnitude; `FORM = 1`: the band; then the address, the ROM read and the ROM
+/// word; a banked table ([`banks`]): the word's copy; `FORM = 1`: the product, the interpolated
+/// value, its rounding and its overflow mode) plus the output skid buffer.
+pub fn latency(p: &Params) -> u64 {
+    is_odd(p) as u64 + 3 + (banks(p) > 1) as u64 + 5 * is_interp(p) as u64 + 1
+}
+
+/// Flip-flops per lane that the pipeline has beyond the two-register one the FF model
+/// ([`GELU_FF`], [`GELU_INTERP_FF`]) was fitted to, counted bit by bit from `mase_gelu`: the
+/// address register, the ROM word's second register, the tail output (`OW` bits, SHAPE 0) and the
+/// tail and sign flags carried through the added stages; `SHAPE = 1`: the clamped magnitude and
+/// its sign; a banked table ([`banks`]): the other banks' entries in the word register, its copy
+/// and the bank index; `FORM = 1`: the band stage (the coordinate, a one-hot band per non-empty band and
+/// the flags), the offset's two more delays, the product (`DW` bits), breakpoint (`YW`), rounded
+/// (`YW − G + 3`) and cast (`OW`) registers (the band stage's input code replaces the old sum
+/// stage's copy).
+fn added_ff_per_lane(p: &Params) -> u64 {
+    let ow = param(p, "DATA_OUT_0_PRECISION_0") as u64;
+    let bits = |n: u64| 64 - n.leading_zeros() as u64;
+    let aw = bits(depth(p) as u64 - 1).max(1);
+    let word = word_bits(p) as u64;
+    let odd = is_odd(p);
+    // SHAPE 1: min(|x|, HI) (0..HI) and the sign, then two more copies of the sign.
+    let mag = if odd { bits(effective_range(p).1 as u64) + 3 } else { 0 };
+    if is_interp(p) {
+        let spec = interp_spec(p);
+        let (yw, dw) = spec.widths();
+        let (yw, dw, rw) = (yw as u64, dw as u64, u64::from(spec.seg_max().max(1)));
+        let nbands = spec.bands().iter().filter(|b| b.end > b.start).count() as u64;
+        let rounded = yw + 3 - spec.guard as u64;
+        let common = aw + 2 * rw + word + dw + yw + nbands + rounded;
+        if odd {
+            // The band stage's magnitude and sign; the sign has five more copies (seven stages
+            // where it had two).
+            common + ow + 2 * mag + 1
+        } else {
+            // The band stage's code (its input-code copy merges with it; the sum stage's copy
+            // is gone) and two flags; six carried tail outputs, four more tail flags.
+            common + 7 * ow + 6
+        }
+    } else {
+        // The word register holds an entry of every bank and is copied once more (with the tail
+        // output and flags), the bank index travels four stages.
+        let nb = banks(p) as u64;
+        let copy = if odd { 1 } else { ow + 1 };
+        let bank = if nb > 1 { (2 * nb - 1) * word + 4 * bits(nb - 1) + copy } else { 0 };
+        aw + word + bank + if odd { mag } else { 2 * (ow + 1) }
+    }
 }
 
 fn beats(p: &Params) -> usize {
@@ -482,8 +546,8 @@ impl Component for Gelu {
             name: "table".into(),
             param: "TABLE_MEM_FILE".into(),
             values: depth(p),
-            depth: depth(p),
-            lanes: 1,
+            depth: rom_depth(p),
+            lanes: banks(p),
             lane_width: word_bits(p),
             signed: true,
         }]
@@ -500,7 +564,7 @@ impl Component for Gelu {
     fn cost(&self, p: &Params) -> Cost {
         let interp = is_interp(p) as u64;
         Cost {
-            latency_cycles: 2 + interp,
+            latency_cycles: latency(p),
             ii_cycles: beats(p) as u64,
             multipliers: interp * lanes(p) as u64,
             memory_bits: table_bits(p) * tables(p),
@@ -620,12 +684,13 @@ pub fn lookup_resources(p: &Params, table: &[i64]) -> crate::Resources {
     let (bram18, x) = lookup_features(p, table);
     let (lut, ff) =
         if is_interp(p) { (&GELU_INTERP_LUT, &GELU_INTERP_FF) } else { (&GELU_LUT, &GELU_FF) };
-    crate::Resources { lut: fitted(lut, &x), ff: fitted(ff, &x), dsp, bram18, lutram: 0 }
+    let ff = fitted(ff, &x) + lanes(p) as u64 * added_ff_per_lane(p);
+    crate::Resources { lut: fitted(lut, &x), ff, dsp, bram18, lutram: 0 }
 }
 
 
-/// The memory layout of a lookup instance (one table word per ROM word); messages name
-/// `component`.
+/// The memory layout of a lookup instance ([`bank_words`]: one table entry per ROM word, or for a
+/// banked table one entry of each bank per word); messages name `component`.
 pub fn layout_table(component: &str, p: &Params, mem: &str, values: &[i64]) -> Result<Vec<Vec<i64>>, String> {
     if mem != "table" {
         return Err(format!("component `{component}` has no memory `{mem}`; its memory is `table`"));
@@ -633,7 +698,43 @@ pub fn layout_table(component: &str, p: &Params, mem: &str, values: &[i64]) -> R
     if values.len() != depth(p) {
         return Err(format!("{component} memory `table`: expected {} entries, got {}", depth(p), values.len()));
     }
-    Ok(values.iter().map(|&v| vec![v]).collect())
+    Ok(bank_words(p, values))
+}
+
+/// `FORM = 0`: table entries per bank of a deep table (`mase_gelu` `BANK_WORDS`): a 2048-word bank
+/// fills a column of ECP5 block RAMs in their 2K × 9 mode, so reading one needs no read mux after
+/// the block RAMs.
+pub const BANK_WORDS: usize = 2048;
+
+/// Banks of the table: `FORM = 0` tables deeper than [`BANK_WORDS`] are read as banks side by side
+/// (one ROM word holds an entry of each, the bank is picked from flip-flops after the read), so
+/// that the block RAMs' clock-to-out is not followed by a wide read mux; otherwise 1.
+pub fn banks(p: &Params) -> usize {
+    let d = depth(p);
+    if !is_interp(p) && d > BANK_WORDS {
+        d.div_ceil(BANK_WORDS)
+    } else {
+        1
+    }
+}
+
+/// ROM words (rows of the `.mem` file): [`BANK_WORDS`] for a banked table, else the table depth.
+pub fn rom_depth(p: &Params) -> usize {
+    if banks(p) > 1 {
+        BANK_WORDS
+    } else {
+        depth(p)
+    }
+}
+
+/// The ROM words of `table` ([`rom_depth`] words of [`banks`] lanes): word `r` lane `b` holds
+/// entry `r + b · BANK_WORDS` (0 past the table's end).
+pub fn bank_words(p: &Params, table: &[i64]) -> Vec<Vec<i64>> {
+    let (nb, rows) = (banks(p), rom_depth(p));
+    if nb == 1 {
+        return table.iter().map(|&v| vec![v]).collect();
+    }
+    (0..rows).map(|r| (0..nb).map(|b| table.get(r + b * BANK_WORDS).copied().unwrap_or(0)).collect()).collect()
 }
 
 /// The bit-exact model of a lookup instance: [`lookup_element`] of every input element, with the
@@ -905,5 +1006,25 @@ mod tests {
             let y = lookup_element(&narrow, &gelu_table(&narrow), x);
             assert!((y - exact).abs() <= 1, "x = {x}: tail {y}, table {exact}");
         }
+    }
+
+    #[test]
+    fn deep_tables_are_laid_out_as_banks_side_by_side() {
+        // 12-bit codes: 4096 entries, two banks; word r holds entries r and r + 2048.
+        let p = resolve_params(&Gelu, &[("DATA_IN_0_PRECISION_0", 12), ("DATA_IN_0_PRECISION_1", 8)]).unwrap();
+        assert_eq!((depth(&p), banks(&p), rom_depth(&p)), (4096, 2, BANK_WORDS));
+        let table: Vec<i64> = (0..4096).collect();
+        let words = layout_table("gelu", &p, "table", &table).unwrap();
+        assert_eq!(words.len(), BANK_WORDS);
+        assert_eq!((&words[0], &words[2047]), (&vec![0, 2048], &vec![2047, 4095]));
+        // A partial last bank is padded with zeros; a table that fits one bank is not banked.
+        let q = resolve_params(&Gelu, &[("DATA_IN_0_PRECISION_0", 12), ("TABLE_NEG", 1000)]).unwrap();
+        assert_eq!((depth(&q), banks(&q)), (3048, 2));
+        let words = layout_table("gelu", &q, "table", &(1..=3048).collect::<Vec<_>>()).unwrap();
+        assert_eq!((&words[999], &words[1000]), (&vec![1000, 3048], &vec![1001, 0]));
+        let small = resolve_params::<&str>(&Gelu, &[]).unwrap();
+        assert_eq!((banks(&small), rom_depth(&small)), (1, depth(&small)));
+        let mem = &Gelu.memories(&p)[0];
+        assert_eq!((mem.values, mem.depth, mem.lanes), (4096, BANK_WORDS, 2));
     }
 }
