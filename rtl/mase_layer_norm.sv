@@ -25,11 +25,11 @@
 // (x_r), squared (SQ cycles after it is taken the squares are registered), summed over the
 // lanes by balanced adder trees into registers, and accumulated into S1 / S2; the end-of-row
 // sums (row_end, SQ + 2 cycles after the row's last beat) enter a fully pipelined 1/sqrt unit
-// (RS = 22 stages, never stalled: S1^2, V, Q, Q's 8-bit groups, the top group, k, u, the
-// seed, and per Newton step y*y, s, u*s,
-// t, 3<<YF - t, y*f, y) which deposits (S1, y, k) with the slot. The normalising pipeline
-// (issue, N1 read, NR its register (the ring's block RAM output register), N2 centre, N3 c*y
-// partials, N4 c*y, N5 shift, N6 n*gamma partials, N7 n*gamma, N8 +beta, output register) reads a slot once its statistics are ready, while later
+// (RS = 22 stages, never stalled: S1^2, V, Q, Q's 8-bit groups, the top group, k, u, the seed,
+// and per Newton step y*y, s, u*s, t, 3<<YF - t, y*f, y) which deposits (S1, y, k) with the
+// slot. The normalising pipeline (issue, N1 read, NR its register (the ring's block RAM output
+// register), N2 centre, N3 c*y partials, N4 c*y, N5 shift, N6 n*gamma partials, N7 n*gamma, N8
+// +beta, output register) reads a slot once its statistics are ready, while later
 // rows are still arriving; NSLOT = 2 + ceil((SD - 1 + FOLD) / (FOLD*D/P)) slots make this
 // overlap complete for every row length.
 //   Latency: D/P + SQ + RS + 12 = D/P + 37 cycles from the first input beat to the first output.
@@ -50,7 +50,8 @@
 // output register takes it. The 1/sqrt unit is sequential, one row at a time: one multiplier
 // steps through S1^2 and the six Newton multiplies of a row, one step per beat period (operands
 // chosen at ph 0, the result written at ph 2), its own at FOLD = 3, lane 0's at FOLD >= 4 (ph 0
-// is free there); FOLD*D/P must be at least ROWMIN (35 at FOLD = 3, 47 at 4, 12*FOLD - 1 above).
+// is free there); FOLD*D/P must be at least ROWMIN (35 at FOLD = 3, 47 at 4, 11*FOLD - 1
+// above).
 //   Latency: c0 + 6*FOLD + 2, c0 = the first cycle >= (D/P-1)*FOLD + SD with ph FOLD-1 (SD:
 //            SEL1 + 10*FOLD + 4, SEL1 = the first multiple of FOLD >= FOLD + 5; N6 is handed
 //            to the output register in the cycle after it is loaded).
