@@ -15,65 +15,91 @@
 //   n_i = floor(c_i * y * 2^-(k + YF - NORM_FRAC + F - FQ/2)) (NORM_FRAC fractional bits);
 //   acc_i = n_i * gamma_i + beta_i exact, then mase_cast_core into the DATA_OUT_0 format.
 //
-// Schedule. Rows are written into a ring of NSLOT row slots while S1 / S2 accumulate (P
-// squarers and two adder trees per beat). The end-of-row sums enter a fully pipelined 1/sqrt
-// unit (RS = 11 stages, never stalled) which deposits (S1, y, k) with the slot. The normalising
-// pipeline (issue, N1 read, N2 centre, N3 c*y, N4 shift, N5 *gamma, N6 +beta, output register)
-// reads a slot once its statistics are ready, while later rows are still arriving;
-// NSLOT = 2 + ceil((RS + 2) / (D/P)) slots make this overlap complete for every row length.
-//   Latency: D/P + RS + 8 cycles from the first input beat to the first output beat.
+// Multipliers. Every product wider than 18x18 bits is split by hand (MASE_LAYER_NORM_MUL) into
+// 18x18-bit partial products, one MULT18X18D each, whose outputs are registered before they are
+// summed: a product takes two cycles from registered operands (partials, then their sum), and no
+// path runs through a multiplier and an adder. The constant multiplies D*S2 and D*x are
+// balanced shift-add trees over the set bits of D.
+//
+// Schedule. Rows are written into a ring of NSLOT row slots. Each input beat is registered
+// (x_r), squared (SQ cycles after it is taken the squares are registered), summed over the
+// lanes by balanced adder trees into registers, and accumulated into S1 / S2; the end-of-row
+// sums (row_end, SQ + 2 cycles after the row's last beat) enter a fully pipelined 1/sqrt unit
+// (RS = 22 stages, never stalled: S1^2, V, Q, Q's 8-bit groups, the top group, k, u, the seed,
+// and per Newton step y*y, s, u*s, t, 3<<YF - t, y*f, y) which deposits (S1, y, k) with the
+// slot. The normalising pipeline (issue, N1 read, NR its register (the ring's block RAM output
+// register), N2 centre, N3 c*y partials, N4 c*y, N5 shift, N6 n*gamma partials, N7 n*gamma, N8
+// +beta, output register) reads a slot once its statistics are ready, while later
+// rows are still arriving; NSLOT = 2 + ceil((SD - 1 + FOLD) / (FOLD*D/P)) slots make this
+// overlap complete for every row length.
+//   Latency: D/P + SQ + RS + 12 = D/P + 37 cycles from the first input beat to the first output.
 //   II:      D/P cycles per row (P elements per cycle in and out).
 //   Paths cut: data_in_0_ready is a register function (slot flags); the output is the register
-//            of a mase_skid_buffer. Input data goes through the P squarers and the adder trees
-//            into the sum registers within one cycle.
+//            of a mase_skid_buffer. Multiplier operands and partial products are registers; the
+//            1/sqrt seed table's output is registered before it is squared.
 //
 // Folded form (FOLD >= 3): the same algorithm and numbers at 1/FOLD of the rate with fewer
 // multipliers, for nodes that have slack. A free-running phase counter ph (0..FOLD-1) shares
-// one multiplier per lane: ph 0 squares the input beat (input taken only at ph 0), ph 1 forms
-// c*y for N3, ph FOLD-1 forms n*gamma for N5; the normalising pipeline advances only at ph
-// FOLD-1 (all of it at once, so a stalled step simply repeats the same products), and a
-// finished beat waits in N6 until the output register takes it. The
-// constant multiplies D*x and D*S2 are shift-add trees over the set bits of D. The 1/sqrt unit
-// is sequential, one row at a time: one multiplier steps through S1^2 and the six Newton
-// multiplies of a row, its own at FOLD = 3 (12 cycles per row), lane 0's at ph 2 (a phase the
-// lane leaves free) at FOLD >= 4 (RS - 1 beat periods per row); FOLD*D/P must be at least
-// ROWMIN (12, or 10*FOLD + 2).
-//   Latency: c0 + 5*FOLD + 2, c0 = the first cycle >= (D/P-1)*FOLD + SD with ph FOLD-1 (SD:
-//            RS + 2 at full rate, RS + 3 at FOLD = 3, (RS-1)*FOLD + 4 above; N6 is handed to
-//            the output register in the cycle after it is loaded).
-//   II:      FOLD*D/P cycles per row. Multipliers: 4P + 8 (FOLD = 1), P + 1 (3), P (>= 4).
+// one (split) multiplier per lane, its operands registered (la_r, lb_r) from a mux on ph, its
+// product the sum of the registered partials two cycles after the operands are chosen: ph
+// FOLD-3 chooses c*y of N2 (its product, at ph FOLD-1, enters N3 with the step), ph FOLD-2
+// n*gamma of N4 (its product arrives at ph 0 of the next beat period and is kept in N5 when
+// the step moved that word there), ph FOLD-1 the square of the input beat (input taken only at
+// ph 0, held in x_r). The normalising pipeline advances only at ph FOLD-1 (all of it at once, so
+// a stalled step simply repeats the same products), and a finished beat waits in N6 until the
+// output register takes it. The 1/sqrt unit is sequential, one row at a time: one multiplier
+// steps through S1^2 and the six Newton multiplies of a row, one step per beat period (operands
+// chosen at ph 0, the result written at ph 2), its own at FOLD = 3, lane 0's at FOLD >= 4 (ph 0
+// is free there); FOLD*D/P must be at least ROWMIN (35 at FOLD = 3, 47 at 4, 11*FOLD - 1
+// above).
+//   Latency: c0 + 6*FOLD + 2, c0 = the first cycle >= (D/P-1)*FOLD + SD with ph FOLD-1 (SD:
+//            SEL1 + 10*FOLD + 4, SEL1 = the first multiple of FOLD >= FOLD + 5; N6 is handed
+//            to the output register in the cycle after it is loaded).
+//   II:      FOLD*D/P cycles per row. Multiplier units: 3P + 7 (FOLD = 1), P + 1 (3), P (>= 4),
+//            each split into 18x18-bit partial products.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 
-// The front of the 1/sqrt unit, the same in both schedules (g_rsqrt_pipe, g_rsqrt_seq): q_len,
-// the bit length L of LEN_Q; q_norm, Q shifted left by q_sh = QWE - 2K (top bit at QWE-1 or
-// QWE-2) for K = ceil(L/2); u_d, its top MF bits (the mantissa u); lut_y0, the table seed of the
-// mantissa U (mase_layer_norm_rsqrt_lut u_lut). Declares q_len, q_sh, q_norm, u_d and lut_y0.
-`define MASE_LAYER_NORM_RSQRT_FRONT(LEN_Q, Q, K, U) \
-  /* Leading-one position of LEN_Q (bit length), and the normalising shift. */ \
-  logic [KW:0] q_len, q_sh; \
-  /* Q shifted left by QWE - 2K (top bit at QWE-1 or QWE-2), its top MF bits. */ \
-  logic [QWE-1:0] q_norm; \
-  logic [MF-1:0] u_d; \
-  /* Table seed. */ \
-  logic [TF+1:0] lut_y0; \
-  always_comb begin \
-    q_len = '0; \
-    for (int i = 0; i < QW; i++) begin \
-      if (LEN_Q[i]) q_len = KW1'(i + 1); \
+// S = A * B for the signed AWID-bit A and BWID-bit B (registers: the product's operands), as
+// PWID bits (exact when PWID >= AWID + BWID): A and B are cut into 17-bit unsigned slices below
+// a signed top slice of at most 18 bits, each pair of slices multiplied by one 18x18-bit
+// multiplier into a register (enabled by EN), and S is the shifted sum of those registers
+// (combinational): S holds the product of the operands of two cycles before (of the last two
+// enabled cycles). Declares the generate block NAME.
+`define MASE_LAYER_NORM_MUL(NAME, EN, AWID, A, BWID, B, PWID, S) \
+  if (1) begin : NAME \
+    /* Slices of A and B. */ \
+    localparam int NA = (AWID) > 18 ? ((AWID) - 2) / 17 + 1 : 1; \
+    localparam int NB = (BWID) > 18 ? ((BWID) - 2) / 17 + 1 : 1; \
+    /* Partial products, 36 bits each, slice pair (a, b) at a*NB + b. */ \
+    logic [NA*NB*36-1:0] pp; \
+    for (genvar pa = 0; pa < NA; pa++) begin : g_a \
+      /* Slice pa of A as an 18-bit signed operand. */ \
+      logic signed [17:0] ca; \
+      if (pa == NA - 1) begin : g_top \
+        assign ca = 18'($signed(A[(AWID)-1:17*pa])); \
+      end else begin : g_low \
+        assign ca = {1'b0, A[17*pa+:17]}; \
+      end \
+      for (genvar pb = 0; pb < NB; pb++) begin : g_b \
+        /* Slice pb of B as an 18-bit signed operand. */ \
+        logic signed [17:0] cb; \
+        if (pb == NB - 1) begin : g_top \
+          assign cb = 18'($signed(B[(BWID)-1:17*pb])); \
+        end else begin : g_low \
+          assign cb = {1'b0, B[17*pb+:17]}; \
+        end \
+        always_ff @(posedge clk) begin \
+          if (EN) pp[(pa*NB+pb)*36+:36] <= ca * cb; \
+        end \
+      end \
     end \
-  end \
-  assign q_sh = KW1'(QWE) - {K, 1'b0}; \
-  assign q_norm = QWE'(Q) << q_sh; \
-  if (QWE >= MF) begin : g_u_top \
-    assign u_d = q_norm[QWE-1-:MF]; \
-  end else begin : g_u_pad \
-    assign u_d = MF'(q_norm) << (MF - QWE); \
-  end \
-  mase_layer_norm_rsqrt_lut u_lut ( \
-      .idx(U[MF-1-:TB]), \
-      .y0 (lut_y0) \
-  );
-
+    always_comb begin \
+      S = '0; \
+      for (int k = 0; k < NA * NB; k++) begin \
+        S = S + ((PWID)'($signed(pp[k*36+:36])) << (17 * (k / NB + k % NB))); \
+      end \
+    end \
+  end
 module mase_layer_norm #(
     /// Input: W = DATA_IN_0_PRECISION_0 signed bits (1..32), F fractional bits (-32..32);
     /// D = DATA_IN_0_TENSOR_SIZE_DIM_0 elements per row (1..4096); any number of rows
@@ -98,9 +124,9 @@ module mase_layer_norm #(
     parameter int EPS_FRAC = 36,
     /// NF: fractional bits of the normalised value before gamma (1..32).
     parameter int NORM_FRAC = 16,
-    /// Cycles per beat: 1 (full rate, 4 multipliers per lane) or 3..16 (one multiplier per lane
+    /// Cycles per beat: 1 (full rate, 3 multipliers per lane) or 3..16 (one multiplier per lane
     /// shared by the square, c*y and n*gamma, sequential 1/sqrt with its own multiplier at 3,
-    /// lane 0's above; FOLD*D/P must be >= 12 at 3, >= 10*FOLD + 2 above).
+    /// lane 0's above; FOLD*D/P must be >= 35 at 3, >= 47 at 4, >= 11*FOLD - 1 above).
     parameter int FOLD = 1,
     /// Path of the gamma .mem file ($readmemh; "" = all-zero gamma).
     parameter WEIGHT_MEM_FILE = "",
@@ -142,13 +168,10 @@ module mase_layer_norm #(
   localparam int TF = 10;
   localparam int YW = YF + 2;
   localparam int SW = YF + 4;
-  /// Widths of y*y, u*s and y*r.
-  localparam int Y2W = 2 * YW;
-  localparam int USW = MF + SW;
-  localparam int YRW = YW + SW;
   /// k (up to QWE/2) width.
   localparam int KW = $clog2(QWE / 2 + 1) + 1;
-  localparam int KW1 = KW + 1;
+  /// Groups of 8 bits of Q for the leading-one search.
+  localparam int QG = (QW + 7) / 8;
   /// Normalisation shift: n = (prod << G) >>> (k + BASE + G).
   localparam int NF = NORM_FRAC;
   localparam int BASE = YF - NF + F - FQ / 2;
@@ -171,23 +194,34 @@ module mase_layer_norm #(
   localparam int AW = (AWA > AWB ? AWA : AWB) + 1;
   localparam int OW = DATA_OUT_0_PRECISION_0;
   localparam int INTERNAL = QW > PRW ? (QW > AW ? QW : AW) : (PRW > AW ? PRW : AW);
-  /// Ring of row slots.
-  localparam int RS = 11;
+  /// Stages of the fully pipelined 1/sqrt unit (FOLD = 1).
+  localparam int RS = 22;
+  /// Cycles from an input beat being taken to its registered squares (x_r, the partial products,
+  /// the squares; folded: the square is chosen at ph FOLD-1 and takes three cycles more).
+  localparam int SQ = FOLD == 1 ? 3 : FOLD + 2;
   /// Cycles per row (FOLD per beat); slots that keep a row arriving while earlier ones wait for
   /// their statistics and are read (a read starts up to FOLD-1 cycles after they are ready).
   localparam int ROWC = FOLD * NW;
-  /// Cycles from a row's last input beat to its statistics being ready (the 1/sqrt unit: RS
-  /// pipelined stages; sequential, a capture cycle and RS - 1 steps, one per cycle at FOLD = 3,
-  /// one per beat period when it borrows lane 0's multiplier), and the shortest row period the
-  /// sequential unit keeps up with (one row in flight).
-  localparam int SD = FOLD == 1 ? RS + 2 : FOLD == 3 ? RS + 3 : (RS - 1) * FOLD + 4;
-  localparam int ROWMIN = SD - 2;
+  /// Folded: cycle (after a row's last input beat) at which the sequential 1/sqrt unit chooses
+  /// the operands of its first step: the first ph 0 after row_end (SQ + 2).
+  localparam int SEL1 = FOLD * ((FOLD + 5 + FOLD - 1) / FOLD);
+  /// Cycles from a row's last input beat to its statistics being ready (the 1/sqrt unit:
+  /// row_end at SQ + 2, then RS pipelined stages and the write; sequential, 11 steps one beat
+  /// period each from SEL1, the result of a step written two cycles after its operands are
+  /// chosen, then the write), and the shortest row period the sequential unit keeps up with (one
+  /// row in flight: the next row_end no earlier than the cycle the statistics are written).
+  localparam int SD = FOLD == 1 ? SQ + RS + 3 : SEL1 + 10 * FOLD + 4;
+  localparam int ROWMIN = SD - 1 - (SQ + 2);
   localparam int NSLOT = 2 + (SD - 1 + FOLD + ROWC - 1) / ROWC;
   /// Phase counter width.
   localparam int PHW = FOLD > 1 ? $clog2(FOLD) : 1;
   localparam int RAW = $clog2(NSLOT * NW);
   localparam int SLW = $clog2(NSLOT);
   localparam int WDW = NW > 1 ? $clog2(NW) : 1;
+  /// Set bits of D (terms of the shift-add trees for D*x and D*S2).
+  localparam int ND = ((D >> 0) & 1) + ((D >> 1) & 1) + ((D >> 2) & 1) + ((D >> 3) & 1)
+      + ((D >> 4) & 1) + ((D >> 5) & 1) + ((D >> 6) & 1) + ((D >> 7) & 1) + ((D >> 8) & 1)
+      + ((D >> 9) & 1) + ((D >> 10) & 1) + ((D >> 11) & 1) + ((D >> 12) & 1);
 
 `ifndef SYNTHESIS
   initial begin
@@ -254,10 +288,22 @@ module mase_layer_norm #(
   logic rd_done;
   /// Input beat accepted; it is the last of its row.
   logic in_fire, in_last;
-  /// Running sums (signed), sums of the current beat.
-  logic signed [S1W-1:0] acc_s1, beat_s1;
-  logic signed [S2W-1:0] acc_s2, beat_s2;
-  /// One cycle after a row's last beat: the sums are final; the row's slot.
+  /// The accepted beat (kept until the next one: the squares read it at ph FOLD-1).
+  logic [P*W-1:0] x_r;
+  /// A beat taken k cycles ago (k = 1..SQ+1), it was the first / last of its row, its slot.
+  logic [SQ+1:1] bt_v, bt_first, bt_last;
+  logic [SLW-1:0] bt_slot[SQ+2];
+  /// Registered squares of the input lanes (valid SQ cycles after the beat is taken: a dedicated
+  /// multiplier per lane on x_r, or the lane's shared multiplier at ph FOLD-1).
+  logic [P*S2W-1:0] sq;
+  /// Lane sums of the beat: S1 from x_r (registered SQ-1 cycles after the beat, then delayed to
+  /// meet S2), S2 from the registered squares (registered SQ+1 cycles after the beat).
+  logic signed [S1W-1:0] beat_s1, bs1_r, bs1_d1, bs1_d2;
+  logic signed [S2W-1:0] beat_s2, bs2_r;
+  /// Running sums (signed).
+  logic signed [S1W-1:0] acc_s1;
+  logic signed [S2W-1:0] acc_s2;
+  /// The cycle after a row's sums are final (SQ + 2 cycles after its last beat); the row's slot.
   logic row_end;
   logic [SLW-1:0] row_slot;
 
@@ -265,49 +311,78 @@ module mase_layer_norm #(
   assign in_fire = data_in_0_valid && data_in_0_ready;
   assign in_last = wr_word == WDW'(NW - 1);
 
-  /// Squares of the input lanes (a dedicated squarer per lane, or the lane's shared multiplier
-  /// at ph 0).
-  logic [P*S2W-1:0] sq;
-
+  /// Balanced adder trees over the lanes (heap order: leaves at P..2P-1, node k sums 2k, 2k+1).
+  logic signed [S1W-1:0] t1[2*P];
+  logic signed [S2W-1:0] t2[2*P];
   always_comb begin
-    beat_s1 = '0;
-    beat_s2 = '0;
+    t1[0] = '0;
+    t2[0] = '0;
     for (int i = 0; i < P; i++) begin
-      beat_s1 = beat_s1 + S1W'($signed(data_in_0[i*W+:W]));
-      beat_s2 = beat_s2 + $signed(sq[i*S2W+:S2W]);
+      t1[P+i] = S1W'($signed(x_r[i*W+:W]));
+      t2[P+i] = $signed(sq[i*S2W+:S2W]);
+    end
+    for (int k = P - 1; k >= 1; k--) begin
+      t1[k] = t1[2*k] + t1[2*k+1];
+      t2[k] = t2[2*k] + t2[2*k+1];
+    end
+    beat_s1 = t1[1];
+    beat_s2 = t2[1];
+  end
+  /// Node 0 of the heap trees is not part of them; this sink keeps lint quiet.
+  logic unused_t0;
+  assign unused_t0 = ^{t1[0], t2[0]};
+
+  always_ff @(posedge clk) begin
+    if (in_fire) ring[wr_ptr] <= data_in_0;
+  end
+
+  always_ff @(posedge clk) begin
+    if (in_fire) x_r <= data_in_0;
+    // S1 of the beat in x_r, read at its last cycle there (SQ-2 after the beat), and delayed to
+    // the cycle the beat's S2 is registered; S2 of the beat's squares.
+    bs1_r  <= beat_s1;
+    bs1_d1 <= bs1_r;
+    bs1_d2 <= bs1_d1;
+    bs2_r  <= beat_s2;
+    if (bt_v[SQ+1]) begin
+      acc_s1 <= (bt_first[SQ+1] ? '0 : acc_s1) + bs1_d2;
+      acc_s2 <= (bt_first[SQ+1] ? '0 : acc_s2) + bs2_r;
     end
   end
 
   always_ff @(posedge clk) begin
-    if (in_fire) begin
-      ring[wr_ptr] <= data_in_0;
-      acc_s1 <= (wr_word == '0 ? '0 : acc_s1) + beat_s1;
-      acc_s2 <= (wr_word == '0 ? '0 : acc_s2) + beat_s2;
-    end
+    bt_slot[1] <= wr_slot;
+    for (int k = 2; k <= SQ + 1; k++) bt_slot[k] <= bt_slot[k-1];
+    row_slot <= bt_slot[SQ+1];
   end
+  /// bt_slot[0] is not used (the chain starts at 1); this sink keeps lint quiet.
+  logic unused_bt0;
+  assign unused_bt0 = ^bt_slot[0];
 
   always_ff @(posedge clk) begin
     if (rst) begin
       wr_ptr   <= '0;
       wr_word  <= '0;
       wr_slot  <= '0;
+      bt_v     <= '0;
+      bt_first <= '0;
+      bt_last  <= '0;
       row_end  <= 1'b0;
-      row_slot <= '0;
     end else begin
-      row_end <= in_fire && in_last;
+      bt_v     <= {bt_v[SQ:1], in_fire};
+      bt_first <= {bt_first[SQ:1], wr_word == '0};
+      bt_last  <= {bt_last[SQ:1], in_last};
+      row_end  <= bt_v[SQ+1] && bt_last[SQ+1];
       if (in_fire) begin
         wr_ptr  <= wr_ptr == RAW'(NSLOT * NW - 1) ? '0 : wr_ptr + 1'b1;
         wr_word <= in_last ? '0 : wr_word + 1'b1;
-        if (in_last) begin
-          row_slot <= wr_slot;
-          wr_slot  <= wr_slot == SLW'(NSLOT - 1) ? '0 : wr_slot + 1'b1;
-        end
+        if (in_last) wr_slot <= wr_slot == SLW'(NSLOT - 1) ? '0 : wr_slot + 1'b1;
       end
     end
   end
 
   // ---------------------------------------------------------------------------------------------
-  // 1/sqrt unit: RS cycles from the end-of-row sums to the statistics of the row
+  // 1/sqrt unit: from the end-of-row sums to the statistics of the row
   /// D*D*EPS aligned to FQ fractional bits.
   localparam logic [QW-1:0] EPSQ = (QW'(D) * QW'(D) * QW'(EPS)) << SE;
   /// Operands and product of the sequential unit's multiplier (FOLD > 1; signed, unsigned
@@ -326,72 +401,176 @@ module mase_layer_norm #(
   logic [YW-1:0] st_wy;
   logic [KW-1:0] st_wk;
 
+  // The front of the 1/sqrt unit, in register steps for timing (the same in both schedules):
+  // per group of 8 bits of Q, whether a bit is set and the index of the top one (q_groups);
+  // the top group with a bit set, one-hot (q_hot); from it, k = ceil(L/2) for the bit length L
+  // of Q and h = QWE/2 - k (q_k, q_h: per group a function of the 3-bit index, selected by the
+  // one-hot group, no adder); the mantissa u, the top MF bits of Q << 2h (top bit at QWE-1 or
+  // QWE-2: q_mant).
+  /// Per group of Q: a bit set (bit QG + g... low QG bits), the top set bit's index (3 bits each,
+  /// above them).
+  function automatic logic [4*QG-1:0] q_groups(input logic [QW-1:0] q);
+    logic [QG*8-1:0] qp;
+    qp = (QG * 8)'(q);
+    q_groups = '0;
+    for (int g = 0; g < QG; g++) begin
+      for (int b = 0; b < 8; b++) begin
+        if (qp[g*8+b]) begin
+          q_groups[g] = 1'b1;
+          q_groups[QG+3*g+:3] = 3'(b);
+        end
+      end
+    end
+  endfunction
+
+  /// The top group with a bit set (one-hot) of the group flags nz.
+  function automatic logic [QG-1:0] q_hot(input logic [QG-1:0] nz);
+    for (int g = 0; g < QG; g++) q_hot[g] = nz[g] && (nz >> (g + 1)) == '0;
+  endfunction
+
+  /// k of the top set bit at 8g + idx of the one-hot group g (L = 8g + idx + 1, k = 4g +
+  /// (idx + 2)/2), or h = QWE/2 - k (H): constants per group selected by idx and the group.
+  function automatic logic [KW-1:0] q_kh(input logic [QG-1:0] hot, input logic [3*QG-1:0] idx,
+                                         input bit H);
+    logic [KW-1:0] v;
+    q_kh = '0;
+    for (int g = 0; g < QG; g++) begin
+      case (idx[3*g+1+:2])
+        2'd0: v = KW'(H ? QWE / 2 - 4 * g - 1 : 4 * g + 1);
+        2'd1: v = KW'(H ? QWE / 2 - 4 * g - 2 : 4 * g + 2);
+        2'd2: v = KW'(H ? QWE / 2 - 4 * g - 3 : 4 * g + 3);
+        default: v = KW'(H ? QWE / 2 - 4 * g - 4 : 4 * g + 4);
+      endcase
+      q_kh = q_kh | ({KW{hot[g]}} & v);
+    end
+  endfunction
+
+  /// The mantissa: the top MF bits of Q << 2h.
+  function automatic logic [MF-1:0] q_mant(input logic [QW-1:0] q, input logic [KW-1:0] h);
+    q_mant = MF'((QWE'(q) << {h, 1'b0}) >> (QWE - MF));
+  endfunction
+
+  /// Position of set bit n (counted from 0) of v (13 bits): the shift of term n of a shift-add
+  /// product by v.
+  function automatic int nth_bit(input int v, input int n);
+    int c;
+    c = 0;
+    nth_bit = 0;
+    for (int b = 0; b < 13; b++) begin
+      if (((v >> b) & 1) != 0) begin
+        if (c == n) nth_bit = b;
+        c = c + 1;
+      end
+    end
+  endfunction
+
+  /// D*S of the row sums S2 being captured (full rate: acc_s2 at row_end; folded: c_s2), as a
+  /// balanced tree of the ND shifted copies of S (heap order).
+  logic signed [S2W-1:0] ds2_in;
+  logic signed [VW-1:0] ds2;
+  logic signed [VW-1:0] td[2*ND];
+  always_comb begin
+    td[0] = '0;
+    for (int j = 0; j < ND; j++) td[ND+j] = VW'(ds2_in) << nth_bit(D, j);
+    for (int k = ND - 1; k >= 1; k--) td[k] = td[2*k] + td[2*k+1];
+    ds2 = td[1];
+  end
+  /// Node 0 of the heap tree is not part of it; this sink keeps lint quiet.
+  logic unused_td0;
+  assign unused_td0 = ^td[0];
+
   if (FOLD == 1) begin : g_rsqrt_pipe
   // Fully pipelined: RS stages advancing every cycle, a row may enter every cycle.
-  /// Valid bit, slot and S1 of each stage 1..RS.
+  /// Valid bit, slot, S1 and k of each stage 1..RS; u from R7, y from R8.
   logic [RS:1] rv;
   logic [SLW-1:0] rslot[RS+1];
   logic signed [S1W-1:0] rs1[RS+1];
-  /// R1: V; R2: Q; R3: k with Q; R4 ..: u and k.
-  logic signed [VW-1:0] r1_v;
-  logic [QW-1:0] r2_q, r3_q;
   logic [KW-1:0] rk[RS+1];
   logic [MF-1:0] ru[RS+1];
-  /// y of R5 (seed), R8 (one step), R11 (two steps); s of R6 / R9; t of R7 / R10.
-  logic [YW-1:0] ry5, ry8, ry11;
-  logic [SW-1:0] rs6, rs9, rt7, rt10;
-  /// y delayed to meet t: seed (R5) used at R8, y of R8 used at R11.
-  logic [YW-1:0] ry5d, ry6d, ry8d, ry9d;
-  /// Bit length of Q (R2), Q (R3) normalised by k (R3) to its mantissa, the seed of u (R4).
-  `MASE_LAYER_NORM_RSQRT_FRONT(r2_q, r3_q, rk[3], ru[4])
-  /// The bits of q_norm below the mantissa are dropped (floor); this sink keeps lint quiet.
-  logic unused_q_low;
-  assign unused_q_low = ^q_norm;
-
-  /// Newton step factors 3<<YF - t (R8 and R11; below 3<<YF, so SW bits hold them).
-  logic [SW-1:0] r8_f, r11_f;
-  assign r8_f  = SW'(3 << YF) - rt7;
-  assign r11_f = SW'(3 << YF) - rt10;
+  logic [YW-1:0] ry[RS+1];
+  /// R1: D*S2 (S1^2 partials); R2: D*S2 aligned plus eps, S1^2; R3: Q; R4: Q and its groups;
+  /// R5: Q, the top group (one-hot) and the groups' top-bit indices; R6: Q with h (and k).
+  logic signed [VW-1:0] r1_ds2;
+  logic [QW-1:0] r2_dq, r3_q, r4_q, r5_q, r6_q;
+  logic signed [2*S1W-1:0] s1sq, r2_ss;
+  logic [4*QG-1:0] r4_grp;
+  logic [QG-1:0] r5_hot;
+  logic [3*QG-1:0] r5_idx;
+  logic [KW-1:0] r6_h;
+  /// s (R10, R17), t (R12, R19), 3<<YF - t (R13, R20) of the two Newton steps.
+  logic [SW-1:0] r10_s, r12_t, r13_f, r17_s, r19_t, r20_f;
+  /// Multiplier operands (unsigned values with a zero sign bit): y, u, s, f.
+  logic signed [YW:0] m9_y, m11_u, m14_y, m16_y, m18_u, m21_y;
+  logic signed [SW:0] m11_s, m14_f, m18_s, m21_f;
+  /// Products (sums of the registered partials of R9, R11, R14, R16, R18, R21).
+  logic [2*YW+1:0] p10_yy, p17_yy;
+  logic [YW+SW+1:0] p12_us, p15_yf, p19_us, p22_yf;
+  /// Table seed of the mantissa of R7.
+  logic [TF+1:0] lut_y0;
+  assign ds2_in = acc_s2;
+  assign m9_y = {1'b0, ry[8]};
+  assign m11_u = {1'b0, ru[10]};
+  assign m11_s = {1'b0, r10_s};
+  assign m14_y = {1'b0, ry[13]};
+  assign m14_f = {1'b0, r13_f};
+  assign m16_y = {1'b0, ry[15]};
+  assign m18_u = {1'b0, ru[17]};
+  assign m18_s = {1'b0, r17_s};
+  assign m21_y = {1'b0, ry[20]};
+  assign m21_f = {1'b0, r20_f};
+  `MASE_LAYER_NORM_MUL(g_s1sq, 1'b1, S1W, acc_s1, S1W, acc_s1, 2 * S1W, s1sq)
+  `MASE_LAYER_NORM_MUL(g_yy1, 1'b1, YW + 1, m9_y, YW + 1, m9_y, 2 * YW + 2, p10_yy)
+  `MASE_LAYER_NORM_MUL(g_us1, 1'b1, YW + 1, m11_u, SW + 1, m11_s, YW + SW + 2, p12_us)
+  `MASE_LAYER_NORM_MUL(g_yf1, 1'b1, YW + 1, m14_y, SW + 1, m14_f, YW + SW + 2, p15_yf)
+  `MASE_LAYER_NORM_MUL(g_yy2, 1'b1, YW + 1, m16_y, YW + 1, m16_y, 2 * YW + 2, p17_yy)
+  `MASE_LAYER_NORM_MUL(g_us2, 1'b1, YW + 1, m18_u, SW + 1, m18_s, YW + SW + 2, p19_us)
+  `MASE_LAYER_NORM_MUL(g_yf2, 1'b1, YW + 1, m21_y, SW + 1, m21_f, YW + SW + 2, p22_yf)
+  mase_layer_norm_rsqrt_lut u_lut (
+      .idx(ru[7][MF-1-:TB]),
+      .y0 (lut_y0)
+  );
+  /// The products' bits beyond the results are dropped (floor, exact widths); this sink keeps
+  /// lint quiet.
+  logic unused_low;
+  assign unused_low = ^{p10_yy, p17_yy, p12_us, p19_us, p15_yf, p22_yf};
 
   always_ff @(posedge clk) begin
-    // R1: V = D*S2 - S1^2
-    r1_v <= $signed(VW'(D)) * $signed(VW'(acc_s2)) - $signed(VW'(acc_s1)) * $signed(VW'(acc_s1));
+    // R1: D*S2; R2: (D*S2 << SV) + eps, S1^2; R3: Q = that - S1^2 << SV
+    r1_ds2 <= ds2;
     rs1[1] <= acc_s1;
     rslot[1] <= row_slot;
-    // R2: Q
-    r2_q <= (QW'(r1_v) << SV) + EPSQ;
-    // R3: k
-    r3_q <= r2_q;
-    rk[3] <= KW'((q_len + 1'b1) >> 1);
-    // R4: mantissa
-    ru[4] <= u_d;
-    rk[4] <= rk[3];
-    // R5: seed
-    ry5 <= YW'(lut_y0) << (YF - TF);
-    // R6 / R9: s = (y*y) >> YF
-    rs6 <= SW'((Y2W'(ry5) * Y2W'(ry5)) >> YF);
-    rs9 <= SW'((Y2W'(ry8) * Y2W'(ry8)) >> YF);
-    // R7 / R10: t = (u*s) >> MF
-    rt7 <= SW'((USW'(ru[6]) * USW'(rs6)) >> MF);
-    rt10 <= SW'((USW'(ru[9]) * USW'(rs9)) >> MF);
-    // R8 / R11: y = (y * (3<<YF - t)) >> (YF+1)
-    ry8 <= YW'((YRW'(ry5d) * YRW'(r8_f)) >> (YF + 1));
-    ry11 <= YW'((YRW'(ry8d) * YRW'(r11_f)) >> (YF + 1));
+    r2_dq <= (QW'(r1_ds2) << SV) + EPSQ;
+    r2_ss <= s1sq;
+    r3_q <= r2_dq - (QW'(r2_ss) << SV);
+    // R4: groups of Q; R5: the top group; R6: k, h; R7: mantissa; R8: seed
+    r4_q <= r3_q;
+    r4_grp <= q_groups(r3_q);
+    r5_q <= r4_q;
+    r5_hot <= q_hot(r4_grp[QG-1:0]);
+    r5_idx <= r4_grp[4*QG-1:QG];
+    r6_q <= r5_q;
+    rk[6] <= q_kh(r5_hot, r5_idx, 1'b0);
+    r6_h <= q_kh(r5_hot, r5_idx, 1'b1);
+    ru[7] <= q_mant(r6_q, r6_h);
+    ry[8] <= YW'(lut_y0) << (YF - TF);
+    // Newton steps: s = (y*y) >> YF, t = (u*s) >> MF, f = 3<<YF - t, y = (y*f) >> (YF+1)
+    r10_s <= SW'(p10_yy >> YF);
+    r12_t <= SW'(p12_us >> MF);
+    r13_f <= SW'(3 << YF) - r12_t;
+    ry[15] <= YW'(p15_yf >> (YF + 1));
+    r17_s <= SW'(p17_yy >> YF);
+    r19_t <= SW'(p19_us >> MF);
+    r20_f <= SW'(3 << YF) - r19_t;
+    ry[22] <= YW'(p22_yf >> (YF + 1));
     for (int s = 2; s <= RS; s++) begin
       rs1[s]   <= rs1[s-1];
       rslot[s] <= rslot[s-1];
     end
-    for (int s = 5; s <= RS; s++) begin
-      ru[s] <= ru[s-1];
-      rk[s] <= rk[s-1];
+    for (int s = 7; s <= RS; s++) rk[s] <= rk[s-1];
+    for (int s = 8; s <= RS; s++) ru[s] <= ru[s-1];
+    for (int s = 9; s <= RS; s++) begin
+      if (s != 15 && s != 22) ry[s] <= ry[s-1];
     end
-  end
-
-  always_ff @(posedge clk) begin
-    ry6d <= ry5;
-    ry5d <= ry6d;
-    ry9d <= ry8;
-    ry8d <= ry9d;
   end
 
   always_ff @(posedge clk) begin
@@ -408,23 +587,25 @@ module mase_layer_norm #(
   assign st_we    = rv[RS];
   assign st_wslot = rslot[RS];
   assign st_ws1   = rs1[RS];
-  assign st_wy    = ry11;
+  assign st_wy    = ry[RS];
   assign st_wk    = rk[RS];
   end else begin : g_rsqrt_seq
   // Sequential: one row at a time (rows end at least FOLD*D/P cycles apart, see ROWMIN). The
-  // row_end cycle captures the sums; then steps 0..10 (what stages R1..R11 of the pipelined unit
-  // do: S1^2 and the six Newton multiplies on one multiplier, D*S2 a shift-add tree) run one per
-  // tick, and the statistics are written the cycle after step 10. FOLD = 3: the unit has its own
-  // multiplier and ticks every cycle; FOLD >= 4: it borrows lane 0's multiplier at ph 2 (a
-  // phase the lane does not use) and ticks once per beat period.
-  /// Step + 1 of the row in flight (0 = idle, 12 = write the statistics).
+  // row_end cycle captures the sums; then steps 1..11 (S1^2, Q, k, u, the seed and the six
+  // Newton multiplies; D*S2 a shift-add tree) run one per beat period: the operands of step cnt
+  // are chosen at ph 0 (sel), the multiplier (its own at FOLD = 3, lane 0's at FOLD >= 4, where
+  // ph 0 is a phase the lane does not use) has their product two cycles later, at ph 2, when the
+  // step's result is written; the statistics are written the cycle after step 11.
+  /// Step of the row in flight (0 = idle, 12 = write the statistics).
   logic [3:0] cnt;
-  /// A step may run this cycle.
-  logic tick;
-  /// The row's slot, S1 and S2, V, Q, k, mantissa u, y, s, t.
+  /// The operands of step cnt are chosen this cycle, one and two cycles ago (write the result).
+  logic sel, sel_d1, sel_d2;
+  /// The row's slot, S1 and S2, D*S2, D*S2 aligned plus eps, V, Q, k, mantissa u, y, s, t.
   logic [SLW-1:0] c_slot;
   logic signed [S1W-1:0] c_s1;
   logic signed [S2W-1:0] c_s2;
+  logic signed [VW-1:0] c_ds2;
+  logic [QW-1:0] c_dq;
   logic signed [VW-1:0] c_v;
   logic [QW-1:0] c_q;
   logic [KW-1:0] c_k;
@@ -434,14 +615,18 @@ module mase_layer_norm #(
   /// Newton factor 3<<YF - t (below 3<<YF, so SW bits hold it).
   logic [SW-1:0] c_f;
   assign c_f = SW'(3 << YF) - c_t;
-  /// D*S2 (shift-add over the set bits of D).
-  logic signed [VW-1:0] ds2;
+  assign ds2_in = c_s2;
+  assign sel = ph == '0 && cnt != '0 && cnt != 4'd12;
 
   if (FOLD == 3) begin : g_own_mult
-    assign tick = 1'b1;
-    assign u_mp = u_ma * u_mb;
-  end else begin : g_lane_mult
-    assign tick = ph == PHW'(2);
+    /// Registered operands of the unit's own multiplier.
+    logic signed [UMA-1:0] ua_r;
+    logic signed [UMB-1:0] ub_r;
+    always_ff @(posedge clk) begin
+      ua_r <= u_ma;
+      ub_r <= u_mb;
+    end
+    `MASE_LAYER_NORM_MUL(g_mul, 1'b1, UMA, ua_r, UMB, ub_r, UMA + UMB, u_mp)
   end
 
   always_comb begin
@@ -464,25 +649,33 @@ module mase_layer_norm #(
     endcase
   end
 
-  always_comb begin
-    ds2 = '0;
-    for (int b = 0; b < 13; b++) begin
-      if (((D >> b) & 1) != 0) ds2 = ds2 + (VW'(c_s2) << b);
-    end
-  end
-
-  /// Bit length of Q, Q normalised by k to its mantissa, the seed of u (all from the registers).
-  `MASE_LAYER_NORM_RSQRT_FRONT(c_q, c_q, c_k, c_u)
-  /// The bits of q_norm below the mantissa and the product's high bits are dropped (floor,
-  /// exact widths); this sink keeps lint quiet.
+  /// The groups of Q and then its top group (registered, following c_q, ready by step 3); h of
+  /// the row (step 3), the table seed of its mantissa.
+  logic [4*QG-1:0] c_grp;
+  logic [QG-1:0] c_hot;
+  logic [3*QG-1:0] c_idx;
+  logic [KW-1:0] c_h;
+  logic [TF+1:0] lut_y0;
+  mase_layer_norm_rsqrt_lut u_lut (
+      .idx(c_u[MF-1-:TB]),
+      .y0 (lut_y0)
+  );
+  /// The product's high bits are dropped (floor, exact widths); this sink keeps lint quiet.
   logic unused_low;
-  assign unused_low = ^{q_norm, u_mp};
+  assign unused_low = ^u_mp;
 
   always_ff @(posedge clk) begin
-    if (rst) cnt <= '0;
-    else if (row_end) cnt <= 4'd1;
-    else if (cnt == 4'd12) cnt <= '0;
-    else if (cnt != '0 && tick) cnt <= cnt + 1'b1;
+    if (rst) begin
+      cnt    <= '0;
+      sel_d1 <= 1'b0;
+      sel_d2 <= 1'b0;
+    end else begin
+      sel_d1 <= sel;
+      sel_d2 <= sel_d1;
+      if (row_end) cnt <= 4'd1;
+      else if (cnt == 4'd12) cnt <= '0;
+      else if (sel_d2) cnt <= cnt + 1'b1;
+    end
   end
 
   always_ff @(posedge clk) begin
@@ -491,16 +684,25 @@ module mase_layer_norm #(
       c_s2   <= acc_s2;
       c_slot <= row_slot;
     end
-    if (tick) begin
+    // D*S2 and its aligned sum with eps follow the captured S2 (ready long before step 2).
+    c_ds2 <= ds2;
+    c_dq  <= (QW'(c_ds2) << SV) + EPSQ;
+    c_grp <= q_groups(c_q);
+    c_hot <= q_hot(c_grp[QG-1:0]);
+    c_idx <= c_grp[4*QG-1:QG];
+    if (sel_d2) begin
       case (cnt)
-        4'd1: c_v <= ds2 - VW'(u_mp);
-        4'd2: c_q <= (QW'(c_v) << SV) + EPSQ;
-        4'd3: c_k <= KW'((q_len + 1'b1) >> 1);
-        4'd4: c_u <= u_d;
+        4'd1: c_v <= VW'(u_mp);
+        4'd2: c_q <= c_dq - (QW'(c_v) << SV);
+        4'd3: begin
+          c_k <= q_kh(c_hot, c_idx, 1'b0);
+          c_h <= q_kh(c_hot, c_idx, 1'b1);
+        end
+        4'd4: c_u <= q_mant(c_q, c_h);
         4'd5: c_y <= YW'(lut_y0) << (YF - TF);
-        4'd6, 4'd9: c_s <= SW'(u_mp >>> YF);
-        4'd7, 4'd10: c_t <= SW'(u_mp >>> MF);
-        4'd8, 4'd11: c_y <= YW'(u_mp >>> (YF + 1));
+        4'd6, 4'd9: c_s <= SW'(u_mp >> YF);
+        4'd7, 4'd10: c_t <= SW'(u_mp >> MF);
+        4'd8, 4'd11: c_y <= YW'(u_mp >> (YF + 1));
         default: ;
       endcase
     end
@@ -566,21 +768,20 @@ module mase_layer_norm #(
   `MASE_ROM_INIT(g_rom, NW, WEIGHT_MEM_FILE)
   `MASE_ROM_INIT(b_rom, NW, BIAS_MEM_FILE)
 
-  /// N1: words read and the row's statistics.
-  logic [P*W-1:0] n1_x;
-  logic [P*GW-1:0] n1_g, n2_g, n3_g, n4_g;
-  logic [P*BW-1:0] n1_b, n2_b, n3_b, n4_b, n5_b;
-  logic signed [S1W-1:0] n1_s1;
-  logic [YW-1:0] n1_y, n2_y;
-  logic [KW-1:0] n1_k, n2_k, n3_k;
-  /// Stage valid flags.
-  logic n1_v, n2_v, n3_v, n4_v, n5_v, n6_v;
-  /// N2 centred values, N3 products, N4 normalised values, N5 gamma products, N6 sums.
+  /// N1: words read and the row's statistics; NR: the same registered once more (the ring's
+  /// block RAM output register); N2: centred values and what follows them.
+  logic [P*W-1:0] n1_x, nr_x;
+  logic [P*GW-1:0] n1_g, nr_g, n2_g;
+  logic [P*BW-1:0] n1_b, nr_b, n2_b;
+  logic signed [S1W-1:0] n1_s1, nr_s1;
+  logic [YW-1:0] n1_y, nr_y, n2_y;
+  logic [KW-1:0] n1_k, nr_k, n2_k;
   logic [P*CW-1:0] n2_c;
-  logic [P*PRG-1:0] n3_p;
-  logic [P*NNW-1:0] n4_n;
-  logic [P*MW-1:0] n5_m;
-  logic [P*AW-1:0] n6_a;
+  /// Stage valid flags of N1, NR, N2.
+  logic n1_v, nr_v, n2_v;
+  /// The last stage: its valid flag and the sums n*gamma + beta.
+  logic fin_v;
+  logic [P*AW-1:0] fin_a;
 
   always_ff @(posedge clk) begin
     if (step) begin
@@ -590,117 +791,248 @@ module mase_layer_norm #(
       n1_s1 <= st_s1[rd_slot];
       n1_y  <= st_y[rd_slot];
       n1_k  <= st_k[rd_slot];
-      n2_g  <= n1_g;
-      n2_b  <= n1_b;
-      n2_y  <= n1_y;
-      n2_k  <= n1_k;
-      n3_g  <= n2_g;
-      n3_b  <= n2_b;
-      n3_k  <= n2_k;
-      n4_g  <= n3_g;
-      n4_b  <= n3_b;
-      n5_b  <= n4_b;
-    end
-  end
-
-  for (genvar i = 0; i < P; i++) begin : g_lane
-    /// Product shifted left by G, then arithmetically right by k + BASE + G.
-    logic signed [PRW-1:0] p_ext, p_sh;
-    assign p_ext = PRW'($signed(n3_p[i*PRG+:PRG])) << G;
-    assign p_sh  = p_ext >>> (SHW'(n3_k) + SHW'(BASE + G));
-    /// n keeps the low NNW bits of p_sh (|n| < sqrt(D) 2^NF); this sink keeps lint quiet.
-    logic unused_p_high;
-    assign unused_p_high = ^p_sh;
-    if (FOLD == 1) begin : g_full
-      // Four multipliers: the square, D*x, c*y and n*gamma.
-      assign sq[i*S2W+:S2W] = S2W'($signed(data_in_0[i*W+:W])) * S2W'($signed(data_in_0[i*W+:W]));
-      always_ff @(posedge clk) begin
-        if (step) begin
-          n2_c[i*CW+:CW] <= $signed(CW'($signed(n1_x[i*W+:W]))) * $signed(CW'(D)) - CW'(n1_s1);
-          n3_p[i*PRG+:PRG] <= $signed(PRG'($signed(n2_c[i*CW+:CW]))) * $signed(PRG'(n2_y));
-          n5_m[i*MW+:MW] <= $signed(MW'($signed(n4_n[i*NNW+:NNW])))
-              * $signed(MW'($signed(n4_g[i*GW+:GW])));
-        end
-      end
-    end else begin : g_fold
-      // One multiplier: ph 0 the input square, ph 1 c*y (held in fc until the step), ph FOLD-1
-      // n*gamma. Operands are sign-extended (y, unsigned, zero-extended); products are exact.
-      localparam int LA0 = CW > NNW ? CW : NNW;
-      localparam int LA1 = LA0 > W ? LA0 : W;
-      localparam int LB0 = YW + 1 > GW ? YW + 1 : GW;
-      localparam int LB1 = LB0 > W ? LB0 : W;
-      /// Lane 0 also serves the 1/sqrt unit at ph 2 when FOLD >= 4.
-      localparam bit SHARE = i == 0 && FOLD >= 4;
-      localparam int LA = SHARE && UMA > LA1 ? UMA : LA1;
-      localparam int LB = SHARE && UMB > LB1 ? UMB : LB1;
-      logic signed [LA-1:0] la;
-      logic signed [LB-1:0] lb;
-      logic signed [LA+LB-1:0] lp;
-      /// c*y of the word in N2, formed at ph 1; D*x as a shift-add tree.
-      logic [PRG-1:0] fc;
-      logic signed [CW-1:0] dx;
-      /// The product's high bits are beyond every exact result; this sink keeps lint quiet.
-      logic unused_lp;
-      assign unused_lp = ^lp;
-      always_comb begin
-        if (ph == '0) begin
-          la = LA'($signed(data_in_0[i*W+:W]));
-          lb = LB'($signed(data_in_0[i*W+:W]));
-        end else if (ph == PHW'(1)) begin
-          la = LA'($signed(n2_c[i*CW+:CW]));
-          lb = LB'(n2_y);
-        end else if (SHARE && ph == PHW'(2)) begin
-          la = LA'(u_ma);
-          lb = LB'(u_mb);
-        end else begin
-          la = LA'($signed(n4_n[i*NNW+:NNW]));
-          lb = LB'($signed(n4_g[i*GW+:GW]));
-        end
-      end
-      assign lp = la * lb;
-      assign sq[i*S2W+:S2W] = S2W'(lp);
-      if (SHARE) begin : g_share
-        assign u_mp = (UMA + UMB)'(lp);
-      end
-      always_comb begin
-        dx = '0;
-        for (int b = 0; b < 13; b++) begin
-          if (((D >> b) & 1) != 0) dx = dx + (CW'($signed(n1_x[i*W+:W])) << b);
-        end
-      end
-      always_ff @(posedge clk) begin
-        if (ph == PHW'(1)) fc <= PRG'(lp);
-        if (step) begin
-          n2_c[i*CW+:CW] <= dx - CW'(n1_s1);
-          n3_p[i*PRG+:PRG] <= fc;
-          n5_m[i*MW+:MW] <= MW'(lp);
-        end
-      end
-    end
-    always_ff @(posedge clk) begin
-      if (step) begin
-        n4_n[i*NNW+:NNW] <= NNW'(p_sh);
-        n6_a[i*AW+:AW] <= (AW'($signed(n5_m[i*MW+:MW])) << (AF - NF - GF))
-            + (AW'($signed(n5_b[i*BW+:BW])) << (AF - BF));
-      end
+      nr_x  <= n1_x;
+      nr_g  <= n1_g;
+      nr_b  <= n1_b;
+      nr_s1 <= n1_s1;
+      nr_y  <= n1_y;
+      nr_k  <= n1_k;
+      n2_g  <= nr_g;
+      n2_b  <= nr_b;
+      n2_y  <= nr_y;
+      n2_k  <= nr_k;
     end
   end
 
   always_ff @(posedge clk) begin
     if (rst) begin
       n1_v <= 1'b0;
+      nr_v <= 1'b0;
       n2_v <= 1'b0;
-      n3_v <= 1'b0;
-      n4_v <= 1'b0;
-      n5_v <= 1'b0;
-      n6_v <= 1'b0;
     end else if (step) begin
       n1_v <= st_ready[rd_slot];
-      n2_v <= n1_v;
-      n3_v <= n2_v;
-      n4_v <= n3_v;
-      n5_v <= n4_v;
-      n6_v <= n5_v;
+      nr_v <= n1_v;
+      n2_v <= nr_v;
+    end
+  end
+
+  // N2: c = D*x - S1, a balanced tree of the ND shifted copies of x and -S1 (heap order).
+  localparam int NC = ND + 1;
+  for (genvar i = 0; i < P; i++) begin : g_centre
+    /// Tree nodes.
+    logic signed [CW-1:0] tc[2*NC];
+    always_comb begin
+      tc[0] = '0;
+      for (int j = 0; j < ND; j++) tc[NC+j] = CW'($signed(nr_x[i*W+:W])) << nth_bit(D, j);
+      tc[NC+ND] = -(CW'(nr_s1));
+      for (int k = NC - 1; k >= 1; k--) tc[k] = tc[2*k] + tc[2*k+1];
+    end
+    /// Node 0 is not part of the tree; this sink keeps lint quiet.
+    logic unused_tc0;
+    assign unused_tc0 = ^tc[0];
+    always_ff @(posedge clk) begin
+      if (step) n2_c[i*CW+:CW] <= tc[1];
+    end
+  end
+
+  if (FOLD == 1) begin : g_norm_full
+    // N3 / N4: c*y (partials, product); N5: the shift; N6 / N7: n*gamma; N8: + beta.
+    logic [KW-1:0] n3_k, n4_k;
+    logic [P*GW-1:0] n3_g, n4_g, n5_g;
+    logic [P*BW-1:0] n3_b, n4_b, n5_b, n6_b, n7_b;
+    logic [P*PRG-1:0] n4_p;
+    logic [P*NNW-1:0] n5_n;
+    logic [P*MW-1:0] n7_m;
+    logic [P*AW-1:0] n8_a;
+    logic n3_v, n4_v, n5_v, n6_v, n7_v, n8_v;
+    /// y as a signed multiplier operand (zero sign bit).
+    logic signed [YW:0] m_y;
+    assign m_y = {1'b0, n2_y};
+
+    always_ff @(posedge clk) begin
+      if (step) begin
+        n3_k <= n2_k;
+        n4_k <= n3_k;
+        n3_g <= n2_g;
+        n4_g <= n3_g;
+        n5_g <= n4_g;
+        n3_b <= n2_b;
+        n4_b <= n3_b;
+        n5_b <= n4_b;
+        n6_b <= n5_b;
+        n7_b <= n6_b;
+      end
+    end
+
+    always_ff @(posedge clk) begin
+      if (rst) begin
+        n3_v <= 1'b0;
+        n4_v <= 1'b0;
+        n5_v <= 1'b0;
+        n6_v <= 1'b0;
+        n7_v <= 1'b0;
+        n8_v <= 1'b0;
+      end else if (step) begin
+        n3_v <= n2_v;
+        n4_v <= n3_v;
+        n5_v <= n4_v;
+        n6_v <= n5_v;
+        n7_v <= n6_v;
+        n8_v <= n7_v;
+      end
+    end
+
+    for (genvar i = 0; i < P; i++) begin : g_lane
+      /// Multiplier operands of the lane: c, n, gamma.
+      logic signed [CW-1:0] m_c;
+      logic signed [NNW-1:0] m_n;
+      logic signed [GW-1:0] m_g;
+      /// Products c*y (of N3) and n*gamma (of N6).
+      logic [PRG-1:0] cy;
+      logic [MW-1:0] ng;
+      assign m_c = n2_c[i*CW+:CW];
+      assign m_n = n5_n[i*NNW+:NNW];
+      assign m_g = n5_g[i*GW+:GW];
+      `MASE_LAYER_NORM_MUL(g_cy, step, CW, m_c, YW + 1, m_y, PRG, cy)
+      `MASE_LAYER_NORM_MUL(g_ng, step, NNW, m_n, GW, m_g, MW, ng)
+      /// Product shifted left by G, then arithmetically right by k + BASE + G.
+      logic signed [PRW-1:0] p_ext, p_sh;
+      assign p_ext = PRW'($signed(n4_p[i*PRG+:PRG])) << G;
+      assign p_sh  = p_ext >>> (SHW'(n4_k) + SHW'(BASE + G));
+      /// n keeps the low NNW bits of p_sh (|n| < sqrt(D) 2^NF); this sink keeps lint quiet.
+      logic unused_p_high;
+      assign unused_p_high = ^p_sh;
+      always_ff @(posedge clk) begin
+        if (step) begin
+          n4_p[i*PRG+:PRG] <= cy;
+          n5_n[i*NNW+:NNW] <= NNW'(p_sh);
+          n7_m[i*MW+:MW] <= ng;
+          n8_a[i*AW+:AW] <= (AW'($signed(n7_m[i*MW+:MW])) << (AF - NF - GF))
+              + (AW'($signed(n7_b[i*BW+:BW])) << (AF - BF));
+        end
+      end
+    end
+    assign fin_v = n8_v;
+    assign fin_a = n8_a;
+  end else begin : g_norm_fold
+    // N3: c*y (chosen at ph FOLD-3, loaded with the step); N4: the shift; N5: n*gamma (chosen
+    // at ph FOLD-2, kept at ph 0 when the step moved its word into N5); N6: + beta.
+    logic [KW-1:0] n3_k;
+    logic [P*GW-1:0] n3_g, n4_g;
+    logic [P*BW-1:0] n3_b, n4_b, n5_b;
+    logic [P*PRG-1:0] n3_p;
+    logic [P*NNW-1:0] n4_n;
+    logic [P*MW-1:0] n5_m;
+    logic [P*AW-1:0] n6_a;
+    logic n3_v, n4_v, n5_v, n6_v;
+    /// The pipeline stepped at the end of the last beat period (the n*gamma product arriving at
+    /// ph 0 belongs to the word now in N5).
+    logic stepped;
+
+    always_ff @(posedge clk) begin
+      if (step) begin
+        n3_k <= n2_k;
+        n3_g <= n2_g;
+        n4_g <= n3_g;
+        n3_b <= n2_b;
+        n4_b <= n3_b;
+        n5_b <= n4_b;
+      end
+    end
+
+    always_ff @(posedge clk) begin
+      if (rst) begin
+        n3_v <= 1'b0;
+        n4_v <= 1'b0;
+        n5_v <= 1'b0;
+        n6_v <= 1'b0;
+        stepped <= 1'b0;
+      end else begin
+        if (ph_last) stepped <= step;
+        if (step) begin
+          n3_v <= n2_v;
+          n4_v <= n3_v;
+          n5_v <= n4_v;
+          n6_v <= n5_v;
+        end
+      end
+    end
+
+    for (genvar i = 0; i < P; i++) begin : g_lane
+      // One multiplier: ph FOLD-3 c*y, ph FOLD-2 n*gamma, ph FOLD-1 the input square, ph 0 the
+      // 1/sqrt unit (lane 0, FOLD >= 4). Operands are sign-extended (y, unsigned,
+      // zero-extended) and registered; products are exact.
+      localparam int LA0 = CW > NNW ? CW : NNW;
+      localparam int LA1 = LA0 > W ? LA0 : W;
+      localparam int LB0 = YW + 1 > GW ? YW + 1 : GW;
+      localparam int LB1 = LB0 > W ? LB0 : W;
+      /// Lane 0 also serves the 1/sqrt unit at ph 0 when FOLD >= 4.
+      localparam bit SHARE = i == 0 && FOLD >= 4;
+      localparam int LA = SHARE && UMA > LA1 ? UMA : LA1;
+      localparam int LB = SHARE && UMB > LB1 ? UMB : LB1;
+      logic signed [LA-1:0] la, la_r;
+      logic signed [LB-1:0] lb, lb_r;
+      /// The product of the operands chosen two cycles ago, and registered (the square).
+      logic [LA+LB-1:0] ls, lp_r;
+      /// The product's high bits are beyond every exact result; this sink keeps lint quiet.
+      logic unused_lp;
+      assign unused_lp = ^{ls, lp_r};
+      always_comb begin
+        if (SHARE && ph == '0) begin
+          la = LA'(u_ma);
+          lb = LB'(u_mb);
+        end else if (ph == PHW'(FOLD - 3)) begin
+          la = LA'($signed(n2_c[i*CW+:CW]));
+          lb = LB'(n2_y);
+        end else if (ph == PHW'(FOLD - 2)) begin
+          la = LA'($signed(n4_n[i*NNW+:NNW]));
+          lb = LB'($signed(n4_g[i*GW+:GW]));
+        end else begin
+          la = LA'($signed(x_r[i*W+:W]));
+          lb = LB'($signed(x_r[i*W+:W]));
+        end
+      end
+      always_ff @(posedge clk) begin
+        la_r <= la;
+        lb_r <= lb;
+        lp_r <= ls;
+      end
+      `MASE_LAYER_NORM_MUL(g_mul, 1'b1, LA, la_r, LB, lb_r, LA + LB, ls)
+      assign sq[i*S2W+:S2W] = S2W'(lp_r);
+      if (SHARE) begin : g_share
+        assign u_mp = (UMA + UMB)'(ls);
+      end
+      /// Product shifted left by G, then arithmetically right by k + BASE + G.
+      logic signed [PRW-1:0] p_ext, p_sh;
+      assign p_ext = PRW'($signed(n3_p[i*PRG+:PRG])) << G;
+      assign p_sh  = p_ext >>> (SHW'(n3_k) + SHW'(BASE + G));
+      /// n keeps the low NNW bits of p_sh (|n| < sqrt(D) 2^NF); this sink keeps lint quiet.
+      logic unused_p_high;
+      assign unused_p_high = ^p_sh;
+      always_ff @(posedge clk) begin
+        if (step) n3_p[i*PRG+:PRG] <= PRG'(ls);
+        if (ph == '0 && stepped) n5_m[i*MW+:MW] <= MW'(ls);
+        if (step) begin
+          n4_n[i*NNW+:NNW] <= NNW'(p_sh);
+          n6_a[i*AW+:AW] <= (AW'($signed(n5_m[i*MW+:MW])) << (AF - NF - GF))
+              + (AW'($signed(n5_b[i*BW+:BW])) << (AF - BF));
+        end
+      end
+    end
+    assign fin_v = n6_v;
+    assign fin_a = n6_a;
+  end
+
+  if (FOLD == 1) begin : g_sq_full
+    // A dedicated squarer per lane on the registered beat; the squares registered.
+    for (genvar i = 0; i < P; i++) begin : g_lane
+      /// The lane's input, its square (two cycles after x_r), registered.
+      logic signed [W-1:0] m_x;
+      logic [S2W-1:0] xx, sq_r;
+      assign m_x = x_r[i*W+:W];
+      `MASE_LAYER_NORM_MUL(g_sq, 1'b1, W, m_x, W, m_x, S2W, xx)
+      always_ff @(posedge clk) sq_r <= xx;
+      assign sq[i*S2W+:S2W] = sq_r;
     end
   end
 
@@ -708,16 +1040,17 @@ module mase_layer_norm #(
   // Output: cast, skid buffer
   logic [P*OW-1:0] y;
   for (genvar i = 0; i < P; i++) begin : g_out
-    `MASE_CAST_TO(DATA_OUT_0, AW, AF, 1, 1, n6_a[i*AW+:AW], y[i*OW+:OW]);
+    `MASE_CAST_TO(DATA_OUT_0, AW, AF, 1, 1, fin_a[i*AW+:AW], y[i*OW+:OW]);
   end
 
-  /// Beat offered to the output skid buffer. Full rate: the N6 beat, the pipeline advancing
-  /// whenever the buffer has room. Folded: a beat stays offered until taken (n6_done after
-  /// that), and the pipeline steps at ph FOLD-1 once N6 is empty, handed over or being taken.
+  /// Beat offered to the output skid buffer. Full rate: the last stage's beat, the pipeline
+  /// advancing whenever the buffer has room. Folded: a beat stays offered until taken (n6_done
+  /// after that), and the pipeline steps at ph FOLD-1 once N6 is empty, handed over or being
+  /// taken.
   logic out_v;
   if (FOLD > 1) begin : g_out_fold
     logic n6_done;
-    assign out_v = n6_v && !n6_done;
+    assign out_v = fin_v && !n6_done;
     assign step  = ph_last && (!out_v || adv);
     always_ff @(posedge clk) begin
       if (rst) n6_done <= 1'b0;
@@ -725,7 +1058,7 @@ module mase_layer_norm #(
       else if (out_v && adv) n6_done <= 1'b1;
     end
   end else begin : g_out_full
-    assign out_v = n6_v;
+    assign out_v = fin_v;
     assign step  = adv && ph_last;  // ph_last is constant 1 here
   end
 
@@ -737,3 +1070,4 @@ module mase_layer_norm #(
 endmodule
 
 `undef MASE_LAYER_NORM_RSQRT_FRONT
+`undef MASE_LAYER_NORM_MUL

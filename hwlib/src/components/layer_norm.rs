@@ -27,15 +27,20 @@
 //! Input rows go into a ring of `NSLOT` row slots ([`slots`]) while their sums accumulate; at the
 //! end of a row the statistics enter a fully pipelined `1/sqrt` unit ([`RSQRT_STAGES`] stages);
 //! the normalising pipeline reads a slot once its statistics are ready. With
-//! `NSLOT = 2 + ceil((RSQRT_STAGES + 1 + FOLD)/(FOLD·D/P))` the next rows' statistics accumulate
-//! while the current one is normalised, so the II is `FOLD·D/P` cycles per row for every row
-//! length.
+//! `NSLOT = 2 + ceil((SD − 1 + FOLD)/(FOLD·D/P))` (`SD`: [`stats_delay`]) the next rows'
+//! statistics accumulate while the current one is normalised, so the II is `FOLD·D/P` cycles per
+//! row for every row length.
+//!
+//! For timing (≥ 125 MHz on an ECP5-6) every product wider than 18×18 bits is split by the RTL
+//! into 18×18-bit partial products whose outputs are registered before they are summed (two
+//! cycles from registered operands), the constant multiplies by `D` are balanced shift-add trees,
+//! and the lane sums are balanced adder trees between registers.
 //!
 //! `FOLD` ≥ 3 is the same algorithm at `1/FOLD` of the rate with `P + 1` multipliers instead of
-//! `4P + 8`: one multiplier per lane serves the square, `c·y` and `n·gamma` in turn (input taken
-//! one beat every `FOLD` cycles, the normalising pipeline stepping once every `FOLD` cycles), the
-//! constant multiplies by `D` are shift-add trees, and the `1/sqrt` unit is one multiplier
-//! stepping through a row's multiplies (one row at a time: `FOLD·D/P ≥ RSQRT_STAGES + 1`).
+//! `3P + 7`: one multiplier per lane serves the square, `c·y` and `n·gamma` in turn (input taken
+//! one beat every `FOLD` cycles, the normalising pipeline stepping once every `FOLD` cycles), and
+//! the `1/sqrt` unit is one multiplier stepping through a row's multiplies, one step per beat
+//! period (one row at a time: `FOLD·D/P ≥` [`min_row_cycles`]).
 
 use mase_ir::fixed::cast_code;
 use rand::Rng;
@@ -50,7 +55,7 @@ use crate::component::{
 };
 use crate::overrides::{bias, input, layer_formats, modes, output, row};
 use crate::port::{check_cast_output, check_row_shape, unary_streams};
-use crate::resources::{const_factor_bits, mul_dsps};
+use crate::resources::mul_dsps;
 use crate::{check_equal, check_range, output_modes, param, param_list, port_format, port_shape, same_shape};
 
 /// The layer_norm component.
@@ -66,8 +71,13 @@ pub const TABLE_BITS: u32 = 7;
 pub const TABLE_FRAC: u32 = 10;
 /// Newton steps after the table.
 pub const NEWTON_STEPS: usize = 2;
-/// Pipeline stages of the RTL's `1/sqrt` unit (from the end-of-row sums to the ready flag).
-pub const RSQRT_STAGES: usize = 11;
+/// Pipeline stages of the RTL's fully pipelined `1/sqrt` unit (`FOLD = 1`: `S1²` partials,
+/// `S1²` and `D·S2` aligned, `Q`, `Q`'s 8-bit groups, the top group, `k`, `u`, the seed, and per
+/// Newton step `y²` partials, `s`, `u·s` partials, `t`, `3·2^YF − t`, `y·f` partials, `y`).
+pub const RSQRT_STAGES: usize = 22;
+/// Newton / statistics steps of the RTL's sequential `1/sqrt` unit (`FOLD ≥ 3`), one per beat
+/// period.
+pub const RSQRT_STEPS: i64 = 11;
 /// Largest `FOLD` (cycles per beat of the folded form).
 pub const MAX_FOLD: i64 = 16;
 /// The folds the binding offers besides full rate: 3 (`P + 1` multipliers) and 4 (`P`: the
@@ -165,7 +175,7 @@ const INFO: Info = Info {
             ParamSpec::value(
                 "FOLD",
                 1,
-                "cycles per beat: 1 (full rate, 4P + 8 multipliers) or 3..16 (P + 1 multipliers; FOLD·D/P >= 12)"
+                "cycles per beat: 1 (full rate, 3P + 7 multipliers) or 3..16 (P + 1 multipliers; FOLD·D/P >= 35 at 3, 47 at 4, 11·FOLD − 1 above)"
             ),
         ],
     ],
@@ -181,44 +191,84 @@ fn clog2(n: i64) -> i64 {
 /// lanes × gamma bits, lanes × ceil(log2 D), folded, folded × lanes, statistics width QW]`
 /// (`folded` = `FOLD > 1`), fitted to the 42 instances of `sim/examples/resource_fit.rs --only
 /// layer_norm` (Yosys 0.23; least absolute relative error, non-negative: median error 4 %,
-/// worst 21 %).
-const LAYER_NORM_LUT: [f64; 8] = [160.492, 8.05, 4.309, 0.0, 24.827, 0.0, 126.214, 6.344];
+/// worst 21 %) before the multipliers were split for timing; the unfolded form's intercept then
+/// moved by the 240 LUTs the split products' partial sums and the deeper 1/sqrt pipeline added
+/// on the `resources` test's instance (a refit with `resource_fit` is due).
+const LAYER_NORM_LUT: [f64; 8] = [400.492, 8.05, 4.309, 0.0, 24.827, -240.0, 126.214, 6.344];
 /// FF model of layer_norm over the same features (least squares, QW unused: median error 6 %,
 /// worst 33 %).
 const LAYER_NORM_FF: [f64; 8] = [269.922, -2.407, 25.488, -13.682, 6.053, 114.506, 68.066, 0.0];
-/// DSPs of the unfolded layer_norm: every product of the RTL at the operand widths Yosys keeps
-/// (`wreduce` drops redundant sign bits, constant factors lose their trailing zeros, a power of
-/// two becomes a shift), split by [`mul_dsps`]. Exact on the 23 unfolded instances of
-/// `sim/examples/resource_fit.rs --only layer_norm`.
+/// Slice widths of a signed `w`-bit operand split like the RTL's `MASE_LAYER_NORM_MUL`: 17-bit
+/// unsigned slices (18-bit signed operands) below a signed top slice of at most 18 bits.
+fn slices(w: u32) -> Vec<u32> {
+    if w <= 18 {
+        return vec![w];
+    }
+    let n = (w - 2) / 17 + 1;
+    let mut v = vec![18; (n - 1) as usize];
+    v.push(w - 17 * (n - 1));
+    v
+}
+
+/// DSPs of an `a`×`b`-bit product split like the RTL's `MASE_LAYER_NORM_MUL`, one multiplier per
+/// pair of slices (each by [`mul_dsps`]).
+fn split_dsps(a: u32, b: u32) -> u64 {
+    let (sa, sb) = (slices(a), slices(b));
+    sa.iter().flat_map(|&x| sb.iter().map(move |&y| mul_dsps(x, y, true, true, x + y))).sum()
+}
+
+/// DSPs of the square of a split `a`-bit operand: Yosys merges the two equal cross products of
+/// each pair of slices, so one multiplier per unordered pair.
+fn split_square_dsps(a: u32) -> u64 {
+    let s = slices(a);
+    let pair = |(i, j): (usize, usize)| mul_dsps(s[i], s[j], true, true, s[i] + s[j]);
+    (0..s.len()).flat_map(|i| (i..s.len()).map(move |j| (i, j))).map(pair).sum()
+}
+
+/// DSPs of the unfolded layer_norm: every product of the RTL split into 18×18-bit partial
+/// products ([`split_dsps`]) at the operand widths Yosys keeps: per lane `x²`, `c·y` (y with a
+/// zero sign bit) and `n·gamma`; `S1²`; per Newton step `y²`, `u·s` and `y·f` (unsigned values
+/// with a zero sign bit). The first `y²` squares the table seed, whose low `YF − TF` bits are
+/// constant zeros Yosys drops: its low slice keeps the seed's bits below bit 17 only. Squares
+/// have one multiplier per unordered pair of slices ([`split_square_dsps`]).
 fn unfolded_dsps(p: &Params) -> u64 {
-    let t = true;
     let w = param(p, "DATA_IN_0_PRECISION_0") as u32;
     let d = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0");
     let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
     let gw = param(p, "WEIGHT_PRECISION_0") as u32;
     let ld = clog2(d) as u32;
     let nnw = (param(p, "NORM_FRAC") as u32) + ld.div_ceil(2) + 2;
-    // The RTL's S1W, S2W, CW, and y's width with its zero-extension bit.
-    let (s1w, s2w, cw, yw1) = (w + ld + 1, 2 * w + ld + 1, w + ld + 2, RSQRT_FRAC + 3);
-    let dk = const_factor_bits(d as u64, true);
-    // V = D·S2 − S1².
-    let stats = mul_dsps(s1w, s1w, t, t, 2 * s1w) + dk.map_or(0, |k| mul_dsps(k, s2w, t, t, k + s2w));
-    // The two Newton steps (unsigned): the seed has TABLE_FRAC + 2 significant bits (the rest
-    // constant zeros Yosys drops), so its square, and s after the first step, keep twice that.
-    let (seed, yw, sw) = (TABLE_FRAC + 2, RSQRT_FRAC + 2, RSQRT_FRAC + 4);
-    let newton = mul_dsps(seed, seed, false, false, 2 * seed)
-        + mul_dsps(yw, yw, false, false, 2 * yw)
-        + mul_dsps(MANT_FRAC, 2 * seed, false, false, MANT_FRAC + 2 * seed)
-        + mul_dsps(MANT_FRAC, sw, false, false, MANT_FRAC + sw)
-        // y·f keeps the bits up to YF + 1 + YW (fewer by the seed's dropped zeros).
-        + mul_dsps(seed, sw, false, false, RSQRT_FRAC + 1 + seed)
-        + mul_dsps(yw, sw, false, false, RSQRT_FRAC + 1 + yw);
-    // Per lane: x², x·D, c·y, n·gamma.
-    let lane = mul_dsps(w, w, t, t, 2 * w)
-        + dk.map_or(0, |k| mul_dsps(w, k, t, t, (w + k).min(cw)))
-        + mul_dsps(cw, yw1, t, t, cw + yw1)
-        + mul_dsps(nnw, gw, t, t, nnw + gw);
-    stats + newton + lanes * lane
+    // The RTL's S1W, CW, YW + 1 (y with its zero sign bit), SW + 1, MF + 1.
+    let (s1w, cw, yw1, sw1, mf1) = (w + ld + 1, w + ld + 2, RSQRT_FRAC + 3, RSQRT_FRAC + 5, MANT_FRAC + 1);
+    // The seed y0 << (YF - TF): the slice below bit 17 keeps 17 - (YF - TF) bits and a sign bit.
+    let seed_low = 17 - (RSQRT_FRAC - TABLE_FRAC) + 1;
+    let seed_sq = mul_dsps(seed_low, seed_low, true, true, 2 * seed_low)
+        + mul_dsps(seed_low, yw1 - 17, true, true, seed_low + yw1 - 17)
+        + mul_dsps(yw1 - 17, yw1 - 17, true, true, 2 * (yw1 - 17));
+    let newton = seed_sq + split_square_dsps(yw1) + 2 * split_dsps(mf1, sw1) + 2 * split_dsps(yw1, sw1);
+    let lane = split_square_dsps(w) + split_dsps(cw, yw1) + split_dsps(nnw, gw);
+    split_square_dsps(s1w) + newton + lanes * lane
+}
+
+/// DSPs of the folded layer_norm: one split multiplier per lane as wide as the widest product
+/// it serves (lane 0's also the 1/sqrt unit's at `FOLD ≥ 4`), and the unit's own at `FOLD = 3`.
+fn folded_dsps(p: &Params) -> u64 {
+    let w = param(p, "DATA_IN_0_PRECISION_0") as u32;
+    let d = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0");
+    let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
+    let gw = param(p, "WEIGHT_PRECISION_0") as u32;
+    let fold = param(p, "FOLD");
+    let ld = clog2(d) as u32;
+    let nnw = (param(p, "NORM_FRAC") as u32) + ld.div_ceil(2) + 2;
+    let (s1w, cw, yw1, sw1, mf1) = (w + ld + 1, w + ld + 2, RSQRT_FRAC + 3, RSQRT_FRAC + 5, MANT_FRAC + 1);
+    let (la, lb) = (cw.max(nnw).max(w), yw1.max(gw).max(w));
+    let (uma, umb) = (s1w.max(yw1).max(mf1), s1w.max(yw1).max(sw1));
+    let lane = split_dsps(la, lb);
+    if fold == 3 {
+        lanes * lane + split_dsps(uma, umb)
+    } else {
+        (lanes - 1) * lane + split_dsps(la.max(uma), lb.max(umb))
+    }
 }
 
 /// Derived constants of an instance (the RTL's localparams, same names).
@@ -274,17 +324,38 @@ impl Geo {
     }
 }
 
-/// Cycles from a row's last input beat to its statistics being ready (the RTL's `SD`): the
-/// pipelined `1/sqrt` unit takes [`RSQRT_STAGES`] + 2; the sequential one a capture cycle more
-/// at `FOLD = 3` (own multiplier, one step per cycle), and one beat period per step above
-/// (lane 0's multiplier at a free phase).
-fn stats_delay(fold: i64) -> i64 {
-    let rs = RSQRT_STAGES as i64;
-    match fold {
-        1 => rs + 2,
-        3 => rs + 3,
-        f => (rs - 1) * f + 4,
+/// Cycles from an input beat being taken to its registered squares (the RTL's `SQ`): the beat
+/// register, the partial products and the squares at full rate; folded, the square is chosen at
+/// phase `FOLD − 1` (the beat arrives at phase 0) and takes three cycles more. The row's sums
+/// are final (`row_end`) two cycles later (the lane sums registered, then accumulated).
+fn square_delay(fold: i64) -> i64 {
+    if fold == 1 {
+        3
+    } else {
+        fold + 2
     }
+}
+
+/// Cycles from a row's last input beat to its statistics being ready (the RTL's `SD`): `row_end`
+/// at `SQ + 2`, then the pipelined `1/sqrt` unit's [`RSQRT_STAGES`] and the write; sequential,
+/// the first step's operands are chosen at the first phase 0 after `row_end` (`SEL1`, a multiple
+/// of `FOLD`), each of the [`RSQRT_STEPS`] steps takes a beat period (its result written two
+/// cycles after its operands are chosen), then the write.
+fn stats_delay(fold: i64) -> i64 {
+    let sq = square_delay(fold);
+    if fold == 1 {
+        return sq + RSQRT_STAGES as i64 + 3;
+    }
+    let sel1 = fold * (sq + 3 + fold - 1).div_euclid(fold);
+    sel1 + (RSQRT_STEPS - 1) * fold + 4
+}
+
+/// The shortest row period (`FOLD·D/P` cycles) the sequential `1/sqrt` unit keeps up with (one
+/// row in flight): the next row's `row_end` (`SQ + 2` after its last beat) no earlier than the
+/// cycle the statistics of this one are written (`SD − 1`): 35 at `FOLD = 3`, 47 at 4,
+/// `11·FOLD − 1` above.
+pub fn min_row_cycles(fold: i64) -> i64 {
+    stats_delay(fold) - 1 - (square_delay(fold) + 2)
 }
 
 /// Row slots of the RTL's ring buffer: `2 + ceil((SD − 1 + FOLD) / (FOLD·D/P))`.
@@ -296,13 +367,18 @@ pub fn slots(p: &Params) -> i64 {
 
 /// First-output latency: the last beat of the first row enters at `(D/P − 1)·FOLD`, its
 /// statistics are ready `stats_delay` cycles later, the first word issues at the next step
-/// (phase `FOLD − 1`), five more steps of `FOLD` cycles fill N6, which the output register
-/// takes the next cycle (`D/P + RSQRT_STAGES + 8` at `FOLD = 1`).
+/// (phase `FOLD − 1`); at full rate nine stages (N1, NR, N2 .. N8: read, the block RAM output
+/// register, centre, `c·y` partials and product, shift, `n·gamma` partials and product,
+/// `+ beta`) and the output register follow (`D/P + 37` cycles), folded six more steps of `FOLD`
+/// cycles fill N6 (N1, NR, N2 .. N6), which the output register takes the next cycle.
 fn latency(p: &Params) -> u64 {
     let fold = param(p, "FOLD") as u64;
     let ready = (Geo::of(p).nw() as u64 - 1) * fold + stats_delay(fold as i64) as u64;
+    if fold == 1 {
+        return ready + 10;
+    }
     let issue = ready + (fold - 1 + fold - ready % fold) % fold;
-    issue + 5 * fold + 2
+    issue + 6 * fold + 2
 }
 
 /// The seed table: entry `i` (for `i` in `2^(TB−2)..2^TB`, the indices a normalised mantissa
@@ -432,7 +508,7 @@ impl Component for LayerNorm {
         if fold != 1 && !(3..=MAX_FOLD).contains(&fold) {
             return Err(format!("FOLD must be 1 or between 3 and {MAX_FOLD}, got {fold}"));
         }
-        let (rowc, rowmin) = (fold * Geo::of(p).nw(), stats_delay(fold) - 2);
+        let (rowc, rowmin) = (fold * Geo::of(p).nw(), min_row_cycles(fold));
         if fold > 1 && rowc < rowmin {
             return Err(format!(
                 "FOLD * D/P ({rowc}) must be at least {rowmin} (the sequential 1/sqrt unit)"
@@ -497,11 +573,11 @@ impl Component for LayerNorm {
         Ok(data_out_0(y))
     }
 
-    /// Latency: see [`latency`] (`D/P + RSQRT_STAGES + 8` at full rate). II `FOLD·D/P`.
-    /// Multipliers at `FOLD = 1`: per lane the square, `D·x`, `c·y` and `n·gamma` (4P), plus
-    /// `D·S2`, `S1²` and two per Newton multiply (2 + 3·NEWTON_STEPS); folded: one per lane and
-    /// the sequential `1/sqrt` unit's one at `FOLD = 3`, none above (it borrows lane 0's);
-    /// `D·x`, `D·S2` are shift-add trees.
+    /// Latency: see [`latency`] (`D/P + 37` at full rate). II `FOLD·D/P`.
+    /// Multipliers at `FOLD = 1`: per lane the square, `c·y` and `n·gamma` (3P), plus `S1²` and
+    /// three per Newton step (1 + 3·NEWTON_STEPS); folded: one per lane and the sequential
+    /// `1/sqrt` unit's one at `FOLD = 3`, none above (it borrows lane 0's); `D·x`, `D·S2` are
+    /// shift-add trees. (Each is split into 18×18-bit partial products in the RTL.)
     /// Memory: the row ring (`NSLOT·D/P` words of `P·W` bits) and the gamma / beta ROMs.
     fn cost(&self, p: &Params) -> Cost {
         let g = Geo::of(p);
@@ -512,7 +588,7 @@ impl Component for LayerNorm {
             latency_cycles: latency(p),
             ii_cycles: fold * nw,
             multipliers: match fold {
-                1 => 4 * g.p as u64 + 2 + 3 * NEWTON_STEPS as u64,
+                1 => 3 * g.p as u64 + 1 + 3 * NEWTON_STEPS as u64,
                 3 => g.p as u64 + 1,
                 _ => g.p as u64,
             },
@@ -550,13 +626,7 @@ impl Component for LayerNorm {
             g.qw as u64,
         ];
 
-        // A folded form's shared multipliers are as wide as the widest product they serve: four
-        // DSPs each, one per lane, plus the 1/sqrt unit's own at FOLD = 3.
-        let dsp = match fold {
-            0 | 1 => unfolded_dsps(p),
-            3 => 4 * (lanes + 1),
-            _ => 4 * lanes,
-        };
+        let dsp = if fold > 1 { folded_dsps(p) } else { unfolded_dsps(p) };
         crate::Resources {
             lut: fitted(&LAYER_NORM_LUT, &x) + gl + bl,
             ff: fitted(&LAYER_NORM_FF, &x),
@@ -610,13 +680,13 @@ impl Component for LayerNorm {
                 .concat(),
             // Folded: defaults (D = 64, P = 4) at FOLD = 3 (the 1/sqrt unit's own multiplier).
             vec![("FOLD", 3)],
-            // Folded at FOLD = 3, P = 1, the shortest row it allows (FOLD·D = 12).
-            [row(4, 1), vec![("FOLD", 3)]].concat(),
-            // FOLD = 4 (1/sqrt on lane 0's multiplier) at P = 1, odd D, the shortest row it
-            // allows (FOLD·D = 44 ≥ 10·FOLD + 2), narrow formats, RND_CONV + SAT_SYM.
+            // Folded at FOLD = 3, P = 1, the shortest row it allows (FOLD·D = 36 ≥ 35).
+            [row(12, 1), vec![("FOLD", 3)]].concat(),
+            // FOLD = 4 (1/sqrt on lane 0's multiplier) at P = 1, the shortest row it allows
+            // (FOLD·D = 48 ≥ 47), narrow formats, RND_CONV + SAT_SYM.
             [
                 layer_formats((4, 2), (3, 1), (2, 1), (6, 3)),
-                row(11, 1),
+                row(12, 1),
                 modes(6, 3),
                 vec![("EPS", 1), ("EPS_FRAC", 5), ("NORM_FRAC", 8), ("FOLD", 4)],
             ]
