@@ -41,14 +41,15 @@
 // row's reciprocal is known, its exp values leave E, are multiplied by R, cast, and leave through
 // a mase_skid_buffer. Row n+1's maximum and exps are computed while row n is normalized: one beat
 // per cycle in steady state.
-//   Latency: 2*L/P + CL + RB + 9 cycles (first input beat to first output beat, no stalls).
+//   Latency: 2*L/P + CL + RB + 2*TL + 14 cycles (TL = clog2(P); first input beat to first output
+//   beat, no stalls).
 //   II: L/P cycles per row (one beat per cycle).
 //   Paths cut: data, valid and ready at both ports (input ready from FIFO registers, output from
 //   the skid buffer).
 //   Folded (FOLD = 2): stage B steps once every 2 cycles (a free-running phase; a finished
 //   beat stays offered to E until taken) and each lane's d*K (phase 0, held until the step) and
 //   table product (phase 1) share one multiplier: 2P multipliers, L/P*2 cycles per row (stages
-//   A and C keep their rates; E and the input back-pressure them). Latency 3*L/P + CL + RB + 12:
+//   A and C keep their rates; E and the input back-pressure them). Latency 3*L/P + CL + RB + 2*TL + 19:
 //   the first step waits a phase, each beat takes 2 cycles, the last one 3 more through b2..b4.
 //   MASKED = 1: the same latency (the keep beats move with the first row's data beats) and II;
 //   ready of data_in_0 depends on data_in_1_valid during a tensor's first row and vice versa (a
@@ -118,10 +119,15 @@ module mase_softmax_core #(
   localparam int DX = 2 * NB + 4;
   /// FIFO depth of the row maxima.
   localparam int DM = 8;
+  /// Levels of the max and adder trees: ceil(log2 P).
+  localparam int TL = P > 1 ? $clog2(P) : 0;
+  /// Cycles from a row's last exp beat pushed into E to its sum entering the divider: TL adder
+  /// tree levels and the accumulator stage.
+  localparam int DS = TL + 1;
   /// FIFO depth of the exp values.
-  localparam int DE = NB + QB + 8;
+  localparam int DE = NB + QB + DS + 8;
   /// FIFO depth of the reciprocals.
-  localparam int DR = QB + 8;
+  localparam int DR = QB + DS + 8;
   /// Credit counter width (0..DR).
   localparam int RCW = $clog2(DR + 1);
   /// Lane width of X: the input code, and with MASKED = 1 its keep bit above it.
@@ -184,7 +190,7 @@ module mase_softmax_core #(
   logic a_take;
   /// The input beat is the last of its row.
   logic a_last;
-  /// X and M have room for the input beat.
+  /// X has room for the input beat.
   logic a_room;
   /// Keep bits of the input beat's lanes (MASKED = 0: all ones).
   logic [P-1:0] keep_now;
@@ -237,23 +243,80 @@ module mase_softmax_core #(
     assign x_in = data_in_0;
   end
 
-  // Max tree in heap layout: node k < P-1 is the max of nodes 2k+1 and 2k+2; nodes P-1..2P-2
-  // are the lanes; node 0 is the beat maximum (depth ceil(log2 P)).
-  for (genvar k = 0; k < 2 * P - 1; k++) begin : g_max
-    /// Value of node k.
-    logic signed [W-1:0] v;
-    if (k >= P - 1) begin : g_leaf
-      // A masked lane counts as the most negative code, so the maximum is that of the kept
-      // lanes (any value when none is kept: every e is then 0).
-      assign v = keep_now[k-P+1] ? $signed(data_in_0[(k-P+1)*W+:W]) : $signed(XMIN);
+  // Stage A's max pipeline (free-running: every accepted beat moves one level per cycle). A0
+  // registers the beat's lanes as leaves (a masked lane as the most negative code, so the
+  // maximum is that of the kept lanes; any value when none is kept: every e is then 0); level l
+  // (1..TL) registers the maxima of pairs of level l-1 (an odd last node passes through); the
+  // beat maximum at level TL then meets the running maximum in one compare, whose result is
+  // written to a_max and, at a row's last beat, to M. So no register-to-register path holds
+  // more than one W-bit compare.
+  for (genvar l = 0; l <= TL; l++) begin : g_max
+    /// Nodes at this level: ceil(P / 2^l).
+    localparam int N = (P + (1 << l) - 1) >> l;
+    /// Node values (node j at [j*W +: W]).
+    logic [N*W-1:0] v;
+    /// The level holds a beat.
+    logic av;
+    /// The beat is its row's first.
+    logic af;
+    /// The beat is its row's last.
+    logic al;
+    if (l == 0) begin : g_leaf
+      always_ff @(posedge clk) begin
+        if (rst) av <= 1'b0;
+        else av <= a_take;
+      end
+      always_ff @(posedge clk) begin
+        af <= a_cnt == '0;
+        al <= a_last;
+      end
+      for (genvar j = 0; j < P; j++) begin : g_lane
+        always_ff @(posedge clk) begin
+          v[j*W+:W] <= keep_now[j] ? data_in_0[j*W+:W] : XMIN;
+        end
+      end
     end else begin : g_node
-      assign v = (g_max[2*k+1].v > g_max[2*k+2].v) ? g_max[2*k+1].v : g_max[2*k+2].v;
+      /// Nodes of the level below.
+      localparam int NP = (P + (1 << (l - 1)) - 1) >> (l - 1);
+      always_ff @(posedge clk) begin
+        if (rst) av <= 1'b0;
+        else av <= g_max[l-1].av;
+      end
+      always_ff @(posedge clk) begin
+        af <= g_max[l-1].af;
+        al <= g_max[l-1].al;
+      end
+      for (genvar j = 0; j < N; j++) begin : g_pair
+        if (2 * j + 1 < NP) begin : g_two
+          /// The pair's left and right nodes.
+          logic signed [W-1:0] lv, rv;
+          assign lv = g_max[l-1].v[2*j*W+:W];
+          assign rv = g_max[l-1].v[(2*j+1)*W+:W];
+          always_ff @(posedge clk) begin
+            v[j*W+:W] <= lv > rv ? lv : rv;
+          end
+        end else begin : g_one
+          always_ff @(posedge clk) begin
+            v[j*W+:W] <= g_max[l-1].v[2*j*W+:W];
+          end
+        end
+      end
     end
   end
-  assign beat_max = g_max[0].v;
-  assign row_max = (a_cnt == '0 || beat_max > a_max) ? beat_max : a_max;
+  /// The beat maximum (level TL) is valid.
+  logic am_v;
+  /// The beat at level TL is its row's first.
+  logic am_first;
+  /// The beat at level TL is its row's last: its row maximum is pushed into M.
+  logic am_last;
+  assign am_v = g_max[TL].av;
+  assign am_first = g_max[TL].af;
+  assign am_last = g_max[TL].al;
+  assign beat_max = g_max[TL].v[W-1:0];
+  assign row_max = (am_first || beat_max > a_max) ? beat_max : a_max;
   assign a_last = a_cnt == BW'(NB - 1);
-  assign a_room = x_in_ready && m_in_ready;
+  // M never fills (see p_m_room), so only X's room gates the input.
+  assign a_room = x_in_ready;
   assign a_take = data_in_0_valid && data_in_0_ready;
 
   always_ff @(posedge clk) begin
@@ -264,7 +327,7 @@ module mase_softmax_core #(
     end
   end
   always_ff @(posedge clk) begin
-    if (a_take) a_max <= row_max;
+    if (am_v) a_max <= row_max;
   end
 
   // X (P*XW bits per word, possibly more than 1024) is a mase_wide_fifo.
@@ -291,7 +354,7 @@ module mase_softmax_core #(
       .clk(clk),
       .rst(rst),
       .data_in_0(row_max),
-      .data_in_0_valid(a_take && a_last),
+      .data_in_0_valid(am_v && am_last),
       .data_in_0_ready(m_in_ready),
       .data_out_0(m_out),
       .data_out_0_valid(m_out_valid),
@@ -310,29 +373,30 @@ module mase_softmax_core #(
   logic e_out_valid;
   /// E: pop the head beat.
   logic e_out_ready;
-  /// Exp values of the beat in stage b4.
+  /// Exp values of the beat in stage b6 (registered).
   logic [P*EW-1:0] b_e;
   /// Stage valid flags.
-  logic vb1, vb2, vb3, vb4;
+  logic vb1, vb2, vb3, vb4, vb5, vb6;
   /// Stage "last beat of the row" flags.
-  logic lb1, lb2, lb3, lb4;
+  logic lb1, lb2, lb3, lb4, lb5, lb6;
   /// Pipeline advance.
   logic b_en;
-  /// Stage b4 may hand its beat over (E has room; a row end also needs a divider credit).
+  /// Stage b6 may hand its beat over (E has room; a row end also needs a divider credit).
   logic b_push_ok;
   /// A beat of X enters the pipeline.
   logic b_go;
   /// Index of the next beat of X in its row.
   logic [BW-1:0] b_cnt;
-  /// A reciprocal may be requested: fewer than DR rows are in the divider or in Rq.
+  /// A reciprocal may be requested: fewer than DR rows are in the sum pipeline, the divider or
+  /// Rq.
   logic credit_ok;
-  /// Rows in the divider or Rq.
+  /// Rows in the sum pipeline, the divider or Rq.
   logic [RCW-1:0] outstanding;
-  /// Running row sum of the exp values pushed so far.
+  /// Running row sum of the exp values summed so far.
   logic [SW-1:0] acc;
-  /// Sum of the exp values of the beat in b4.
+  /// Sum of the exp values of the beat at the adder tree's last level.
   logic [SW-1:0] beat_sum;
-  /// The beat in b4 is pushed into E.
+  /// The beat in b6 is pushed into E.
   logic b_push;
   /// Rq: pop the head reciprocal.
   logic r_out_ready;
@@ -343,44 +407,48 @@ module mase_softmax_core #(
   logic b_ph;
 
   assign credit_ok = outstanding < RCW'(DR);
-  assign b_push_ok = e_in_ready && (!lb4 || credit_ok);
+  assign b_push_ok = e_in_ready && (!lb6 || credit_ok);
   assign b_go = x_out_valid && m_out_valid && b_en;
   assign x_out_ready = b_go;
   assign m_out_ready = b_go && b_cnt == BW'(NB - 1);
   assign b_push = e_in_valid && e_in_ready;
   if (FOLD == 1) begin : g_b_full
     assign b_ph = 1'b1;
-    assign b_en = b_ph && (!vb4 || b_push_ok);  // b_ph is constant 1 here
-    assign e_in_valid = vb4 && (!lb4 || credit_ok);
+    assign b_en = b_ph && (!vb6 || b_push_ok);  // b_ph is constant 1 here
+    assign e_in_valid = vb6 && (!lb6 || credit_ok);
   end else begin : g_b_fold
-    /// The beat in b4 was pushed into E; it stays until the next step.
-    logic b4_done;
+    /// The beat in b6 was pushed into E; it stays until the next step.
+    logic b6_done;
     // The phase runs while stage B has work and rests at 0 when it is idle, so the first step
     // comes one cycle after a row's beats become available (a fixed latency).
     always_ff @(posedge clk) begin
       if (rst) b_ph <= 1'b0;
-      else b_ph <= (x_out_valid && m_out_valid) || vb1 || vb2 || vb3 || vb4 ? !b_ph : 1'b0;
+      else
+        b_ph <= (x_out_valid && m_out_valid) || vb1 || vb2 || vb3 || vb4 || vb5 || vb6 ?
+            !b_ph : 1'b0;
     end
     always_ff @(posedge clk) begin
-      if (rst) b4_done <= 1'b0;
-      else if (b_en) b4_done <= 1'b0;
-      else if (b_push) b4_done <= 1'b1;
+      if (rst) b6_done <= 1'b0;
+      else if (b_en) b6_done <= 1'b0;
+      else if (b_push) b6_done <= 1'b1;
     end
     // Offered until taken (credit_ok only rises while the beat waits); the pipeline steps at
-    // phase 1 once b4 is empty, pushed, or being pushed.
-    assign e_in_valid = vb4 && !b4_done && (!lb4 || credit_ok);
-    assign b_en = b_ph && (!vb4 || b4_done || b_push_ok);
+    // phase 1 once b6 is empty, pushed, or being pushed.
+    assign e_in_valid = vb6 && !b6_done && (!lb6 || credit_ok);
+    assign b_en = b_ph && (!vb6 || b6_done || b_push_ok);
   end
 
   always_ff @(posedge clk) begin
     if (rst) begin
-      {vb1, vb2, vb3, vb4} <= '0;
+      {vb1, vb2, vb3, vb4, vb5, vb6} <= '0;
       b_cnt <= '0;
     end else if (b_en) begin
       vb1 <= b_go;
       vb2 <= vb1;
       vb3 <= vb2;
       vb4 <= vb3;
+      vb5 <= vb4;
+      vb6 <= vb5;
       if (b_go) b_cnt <= (b_cnt == BW'(NB - 1)) ? '0 : b_cnt + 1'b1;
     end
   end
@@ -390,6 +458,8 @@ module mase_softmax_core #(
       lb2 <= lb1;
       lb3 <= lb2;
       lb4 <= lb3;
+      lb5 <= lb4;
+      lb6 <= lb5;
     end
   end
 
@@ -413,19 +483,24 @@ module mase_softmax_core #(
     logic [TW-TF-1:0] k_full;
     /// Top 2H fractional bits of t.
     logic [2*H-1:0] f;
-    /// b3: table entries.
+    /// b3: table entries (the tables' read registers).
     logic [EW-1:0] a3, c3;
     /// b3: shift k clamped to EF + 1 (EF + 1 means e = 0, also for a masked element).
     logic [KB-1:0] k3;
-    // Waiver: e drops the table product's EF low bits (step 3), so they are never read.
-    /* verilator lint_off UNUSEDSIGNAL */
-    /// b4: table product.
-    logic [2*EW-1:0] p4;
-    /* verilator lint_on UNUSEDSIGNAL */
+    /// b4: table entries registered again, so that no path runs from a table's read port into
+    /// the multiplier.
+    logic [EW-1:0] a4, c4;
     /// b4: shift.
     logic [KB-1:0] k4;
-    /// b4: product >> EF.
-    logic [2*EW-EF-1:0] p4s;
+    // Waiver: e drops the table product's EF low bits (step 3), so they are never read.
+    /* verilator lint_off UNUSEDSIGNAL */
+    /// b5: table product.
+    logic [2*EW-1:0] p5;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /// b5: shift.
+    logic [KB-1:0] k5;
+    /// b5: product >> EF.
+    logic [2*EW-EF-1:0] p5s;
     /// b2: the element is kept (MASKED = 0: always).
     logic keep2;
     if (MASKED == 1) begin : g_keep
@@ -448,7 +523,7 @@ module mase_softmax_core #(
       always_ff @(posedge clk) begin
         if (b_en) begin
           t2 <= TW'(d1) * TW'(K);
-          p4 <= (2 * EW)'(a3) * (2 * EW)'(c3);
+          p5 <= (2 * EW)'(a4) * (2 * EW)'(c4);
         end
       end
     end else begin : g_fold
@@ -460,8 +535,8 @@ module mase_softmax_core #(
       logic [FA+FB-1:0] fp;
       /// d*K of the beat in b1, formed at phase 0.
       logic [TW-1:0] tk;
-      assign fa = b_ph ? FA'(a3) : FA'(d1);
-      assign fb = b_ph ? FB'(c3) : FB'(K);
+      assign fa = b_ph ? FA'(a4) : FA'(d1);
+      assign fb = b_ph ? FB'(c4) : FB'(K);
       assign fp = fa * fb;
       /// The product's high bits lie beyond both exact results when the operands are narrow;
       /// this sink keeps lint quiet.
@@ -471,7 +546,7 @@ module mase_softmax_core #(
         if (!b_ph) tk <= TW'(fp);
         if (b_en) begin
           t2 <= tk;
-          p4 <= (2 * EW)'(fp);
+          p5 <= (2 * EW)'(fp);
         end
       end
     end
@@ -482,28 +557,77 @@ module mase_softmax_core #(
         a3 <= rom_hi[f[2*H-1:H]];
         c3 <= rom_lo[f[H-1:0]];
         k3 <= (!keep2 || 32'(k_full) > 32'(EF)) ? KB'(EF + 1) : KB'(k_full);
+        a4 <= a3;
+        c4 <= c3;
         k4 <= k3;
+        k5 <= k4;
+        b_e[i*EW+:EW] <= (k5 > KB'(EF)) ? '0 : EW'(p5s >> k5);
       end
     end
-    assign p4s = p4[2*EW-1:EF];
-    assign b_e[i*EW+:EW] = (k4 > KB'(EF)) ? '0 : EW'(p4s >> k4);
+    assign p5s = p5[2*EW-1:EF];
   end
 
-  // Adder tree in heap layout (as the max tree): node 0 is the sum of the beat's exp values.
-  for (genvar k = 0; k < 2 * P - 1; k++) begin : g_sum
-    /// Value of node k.
-    logic [SW-1:0] v;
-    if (k >= P - 1) begin : g_leaf
-      assign v = SW'(b_e[(k-P+1)*EW+:EW]);
+  // The row sum, off stage B's critical paths: each beat pushed into E enters a free-running
+  // adder tree of TL registered levels (level l holds ceil(P / 2^l) partial sums; an odd last
+  // node passes through), then the accumulator stage, which registers the row sum S for the
+  // divider at a row's last beat. A row's sum thus enters the divider DS = TL + 1 cycles after
+  // its last beat entered E.
+  for (genvar l = 0; l <= TL; l++) begin : g_sum
+    /// Nodes at this level: ceil(P / 2^l).
+    localparam int N = (P + (1 << l) - 1) >> l;
+    /// Node values (node j at [j*SW +: SW]).
+    logic [N*SW-1:0] v;
+    /// The level holds a beat.
+    logic sv;
+    /// The beat is its row's last.
+    logic sl;
+    if (l == 0) begin : g_leaf
+      // The leaves are the pushed beat itself (b6's registers).
+      assign sv = b_push;
+      assign sl = lb6;
+      for (genvar j = 0; j < P; j++) begin : g_lane
+        assign v[j*SW+:SW] = SW'(b_e[j*EW+:EW]);
+      end
     end else begin : g_node
-      assign v = g_sum[2*k+1].v + g_sum[2*k+2].v;
+      /// Nodes of the level below.
+      localparam int NP = (P + (1 << (l - 1)) - 1) >> (l - 1);
+      always_ff @(posedge clk) begin
+        if (rst) sv <= 1'b0;
+        else sv <= g_sum[l-1].sv;
+      end
+      always_ff @(posedge clk) begin
+        sl <= g_sum[l-1].sl;
+      end
+      for (genvar j = 0; j < N; j++) begin : g_pair
+        if (2 * j + 1 < NP) begin : g_two
+          always_ff @(posedge clk) begin
+            v[j*SW+:SW] <= g_sum[l-1].v[2*j*SW+:SW] + g_sum[l-1].v[(2*j+1)*SW+:SW];
+          end
+        end else begin : g_one
+          always_ff @(posedge clk) begin
+            v[j*SW+:SW] <= g_sum[l-1].v[2*j*SW+:SW];
+          end
+        end
+      end
     end
   end
-  assign beat_sum = g_sum[0].v;
+  assign beat_sum = g_sum[TL].v[SW-1:0];
 
+  /// Divider input valid: a row sum is registered.
+  logic d0_v;
+  /// Divider input: the row sum S (registered).
+  logic [SW-1:0] d0_s;
   always_ff @(posedge clk) begin
-    if (rst) acc <= '0;
-    else if (b_push) acc <= lb4 ? '0 : acc + beat_sum;
+    if (rst) begin
+      acc  <= '0;
+      d0_v <= 1'b0;
+    end else begin
+      if (g_sum[TL].sv) acc <= g_sum[TL].sl ? '0 : acc + beat_sum;
+      d0_v <= g_sum[TL].sv && g_sum[TL].sl;
+    end
+  end
+  always_ff @(posedge clk) begin
+    d0_s <= acc + beat_sum;
   end
 
   // E (P*EW bits per word) is a mase_wide_fifo, as X.
@@ -524,13 +648,6 @@ module mase_softmax_core #(
 
   // Divider: R = floor(2^Z / S), restoring, one quotient bit per stage; starts from the partial
   // remainder 2^(EF-1) (the bits of 2^Z above the quotient's range), which is below S.
-  /// Divider input valid: a row sum leaves stage b4.
-  logic d0_v;
-  /// Divider input: the row sum S.
-  logic [SW-1:0] d0_s;
-  assign d0_v = b_push && lb4;
-  assign d0_s = acc + beat_sum;
-
   for (genvar j = 1; j <= QB; j++) begin : g_div
     /// Stage valid.
     logic v;
@@ -582,7 +699,7 @@ module mase_softmax_core #(
 
   always_ff @(posedge clk) begin
     if (rst) outstanding <= '0;
-    else outstanding <= outstanding + RCW'(d0_v) - RCW'(r_out_valid && r_out_ready);
+    else outstanding <= outstanding + RCW'(b_push && lb6) - RCW'(r_out_valid && r_out_ready);
   end
 
   /// Divider output valid (last stage).
@@ -614,14 +731,14 @@ module mase_softmax_core #(
 
   // ---------------------------------------------------------------------------------------------
   // Stage C: normalize
-  /// Pipeline advance.
+  /// Pipeline advance (c1 and c2 step together when c2 is empty or the skid buffer takes it).
   logic c_en;
   /// A beat of E enters the multiply stage.
   logic c_go;
   /// Index of the next beat of E in its row.
   logic [BW-1:0] c_cnt;
-  /// c1 valid.
-  logic vc1;
+  /// c1 and c2 valid.
+  logic vc1, vc2;
   /// c1 exp values.
   logic [P*EW-1:0] ce1;
   /// c1 reciprocal.
@@ -631,7 +748,7 @@ module mase_softmax_core #(
   /// Cast results.
   logic [P*OW-1:0] y;
 
-  assign c_en = !vc1 || sk_ready;
+  assign c_en = !vc2 || sk_ready;
   assign c_go = e_out_valid && r_out_valid && c_en;
   assign e_out_ready = c_go;
   assign r_out_ready = c_go && c_cnt == BW'(NB - 1);
@@ -639,9 +756,11 @@ module mase_softmax_core #(
   always_ff @(posedge clk) begin
     if (rst) begin
       vc1   <= 1'b0;
+      vc2   <= 1'b0;
       c_cnt <= '0;
     end else if (c_en) begin
       vc1 <= c_go;
+      vc2 <= vc1;
       if (c_go) c_cnt <= (c_cnt == BW'(NB - 1)) ? '0 : c_cnt + 1'b1;
     end
   end
@@ -653,13 +772,15 @@ module mase_softmax_core #(
   end
 
   for (genvar i = 0; i < P; i++) begin : g_norm
-    /// e * R (Z fractional bits).
+    /// c2: e * R (Z fractional bits), registered so that the cast starts from a register.
     logic [EW+QB-1:0] prod;
-    assign prod = (EW + QB)'(ce1[i*EW+:EW]) * (EW + QB)'(cr1);
+    always_ff @(posedge clk) begin
+      if (c_en) prod <= (EW + QB)'(ce1[i*EW+:EW]) * (EW + QB)'(cr1);
+    end
     `MASE_CAST_TO(DATA_OUT_0, EW + QB, Z, 0, DATA_OUT_0_SIGNED, prod, y[i*OW+:OW]);
   end
 
-  `MASE_OUTPUT_SKID(OW, P, y, vc1, sk_ready);
+  `MASE_OUTPUT_SKID(OW, P, y, vc2, sk_ready);
 
 `ifndef SYNTHESIS
   // The credit rule keeps Rq from overflowing: the divider never pushes into a full FIFO.
@@ -668,6 +789,13 @@ module mase_softmax_core #(
   endproperty
   a_rq_room : assert property (p_rq_room)
   else $error("mase_softmax: reciprocal FIFO overflow (credit rule violated)");
+  // M never fills: a row's maximum is in M (or on its way) only while the row's last beat is in
+  // X, and X holds at most 2*NB + 5 beats, so at most 7 rows are counted against M's 8 words.
+  property p_m_room;
+    @(posedge clk) disable iff (rst) am_v && am_last |-> m_in_ready;
+  endproperty
+  a_m_room : assert property (p_m_room)
+  else $error("mase_softmax: row maximum FIFO overflow");
 `endif
   // The stream-stability assertions are stated by the two component modules on their ports.
 endmodule

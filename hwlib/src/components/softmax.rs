@@ -274,11 +274,23 @@ fn beats(p: &Params) -> usize {
     beats_per_row(p, "DATA_IN_0")
 }
 
-/// FIFO depths `(X, M, E, R)` in beats / rows (each `mase_fifo` holds depth + 1).
+/// Levels of the max and adder trees, `⌈log2 P⌉` (each a register stage in the RTL).
+pub fn tree_levels(p: &Params) -> u64 {
+    let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
+    if lanes <= 1 {
+        0
+    } else {
+        u64::from(64 - (lanes - 1).leading_zeros())
+    }
+}
+
+/// FIFO depths `(X, M, E, R)` in beats / rows (each `mase_fifo` holds depth + 1). `E` and `R`
+/// also cover the `⌈log2 P⌉ + 1` cycles of the pipelined row sum before the divider.
 pub fn fifo_depths(p: &Params) -> (u64, u64, u64, u64) {
     let b = beats(p) as u64;
     let qb = Widths::of(p).qb() as u64;
-    (2 * b + 4, 8, b + qb + 8, qb + 8)
+    let ds = tree_levels(p) + 1;
+    (2 * b + 4, 8, b + qb + ds + 8, qb + ds + 8)
 }
 
 /// Rows per keep vector: `MASK_ROWS` of a masked instance, 1 otherwise.
@@ -400,14 +412,41 @@ pub(crate) fn cost_of(p: &Params, masked: bool) -> Cost {
         + 2 * lanes * (1u64 << w.h) * ew
         + mask * b * lanes;
     let fold = param(p, "FOLD") as u64;
+    let tl = tree_levels(p);
     Cost {
-        // Folded: the first step waits one phase, the row's beats take 2 cycles each and the
-        // last one 3 more cycles through b2..b4.
-        latency_cycles: 2 * b + w.qb() as u64 + 8 + (fold - 1) * (b + 3),
+        // The row maximum (a leaf register, `⌈log2 P⌉` max-tree levels) and the row sum (as many
+        // adder-tree levels and the accumulator register) each take `⌈log2 P⌉ + 1` cycles; the
+        // exp pipeline has 6 stages (each `FOLD` cycles) and the normalize stage 2. Folded: the
+        // first step waits one phase, the row's beats take 2 cycles each and the last one 5 more
+        // cycles through b2..b6.
+        latency_cycles: 2 * b + w.qb() as u64 + 11 + 2 * tl + 2 * fold + (fold - 1) * (b + 3),
         ii_cycles: fold * b * mask_rows(p, masked),
         multipliers: (4 - fold) * lanes,
         memory_bits: mem,
     }
+}
+
+/// FFs of the pipeline registers that cut the paths for 125 MHz on ECP5, counted exactly on top
+/// of the fitted [`SOFTMAX_FF`] (which was fitted before they existed): the max tree's leaf
+/// register and its `⌈log2 P⌉` registered levels (`W` bits per node, three flags per level), the
+/// second register of the table entries and the registered shift and exp value (per lane
+/// `3·(EF + 1)` bits and the shift's `⌈log2(EF + 2)⌉`, four flags), the adder tree's registered
+/// levels (level `l` needs `EF + 1 + l` bits per node, one flag pair per level), the registered
+/// row sum for the divider, and the registered `e · R` products.
+fn pipeline_ffs(p: &Params) -> u64 {
+    let w = Widths::of(p);
+    let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
+    let win = param(p, "DATA_IN_0_PRECISION_0") as u64;
+    let ew = w.ef as u64 + 1;
+    let kb = u64::from(64 - (u64::from(w.ef) + 1).leading_zeros());
+    let sw = u64::from(w.ef + w.cl + 1);
+    let tl = tree_levels(p);
+    let nodes = |l: u64| lanes.div_ceil(1 << l);
+    let max_tree = (0..=tl).map(|l| nodes(l) * win).sum::<u64>() + 3 * (tl + 1);
+    let exp = lanes * (3 * ew + kb) + 4;
+    let sum_tree = (1..=tl).map(|l| nodes(l) * (ew + l)).sum::<u64>() + 2 * tl + sw + 1;
+    let norm = lanes * (ew + w.qb() as u64) + 1;
+    max_tree + exp + sum_tree + norm
 }
 
 /// [`Component::resources`]: both exp tables per lane and every FIFO where Yosys puts them; DSPs
@@ -446,6 +485,7 @@ pub(crate) fn resources_of(p: &Params, masked: bool) -> crate::Resources {
         w.qb() as u64 * (w.ef + w.cl + 1) as u64,
     ];
     let (mut lut, mut ff) = (fitted(&SOFTMAX_LUT, &x), fitted(&SOFTMAX_FF, &x));
+    ff += pipeline_ffs(p);
     if masked {
         let rows = mask_rows(p, true);
         let row_bits = if rows > 1 { 64 - u64::from((rows - 1).leading_zeros()) } else { 1 };
