@@ -26,7 +26,9 @@
 // unmasked algorithm run over the kept elements alone. A row with every element masked has S = 0
 // and outputs all zeros (the divider's quotient is then all ones and multiplies only zeros).
 // Architecture: (A) input beats enter FIFO X (2 rows + 4 beats) while the running maximum is
-// taken; the row maximum enters FIFO M at the row's last beat. MASKED = 1: the first row of each
+// taken by a pipelined max tree (a leaf register, TL = clog2(P) registered levels of one compare
+// each, then the compare with the running maximum); the row maximum enters FIFO M TL + 1 cycles
+// after the row's last beat. MASKED = 1: the first row of each
 // tensor joins data_in_0 with data_in_1 beat by beat (each keep beat is taken with the data beat
 // of the same positions, and stored); the other MASK_ROWS - 1 rows read the stored bits, so the
 // mask for tensor k+1 is taken with tensor k+1's first row, after tensor k's last row entered,
@@ -34,30 +36,39 @@
 // so the current beat's bits are always its low P bits (no multiplexer). Masked lanes enter the
 // max tree as the most negative code, and each lane's keep bit travels with it through X (one
 // extra bit per lane) to stage B, where a masked lane's shift is forced past EF (e = 0).
-// (B) when the head row's maximum is known, its beats leave X through 4 registered stages
-// (difference, * K, table reads, table product), the exp values enter FIFO E (1 row + divider
-// stages + 8 beats) and are summed; the row sum enters the divider, whose quotients enter FIFO
-// Rq (a credit counter keeps Rq from overflowing, so the divider never stalls). (C) when the head
-// row's reciprocal is known, its exp values leave E, are multiplied by R, cast, and leave through
-// a mase_skid_buffer. Row n+1's maximum and exps are computed while row n is normalized: one beat
-// per cycle in steady state.
-//   Latency: 2*L/P + CL + RB + 9 cycles (first input beat to first output beat, no stalls).
+// (B) when the head row's maximum is known, its beats leave X through 8 registered stages
+// (difference, d*K partial products, d*K, table reads, table entries again, table product
+// partial products, table product, shifted exp value; products wider than one DSP are
+// mase_split_mul), the exp values enter FIFO E (1 row + divider stages + TL + 9 beats); a
+// pipelined adder tree (TL registered levels) and the accumulator sum them, and the registered
+// row sum enters the divider, whose quotients enter FIFO Rq (a credit counter keeps Rq from
+// overflowing, so the divider never stalls). (C) when the head row's reciprocal is known, its exp
+// values leave E and are multiplied by R (partial products, then the product registered), cast,
+// and leave through a mase_skid_buffer. Row n+1's maximum and exps are computed while row n is
+// normalized: one beat per cycle in steady state.
+//   Latency: 2*L/P + CL + RB + 2*TL + 17 cycles (first input beat to first output beat, no
+//   stalls).
 //   II: L/P cycles per row (one beat per cycle).
 //   Paths cut: data, valid and ready at both ports (input ready from FIFO registers, output from
-//   the skid buffer).
+//   the skid buffer); every compare of the max tree, every level of the adder tree, the exp
+//   tables' read ports and each multiplier's DSPs from its adders.
 //   Folded (FOLD = 2): stage B steps once every 2 cycles (a free-running phase; a finished
-//   beat stays offered to E until taken) and each lane's d*K (phase 0, held until the step) and
-//   table product (phase 1) share one multiplier: 2P multipliers, L/P*2 cycles per row (stages
-//   A and C keep their rates; E and the input back-pressure them). Latency 3*L/P + CL + RB + 12:
-//   the first step waits a phase, each beat takes 2 cycles, the last one 3 more through b2..b4.
+//   beat stays offered to E until taken) and each lane's table product (phase 0) and d*K
+//   (phase 1) share one mase_split_mul whose partial products are registered every cycle: the
+//   table product is taken at the step, d*K at the next phase 0 (6 stages: the partial products
+//   fall between phases). 2P multipliers' worth of DSPs, L/P*2 cycles per row (stages A and C
+//   keep their rates; E and the input back-pressure them). Latency 3*L/P + CL + RB + 2*TL + 20:
+//   the first step waits a phase, each beat takes 2 cycles, the last one 5 more through the
+//   later steps.
 //   MASKED = 1: the same latency (the keep beats move with the first row's data beats) and II;
 //   ready of data_in_0 depends on data_in_1_valid during a tensor's first row and vice versa (a
-//   join, as in mase_add). Extra resources: the L-bit mask register, P bits per X entry, 2P
-//   keep flags in stage B and a row counter of clog2(MASK_ROWS) bits.
-//   Resources: 3P multipliers (d*K, table product, e*R), 2P table ROMs of 2^H x (EF+1) bits
-//   (each lane has its own pair, one read port each), four FIFOs (X and E as mase_wide_fifo:
-//   lock-step mase_fifo groups of lanes with words of at most 1024 bits), a max tree and an adder
-//   tree of depth ceil(log2 P), and a CL+RB+1 stage divider of (EF+CL+1)-bit subtractors.
+//   join, as in mase_add). Extra resources: the L-bit mask register, P bits per X entry, keep
+//   flags in stage B and a row counter of clog2(MASK_ROWS) bits.
+//   Resources: 3P products (d*K, table product, e*R; each one DSP per pair of 17-bit operand
+//   chunks), 2P table ROMs of 2^H x (EF+1) bits (each lane has its own pair, one read port each),
+//   four FIFOs (X and E as mase_wide_fifo: lock-step mase_fifo groups of lanes with words of at
+//   most 1024 bits), a max tree and an adder tree of depth TL, and a CL+RB+1 stage divider of
+//   (EF+CL+1)-bit subtractors.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_softmax_core #(
     /// The softmax parameters (rtl/mase_assert.svh): input format and shape (P lanes of a row of
@@ -118,10 +129,25 @@ module mase_softmax_core #(
   localparam int DX = 2 * NB + 4;
   /// FIFO depth of the row maxima.
   localparam int DM = 8;
+  /// K >> 1 (K is even): the multiplier's constant operand, 24 bits.
+  localparam logic [23:0] KO = 24'(K >> 1);
+  /// Stage of the exp pipeline that holds t = d * K (FOLD = 1: after the registered partial
+  /// products of stage 2; FOLD = 2: loaded at the phase 0 after the step into it).
+  localparam int ST = FOLD == 1 ? 3 : 2;
+  /// Stages of the exp pipeline: d, (d*K partial products), t, table read, table register,
+  /// (table product partial products), table product, exp value.
+  localparam int NS = FOLD == 1 ? 8 : 6;
+  /// Stages that carry the shift k: ST+1 .. NS-1.
+  localparam int NK = NS - ST - 1;
+  /// Levels of the max and adder trees: ceil(log2 P).
+  localparam int TL = P > 1 ? $clog2(P) : 0;
+  /// Cycles from a row's last exp beat pushed into E to its sum entering the divider: TL adder
+  /// tree levels and the accumulator stage.
+  localparam int DS = TL + 1;
   /// FIFO depth of the exp values.
-  localparam int DE = NB + QB + 8;
+  localparam int DE = NB + QB + DS + 8;
   /// FIFO depth of the reciprocals.
-  localparam int DR = QB + 8;
+  localparam int DR = QB + DS + 8;
   /// Credit counter width (0..DR).
   localparam int RCW = $clog2(DR + 1);
   /// Lane width of X: the input code, and with MASKED = 1 its keep bit above it.
@@ -184,7 +210,7 @@ module mase_softmax_core #(
   logic a_take;
   /// The input beat is the last of its row.
   logic a_last;
-  /// X and M have room for the input beat.
+  /// X has room for the input beat.
   logic a_room;
   /// Keep bits of the input beat's lanes (MASKED = 0: all ones).
   logic [P-1:0] keep_now;
@@ -237,23 +263,80 @@ module mase_softmax_core #(
     assign x_in = data_in_0;
   end
 
-  // Max tree in heap layout: node k < P-1 is the max of nodes 2k+1 and 2k+2; nodes P-1..2P-2
-  // are the lanes; node 0 is the beat maximum (depth ceil(log2 P)).
-  for (genvar k = 0; k < 2 * P - 1; k++) begin : g_max
-    /// Value of node k.
-    logic signed [W-1:0] v;
-    if (k >= P - 1) begin : g_leaf
-      // A masked lane counts as the most negative code, so the maximum is that of the kept
-      // lanes (any value when none is kept: every e is then 0).
-      assign v = keep_now[k-P+1] ? $signed(data_in_0[(k-P+1)*W+:W]) : $signed(XMIN);
+  // Stage A's max pipeline (free-running: every accepted beat moves one level per cycle). A0
+  // registers the beat's lanes as leaves (a masked lane as the most negative code, so the
+  // maximum is that of the kept lanes; any value when none is kept: every e is then 0); level l
+  // (1..TL) registers the maxima of pairs of level l-1 (an odd last node passes through); the
+  // beat maximum at level TL then meets the running maximum in one compare, whose result is
+  // written to a_max and, at a row's last beat, to M. So no register-to-register path holds
+  // more than one W-bit compare.
+  for (genvar l = 0; l <= TL; l++) begin : g_max
+    /// Nodes at this level: ceil(P / 2^l).
+    localparam int N = (P + (1 << l) - 1) >> l;
+    /// Node values (node j at [j*W +: W]).
+    logic [N*W-1:0] v;
+    /// The level holds a beat.
+    logic av;
+    /// The beat is its row's first.
+    logic af;
+    /// The beat is its row's last.
+    logic al;
+    if (l == 0) begin : g_leaf
+      always_ff @(posedge clk) begin
+        if (rst) av <= 1'b0;
+        else av <= a_take;
+      end
+      always_ff @(posedge clk) begin
+        af <= a_cnt == '0;
+        al <= a_last;
+      end
+      for (genvar j = 0; j < P; j++) begin : g_lane
+        always_ff @(posedge clk) begin
+          v[j*W+:W] <= keep_now[j] ? data_in_0[j*W+:W] : XMIN;
+        end
+      end
     end else begin : g_node
-      assign v = (g_max[2*k+1].v > g_max[2*k+2].v) ? g_max[2*k+1].v : g_max[2*k+2].v;
+      /// Nodes of the level below.
+      localparam int NP = (P + (1 << (l - 1)) - 1) >> (l - 1);
+      always_ff @(posedge clk) begin
+        if (rst) av <= 1'b0;
+        else av <= g_max[l-1].av;
+      end
+      always_ff @(posedge clk) begin
+        af <= g_max[l-1].af;
+        al <= g_max[l-1].al;
+      end
+      for (genvar j = 0; j < N; j++) begin : g_pair
+        if (2 * j + 1 < NP) begin : g_two
+          /// The pair's left and right nodes.
+          logic signed [W-1:0] lv, rv;
+          assign lv = g_max[l-1].v[2*j*W+:W];
+          assign rv = g_max[l-1].v[(2*j+1)*W+:W];
+          always_ff @(posedge clk) begin
+            v[j*W+:W] <= lv > rv ? lv : rv;
+          end
+        end else begin : g_one
+          always_ff @(posedge clk) begin
+            v[j*W+:W] <= g_max[l-1].v[2*j*W+:W];
+          end
+        end
+      end
     end
   end
-  assign beat_max = g_max[0].v;
-  assign row_max = (a_cnt == '0 || beat_max > a_max) ? beat_max : a_max;
+  /// The beat maximum (level TL) is valid.
+  logic am_v;
+  /// The beat at level TL is its row's first.
+  logic am_first;
+  /// The beat at level TL is its row's last: its row maximum is pushed into M.
+  logic am_last;
+  assign am_v = g_max[TL].av;
+  assign am_first = g_max[TL].af;
+  assign am_last = g_max[TL].al;
+  assign beat_max = g_max[TL].v[W-1:0];
+  assign row_max = (am_first || beat_max > a_max) ? beat_max : a_max;
   assign a_last = a_cnt == BW'(NB - 1);
-  assign a_room = x_in_ready && m_in_ready;
+  // M never fills (see p_m_room), so only X's room gates the input.
+  assign a_room = x_in_ready;
   assign a_take = data_in_0_valid && data_in_0_ready;
 
   always_ff @(posedge clk) begin
@@ -264,7 +347,7 @@ module mase_softmax_core #(
     end
   end
   always_ff @(posedge clk) begin
-    if (a_take) a_max <= row_max;
+    if (am_v) a_max <= row_max;
   end
 
   // X (P*XW bits per word, possibly more than 1024) is a mase_wide_fifo.
@@ -291,7 +374,7 @@ module mase_softmax_core #(
       .clk(clk),
       .rst(rst),
       .data_in_0(row_max),
-      .data_in_0_valid(a_take && a_last),
+      .data_in_0_valid(am_v && am_last),
       .data_in_0_ready(m_in_ready),
       .data_out_0(m_out),
       .data_out_0_valid(m_out_valid),
@@ -310,87 +393,92 @@ module mase_softmax_core #(
   logic e_out_valid;
   /// E: pop the head beat.
   logic e_out_ready;
-  /// Exp values of the beat in stage b4.
+  /// Exp values of the beat in the last stage (registered).
   logic [P*EW-1:0] b_e;
-  /// Stage valid flags.
-  logic vb1, vb2, vb3, vb4;
+  /// Stage valid flags (bit n: stage n holds a beat).
+  logic [NS:1] vb;
   /// Stage "last beat of the row" flags.
-  logic lb1, lb2, lb3, lb4;
+  logic [NS:1] lb;
   /// Pipeline advance.
   logic b_en;
-  /// Stage b4 may hand its beat over (E has room; a row end also needs a divider credit).
+  /// The last stage may hand its beat over (E has room; a row end also needs a divider credit).
   logic b_push_ok;
   /// A beat of X enters the pipeline.
   logic b_go;
   /// Index of the next beat of X in its row.
   logic [BW-1:0] b_cnt;
-  /// A reciprocal may be requested: fewer than DR rows are in the divider or in Rq.
+  /// A reciprocal may be requested: fewer than DR rows are in the sum pipeline, the divider or
+  /// Rq.
   logic credit_ok;
-  /// Rows in the divider or Rq.
+  /// Rows in the sum pipeline, the divider or Rq.
   logic [RCW-1:0] outstanding;
-  /// Running row sum of the exp values pushed so far.
+  /// Running row sum of the exp values summed so far.
   logic [SW-1:0] acc;
-  /// Sum of the exp values of the beat in b4.
+  /// Sum of the exp values of the beat at the adder tree's last level.
   logic [SW-1:0] beat_sum;
-  /// The beat in b4 is pushed into E.
+  /// The beat in the last stage is pushed into E.
   logic b_push;
   /// Rq: pop the head reciprocal.
   logic r_out_ready;
   /// Rq: head valid.
   logic r_out_valid;
 
-  /// Phase of the folded exp pipeline (FOLD = 2: 0 forms d*K, 1 the table product and steps).
+  /// Phase of the folded exp pipeline (FOLD = 2: the shared multiplier takes a*c at phase 0
+  /// and d*K at phase 1; the pipeline steps at phase 1).
   logic b_ph;
+  /// The last stage's valid and last flags.
+  logic vbl, lbl;
+  assign vbl = vb[NS];
+  assign lbl = lb[NS];
 
   assign credit_ok = outstanding < RCW'(DR);
-  assign b_push_ok = e_in_ready && (!lb4 || credit_ok);
+  assign b_push_ok = e_in_ready && (!lbl || credit_ok);
   assign b_go = x_out_valid && m_out_valid && b_en;
   assign x_out_ready = b_go;
   assign m_out_ready = b_go && b_cnt == BW'(NB - 1);
   assign b_push = e_in_valid && e_in_ready;
   if (FOLD == 1) begin : g_b_full
     assign b_ph = 1'b1;
-    assign b_en = b_ph && (!vb4 || b_push_ok);  // b_ph is constant 1 here
-    assign e_in_valid = vb4 && (!lb4 || credit_ok);
+    assign b_en = b_ph && (!vbl || b_push_ok);  // b_ph is constant 1 here
+    assign e_in_valid = vbl && (!lbl || credit_ok);
   end else begin : g_b_fold
-    /// The beat in b4 was pushed into E; it stays until the next step.
-    logic b4_done;
+    /// The beat in the last stage was pushed into E; it stays until the next step.
+    logic bl_done;
     // The phase runs while stage B has work and rests at 0 when it is idle, so the first step
     // comes one cycle after a row's beats become available (a fixed latency).
     always_ff @(posedge clk) begin
       if (rst) b_ph <= 1'b0;
-      else b_ph <= (x_out_valid && m_out_valid) || vb1 || vb2 || vb3 || vb4 ? !b_ph : 1'b0;
+      else b_ph <= (x_out_valid && m_out_valid) || (|vb) ? !b_ph : 1'b0;
     end
     always_ff @(posedge clk) begin
-      if (rst) b4_done <= 1'b0;
-      else if (b_en) b4_done <= 1'b0;
-      else if (b_push) b4_done <= 1'b1;
+      if (rst) bl_done <= 1'b0;
+      else if (b_en) bl_done <= 1'b0;
+      else if (b_push) bl_done <= 1'b1;
     end
     // Offered until taken (credit_ok only rises while the beat waits); the pipeline steps at
-    // phase 1 once b4 is empty, pushed, or being pushed.
-    assign e_in_valid = vb4 && !b4_done && (!lb4 || credit_ok);
-    assign b_en = b_ph && (!vb4 || b4_done || b_push_ok);
+    // phase 1 once the last stage is empty, pushed, or being pushed.
+    assign e_in_valid = vbl && !bl_done && (!lbl || credit_ok);
+    assign b_en = b_ph && (!vbl || bl_done || b_push_ok);
+    /// The pipeline stepped at the last edge, so the shared multipliers' products of this
+    /// (phase 0) cycle are d*K of the beats that entered stage ST.
+    logic b_stepped;
+    always_ff @(posedge clk) begin
+      if (rst) b_stepped <= 1'b0;
+      else b_stepped <= b_en;
+    end
   end
 
   always_ff @(posedge clk) begin
     if (rst) begin
-      {vb1, vb2, vb3, vb4} <= '0;
+      vb <= '0;
       b_cnt <= '0;
     end else if (b_en) begin
-      vb1 <= b_go;
-      vb2 <= vb1;
-      vb3 <= vb2;
-      vb4 <= vb3;
+      vb <= {vb[NS-1:1], b_go};
       if (b_go) b_cnt <= (b_cnt == BW'(NB - 1)) ? '0 : b_cnt + 1'b1;
     end
   end
   always_ff @(posedge clk) begin
-    if (b_en) begin
-      lb1 <= b_cnt == BW'(NB - 1);
-      lb2 <= lb1;
-      lb3 <= lb2;
-      lb4 <= lb3;
-    end
+    if (b_en) lb <= {lb[NS-1:1], b_cnt == BW'(NB - 1)};
   end
 
   for (genvar i = 0; i < P; i++) begin : g_exp
@@ -401,109 +489,196 @@ module mase_softmax_core #(
     `MASE_ROM_INIT(rom_hi, 2 ** H, EXP_HI_MEM_FILE)
     `MASE_ROM_INIT(rom_lo, 2 ** H, EXP_LO_MEM_FILE)
 
-    /// b1: d = m - x (W bits, non-negative).
+    /// Stage 1: d = m - x (W bits, non-negative).
     logic [W-1:0] d1;
     // Waiver: the algorithm truncates t below its top 2H fractional bits (step 2), so those
     // low bits of t are never read.
     /* verilator lint_off UNUSEDSIGNAL */
-    /// b2: t = d * K.
-    logic [TW-1:0] t2;
+    /// Stage ST: t = d * K.
+    logic [TW-1:0] tq;
     /* verilator lint_on UNUSEDSIGNAL */
     /// Integer part of t.
     logic [TW-TF-1:0] k_full;
     /// Top 2H fractional bits of t.
     logic [2*H-1:0] f;
-    /// b3: table entries.
-    logic [EW-1:0] a3, c3;
-    /// b3: shift k clamped to EF + 1 (EF + 1 means e = 0, also for a masked element).
-    logic [KB-1:0] k3;
+    /// Stage ST+1: table entries (the tables' read registers).
+    logic [EW-1:0] ar, cr;
+    /// Stage ST+2: table entries registered again, so that no path runs from a table's read
+    /// port into the multiplier.
+    logic [EW-1:0] aq, cq;
+    /// The shift k clamped to EF + 1 (EF + 1 means e = 0, also for a masked element) in stages
+    /// ST+1 .. NS-1 (entry n at [n*KB +: KB]: stage ST+1+n).
+    logic [NK*KB-1:0] kq;
+    /// The shift of the table product's stage (NS-1).
+    logic [KB-1:0] kl;
+    assign kl = kq[(NK-1)*KB+:KB];
     // Waiver: e drops the table product's EF low bits (step 3), so they are never read.
     /* verilator lint_off UNUSEDSIGNAL */
-    /// b4: table product.
-    logic [2*EW-1:0] p4;
+    /// Stage NS-1: table product.
+    logic [2*EW-1:0] pq;
     /* verilator lint_on UNUSEDSIGNAL */
-    /// b4: shift.
-    logic [KB-1:0] k4;
-    /// b4: product >> EF.
-    logic [2*EW-EF-1:0] p4s;
-    /// b2: the element is kept (MASKED = 0: always).
-    logic keep2;
+    /// Table product >> EF.
+    logic [2*EW-EF-1:0] ps;
+    /// Stage ST: the element is kept (MASKED = 0: always).
+    logic keep_t;
     if (MASKED == 1) begin : g_keep
-      /// b1: the element is kept.
-      logic keep1;
+      /// Stages 1 .. ST: the element is kept.
+      logic [ST:1] keep;
       always_ff @(posedge clk) begin
-        if (b_en) begin
-          keep1 <= x_out[i*XW+W];
-          keep2 <= keep1;
-        end
+        if (b_en) keep <= {keep[ST-1:1], x_out[i*XW+W]};
       end
+      assign keep_t = keep[ST];
     end else begin : g_all
-      assign keep2 = 1'b1;
+      assign keep_t = 1'b1;
     end
 
-    assign k_full = t2[TW-1:TF];
-    assign f = t2[TF-1-:2*H];
+    assign k_full = tq[TW-1:TF];
+    assign f = tq[TF-1-:2*H];
 
     if (FOLD == 1) begin : g_full
+      /// d * (K >> 1), its partial products registered in stage 2.
+      logic [W+24-1:0] dk;
+      /// The table product, its partial products registered in stage ST+3.
+      logic [2*EW-1:0] ac;
+      mase_split_mul #(
+          .A_WIDTH(W),
+          .B_WIDTH(24)
+      ) u_dk (
+          .clk(clk),
+          .en (b_en),
+          .a  (d1),
+          .b  (KO),
+          .y  (dk)
+      );
+      mase_split_mul #(
+          .A_WIDTH(EW),
+          .B_WIDTH(EW)
+      ) u_ac (
+          .clk(clk),
+          .en (b_en),
+          .a  (aq),
+          .b  (cq),
+          .y  (ac)
+      );
       always_ff @(posedge clk) begin
         if (b_en) begin
-          t2 <= TW'(d1) * TW'(K);
-          p4 <= (2 * EW)'(a3) * (2 * EW)'(c3);
+          tq <= TW'(dk) << 1;
+          pq <= ac;
         end
       end
     end else begin : g_fold
-      // One unsigned multiplier: phase 0 d*K (into tk), phase 1 a*c; both products exact.
+      // One shared multiplier, its partial products registered every cycle: phase 0 takes a*c
+      // (the product registered at the step that follows, phase 1), phase 1 takes d*K (the
+      // product registered at the next phase 0 after a step, when d1's beat has moved to stage
+      // ST); both products exact.
       localparam int FA = W > EW ? W : EW;
-      localparam int FB = 25 > EW ? 25 : EW;
+      localparam int FB = 24 > EW ? 24 : EW;
+      /// Multiplier operands and product.
       logic [FA-1:0] fa;
       logic [FB-1:0] fb;
       logic [FA+FB-1:0] fp;
-      /// d*K of the beat in b1, formed at phase 0.
-      logic [TW-1:0] tk;
-      assign fa = b_ph ? FA'(a3) : FA'(d1);
-      assign fb = b_ph ? FB'(c3) : FB'(K);
-      assign fp = fa * fb;
+      assign fa = b_ph ? FA'(d1) : FA'(aq);
+      assign fb = b_ph ? FB'(KO) : FB'(cq);
+      mase_split_mul #(
+          .A_WIDTH(FA),
+          .B_WIDTH(FB)
+      ) u_f (
+          .clk(clk),
+          .en (1'b1),
+          .a  (fa),
+          .b  (fb),
+          .y  (fp)
+      );
       /// The product's high bits lie beyond both exact results when the operands are narrow;
       /// this sink keeps lint quiet.
       logic unused_fp;
       assign unused_fp = ^fp;
       always_ff @(posedge clk) begin
-        if (!b_ph) tk <= TW'(fp);
-        if (b_en) begin
-          t2 <= tk;
-          p4 <= (2 * EW)'(fp);
-        end
+        if (!b_ph && g_b_fold.b_stepped) tq <= TW'(fp) << 1;
+        if (b_en) pq <= (2 * EW)'(fp);
       end
     end
 
+    if (NK > 1) begin : g_kq
+      always_ff @(posedge clk) begin
+        if (b_en) kq[NK*KB-1:KB] <= kq[(NK-1)*KB-1:0];
+      end
+    end
     always_ff @(posedge clk) begin
       if (b_en) begin
         d1 <= W'(m_out - x_out[i*XW+:W]);
-        a3 <= rom_hi[f[2*H-1:H]];
-        c3 <= rom_lo[f[H-1:0]];
-        k3 <= (!keep2 || 32'(k_full) > 32'(EF)) ? KB'(EF + 1) : KB'(k_full);
-        k4 <= k3;
+        ar <= rom_hi[f[2*H-1:H]];
+        cr <= rom_lo[f[H-1:0]];
+        kq[KB-1:0] <= (!keep_t || 32'(k_full) > 32'(EF)) ? KB'(EF + 1) : KB'(k_full);
+        aq <= ar;
+        cq <= cr;
+        b_e[i*EW+:EW] <= (kl > KB'(EF)) ? '0 : EW'(ps >> kl);
       end
     end
-    assign p4s = p4[2*EW-1:EF];
-    assign b_e[i*EW+:EW] = (k4 > KB'(EF)) ? '0 : EW'(p4s >> k4);
+    assign ps = pq[2*EW-1:EF];
   end
 
-  // Adder tree in heap layout (as the max tree): node 0 is the sum of the beat's exp values.
-  for (genvar k = 0; k < 2 * P - 1; k++) begin : g_sum
-    /// Value of node k.
-    logic [SW-1:0] v;
-    if (k >= P - 1) begin : g_leaf
-      assign v = SW'(b_e[(k-P+1)*EW+:EW]);
+  // The row sum, off stage B's critical paths: each beat pushed into E enters a free-running
+  // adder tree of TL registered levels (level l holds ceil(P / 2^l) partial sums; an odd last
+  // node passes through), then the accumulator stage, which registers the row sum S for the
+  // divider at a row's last beat. A row's sum thus enters the divider DS = TL + 1 cycles after
+  // its last beat entered E.
+  for (genvar l = 0; l <= TL; l++) begin : g_sum
+    /// Nodes at this level: ceil(P / 2^l).
+    localparam int N = (P + (1 << l) - 1) >> l;
+    /// Node values (node j at [j*SW +: SW]).
+    logic [N*SW-1:0] v;
+    /// The level holds a beat.
+    logic sv;
+    /// The beat is its row's last.
+    logic sl;
+    if (l == 0) begin : g_leaf
+      // The leaves are the pushed beat itself (the last stage's registers).
+      assign sv = b_push;
+      assign sl = lbl;
+      for (genvar j = 0; j < P; j++) begin : g_lane
+        assign v[j*SW+:SW] = SW'(b_e[j*EW+:EW]);
+      end
     end else begin : g_node
-      assign v = g_sum[2*k+1].v + g_sum[2*k+2].v;
+      /// Nodes of the level below.
+      localparam int NP = (P + (1 << (l - 1)) - 1) >> (l - 1);
+      always_ff @(posedge clk) begin
+        if (rst) sv <= 1'b0;
+        else sv <= g_sum[l-1].sv;
+      end
+      always_ff @(posedge clk) begin
+        sl <= g_sum[l-1].sl;
+      end
+      for (genvar j = 0; j < N; j++) begin : g_pair
+        if (2 * j + 1 < NP) begin : g_two
+          always_ff @(posedge clk) begin
+            v[j*SW+:SW] <= g_sum[l-1].v[2*j*SW+:SW] + g_sum[l-1].v[(2*j+1)*SW+:SW];
+          end
+        end else begin : g_one
+          always_ff @(posedge clk) begin
+            v[j*SW+:SW] <= g_sum[l-1].v[2*j*SW+:SW];
+          end
+        end
+      end
     end
   end
-  assign beat_sum = g_sum[0].v;
+  assign beat_sum = g_sum[TL].v[SW-1:0];
 
+  /// Divider input valid: a row sum is registered.
+  logic d0_v;
+  /// Divider input: the row sum S (registered).
+  logic [SW-1:0] d0_s;
   always_ff @(posedge clk) begin
-    if (rst) acc <= '0;
-    else if (b_push) acc <= lb4 ? '0 : acc + beat_sum;
+    if (rst) begin
+      acc  <= '0;
+      d0_v <= 1'b0;
+    end else begin
+      if (g_sum[TL].sv) acc <= g_sum[TL].sl ? '0 : acc + beat_sum;
+      d0_v <= g_sum[TL].sv && g_sum[TL].sl;
+    end
+  end
+  always_ff @(posedge clk) begin
+    d0_s <= acc + beat_sum;
   end
 
   // E (P*EW bits per word) is a mase_wide_fifo, as X.
@@ -524,13 +699,6 @@ module mase_softmax_core #(
 
   // Divider: R = floor(2^Z / S), restoring, one quotient bit per stage; starts from the partial
   // remainder 2^(EF-1) (the bits of 2^Z above the quotient's range), which is below S.
-  /// Divider input valid: a row sum leaves stage b4.
-  logic d0_v;
-  /// Divider input: the row sum S.
-  logic [SW-1:0] d0_s;
-  assign d0_v = b_push && lb4;
-  assign d0_s = acc + beat_sum;
-
   for (genvar j = 1; j <= QB; j++) begin : g_div
     /// Stage valid.
     logic v;
@@ -582,7 +750,7 @@ module mase_softmax_core #(
 
   always_ff @(posedge clk) begin
     if (rst) outstanding <= '0;
-    else outstanding <= outstanding + RCW'(d0_v) - RCW'(r_out_valid && r_out_ready);
+    else outstanding <= outstanding + RCW'(b_push && lbl) - RCW'(r_out_valid && r_out_ready);
   end
 
   /// Divider output valid (last stage).
@@ -614,14 +782,14 @@ module mase_softmax_core #(
 
   // ---------------------------------------------------------------------------------------------
   // Stage C: normalize
-  /// Pipeline advance.
+  /// Pipeline advance (c1..c3 step together when c3 is empty or the skid buffer takes it).
   logic c_en;
   /// A beat of E enters the multiply stage.
   logic c_go;
   /// Index of the next beat of E in its row.
   logic [BW-1:0] c_cnt;
-  /// c1 valid.
-  logic vc1;
+  /// c1, c2 (partial products of e * R) and c3 (e * R) valid.
+  logic vc1, vc2, vc3;
   /// c1 exp values.
   logic [P*EW-1:0] ce1;
   /// c1 reciprocal.
@@ -631,7 +799,7 @@ module mase_softmax_core #(
   /// Cast results.
   logic [P*OW-1:0] y;
 
-  assign c_en = !vc1 || sk_ready;
+  assign c_en = !vc3 || sk_ready;
   assign c_go = e_out_valid && r_out_valid && c_en;
   assign e_out_ready = c_go;
   assign r_out_ready = c_go && c_cnt == BW'(NB - 1);
@@ -639,9 +807,13 @@ module mase_softmax_core #(
   always_ff @(posedge clk) begin
     if (rst) begin
       vc1   <= 1'b0;
+      vc2   <= 1'b0;
+      vc3   <= 1'b0;
       c_cnt <= '0;
     end else if (c_en) begin
       vc1 <= c_go;
+      vc2 <= vc1;
+      vc3 <= vc2;
       if (c_go) c_cnt <= (c_cnt == BW'(NB - 1)) ? '0 : c_cnt + 1'b1;
     end
   end
@@ -653,13 +825,27 @@ module mase_softmax_core #(
   end
 
   for (genvar i = 0; i < P; i++) begin : g_norm
-    /// e * R (Z fractional bits).
+    /// e * R (Z fractional bits), its partial products registered in c2.
+    logic [EW+QB-1:0] er;
+    /// c3: e * R, registered so that the cast starts from a register.
     logic [EW+QB-1:0] prod;
-    assign prod = (EW + QB)'(ce1[i*EW+:EW]) * (EW + QB)'(cr1);
+    mase_split_mul #(
+        .A_WIDTH(EW),
+        .B_WIDTH(QB)
+    ) u_er (
+        .clk(clk),
+        .en (c_en),
+        .a  (ce1[i*EW+:EW]),
+        .b  (cr1),
+        .y  (er)
+    );
+    always_ff @(posedge clk) begin
+      if (c_en) prod <= er;
+    end
     `MASE_CAST_TO(DATA_OUT_0, EW + QB, Z, 0, DATA_OUT_0_SIGNED, prod, y[i*OW+:OW]);
   end
 
-  `MASE_OUTPUT_SKID(OW, P, y, vc1, sk_ready);
+  `MASE_OUTPUT_SKID(OW, P, y, vc3, sk_ready);
 
 `ifndef SYNTHESIS
   // The credit rule keeps Rq from overflowing: the divider never pushes into a full FIFO.
@@ -668,6 +854,13 @@ module mase_softmax_core #(
   endproperty
   a_rq_room : assert property (p_rq_room)
   else $error("mase_softmax: reciprocal FIFO overflow (credit rule violated)");
+  // M never fills: a row's maximum is in M (or on its way) only while the row's last beat is in
+  // X, and X holds at most 2*NB + 5 beats, so at most 7 rows are counted against M's 8 words.
+  property p_m_room;
+    @(posedge clk) disable iff (rst) am_v && am_last |-> m_in_ready;
+  endproperty
+  a_m_room : assert property (p_m_room)
+  else $error("mase_softmax: row maximum FIFO overflow");
 `endif
   // The stream-stability assertions are stated by the two component modules on their ports.
 endmodule

@@ -37,11 +37,14 @@
 //! # Hardware (`rtl/mase_softmax_core.sv`)
 //!
 //! Three stages joined by FIFOs (`mase_fifo`), each moving one beat of `P` lanes per cycle:
-//! (A) input: beats enter the row FIFO `X` (2 rows + 4 beats) while the row maximum is taken; the
-//! maximum enters FIFO `M` at the row's last beat. (B) exp: once a row's maximum is known its beats
-//! leave `X` through a 4-stage pipeline (difference, `·K`, table reads, table product), the exp
-//! values enter FIFO `E` (1 row + divider depth + 8 beats) and are summed; at the row's last beat
-//! the sum enters a free-running pipelined restoring divider (one quotient bit per stage,
+//! (A) input: beats enter the row FIFO `X` (2 rows + 4 beats) while the row maximum is taken by a
+//! pipelined max tree; the maximum enters FIFO `M` `⌈log2 P⌉ + 1` cycles after the row's last
+//! beat. (B) exp: once a row's maximum is known its beats leave `X` through an 8-stage pipeline
+//! (difference, `·K` as registered partial products and their sum, table reads, table entries
+//! registered again, table product as partial products and sum, shifted exp value), the exp
+//! values enter FIFO `E` (1 row + divider depth + `⌈log2 P⌉` + 9 beats) and are summed by a
+//! pipelined adder tree; at the row's last beat the registered sum enters a free-running
+//! pipelined restoring divider (one quotient bit per stage,
 //! `CL + RB + 1` stages) whose quotients enter FIFO `Rq` (a credit counter guarantees room).
 //! (C) normalize: once a row's reciprocal is known its exp values leave `E`, are multiplied by `R`,
 //! cast and sent through a `mase_skid_buffer`. The next row's maximum is taken while the current
@@ -92,6 +95,7 @@ pub(crate) const DEPENDENCIES: &[&str] = &[
     "mase_wide_fifo.sv",
     "mase_cast_core.sv",
     "mase_skid_buffer.sv",
+    "mase_split_mul.sv",
     "mase_softmax_core.sv",
 ];
 
@@ -260,25 +264,59 @@ fn softmax_dsps(p: &Params) -> u64 {
     let win = param(p, "DATA_IN_0_PRECISION_0") as u32;
     let ew = w.ef + 1;
     let exp = if param(p, "FOLD") > 1 {
-        let (fa, fb) = (win.max(ew), 25.max(ew));
-        mul_dsps(fa, fb, false, false, fa + fb)
+        split_dsps(win.max(ew), 24.max(ew), None)
     } else {
-        let kb = const_factor_bits(log2e_const() as u64, false).unwrap_or(0);
-        let dk = if kb == 0 { 0 } else { mul_dsps(win, kb, false, false, win + kb) };
-        dk + mul_dsps(ew, ew, false, false, 2 * ew)
+        split_dsps(win, 24, Some(log2e_const() as u64 >> 1)) + split_dsps(ew, ew, None)
     };
-    lanes * (exp + mul_dsps(ew, w.qb(), false, false, ew + w.qb()))
+    lanes * (exp + split_dsps(ew, w.qb(), None))
+}
+
+/// Operand chunks of `rtl/mase_split_mul.sv`: `(offset, bits)` of each 17-bit slice of `bits`.
+fn split_chunks(bits: u32) -> impl Iterator<Item = (u32, u32)> {
+    (0..bits).step_by(17).map(move |o| (o, (bits - o).min(17)))
+}
+
+/// DSPs of an unsigned `a`×`b` product built by `rtl/mase_split_mul.sv`: one registered partial
+/// product per pair of 17-bit chunks, each [`mul_dsps`] of its widths (with `b` the constant
+/// `const_b`: each chunk of it trimmed by [`const_factor_bits`]; a chunk that is 0 or a power of
+/// two needs no multiplier).
+fn split_dsps(a: u32, b: u32, const_b: Option<u64>) -> u64 {
+    split_chunks(a)
+        .flat_map(|(_, wa)| split_chunks(b).map(move |(ob, wb)| (wa, ob, wb)))
+        .map(|(wa, ob, wb)| {
+            let wb = match const_b {
+                Some(c) => match const_factor_bits((c >> ob) & ((1u64 << wb) - 1), false) {
+                    Some(k) => k,
+                    None => return 0,
+                },
+                None => wb,
+            };
+            mul_dsps(wa, wb, false, false, wa + wb)
+        })
+        .sum()
 }
 
 fn beats(p: &Params) -> usize {
     beats_per_row(p, "DATA_IN_0")
 }
 
-/// FIFO depths `(X, M, E, R)` in beats / rows (each `mase_fifo` holds depth + 1).
+/// Levels of the max and adder trees, `⌈log2 P⌉` (each a register stage in the RTL).
+pub fn tree_levels(p: &Params) -> u64 {
+    let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
+    if lanes <= 1 {
+        0
+    } else {
+        u64::from(64 - (lanes - 1).leading_zeros())
+    }
+}
+
+/// FIFO depths `(X, M, E, R)` in beats / rows (each `mase_fifo` holds depth + 1). `E` and `R`
+/// also cover the `⌈log2 P⌉ + 1` cycles of the pipelined row sum before the divider.
 pub fn fifo_depths(p: &Params) -> (u64, u64, u64, u64) {
     let b = beats(p) as u64;
     let qb = Widths::of(p).qb() as u64;
-    (2 * b + 4, 8, b + qb + 8, qb + 8)
+    let ds = tree_levels(p) + 1;
+    (2 * b + 4, 8, b + qb + ds + 8, qb + ds + 8)
 }
 
 /// Rows per keep vector: `MASK_ROWS` of a masked instance, 1 otherwise.
@@ -400,14 +438,47 @@ pub(crate) fn cost_of(p: &Params, masked: bool) -> Cost {
         + 2 * lanes * (1u64 << w.h) * ew
         + mask * b * lanes;
     let fold = param(p, "FOLD") as u64;
+    let tl = tree_levels(p);
     Cost {
-        // Folded: the first step waits one phase, the row's beats take 2 cycles each and the
-        // last one 3 more cycles through b2..b4.
-        latency_cycles: 2 * b + w.qb() as u64 + 8 + (fold - 1) * (b + 3),
+        // The row maximum (a leaf register, `⌈log2 P⌉` max-tree levels) and the row sum (as many
+        // adder-tree levels and the accumulator register) each take `⌈log2 P⌉ + 1` cycles; the
+        // exp pipeline has 8 stages (folded: 6 steps of 2 cycles, the shared multiplier's
+        // partial products registered between phases) and the normalize stage 3. Folded: the
+        // first step waits one phase, the row's beats take 2 cycles each and the last one 5 more
+        // cycles through the later steps.
+        latency_cycles: 2 * b + w.qb() as u64 + 16 + 2 * tl + (fold - 1) * (b + 3),
         ii_cycles: fold * b * mask_rows(p, masked),
         multipliers: (4 - fold) * lanes,
         memory_bits: mem,
     }
+}
+
+/// FFs of the pipeline registers that cut the paths for 125 MHz on ECP5, counted exactly on top
+/// of the fitted [`SOFTMAX_FF`] (which was fitted before they existed): the max tree's leaf
+/// register and its `⌈log2 P⌉` registered levels (`W` bits per node, three flags per level), the
+/// second register of the table entries and the registered shift and exp value (per lane
+/// `3·(EF + 1)` bits and the shift's `⌈log2(EF + 2)⌉`, four flags), the adder tree's registered
+/// levels (level `l` needs `EF + 1 + l` bits per node, one flag pair per level), the registered
+/// row sum for the divider and the registered `e · R` products (the partial products of every
+/// `mase_split_mul` sit in the DSPs' multiplier registers).
+fn pipeline_ffs(p: &Params) -> u64 {
+    let w = Widths::of(p);
+    let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
+    let win = param(p, "DATA_IN_0_PRECISION_0") as u64;
+    let ew = w.ef as u64 + 1;
+    let kb = u64::from(64 - (u64::from(w.ef) + 1).leading_zeros());
+    let sw = u64::from(w.ef + w.cl + 1);
+    let tl = tree_levels(p);
+    let nodes = |l: u64| lanes.div_ceil(1 << l);
+    let max_tree = (0..=tl).map(|l| nodes(l) * win).sum::<u64>() + 3 * (tl + 1);
+    let exp = lanes * (3 * ew + kb) + 4;
+    let sum_tree = (1..=tl).map(|l| nodes(l) * (ew + l)).sum::<u64>() + 2 * tl + sw + 1;
+    // The split multipliers' partial-product registers are absorbed into the DSPs (multiplier
+    // registers), so only the flags of the two extra stages (unfolded) or the step flag (folded)
+    // count; the registered `e · R` after the partial products' sum does.
+    let products = if param(p, "FOLD") > 1 { 1 } else { 4 };
+    let norm = lanes * (ew + w.qb() as u64) + 2;
+    max_tree + exp + sum_tree + norm + products
 }
 
 /// [`Component::resources`]: both exp tables per lane and every FIFO where Yosys puts them; DSPs
@@ -446,6 +517,7 @@ pub(crate) fn resources_of(p: &Params, masked: bool) -> crate::Resources {
         w.qb() as u64 * (w.ef + w.cl + 1) as u64,
     ];
     let (mut lut, mut ff) = (fitted(&SOFTMAX_LUT, &x), fitted(&SOFTMAX_FF, &x));
+    ff += pipeline_ffs(p);
     if masked {
         let rows = mask_rows(p, true);
         let row_bits = if rows > 1 { 64 - u64::from((rows - 1).leading_zeros()) } else { 1 };
