@@ -29,15 +29,17 @@
 // a second AW-bit register or mux per lane; a variable-fraction output cast would shift the bias
 // too. Measured (Yosys synth_xilinx, 64x64 P4x4 int8, random ROM contents): per-tensor 417 LUT /
 // 264 FF; per-channel WEIGHT_SHIFT_WIDTH = 1 (spread 1 bit) 423 LUT / 272 FF (+1.4 % LUT), 2
-// (spread 3 bits) 490 LUT / 284 FF (+17.5 %), 3 (spread 7 bits) 553 LUT / 304 FF. The shift ROM is read like the bias ROM (its registered word is due in S3), so
-// latency and II do not change. WEIGHT_PER_CHANNEL = 0 builds no shift ROM and no shifter: the
-// per-tensor datapath.
+// (spread 3 bits) 490 LUT / 284 FF (+17.5 %), 3 (spread 7 bits) 553 LUT / 304 FF. The shift ROM
+// is read like the bias ROM (its registered word is due in S3), so latency and II do not change.
+// WEIGHT_PER_CHANNEL = 0 builds no shift ROM and no shifter: the per-tensor datapath.
 //
-// Pipeline: issue (ROM / row-memory address) -> S1 memory words -> S2 products -> S3 per-output
-// product sums (bias word read alongside) -> S4 accumulators -> output register of a
-// mase_skid_buffer. Every stage advances together when the skid buffer can take a beat. The row
-// memory is a mase_pingpong_buffer and S2 onwards the mase_dot_product shared with mase_matmul.
-//   Latency: 2*IN/P_IN + 4 cycles from the first input beat to the first output beat.
+// Pipeline: issue (ROM / row-memory address) -> S1 memory words -> R (operands registered) -> S2
+// products -> S3 per-output product sums -> S4 accumulators -> output register of a
+// mase_skid_buffer; the bias and shift words are read in R and registered in S2 and S3, so no
+// block RAM output drives the accumulator's adder. Every stage advances together when the skid
+// buffer can take a beat. The row memory is a mase_pingpong_buffer and R onwards the
+// mase_dot_product shared with mase_matmul.
+//   Latency: 2*IN/P_IN + 5 cycles from the first input beat to the first output beat.
 //   II:      (OUT/P_OUT) * (IN/P_IN) cycles per row (every multiplier busy every cycle);
 //            the input side takes IN/P_IN cycles per row and overlaps the computation.
 //   Paths cut: data, valid and ready of the output (skid buffer); data_in_0_ready is a register.
@@ -243,20 +245,33 @@ module mase_linear #(
   `MASE_VALID_REG(s1_valid, adv, row_full)
 
   // ---------------------------------------------------------------------------------------------
-  // Bias: the accumulators of a block start from its aligned bias word (read in S2, due in S3)
-  /// Block index of the chunk in S2.
+  // Bias: the accumulators of a block start from its aligned bias word (read in R, registered in
+  // S2, due in S3: the block RAM's clock-to-out ends at a register, not in the accumulator adder)
+  /// Block index of the chunk in S2 (the dot product's; the memories here read a stage earlier).
   logic [OBW-1:0] s2_block;
+  /// Sink of s2_block.
+  logic unused_s2_block;
+  assign unused_s2_block = ^s2_block;
+  /// Block index of the chunk in the dot product's stage R (S1's, one advance later).
+  logic [OBW-1:0] r_block;
   /// Aligned bias of output lane o at [o*AW +: AW].
   logic [P_OUT*AW-1:0] bias_al;
+
+  always_ff @(posedge clk) begin
+    if (adv) r_block <= s1_block;
+  end
 
   if (HAS_BIAS != 0) begin : g_bias
     /// Bias ROM: word ob, lane o = b[ob*P_OUT + o].
     logic [P_OUT*BW-1:0] b_rom[NOB];
-    /// Bias word of the block in S3 (lane o = b[ob*P_OUT + o]).
-    logic [P_OUT*BW-1:0] s3_bias;
+    /// Bias word of the block in S2 (the ROM's read register) and in S3.
+    logic [P_OUT*BW-1:0] s2_bias, s3_bias;
     `MASE_ROM_INIT(b_rom, NOB, BIAS_MEM_FILE)
     always_ff @(posedge clk) begin
-      if (adv) s3_bias <= b_rom[s2_block];
+      if (adv) begin
+        s2_bias <= b_rom[r_block];
+        s3_bias <= s2_bias;
+      end
     end
     for (genvar o = 0; o < P_OUT; o++) begin : g_al
       assign bias_al[o*AW+:AW] = AW'($signed(s3_bias[o*BW+:BW])) << SB;
@@ -265,12 +280,12 @@ module mase_linear #(
     assign bias_al = '0;
     /// Without bias (and without channel shifts) the block index is not needed.
     logic unused_no_bias;
-    assign unused_no_bias = ^s2_block;
+    assign unused_no_bias = ^r_block;
   end
 
   // ---------------------------------------------------------------------------------------------
   // Channel shifts: the product sums of a block's channels are shifted by the block's shift word
-  // (read in S2 like the bias, due in S3 with every chunk of the block)
+  // (read in R and registered in S2 like the bias, due in S3 with every chunk of the block)
   /// Width of a lane of the shift word (1 when there is none).
   localparam int SHP = SHW > 0 ? SHW : 1;
   /// Shift code of output lane o at [o*SHP +: SHP].
@@ -280,8 +295,13 @@ module mase_linear #(
     /// Shift ROM: word ob, lane o = s[ob*P_OUT + o] (unsigned).
     logic [P_OUT*SHW-1:0] s_rom[NOB];
     `MASE_ROM_INIT(s_rom, NOB, WEIGHT_SHIFT_MEM_FILE)
+    /// Shift word of the block in S2 (the ROM's read register).
+    logic [P_OUT*SHW-1:0] s2_shift;
     always_ff @(posedge clk) begin
-      if (adv) s3_shift <= s_rom[s2_block];
+      if (adv) begin
+        s2_shift <= s_rom[r_block];
+        s3_shift <= s2_shift;
+      end
     end
   end else begin : g_no_shift
     assign s3_shift = '0;

@@ -10,7 +10,8 @@
 //! placing anything again (`--load A,B,…` merges files, a component's samples taken from the last
 //! file that has it; with `--save` the merge is written); `--instances` prints one row per
 //! instance instead of per component.
-//! `sim/examples/fmax_measured.json` holds the measurements the README's table was made from.
+//! `sim/examples/fmax_measured.json` holds one run's measurements (the components whose RTL this
+//! work left unchanged); the README's table adds per-component runs of the changed ones.
 //! Runs the tools serially (a few seconds to a minute per instance).
 
 use std::collections::BTreeMap;

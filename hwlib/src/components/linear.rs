@@ -445,9 +445,10 @@ impl Component for Linear {
                 modes(2, 0),
             ]
             .concat(),
-            // One input beat and one output beat per row (IN = P_IN, OUT = P_OUT), bias coarser
-            // than the products, TRN_ZERO + SAT_ZERO.
-            [row(4, 4), outputs(3, 3), bias(10, -1), output(9, 5), modes(1, 2)].concat(),
+            // One input beat per row and three output blocks (IN = P_IN, OUT = 3·P_OUT): one
+            // chunk per block, so the bias word changes every cycle; bias coarser than the
+            // products, TRN_ZERO + SAT_ZERO.
+            [row(4, 4), outputs(9, 3), bias(10, -1), output(9, 5), modes(1, 2)].concat(),
             // Per-channel weights at the performance point (spread up to 3 bits), wide output.
             [output(20, 2), vec![("WEIGHT_PER_CHANNEL", 1)]].concat(),
             // Per-channel, P = 1, odd sizes, 3..6-bit formats, spread up to 7 bits, bias coarser
@@ -575,6 +576,7 @@ fn linear_resources(p: &Params, weight_bits: Option<u64>) -> crate::Resources {
     let (iw, ww, ow) =
         (pu(p, "DATA_IN_0_PRECISION_0"), pu(p, "WEIGHT_PRECISION_0"), pu(p, "DATA_OUT_0_PRECISION_0"));
     let bw = pu(p, "BIAS_PRECISION_0") * pu(p, "HAS_BIAS");
+    let shw = pu(p, "WEIGHT_SHIFT_WIDTH") * pu(p, "WEIGHT_PER_CHANNEL");
     let (nib, nob) = (inn / pi.max(1), out / po.max(1));
     let dsp_each = mul_dsps(iw as u32, ww as u32, true, true, (iw + ww) as u32);
     let lut_mul = if dsp_each == 0 { pi * po * iw * ww } else { 0 };
@@ -586,7 +588,9 @@ fn linear_resources(p: &Params, weight_bits: Option<u64>) -> crate::Resources {
     let weights = if nob * nib > 1 { rom_bram18(nob * nib, weight_bits.unwrap_or(po * pi * ww)) } else { 0 };
     crate::Resources {
         lut: fitted(&LINEAR_LUT, &x),
-        ff: fitted(&LINEAR_FF, &x),
+        // The bias and shift words are registered once more after their ROM reads (their read
+        // moved a stage earlier so that no block RAM output drives the accumulator's adder).
+        ff: fitted(&LINEAR_FF, &x) + po * (bw + shw),
         dsp: pi * po * dsp_each,
         bram18: weights + bias_bram + buf_bram,
         lutram: buf_lutram,
