@@ -1,12 +1,11 @@
 //! The Python package's suite inside `cargo test`: a cached venv (`target/py-venv`, or
-//! `$MASE_PY_VENV`) gets maturin, numpy, pytest and onnxruntime (the whole-model test runs the
-//! project's host parts with it) from PyPI, then `pip install ./py` (built
-//! with the dev profile into this workspace's target dir, so the dependencies `cargo test` just
-//! compiled are reused), then pytest runs `py/tests` (API, harness, the README's Python example)
-//! and `testbenches/` (one cocotb-style testbench per library component). Any failure fails this
-//! test with pytest's output. Needs `python3` with `venv` (Python >= 3.9), like `.ci/run`
-//! provides.
-
+//! `$MASE_PY_VENV`) gets maturin, numpy, pytest, pytest-xdist and onnxruntime (the whole-model
+//! test runs the project's host parts with it) from PyPI, then `pip install ./py` (built with the
+//! dev profile into this workspace's target dir, so the dependencies `cargo test` just compiled
+//! are reused), then pytest, one worker per core, runs `py/tests` (API, harness, the README's
+//! Python example) and `testbenches/` (one cocotb-style testbench per library component). Any
+//! failure fails this test with pytest's output. Needs `python3` with `venv` (Python >= 3.9),
+//! like `.ci/run` provides.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -35,13 +34,13 @@ fn venv(dir: &Path) -> PathBuf {
         run(Command::new(&base).args(["-m", "venv"]).arg(dir), "creating the venv");
     }
     // The marker lists what was installed, so a venv made before a tool joined the list gets it.
-    let tools = ["maturin>=1.5,<2", "numpy", "pytest", "onnxruntime"];
+    let tools = ["maturin>=1.5,<2", "numpy", "pytest", "pytest-xdist", "onnxruntime"];
     let ready = dir.join(".mase-tools");
     let listed = tools.join(" ") + "\n";
     if std::fs::read_to_string(&ready).ok().as_deref() != Some(listed.as_str()) {
         run(
             Command::new(&py).args(["-m", "pip", "install", "-q"]).args(tools),
-            "installing maturin, numpy, pytest, onnxruntime",
+            "installing maturin, numpy, pytest, pytest-xdist, onnxruntime",
         );
         std::fs::write(&ready, listed).expect("marking the venv ready");
     }
@@ -74,7 +73,9 @@ fn python_package_suite() {
     );
     run(
         Command::new(&py)
-            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "py/tests", "testbenches"])
+            // One worker per core: the testbenches' Verilator builds are independent (the cache
+            // locks per design), and one process would leave all but one core idle.
+            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "auto", "py/tests", "testbenches"])
             .current_dir(&root),
         "pytest",
     );

