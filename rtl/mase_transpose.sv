@@ -20,9 +20,11 @@
 // is read as soon as it has been written (the bank is full, or the word's address is below the
 // write count of the bank being filled, which is then always the read bank), so each output
 // beat leaves as soon as the input beat it moves has arrived.
-//   Latency: 3 cycles from the first input beat to the first output beat (word 0 leaves first).
+//   Latency: 4 cycles from the first input beat to the first output beat (word 0 leaves first):
+//            write, synchronous read (S1), S2 register, output register.
 //   II:      NW cycles per tensor (one beat per cycle in and out).
-//   Paths cut: data_in_0_ready is a register function (bank-full flags); the output is the
+//   Paths cut: data_in_0_ready is a register function (bank-full flags); the word read ends at
+//            a plain register (S2), not at the skid buffer's input mux; the output is the
 //            register of a mase_skid_buffer (data, valid and ready all cut).
 // Memory: a mase_pingpong_buffer, 2 * 2^ceil(log2(NW)) words of P0*P1*W bits, synchronous read.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
@@ -195,7 +197,24 @@ module mase_transpose #(
     end
   end
 
-  `MASE_OUTPUT_SKID(W, L, s1_out, s1_valid, adv);
+  // ---------------------------------------------------------------------------------------------
+  // S2: the word read, registered once more before the output skid buffer. A block RAM's read
+  // register is slow to its output (DP16KD: 5.8 ns clock-to-out without its output register)
+  // and the banks may sit far from the skid buffer, whose input mux (skid or new beat) then
+  // ended the path: the encoder layer's critical path (88.6 MHz). S2 is a plain register the
+  // placer keeps next to the block RAM. It advances with the rest of the pipeline, so ready
+  // stays the skid buffer's register.
+  /// S2: the transposed word and its valid bit.
+  logic [L*W-1:0] s2_out;
+  logic s2_valid;
+
+  always_ff @(posedge clk) begin
+    if (adv) s2_out <= s1_out;
+  end
+
+  `MASE_VALID_REG(s2_valid, adv, s1_valid)
+
+  `MASE_OUTPUT_SKID(W, L, s2_out, s2_valid, adv);
 
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)

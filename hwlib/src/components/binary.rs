@@ -134,7 +134,8 @@ impl<T: Binary> Component for T {
     /// Per lane: the aligned exact sum of both inputs and its cast to the output bits, the
     /// output register (fitted to Yosys 0.23 with `sim/examples/resource_fit.rs`), and the
     /// exact stage's register: one valid bit and the exact result's bits per lane (less the bits
-    /// below the output's fraction under TRN, which the cast never reads).
+    /// below the output's fraction under TRN, which the cast never reads, and otherwise the
+    /// low bits folded into one rounding bit).
     fn resources(&self, p: &Params) -> crate::Resources {
         use crate::resources::{fitted, pu};
         let lanes = pu(p, "DATA_IN_0_PARALLELISM_DIM_0") * pu(p, "DATA_IN_0_PARALLELISM_DIM_1");
@@ -147,11 +148,12 @@ impl<T: Binary> Component for T {
         let (f0, f1) = (param(p, "DATA_IN_0_PRECISION_1"), param(p, "DATA_IN_1_PRECISION_1"));
         let f = f0.max(f1);
         let (w0, w1) = (param(p, "DATA_IN_0_PRECISION_0"), param(p, "DATA_IN_1_PRECISION_0"));
-        let dropped = if param(p, "DATA_OUT_0_ROUNDING") == 0 {
-            (f - param(p, "DATA_OUT_0_PRECISION_1")).max(0)
-        } else {
-            0
-        };
+        // Bits the cast drops; below its half bit, the lowest m of the exact result (m up to
+        // the larger alignment shift) are kept as one bit (whether the unshifted operand's low
+        // bits are zero, tested on the input).
+        let cr = f - param(p, "DATA_OUT_0_PRECISION_1");
+        let m = (cr - 1).min((f - f0).max(f - f1));
+        let dropped = if param(p, "DATA_OUT_0_ROUNDING") == 0 { cr.max(0) } else { (m - 1).max(0) };
         let exact_bits = ((w0 + f - f0).max(w1 + f - f1) + 1 - dropped).max(1) as u64;
         let ff = fitted(&BINARY_FF, &x) + 1 + lanes * exact_bits;
         crate::Resources { lut: fitted(&BINARY_LUT, &x), ff, ..Default::default() }

@@ -17,8 +17,9 @@
 //! tensor ([`Component::row_multiple`] = 1, `beats_per_row` = beats per tensor): the RTL buffers
 //! a whole tensor in one bank while the other is read, so the stream never stops, and reads each
 //! word as soon as it has been written: II = `NW` cycles per tensor (`NW` = beats per tensor),
-//! latency 3, and each output beat leaves once the input beat it moves has arrived
-//! ([`Component::input_beats_for_output`]).
+//! latency 4 (the word read is registered once more before the output skid buffer, so the
+//! block RAM's slow clock-to-out ends at a plain register), and each output beat leaves once
+//! the input beat it moves has arrived ([`Component::input_beats_for_output`]).
 
 use crate::binding::{Binding, NodeView, Par};
 use crate::block_stream_order;
@@ -300,8 +301,9 @@ impl Component for Transpose {
         let nw = g.words() as u64;
         let word = (g.lanes() as u64) * param(p, "DATA_IN_0_PRECISION_0") as u64;
         Cost {
-            // Word 0 is the first in both orders and leaves as soon as it is written.
-            latency_cycles: 3,
+            // Word 0 is the first in both orders and leaves as soon as it is written: write,
+            // synchronous read (S1), S2 register, output register.
+            latency_cycles: 4,
             ii_cycles: nw,
             multipliers: 0,
             memory_bits: pingpong_bits(g.words(), word),
@@ -318,7 +320,7 @@ impl Component for Transpose {
     }
 
     /// The double buffer by the RAM rule; address counters and the output skid buffer
-    /// ([`TRANSPOSE_LUT`]).
+    /// ([`TRANSPOSE_LUT`]); the S2 register after the read (a word and its valid bit).
     fn resources(&self, p: &Params) -> crate::Resources {
         use crate::resources::{clog2, fitted, pingpong};
         let g = Geo::of(p);
@@ -328,7 +330,7 @@ impl Component for Transpose {
         let x = [1, word, clog2(nw)];
         crate::Resources {
             lut: fitted(&TRANSPOSE_LUT, &x),
-            ff: fitted(&TRANSPOSE_FF, &x),
+            ff: fitted(&TRANSPOSE_FF, &x) + word + 1,
             dsp: 0,
             bram18,
             lutram,
