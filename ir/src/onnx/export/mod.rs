@@ -31,6 +31,7 @@
 mod builder;
 mod nn;
 mod ops;
+mod quant;
 
 use std::collections::HashMap;
 
@@ -162,9 +163,14 @@ pub fn to_onnx(g: &MaseGraph, opts: &ExportOptions) -> Result<Vec<u8>> {
         output,
         value_info: Vec::new(),
     };
+    let mut opset_import = vec![OperatorSetIdProto { domain: String::new(), version: opts.opset }];
+    if g.nodes().any(|(_, n)| matches!(n.op, Op::Quant { .. } | Op::BipolarQuant { .. } | Op::Trunc { .. })) {
+        opset_import
+            .push(OperatorSetIdProto { domain: super::QONNX_DOMAIN.into(), version: super::QONNX_OPSET });
+    }
     let model = ModelProto {
         ir_version: if opts.opset <= 18 { 8 } else { 9 },
-        opset_import: vec![OperatorSetIdProto { domain: String::new(), version: opts.opset }],
+        opset_import,
         producer_name: PRODUCER.to_string(),
         producer_version: env!("CARGO_PKG_VERSION").to_string(),
         graph: Some(graph),
