@@ -236,7 +236,8 @@ struct Importer {
     /// The opset of each domain the model imports.
     domain_opsets: HashMap<String, i64>,
     /// ONNX element types of values where the MaseGraph's types lose them (int8 and uint8 are
-    /// int64 here): initializers, `Constant` outputs and `QuantizeLinear` codes, by value name.
+    /// int64 here): initializers, `Constant` and `Cast` outputs and `QuantizeLinear` codes, by
+    /// value name.
     elem_types: HashMap<String, i32>,
 }
 
@@ -409,11 +410,20 @@ impl Importer {
                 ))
             })?
         };
-        if n.op_type == "Constant" && !qonnx {
-            if let (Some(a), Some(out)) = (n.attribute.iter().find(|a| a.name == "value"), n.output.first()) {
-                if let Some(t) = &a.t {
-                    self.elem_types.insert(out.clone(), t.data_type);
-                }
+        // The ONNX element types int8 / uint8 codes need (see `elem_types`).
+        if let (false, Some(out)) = (qonnx, n.output.first()) {
+            let declared = match n.op_type.as_str() {
+                "Constant" => n
+                    .attribute
+                    .iter()
+                    .find(|a| a.name == "value")
+                    .and_then(|a| a.t.as_ref())
+                    .map(|t| t.data_type),
+                "Cast" => n.attribute.iter().find(|a| a.name == "to").and_then(|a| a.i).map(|t| t as i32),
+                _ => None,
+            };
+            if let Some(t) = declared {
+                self.elem_types.insert(out.clone(), t);
             }
         }
         if ins.len() > entry.max_inputs {

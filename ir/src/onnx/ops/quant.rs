@@ -153,14 +153,14 @@ fn code_type(n: &OnnxNode, ty: i32, what: &str, int32: bool) -> Result<QuantIntT
     }
 }
 
-/// The ONNX element type of input `i` as the model declares it (initializers, `Constant`
-/// outputs and the codes of an earlier `QuantizeLinear`).
+/// The ONNX element type of input `i` as the model declares it (initializers, `Constant` and
+/// `Cast` outputs and the codes of an earlier `QuantizeLinear`).
 fn input_type(imp: &Importer, n: &OnnxNode, i: usize, what: &str) -> Result<i32> {
     let name = n.names.get(i).map(String::as_str).unwrap_or("");
     imp.elem_types.get(name).copied().ok_or_else(|| {
         n.ctx.err(format!(
-            "the element type of the {what} '{name}' is not known: it must be an initializer, a Constant or the \
-             output of a QuantizeLinear"
+            "the element type of the {what} '{name}' is not known: it must be an initializer or the output of a \
+             Constant, a Cast or a QuantizeLinear"
         ))
     })
 }
