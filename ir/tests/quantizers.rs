@@ -213,7 +213,6 @@ fn node(op: &str, domain: &str, inputs: &[&str], attrs: Vec<AttributeProto>) -> 
         op_type: op.into(),
         domain: domain.into(),
         attribute: attrs,
-        ..Default::default()
     }
 }
 
