@@ -45,9 +45,9 @@ Data, per model <m>:
   eval.x.npy, eval.labels.npy (shared): the 360 evaluation rows and their labels (the same as
                             ../mlp_classifier.eval.*.npy)
 Reference tools:
-  QONNX  qonnx.core.onnx_exec.execute_onnx on qonnx.util.cleanup.cleanup_model of the exported
-         model (cleanup only names the nodes and infers shapes, which the executor needs; the
-         Quant nodes and their semantics are unchanged)
+  QONNX  qonnx.core.onnx_exec.execute_onnx on the model as exported (it needs no cleanup; the
+         script checks that qonnx.util.cleanup.cleanup_model's version, which renames the input
+         to global_in, gives the same outputs)
   QDQ    onnxruntime with graph optimizations disabled (ORT_DISABLE_ALL), so that every
          QuantizeLinear / DequantizeLinear runs as written, in float32: <m>.out.y.npy and
          <m>.eval.out.y.npy. With the default optimizations onnxruntime fuses the QDQ pairs into
@@ -150,10 +150,15 @@ def qonnx_outputs(path, x_eval):
     from qonnx.core.onnx_exec import execute_onnx
     from qonnx.util.cleanup import cleanup_model
 
-    model = cleanup_model(ModelWrapper(path))
-    iname, oname = model.graph.input[0].name, model.graph.output[0].name
-    outs = [execute_onnx(model, {iname: x_eval[i:i + BATCH]})[oname] for i in range(0, len(x_eval), BATCH)]
-    return np.concatenate(outs).astype(np.float32)
+    def run(model):
+        iname, oname = model.graph.input[0].name, model.graph.output[0].name
+        outs = [execute_onnx(model, {iname: x_eval[i:i + BATCH]})[oname] for i in range(0, len(x_eval), BATCH)]
+        return np.concatenate(outs).astype(np.float32)
+
+    raw = run(ModelWrapper(path))
+    cleaned = run(cleanup_model(ModelWrapper(path)))
+    assert np.array_equal(raw, cleaned), "qonnx: the export and its cleanup_model differ"
+    return raw
 
 
 def ort_outputs(path, x_eval, level):
