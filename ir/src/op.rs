@@ -53,6 +53,96 @@ pub enum LogicOp {
     Xor,
 }
 
+/// How a QONNX quantizer rounds a scaled value to an integer (`rounding_mode`; names
+/// case-insensitive, `HALF_EVEN` is a synonym of `ROUND`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundingMode {
+    /// To nearest, ties to even (numpy `round`).
+    #[default]
+    Round,
+    /// Toward +∞.
+    Ceil,
+    /// Toward −∞.
+    Floor,
+    /// Away from zero: sign(x) · ⌈|x|⌉.
+    Up,
+    /// Toward zero (numpy `fix`).
+    Down,
+    /// To nearest, ties away from zero: sign(x) · ⌊|x| + 0.5⌋.
+    HalfUp,
+    /// To nearest, ties toward zero: sign(x) · ⌈|x| − 0.5⌉.
+    HalfDown,
+}
+
+impl RoundingMode {
+    /// Every mode, in declaration order.
+    pub const ALL: [RoundingMode; 7] = [
+        RoundingMode::Round,
+        RoundingMode::Ceil,
+        RoundingMode::Floor,
+        RoundingMode::Up,
+        RoundingMode::Down,
+        RoundingMode::HalfUp,
+        RoundingMode::HalfDown,
+    ];
+
+    /// The QONNX attribute value: `ROUND`, `CEIL`, `FLOOR`, `UP`, `DOWN`, `HALF_UP`, `HALF_DOWN`.
+    pub fn qonnx_name(self) -> &'static str {
+        match self {
+            RoundingMode::Round => "ROUND",
+            RoundingMode::Ceil => "CEIL",
+            RoundingMode::Floor => "FLOOR",
+            RoundingMode::Up => "UP",
+            RoundingMode::Down => "DOWN",
+            RoundingMode::HalfUp => "HALF_UP",
+            RoundingMode::HalfDown => "HALF_DOWN",
+        }
+    }
+
+    /// The mode a QONNX `rounding_mode` string names (any case; `HALF_EVEN` is `ROUND`).
+    pub fn from_qonnx(s: &str) -> Option<Self> {
+        let up = s.to_ascii_uppercase();
+        if up == "HALF_EVEN" {
+            return Some(RoundingMode::Round);
+        }
+        RoundingMode::ALL.into_iter().find(|m| m.qonnx_name() == up)
+    }
+}
+
+/// The integer type of ONNX quantized codes: `QuantizeLinear`'s output and `DequantizeLinear`'s
+/// input (the type of their zero point). Int32 only as `DequantizeLinear` input (biases).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuantIntType {
+    /// int8, −128..=127.
+    Int8,
+    /// uint8, 0..=255.
+    Uint8,
+    /// int32 (quantized biases).
+    Int32,
+}
+
+impl QuantIntType {
+    /// The smallest and largest code.
+    pub fn range(self) -> (i64, i64) {
+        match self {
+            QuantIntType::Int8 => (-128, 127),
+            QuantIntType::Uint8 => (0, 255),
+            QuantIntType::Int32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
+        }
+    }
+
+    /// The numpy / ONNX-style name: `int8`, `uint8`, `int32`.
+    pub fn name(self) -> &'static str {
+        match self {
+            QuantIntType::Int8 => "int8",
+            QuantIntType::Uint8 => "uint8",
+            QuantIntType::Int32 => "int32",
+        }
+    }
+}
+
 /// Defines [`Op`] as written and, from the same variant list, [`OpKind`] (the variant without its
 /// attributes), [`OpKind::ALL`] and [`Op::kind`]: lists of ops elsewhere (e.g. the mase op names a
 /// quantization config may use) derive from here instead of being kept by hand.
@@ -286,6 +376,77 @@ op_enum! {
             /// One past the last dimension (`None` = rank).
             end: Option<i64>,
         },
+        /// QONNX `Quant` (IntQuant): q = clamp(x / scale + zero_point) to the integer range of
+        /// `bit_width` bits (`signed`, `narrow`), rounded by `rounding`, and y = (q − zero_point)
+        /// · scale; scale and zero point broadcast to x (per tensor or per channel). A signed
+        /// 1-bit quantizer gives ±1 (x / scale + zero_point ≥ 0 → +1) without clamping or
+        /// rounding, as qonnx computes it. All in float32, in qonnx's order of operations.
+        Quant {
+            /// Key of the float scale.
+            scale: String,
+            /// Key of the float zero point (same shape rules as the scale).
+            zero_point: String,
+            /// Key of the one-element float bit width.
+            bit_width: String,
+            /// Signed integer range.
+            signed: bool,
+            /// Narrow range: no most negative code (signed), no largest code (unsigned).
+            narrow: bool,
+            /// How scaled values round.
+            rounding: RoundingMode,
+        },
+        /// QONNX `BipolarQuant`: y = (x ≥ 0 ? 1 : −1) · scale.
+        BipolarQuant {
+            /// Key of the float scale (broadcasts to x).
+            scale: String,
+        },
+        /// QONNX `Trunc` (version 2): q = round_half_even(x / scale + zero_point) / t with
+        /// t = 2^round(log2(output_scale / scale)), clamped to the `output_bit_width` range
+        /// (`signed`, `narrow`), rounded by `rounding`, and y = (q − zero_point / t) ·
+        /// output_scale; float32, in qonnx's order of operations.
+        Trunc {
+            /// Key of the input scale.
+            scale: String,
+            /// Key of the input zero point.
+            zero_point: String,
+            /// Key of the input bit width (recorded; the computation does not use it).
+            input_bit_width: String,
+            /// Key of the output scale.
+            output_scale: String,
+            /// Key of the one-element output bit width.
+            output_bit_width: String,
+            /// Signed output range.
+            signed: bool,
+            /// Narrow output range.
+            narrow: bool,
+            /// How the truncated value rounds.
+            rounding: RoundingMode,
+        },
+        /// ONNX `QuantizeLinear`: codes = saturate(round_half_even(x / scale) + zero_point) in
+        /// the range of `to`, per tensor (one-element scale) or per axis (1-D scale along
+        /// `axis`); the codes are an int64 tensor.
+        QuantizeLinear {
+            /// Key of the float scale.
+            scale: String,
+            /// Key of the integer zero point (same shape as the scale); none is 0.
+            zero_point: Option<String>,
+            /// The axis of a per-axis scale.
+            axis: i64,
+            /// The codes' integer type (saturation range).
+            to: QuantIntType,
+        },
+        /// ONNX `DequantizeLinear`: y = (codes − zero_point) · scale in float32, per tensor or
+        /// per axis; the codes are an integer tensor.
+        DequantizeLinear {
+            /// The codes' integer type in the model (ONNX export writes it).
+            codes: QuantIntType,
+            /// Key of the float scale.
+            scale: String,
+            /// Key of the integer zero point (same shape as the scale); none is 0.
+            zero_point: Option<String>,
+            /// The axis of a per-axis scale.
+            axis: i64,
+        },
     }
 }
 
@@ -339,6 +500,11 @@ impl OpKind {
             OpKind::ConstantOfShape => ("constant_of_shape", F, B),
             OpKind::Cast => ("cast", Me, I),
             OpKind::Shape => ("shape", Me, I),
+            OpKind::Quant => ("quant", F, B),
+            OpKind::BipolarQuant => ("bipolar_quant", F, B),
+            OpKind::Trunc => ("trunc", F, B),
+            OpKind::QuantizeLinear => ("quantize_linear", F, B),
+            OpKind::DequantizeLinear => ("dequantize_linear", F, B),
         }
     }
 
@@ -390,6 +556,28 @@ impl Op {
             }
             Op::LayerNorm { weight: None, bias: Some(b), .. } => vec![("bias", b.as_str())],
             Op::Embedding { table } => vec![("weight", table.as_str())],
+            Op::Quant { scale, zero_point, bit_width, .. } => {
+                vec![
+                    ("scale", scale.as_str()),
+                    ("zero_point", zero_point.as_str()),
+                    ("bit_width", bit_width.as_str()),
+                ]
+            }
+            Op::BipolarQuant { scale } => vec![("scale", scale.as_str())],
+            Op::Trunc { scale, zero_point, input_bit_width, output_scale, output_bit_width, .. } => vec![
+                ("scale", scale.as_str()),
+                ("zero_point", zero_point.as_str()),
+                ("input_bit_width", input_bit_width.as_str()),
+                ("output_scale", output_scale.as_str()),
+                ("output_bit_width", output_bit_width.as_str()),
+            ],
+            Op::QuantizeLinear { scale, zero_point, .. } | Op::DequantizeLinear { scale, zero_point, .. } => {
+                let mut v = vec![("scale", scale.as_str())];
+                if let Some(z) = zero_point {
+                    v.push(("zero_point", z.as_str()));
+                }
+                v
+            }
             // Every other op owns no tensor: ops name their weights in fields, matched above.
             _ => vec![],
         }

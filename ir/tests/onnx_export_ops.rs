@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use mase_ir::metadata::TensorMeta;
 use mase_ir::onnx::{import_bytes, to_onnx, ExportOptions, ImportOptions};
-use mase_ir::op::{CmpOp, GeluApprox, LogicOp};
+use mase_ir::op::{CmpOp, GeluApprox, LogicOp, QuantIntType, RoundingMode};
 use mase_ir::tensor::DType;
 use mase_ir::{interp, MaseGraph, NodeId, Op, OpKind, Tensor};
 use ndarray::{ArrayD, IxDyn};
@@ -484,6 +484,102 @@ fn cases(kind: OpKind) -> Vec<Case> {
             unary("shape", Op::Shape { start: 1, end: None }),
             unary("shape_end", Op::Shape { start: 0, end: Some(-1) }),
         ],
+        OpKind::Quant => {
+            let mut v = Vec::new();
+            for (name, scale, bits, signed, narrow, rounding) in [
+                ("quant", vec![1, 3, 1], 4.0, true, true, RoundingMode::HalfUp),
+                ("quant_unsigned", vec![], 8.0, false, false, RoundingMode::Round),
+                ("quant_1bit", vec![], 1.0, true, false, RoundingMode::Round),
+                ("quant_floor", vec![4], 3.0, true, false, RoundingMode::Floor),
+            ] {
+                let mut b = B::new(name);
+                let x = b.x("x", &[2, 3, 4]);
+                let t = b.floats(&scale, 0.1, 0.5);
+                let scale = b.weight("q.scale", t);
+                let zero_point = b.weight("q.zero_point", Tensor::from_f32(&[], vec![0.0]).unwrap());
+                let bit_width = b.weight("q.bit_width", Tensor::from_f32(&[], vec![bits]).unwrap());
+                let op = Op::Quant { scale, zero_point, bit_width, signed, narrow, rounding };
+                let y = b.op("y", op, &[x]);
+                v.push(b.finish(&[y]));
+            }
+            v
+        }
+        OpKind::BipolarQuant => {
+            let mut b = B::new("bipolar_quant");
+            let x = b.x("x", &[2, 3, 4]);
+            let scale = b.weight("q.scale", Tensor::from_f32(&[], vec![0.5]).unwrap());
+            let y = b.op("y", Op::BipolarQuant { scale }, &[x]);
+            vec![b.finish(&[y])]
+        }
+        OpKind::Trunc => {
+            let mut b = B::new("trunc");
+            let x = b.x("x", &[2, 3, 4]);
+            let f = |v: f32| Tensor::from_f32(&[], vec![v]).unwrap();
+            let op = Op::Trunc {
+                scale: b.weight("t.scale", f(0.25)),
+                zero_point: b.weight("t.zero_point", f(0.0)),
+                input_bit_width: b.weight("t.input_bit_width", f(8.0)),
+                output_scale: b.weight("t.output_scale", f(1.0)),
+                output_bit_width: b.weight("t.output_bit_width", f(4.0)),
+                signed: true,
+                narrow: false,
+                rounding: RoundingMode::Floor,
+            };
+            let y = b.op("y", op, &[x]);
+            vec![b.finish(&[y])]
+        }
+        OpKind::QuantizeLinear => {
+            let mut v = Vec::new();
+            for (name, axis, scale, zp, to) in [
+                ("quantize_linear", 1, vec![], Some(128), QuantIntType::Uint8),
+                ("quantize_linear_axis", 1, vec![3], Some(-3), QuantIntType::Int8),
+                ("quantize_linear_no_zp", -1, vec![4], None, QuantIntType::Int8),
+            ] {
+                let mut b = B::new(name);
+                let x = b.x("x", &[2, 3, 4]);
+                let t = b.floats(&scale, 0.01, 0.05);
+                let n = scale.iter().product();
+                let zp_shape = scale.clone();
+                let scale = b.weight("q.scale", t);
+                let zero_point = zp.map(|z| b.weight("q.zero_point", i64s(&zp_shape, &vec![z; n])));
+                let y = b.op("y", Op::QuantizeLinear { scale, zero_point, axis, to }, &[x]);
+                v.push(b.finish(&[y]));
+            }
+            v
+        }
+        OpKind::DequantizeLinear => {
+            let mut v = Vec::new();
+            for (name, axis, scale, zp, codes, values) in [
+                ("dequantize_linear", 0, vec![2], Some(-1), QuantIntType::Int8, [-128, 0, 5, 127, 2, 100]),
+                (
+                    "dequantize_linear_u8",
+                    1,
+                    vec![],
+                    Some(128),
+                    QuantIntType::Uint8,
+                    [0, 128, 255, 3, 77, 200],
+                ),
+                (
+                    "dequantize_linear_i32",
+                    1,
+                    vec![3],
+                    None,
+                    QuantIntType::Int32,
+                    [-100000, 0, 5, 70000, 2, 100],
+                ),
+            ] {
+                let mut b = B::new(name);
+                let x = b.input("x", i64s(&[2, 3], &values));
+                let t = b.floats(&scale, 0.01, 0.05);
+                let n = scale.iter().product();
+                let zp_shape = scale.clone();
+                let scale = b.weight("q.scale", t);
+                let zero_point = zp.map(|z| b.weight("q.zero_point", i64s(&zp_shape, &vec![z; n])));
+                let y = b.op("y", Op::DequantizeLinear { codes, scale, zero_point, axis }, &[x]);
+                v.push(b.finish(&[y]));
+            }
+            v
+        }
     }
 }
 

@@ -78,7 +78,13 @@ pub fn op_role(kind: OpKind) -> OpRole {
         | OpKind::Range
         | OpKind::ConstantOfShape
         | OpKind::Cast
-        | OpKind::Shape => Unsupported,
+        | OpKind::Shape
+        // Raising quantizers into formats and hardware requantisation come later (issue 24).
+        | OpKind::Quant
+        | OpKind::BipolarQuant
+        | OpKind::Trunc
+        | OpKind::QuantizeLinear
+        | OpKind::DequantizeLinear => Unsupported,
     }
 }
 

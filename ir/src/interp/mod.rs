@@ -6,13 +6,14 @@
 //! arena (topological) order and [`run_outputs`] returns just what the output node returns.
 //! Bad shapes are errors that name the op, the input and the shapes, never panics.
 //!
-//! Kernels live in [`elementwise`], [`linalg`], [`logic`], [`nn`] and [`shape`]; they are
+//! Kernels live in [`elementwise`], [`linalg`], [`logic`], [`nn`], [`quantize`] and [`shape`]; they are
 //! public so that numerics code can call a single kernel on arrays directly.
 
 pub mod elementwise;
 pub mod linalg;
 pub mod logic;
 pub mod nn;
+pub mod quantize;
 pub mod shape;
 
 use std::collections::{BTreeMap, HashMap};
@@ -60,6 +61,21 @@ fn f32_weight<'a>(
         .ok_or_else(|| format!("{}: the {role} tensor '{key}' is missing from the weights", op.mase_op()))?;
     t.as_f32().ok_or_else(|| {
         format!("{}: the {role} tensor '{key}' is {}; it must be float32", op.mase_op(), t.dtype().name())
+    })
+}
+
+/// The integer weight named `key`, widened to i64 (its `role` is for the message).
+fn int_weight(
+    op: &Op,
+    weights: &BTreeMap<String, Tensor>,
+    key: &str,
+    role: &str,
+) -> std::result::Result<ArrayD<i64>, String> {
+    let t = weights
+        .get(key)
+        .ok_or_else(|| format!("{}: the {role} tensor '{key}' is missing from the weights", op.mase_op()))?;
+    t.int_values().ok_or_else(|| {
+        format!("{}: the {role} tensor '{key}' is {}; it must be integer", op.mase_op(), t.dtype().name())
     })
 }
 
@@ -231,6 +247,62 @@ pub fn eval_op(
         Op::Shape { start, end } => {
             arity(op, inputs, 1)?;
             Ok(shape::shape_of(inputs[0], *start, *end))
+        }
+        Op::Quant { scale, zero_point, bit_width, signed, narrow, rounding } => {
+            arity(op, inputs, 1)?;
+            let w = |k: &str, role: &str| f32_weight(op, weights, k, role);
+            quantize::int_quant(
+                f32_in(op, inputs, 0)?,
+                w(scale, "scale")?,
+                w(zero_point, "zero point")?,
+                w(bit_width, "bit width")?,
+                *signed,
+                *narrow,
+                *rounding,
+            )
+            .map(Tensor::F32)
+            .map_err(|m| format!("quant: {m}"))
+        }
+        Op::BipolarQuant { scale } => {
+            arity(op, inputs, 1)?;
+            quantize::bipolar_quant(f32_in(op, inputs, 0)?, f32_weight(op, weights, scale, "scale")?)
+                .map(Tensor::F32)
+                .map_err(|m| format!("bipolar_quant: {m}"))
+        }
+        Op::Trunc { scale, zero_point, output_scale, output_bit_width, signed, narrow, rounding, .. } => {
+            arity(op, inputs, 1)?;
+            let w = |k: &str, role: &str| f32_weight(op, weights, k, role);
+            quantize::trunc(
+                f32_in(op, inputs, 0)?,
+                w(scale, "scale")?,
+                w(zero_point, "zero point")?,
+                w(output_scale, "output scale")?,
+                w(output_bit_width, "output bit width")?,
+                *signed,
+                *narrow,
+                *rounding,
+            )
+            .map(Tensor::F32)
+            .map_err(|m| format!("trunc: {m}"))
+        }
+        Op::QuantizeLinear { scale, zero_point, axis, to } => {
+            arity(op, inputs, 1)?;
+            let zp = zero_point.as_deref().map(|k| int_weight(op, weights, k, "zero point")).transpose()?;
+            let s = f32_weight(op, weights, scale, "scale")?;
+            quantize::quantize_linear(f32_in(op, inputs, 0)?, s, zp.as_ref(), *axis, *to).map(Tensor::I64)
+        }
+        Op::DequantizeLinear { scale, zero_point, axis, .. } => {
+            arity(op, inputs, 1)?;
+            let codes = inputs[0].int_values().ok_or_else(|| {
+                format!(
+                    "dequantize_linear: input 0 is {} {:?}; it must be integer codes",
+                    inputs[0].dtype().name(),
+                    inputs[0].shape()
+                )
+            })?;
+            let zp = zero_point.as_deref().map(|k| int_weight(op, weights, k, "zero point")).transpose()?;
+            let s = f32_weight(op, weights, scale, "scale")?;
+            quantize::dequantize_linear(&codes, s, zp.as_ref(), *axis).map(Tensor::F32)
         }
     }
 }

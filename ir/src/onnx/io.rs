@@ -22,6 +22,7 @@ impl Importer {
                 .map_err(|m| Error::Unsupported(format!("initializer '{}': {m}", t.name)))?;
             let v = self.constant(tensor, t.name.clone());
             self.values.insert(t.name.clone(), v);
+            self.elem_types.insert(t.name.clone(), t.data_type);
         }
         let real: Vec<&ValueInfoProto> =
             g.input.iter().filter(|i| !self.values.contains_key(&i.name)).collect();

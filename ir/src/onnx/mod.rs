@@ -4,7 +4,9 @@
 //!
 //! What the importer does, in order:
 //! 1. Decodes the model and checks the operator sets: the default domain (`""` / `ai.onnx`) at
-//!    opsets 13–20; other domains are rejected by the node that uses them.
+//!    opsets 13–20; the QONNX domain ([`QONNX_DOMAINS`]) for its quantizers `Quant`,
+//!    `BipolarQuant` and `Trunc` (v2, the domain at opset ≥ 2); other domains are rejected by
+//!    the node that uses them.
 //! 2. Makes a placeholder per graph input that is not an initializer. Every dimension must be
 //!    known: a dynamic one (`dim_param`) is fixed by [`ImportOptions::input_shapes`] (the CLI's
 //!    `--input-shape NAME=1x8x128`); an unfixed one is an error that says so.
@@ -52,7 +54,7 @@ pub mod proto;
 mod tensors;
 
 pub use export::{to_onnx, ExportOptions, EXPORT_OPSET, PRODUCER};
-pub use ops::supported_ops;
+pub use ops::{supported_ops, supported_qonnx_ops, QONNX_DOMAINS};
 pub use tensors::{tensor_from_proto, tensor_to_proto};
 
 use std::collections::{BTreeMap, HashMap};
@@ -73,6 +75,11 @@ use proto::NodeProto;
 pub const MIN_OPSET: i64 = 13;
 /// Highest supported opset of the default domain.
 pub const MAX_OPSET: i64 = 20;
+/// The QONNX domain, as the exporter writes it (the importer also reads the older names in
+/// [`QONNX_DOMAINS`]).
+pub const QONNX_DOMAIN: &str = "qonnx.custom_op.general";
+/// The opset of [`QONNX_DOMAIN`] the exporter writes (2: `Trunc` version 2).
+pub const QONNX_OPSET: i64 = 2;
 /// Largest number of elements of a tensor stored in a model (2^28, 1 GiB of f32).
 pub const MAX_TENSOR_ELEMENTS: usize = 1 << 28;
 /// Largest number of elements of an activation (2^26): a larger input shape is refused, since
@@ -134,6 +141,7 @@ fn import_inner(bytes: &[u8], opts: &ImportOptions) -> Result<MaseGraph> {
         .ok_or_else(|| Error::Unsupported("the model has no graph (is this an ONNX model file?)".into()))?;
     let opset = default_opset(&model)?;
     let mut imp = Importer::new(if graph.name.is_empty() { "model" } else { &graph.name }, opset, opts.fold);
+    imp.domain_opsets = model.opset_import.iter().map(|o| (o.domain.clone(), o.version)).collect();
     imp.inputs(graph, opts)?;
     for (index, node) in graph.node.iter().enumerate() {
         imp.node(node, index)?;
@@ -225,6 +233,12 @@ struct Importer {
     const_nodes: HashMap<usize, NodeId>,
     /// Number of constant values made so far (their keys).
     consts: usize,
+    /// The opset of each domain the model imports.
+    domain_opsets: HashMap<String, i64>,
+    /// ONNX element types of values where the MaseGraph's types lose them (int8 and uint8 are
+    /// int64 here): initializers, `Constant` and `Cast` outputs and `QuantizeLinear` codes, by
+    /// value name.
+    elem_types: HashMap<String, i32>,
 }
 
 /// A name usable as an identifier: `[A-Za-z_][A-Za-z0-9_]*`, without leading underscores
@@ -256,6 +270,8 @@ impl Importer {
             values: HashMap::new(),
             const_nodes: HashMap::new(),
             consts: 0,
+            domain_opsets: HashMap::new(),
+            elem_types: HashMap::new(),
         }
     }
 
@@ -358,10 +374,14 @@ impl Importer {
             sanitize(&n.op_type.to_lowercase())
         };
         let ctx = Ctx { name: base.clone(), op_type: &n.op_type, origin };
-        if !(n.domain.is_empty() || n.domain == "ai.onnx") {
+        let qonnx = QONNX_DOMAINS.contains(&n.domain.as_str());
+        if !(n.domain.is_empty() || n.domain == "ai.onnx" || qonnx) {
             return Err(ctx.err(format!(
-                "domain '{}' is not supported; only the default ONNX domain (ai.onnx) is",
-                n.domain
+                "domain '{}' is not supported; supported: the default ONNX domain (ai.onnx) and, for {}, the \
+                 QONNX domain ({})",
+                n.domain,
+                supported_qonnx_ops().join(", "),
+                QONNX_DOMAINS.join(", ")
             )));
         }
         if n.output.is_empty() {
@@ -372,17 +392,55 @@ impl Importer {
         for name in &n.input {
             ins.push(if name.is_empty() { None } else { Some(self.value(&ctx, name)?) });
         }
-        let entry = ops::lookup(&n.op_type).ok_or_else(|| {
-            ctx.err(format!(
-                "op type '{}' is not supported; supported ops: {}",
-                n.op_type,
-                supported_ops().join(", ")
-            ))
-        })?;
+        let entry = if qonnx {
+            ops::lookup_qonnx(&n.op_type).ok_or_else(|| {
+                ctx.err(format!(
+                    "op type '{}' of domain '{}' is not supported; supported QONNX ops: {}",
+                    n.op_type,
+                    n.domain,
+                    supported_qonnx_ops().join(", ")
+                ))
+            })?
+        } else {
+            ops::lookup(&n.op_type).ok_or_else(|| {
+                ctx.err(format!(
+                    "op type '{}' is not supported; supported ops: {}",
+                    n.op_type,
+                    supported_ops().join(", ")
+                ))
+            })?
+        };
+        // The ONNX element types int8 / uint8 codes need (see `elem_types`).
+        if let (false, Some(out)) = (qonnx, n.output.first()) {
+            let declared = match n.op_type.as_str() {
+                "Constant" => n
+                    .attribute
+                    .iter()
+                    .find(|a| a.name == "value")
+                    .and_then(|a| a.t.as_ref())
+                    .map(|t| t.data_type),
+                "Cast" => n.attribute.iter().find(|a| a.name == "to").and_then(|a| a.i).map(|t| t as i32),
+                _ => None,
+            };
+            if let Some(t) = declared {
+                self.elem_types.insert(out.clone(), t);
+            }
+        }
         if ins.len() > entry.max_inputs {
             return Err(ctx.err(format!("expects at most {} inputs, got {}", entry.max_inputs, ins.len())));
         }
-        let outs = (entry.convert)(self, &ops::OnnxNode { ctx: &ctx, base: &base, at: &attrs, ins: &ins })?;
+        let outs = (entry.convert)(
+            self,
+            &ops::OnnxNode {
+                ctx: &ctx,
+                base: &base,
+                at: &attrs,
+                ins: &ins,
+                names: &n.input,
+                outs: &n.output,
+                domain: &n.domain,
+            },
+        )?;
         for (k, name) in n.output.iter().enumerate() {
             if name.is_empty() {
                 continue;

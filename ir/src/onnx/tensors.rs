@@ -3,6 +3,7 @@
 
 use super::proto::{data_type, TensorProto};
 use super::{checked_elements, MAX_TENSOR_ELEMENTS};
+use crate::op::QuantIntType;
 use crate::tensor::{DType, Tensor};
 
 /// Converts a TensorProto to a [`Tensor`]: float types become f32, INT32 i32, BOOL bool, the
@@ -121,6 +122,33 @@ pub fn tensor_to_proto(name: &str, t: &Tensor) -> TensorProto {
     TensorProto {
         dims: t.shape().iter().map(|&d| d as i64).collect(),
         data_type: onnx_data_type(t.dtype()),
+        name: name.to_string(),
+        raw_data,
+        ..Default::default()
+    }
+}
+
+/// The ONNX element type of quantized codes.
+pub fn quant_data_type(ty: QuantIntType) -> i32 {
+    match ty {
+        QuantIntType::Int8 => data_type::INT8,
+        QuantIntType::Uint8 => data_type::UINT8,
+        QuantIntType::Int32 => data_type::INT32,
+    }
+}
+
+/// Integer codes as a `TensorProto` of the code type `ty` (little-endian `raw_data`), which
+/// [`tensor_from_proto`] reads back as the same i64 values; values outside `ty`'s range wrap.
+pub fn codes_to_proto(name: &str, t: &Tensor, ty: QuantIntType) -> TensorProto {
+    let v = t.to_i64();
+    let raw_data: Vec<u8> = match ty {
+        QuantIntType::Int8 => v.iter().map(|&x| x as i8 as u8).collect(),
+        QuantIntType::Uint8 => v.iter().map(|&x| x as u8).collect(),
+        QuantIntType::Int32 => v.iter().flat_map(|&x| (x as i32).to_le_bytes()).collect(),
+    };
+    TensorProto {
+        dims: t.shape().iter().map(|&d| d as i64).collect(),
+        data_type: quant_data_type(ty),
         name: name.to_string(),
         raw_data,
         ..Default::default()

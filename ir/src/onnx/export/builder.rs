@@ -75,6 +75,15 @@ impl Builder {
         self.initializers.push(tensor_to_proto(&name, t));
     }
 
+    /// Adds the initializer `t` (its name is replaced) under a fresh name built from `base`;
+    /// returns that name.
+    pub fn proto_initializer(&mut self, base: &str, mut t: TensorProto) -> String {
+        let name = self.fresh(base);
+        t.name = name.clone();
+        self.initializers.push(t);
+        name
+    }
+
     /// Adds the initializer `t` under a fresh name built from `base`; returns that name.
     pub fn initializer(&mut self, base: &str, t: &Tensor) -> String {
         let name = self.fresh(base);

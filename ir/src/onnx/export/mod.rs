@@ -19,6 +19,11 @@
 //! - **Nodes**: each MaseGraph node as the standard ops that compute what the float
 //!   interpreter computes (`ops.rs` for one-to-one ops, `nn.rs` for the rest). Values are
 //!   named after the nodes that compute them (made unique), helper values `<node>_<what>`.
+//! - **Quantizers** (`quant.rs`): QONNX `Quant`, `BipolarQuant`, `Trunc` in the
+//!   `qonnx.custom_op.general` domain (imported at [`super::QONNX_OPSET`] when the graph has
+//!   one), their scale, zero point and bit widths as float initializers; `QuantizeLinear` then a
+//!   `Cast` to int64, and a `Cast` to the codes' type then `DequantizeLinear` (the interpreter's
+//!   codes are int64), the zero points written in the codes' type.
 //! - **Graph outputs**: the output node's inputs, named [`ExportOptions::output_names`] or else
 //!   [`MaseGraph::output_name`] (the ONNX names the graph was imported with); the node computing
 //!   an output writes its value under the output's name, and an `Identity` gives the name to a
@@ -31,6 +36,7 @@
 mod builder;
 mod nn;
 mod ops;
+mod quant;
 
 use std::collections::HashMap;
 
@@ -162,9 +168,14 @@ pub fn to_onnx(g: &MaseGraph, opts: &ExportOptions) -> Result<Vec<u8>> {
         output,
         value_info: Vec::new(),
     };
+    let mut opset_import = vec![OperatorSetIdProto { domain: String::new(), version: opts.opset }];
+    if g.nodes().any(|(_, n)| matches!(n.op, Op::Quant { .. } | Op::BipolarQuant { .. } | Op::Trunc { .. })) {
+        opset_import
+            .push(OperatorSetIdProto { domain: super::QONNX_DOMAIN.into(), version: super::QONNX_OPSET });
+    }
     let model = ModelProto {
         ir_version: if opts.opset <= 18 { 8 } else { 9 },
-        opset_import: vec![OperatorSetIdProto { domain: String::new(), version: opts.opset }],
+        opset_import,
         producer_name: PRODUCER.to_string(),
         producer_version: env!("CARGO_PKG_VERSION").to_string(),
         graph: Some(graph),

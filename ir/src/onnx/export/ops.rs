@@ -83,6 +83,11 @@ pub(super) fn lower(b: &mut Builder, at: &At) -> Result<()> {
         Ok(())
     };
     match &at.node.op {
+        op @ (Op::Quant { .. }
+        | Op::BipolarQuant { .. }
+        | Op::Trunc { .. }
+        | Op::QuantizeLinear { .. }
+        | Op::DequantizeLinear { .. }) => super::quant::lower(b, at, op),
         Op::Placeholder | Op::Output => {
             Err(at.err("internal: graph inputs and outputs are written as the graph's, not as nodes"))
         }

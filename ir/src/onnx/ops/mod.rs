@@ -15,6 +15,7 @@ mod logic;
 mod math;
 mod movement;
 mod nn;
+mod quant;
 mod reduce;
 
 use super::attributes::Attrs;
@@ -33,8 +34,19 @@ pub(super) struct OnnxOp {
 }
 
 /// Every family's ops.
-const FAMILIES: &[&[OnnxOp]] =
-    &[constant::OPS, index::OPS, linalg::OPS, logic::OPS, math::OPS, movement::OPS, nn::OPS, reduce::OPS];
+const FAMILIES: &[&[OnnxOp]] = &[
+    constant::OPS,
+    index::OPS,
+    linalg::OPS,
+    logic::OPS,
+    math::OPS,
+    movement::OPS,
+    nn::OPS,
+    quant::OPS,
+    reduce::OPS,
+];
+
+pub use quant::QONNX_DOMAINS;
 
 /// The ONNX op types the importer supports, sorted.
 pub fn supported_ops() -> Vec<&'static str> {
@@ -43,9 +55,19 @@ pub fn supported_ops() -> Vec<&'static str> {
     v
 }
 
-/// The registry entry of `op_type`.
+/// The QONNX op types the importer supports (in the domains [`QONNX_DOMAINS`]).
+pub fn supported_qonnx_ops() -> Vec<&'static str> {
+    quant::QONNX_OPS.iter().map(|o| o.name).collect()
+}
+
+/// The registry entry of `op_type` in the default domain.
 pub(super) fn lookup(op_type: &str) -> Option<&'static OnnxOp> {
     FAMILIES.iter().flat_map(|f| f.iter()).find(|o| o.name == op_type)
+}
+
+/// The registry entry of `op_type` in a QONNX domain.
+pub(super) fn lookup_qonnx(op_type: &str) -> Option<&'static OnnxOp> {
+    quant::QONNX_OPS.iter().find(|o| o.name == op_type)
 }
 
 /// One ONNX node being converted: where it is (for errors), its attributes, its inputs (`None`
@@ -59,6 +81,12 @@ pub(super) struct OnnxNode<'a> {
     pub at: &'a Attrs<'a>,
     /// Its inputs.
     pub ins: &'a [Option<Val>],
+    /// Its input value names, as in the model (empty for an omitted optional input).
+    pub names: &'a [String],
+    /// Its output value names.
+    pub outs: &'a [String],
+    /// Its domain (`""` for the default one).
+    pub domain: &'a str,
 }
 
 impl OnnxNode<'_> {
