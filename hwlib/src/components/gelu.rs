@@ -114,7 +114,7 @@ pub struct Gelu;
 const INFO: Info = Info {
     name: "gelu",
     description: "element-wise GELU (erf form): full table (a ROM per two lanes) or interpolated breakpoints (≤ 1 LSB), identity/zero tails; inputs up to 16 bits",
-    dependencies: &["mase_assert.svh", "mase_cast_core.sv", "mase_skid_buffer.sv"],
+    dependencies: &["mase_assert.svh", "mase_delay.sv", "mase_cast_core.sv", "mase_skid_buffer.sv"],
     params: param_list![
         lookup_io_params!(4, "rounding of the table entries and the upper tail"),
         [
