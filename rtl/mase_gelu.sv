@@ -33,15 +33,15 @@
 // registered (one-hot) and the address selects the band's sum by AND-OR.
 // Pipeline (one piece of arithmetic per register stage, for >= 125 MHz on ECP5; every stage
 // advances together, the input ready is the last stage empty or the skid buffer's registered
-// ready): [SHAPE 1: |x| and the clamp to HI, registered] -> [FORM 1: the band, four
-// comparisons, registered] -> address (FORM 0: x - LO; FORM 1: (x >>> S) + OFF of the band) and
-// tail flags, registered -> ROM read (the block RAM's own register; the upper tail's cast beside
-// it) -> the ROM word again in flip-flops (a block RAM's clock-to-out, ~5.8 ns on ECP5, leaves no
-// room after it) -> [banked FORM 0: the word copied, registered] -> FORM 1: d_k * r,
-// registered -> y_k + step, registered -> its rounding, registered -> the overflow mode (the cast
-// in two halves), registered -> bank select (banked FORM 0), negation (SHAPE 1) and tail select
-// -> skid.
-//   Latency: 4 cycles (FORM 0; 5 banked), 9 (FORM 1), one more with SHAPE 1. II: 1 beat per cycle;
+// ready): [SHAPE 1: |x| and the comparisons with HI, registered -> the clamp to HI, registered]
+// -> [FORM 1: the band, four comparisons, registered] -> address (FORM 0: x - LO; FORM 1:
+// (x >>> S) + OFF of the band) and tail flags, registered -> ROM read (the block RAM's own
+// register; the upper tail's cast beside it) -> the ROM word again in flip-flops (a block RAM's
+// clock-to-out, ~5.8 ns on ECP5, leaves no room after it) -> [banked FORM 0: the word copied,
+// registered] -> FORM 1: d_k * r, registered -> y_k + step, registered -> its rounding,
+// registered -> the overflow mode (the cast in two halves), registered -> bank select (banked
+// FORM 0), negation (SHAPE 1) and tail select -> skid.
+//   Latency: 4 cycles (FORM 0; 5 banked), 9 (FORM 1), two more with SHAPE 1. II: 1 beat per cycle;
 //   TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
 //   Paths cut: data, valid and ready (input ready is a function of registers only).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
@@ -194,10 +194,10 @@ module mase_gelu #(
   end
 `endif
 
-  /// Register stages before the skid buffer: SHAPE 1's magnitude stage, FORM 1's band stage,
-  /// the address, the ROM read and the ROM word, a banked table's bank stage, and FORM 1's
+  /// Register stages before the skid buffer: SHAPE 1's sign and magnitude stages, FORM 1's band
+  /// stage, the address, the ROM read and the ROM word, a banked table's bank stage, and FORM 1's
   /// product, interpolated value, its rounding and its overflow mode.
-  localparam int NS = SHAPE + 3 + 5 * FORM + (NB > 1 ? 1 : 0);
+  localparam int NS = 2 * SHAPE + 3 + 5 * FORM + (NB > 1 ? 1 : 0);
   /// Register stages from the ROM read to the last (the ROM read and the ROM word, a banked
   /// table's bank stage, FORM 1's product, value, rounding and overflow mode): what the output
   /// stage needs of the address stage (the tail output and flags, the sign, the bank) travels
@@ -279,21 +279,28 @@ module mase_gelu #(
         end
 
         if (SHAPE == 1) begin : g_odd
-          /// |x| (at most 2^15: XW bits hold it).
-          logic signed [XW-1:0] mag;
+          /// |x| (at most 2^(IW-1): IW bits, unsigned, hold it).
+          logic [IW-1:0] mag;
           /// |x| > HI, found on x itself (in parallel with the negation).
           logic clamp;
-          /// Magnitude stage: registered min(|x|, HI) and sign (|x| and the clamp take a cycle
-          /// of their own, ahead of the band select). The magnitude is at most 2^(IW-1): IW bits,
+          /// Sign stage: registered |x|, |x| > HI and the sign (the negation's carry chain and
+          /// the comparisons take a cycle of their own; the clamp follows).
+          logic [IW-1:0] s_mag;
+          logic s_clamp, s_neg;
+          /// Magnitude stage: registered min(|x|, HI) and sign (the clamp, a select, in a cycle
+          /// of its own, ahead of the band select). The magnitude is at most 2^(IW-1): IW bits,
           /// unsigned, so what reads it (comparisons, address) sees constant upper bits.
           logic [IW-1:0] m_xt;
           logic m_neg;
-          assign mag = x < 0 ? -x : x;
+          assign mag = IW'(x < 0 ? -x : x);
           assign clamp = x > XW'(HI) || x < -XW'(HI);
           always_ff @(posedge clk) begin
             if (en) begin
-              m_xt  <= IW'(clamp ? XW'(HI) : mag);
-              m_neg <= x < 0;
+              s_mag   <= mag;
+              s_clamp <= clamp;
+              s_neg   <= x < 0;
+              m_xt    <= s_clamp ? IW'(HI) : s_mag;
+              m_neg   <= s_neg;
             end
           end
           assign xt = XW'({1'b0, m_xt});
