@@ -37,8 +37,7 @@ module mase_reduce_tree #(
 `ifndef SYNTHESIS
   initial begin
     if (N < 1 || N > 4096 || WIDTH < 1 || WIDTH > 64 || OP < 0 || OP > 1 || TAG < 1 || TAG > 64)
-      $fatal(1, "mase_reduce_tree: N (%0d) must be 1..4096, WIDTH (%0d) 1..64, OP (%0d) 0..1, TAG (%0d) 1..64",
-             N, WIDTH, OP, TAG);
+      $fatal(1, "mase_reduce_tree: N %0d, WIDTH %0d, OP %0d or TAG %0d out of range", N, WIDTH, OP, TAG);
   end
 `endif
   /// Registered levels: ceil(log2 N).
