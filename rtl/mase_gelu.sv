@@ -33,15 +33,15 @@
 // registered (one-hot) and the address selects the band's sum by AND-OR.
 // Pipeline (one piece of arithmetic per register stage, for >= 125 MHz on ECP5; every stage
 // advances together, the input ready is the last stage empty or the skid buffer's registered
-// ready): [SHAPE 1: |x| and the clamp to HI, registered] -> [FORM 1: the band, four
-// comparisons, registered] -> address (FORM 0: x - LO; FORM 1: (x >>> S) + OFF of the band) and
-// tail flags, registered -> ROM read (the block RAM's own register; the upper tail's cast beside
-// it) -> the ROM word again in flip-flops (a block RAM's clock-to-out, ~5.8 ns on ECP5, leaves no
-// room after it) -> [banked FORM 0: the word copied, registered] -> FORM 1: d_k * r,
-// registered -> y_k + step, registered -> its rounding, registered -> the overflow mode (the cast
-// in two halves), registered -> bank select (banked FORM 0), negation (SHAPE 1) and tail select
-// -> skid.
-//   Latency: 4 cycles (FORM 0; 5 banked), 9 (FORM 1), one more with SHAPE 1. II: 1 beat per cycle;
+// ready): [SHAPE 1: |x| and the comparisons with HI, registered -> the clamp to HI, registered]
+// -> [FORM 1: the band, four comparisons, registered] -> address (FORM 0: x - LO; FORM 1:
+// (x >>> S) + OFF of the band) and tail flags, registered -> ROM read (the block RAM's own
+// register; the upper tail's cast beside it) -> the ROM word again in flip-flops (a block RAM's
+// clock-to-out, ~5.8 ns on ECP5, leaves no room after it) -> [banked FORM 0: the word copied,
+// registered] -> FORM 1: d_k * r, registered -> y_k + step, registered -> its rounding,
+// registered -> the overflow mode (the cast in two halves), registered -> bank select (banked
+// FORM 0), negation (SHAPE 1) and tail select -> skid.
+//   Latency: 4 cycles (FORM 0; 5 banked), 9 (FORM 1), two more with SHAPE 1. II: 1 beat per cycle;
 //   TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
 //   Paths cut: data, valid and ready (input ready is a function of registers only).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
@@ -194,10 +194,15 @@ module mase_gelu #(
   end
 `endif
 
-  /// Register stages before the skid buffer: SHAPE 1's magnitude stage, FORM 1's band stage,
-  /// the address, the ROM read and the ROM word, a banked table's bank stage, and FORM 1's
+  /// Register stages before the skid buffer: SHAPE 1's sign and magnitude stages, FORM 1's band
+  /// stage, the address, the ROM read and the ROM word, a banked table's bank stage, and FORM 1's
   /// product, interpolated value, its rounding and its overflow mode.
-  localparam int NS = SHAPE + 3 + 5 * FORM + (NB > 1 ? 1 : 0);
+  localparam int NS = 2 * SHAPE + 3 + 5 * FORM + (NB > 1 ? 1 : 0);
+  /// Register stages from the ROM read to the last (the ROM read and the ROM word, a banked
+  /// table's bank stage, FORM 1's product, value, rounding and overflow mode): what the output
+  /// stage needs of the address stage (the tail output and flags, the sign, the bank) travels
+  /// beside the word through as many registers.
+  localparam int SB = 2 + (NB > 1 ? 1 : 0) + 4 * FORM;
 
   /// Pipeline advance: the last register stage is empty or drains into the skid buffer (every
   /// stage moves together; the skid buffer's second entry takes the beat that moves while its
@@ -257,6 +262,10 @@ module mase_gelu #(
         logic [RAW-1:0] a_row;
         logic [BW-1:0] a_bank;
         logic a_below, a_above, a_neg;
+        /// ROM-read stage: the ROM word (the block RAM's own read register). Word stage: the ROM
+        /// word again in flip-flops (a block RAM's clock-to-out is most of a cycle, so nothing
+        /// else follows it).
+        logic [ROM_BITS-1:0] b_t, c_t;
         always_ff @(posedge clk) begin
           if (en) begin
             a_row   <= RAW'(addr);
@@ -264,25 +273,34 @@ module mase_gelu #(
             a_below <= sa_below;
             a_above <= sa_above;
             a_neg   <= sa_neg;
+            b_t     <= rom[a_row];
+            c_t     <= b_t;
           end
         end
 
         if (SHAPE == 1) begin : g_odd
-          /// |x| (at most 2^15: XW bits hold it).
-          logic signed [XW-1:0] mag;
+          /// |x| (at most 2^(IW-1): IW bits, unsigned, hold it).
+          logic [IW-1:0] mag;
           /// |x| > HI, found on x itself (in parallel with the negation).
           logic clamp;
-          /// Magnitude stage: registered min(|x|, HI) and sign (|x| and the clamp take a cycle
-          /// of their own, ahead of the band select). The magnitude is at most 2^(IW-1): IW bits,
+          /// Sign stage: registered |x|, |x| > HI and the sign (the negation's carry chain and
+          /// the comparisons take a cycle of their own; the clamp follows).
+          logic [IW-1:0] s_mag;
+          logic s_clamp, s_neg;
+          /// Magnitude stage: registered min(|x|, HI) and sign (the clamp, a select, in a cycle
+          /// of its own, ahead of the band select). The magnitude is at most 2^(IW-1): IW bits,
           /// unsigned, so what reads it (comparisons, address) sees constant upper bits.
           logic [IW-1:0] m_xt;
           logic m_neg;
-          assign mag = x < 0 ? -x : x;
+          assign mag = IW'(x < 0 ? -x : x);
           assign clamp = x > XW'(HI) || x < -XW'(HI);
           always_ff @(posedge clk) begin
             if (en) begin
-              m_xt  <= IW'(clamp ? XW'(HI) : mag);
-              m_neg <= x < 0;
+              s_mag   <= mag;
+              s_clamp <= clamp;
+              s_neg   <= x < 0;
+              m_xt    <= s_clamp ? IW'(HI) : s_mag;
+              m_neg   <= s_neg;
             end
           end
           assign xt = XW'({1'b0, m_xt});
@@ -308,83 +326,52 @@ module mase_gelu #(
           assign tv = a_below ? '0 : tail;
         end
 
-        /// ROM-read stage: the ROM word (the block RAM's own read register), the tail output,
-        /// whether it is taken, and the sign.
-        logic [ROM_BITS-1:0] b_t;
-        logic [BW-1:0] b_bank;
-        logic [OW-1:0] b_tv;
-        logic b_tail, b_neg;
-        /// Word stage: the ROM word again in flip-flops (a block RAM's clock-to-out is most of a
-        /// cycle, so nothing else follows it), with the tail and sign.
-        logic [ROM_BITS-1:0] c_t;
-        /* verilator lint_off UNUSEDSIGNAL */
-        /// The bank of the word (FORM 1 has one bank and leaves it unread).
-        logic [BW-1:0] c_bank;
-        /* verilator lint_on UNUSEDSIGNAL */
-        logic [OW-1:0] c_tv;
-        logic c_tail, c_neg;
-        always_ff @(posedge clk) begin
-          if (en) begin
-            b_t    <= rom[a_row];
-            b_bank <= a_bank;
-            b_tv   <= tv;
-            b_tail <= a_below || a_above;
-            b_neg  <= a_neg;
-            c_t    <= b_t;
-            c_bank <= b_bank;
-            c_tv   <= b_tv;
-            c_tail <= b_tail;
-            c_neg  <= b_neg;
-          end
-        end
-
         /// Table value in the output format.
         logic [OW-1:0] body;
         /// Table value negated, saturating (SHAPE 1, negative inputs).
         logic [OW-1:0] nbody;
-        /// Tail output, tail taken and sign at the output stage.
+        /// Tail output, tail taken and sign at the output stage, SB stages after the address.
         logic [OW-1:0] y_tv;
         logic y_tail, y_neg;
+        /* verilator lint_off UNUSEDSIGNAL */
+        /// The bank of the word at the output stage (FORM 1 has one bank and leaves it unread).
+        logic [BW-1:0] y_bank;
+        /* verilator lint_on UNUSEDSIGNAL */
+        mase_delay #(.DEPTH(SB), .WIDTH(OW + 2 + BW)) u_side (.clk(clk), .rst(rst), .en(en),
+            .d({tv, a_below || a_above, a_neg, a_bank}), .q({y_tv, y_tail, y_neg, y_bank}));
         if (FORM == 1) begin : g_interp
           /// Breakpoint y_k (word stage).
           logic signed [YW-1:0] yk;
           /// Difference d_k = y_(k+1) - y_k (word stage).
           logic signed [DW-1:0] dk;
-          /// Normalised in-segment offset r << (M - S) at the address, ROM-read and word stages.
-          logic [RW-1:0] a_r, b_r, c_r;
+          /// Normalised in-segment offset r << (M - S) at the word stage (registered with the
+          /// address, then beside the ROM read and the word).
+          logic [RW-1:0] c_r;
           /// d_k * r (exact).
           logic signed [DW+RW:0] prod;
           /// d_k * r floored by 2^M (|d_k * r / 2^M| < |d_k|: DW bits hold it).
           logic signed [DW-1:0] step;
-          /// Product stage: registered step and breakpoint, tail and sign.
+          /// Product stage: registered step and breakpoint.
           logic signed [DW-1:0] d_step;
           logic signed [YW-1:0] d_yk;
-          logic [OW-1:0] d_tv;
-          logic d_tail, d_neg;
           /// Interpolated value v = y_k + step (F_out + G fractional bits).
           logic signed [YW:0] v;
-          /// Sum stage: registered v, tail and sign (the cast follows in the last cycle).
+          /// Sum stage: registered v (the cast follows in two cycles).
           logic [YW:0] e_v;
-          logic [OW-1:0] e_tv;
-          logic e_tail, e_neg;
           /// Bits of v rounded to F_out fractional bits: |v| <= 2^YW units of 2^-(F_out + G), so
           /// the rounded integer fits in YW - G + 2 bits; one more, so it never wraps.
           localparam int NRW = YW + 3 - GUARD_BITS;
           /// v rounded to F_out fractional bits (DATA_OUT_0_ROUNDING), not yet range-limited.
           logic [NRW-1:0] vr;
-          /// Rounding stage: registered rounded v, tail and sign. The cast is split in two
-          /// cycles, rounding then the overflow mode: cast(v) is exactly the overflow mode applied
-          /// to the rounded integer (mase_cast_core), and each half is a carry chain.
+          /// Rounding stage: registered rounded v. The cast is split in two cycles, rounding
+          /// then the overflow mode: cast(v) is exactly the overflow mode applied to the rounded
+          /// integer (mase_cast_core), and each half is a carry chain.
           logic [NRW-1:0] n_v;
-          logic [OW-1:0] n_tv;
-          logic n_tail, n_neg;
           /// v in the output format (the overflow mode applied to n_v).
           logic [OW-1:0] cv;
-          /// Cast stage: registered cast value, tail and sign (the negation and the tail select
-          /// follow in the last cycle).
+          /// Cast stage: registered cast value (the negation and the tail select follow in the
+          /// last cycle).
           logic [OW-1:0] f_body;
-          logic [OW-1:0] f_tv;
-          logic f_tail, f_neg;
           /// Band of the registered coordinate, one-hot (band b is [STb, ST(b+1)); none outside
           /// the table or when empty), decoded from the registered comparisons.
           logic [4:0] band;
@@ -441,28 +428,14 @@ module mase_gelu #(
           assign prod = dk * $signed({1'b0, c_r});
           assign step = DW'(prod >>> M);
           assign v = (YW + 1)'(d_yk) + (YW + 1)'(d_step);
+          mase_delay #(.DEPTH(3), .WIDTH(RW)) u_r (.clk(clk), .rst(rst), .en(en), .d(rn), .q(c_r));
           always_ff @(posedge clk) begin
             if (en) begin
-              a_r    <= rn;
-              b_r    <= a_r;
-              c_r    <= b_r;
               d_step <= step;
               d_yk   <= yk;
-              d_tv   <= c_tv;
-              d_tail <= c_tail;
-              d_neg  <= c_neg;
               e_v    <= v;
-              e_tv   <= d_tv;
-              e_tail <= d_tail;
-              e_neg  <= d_neg;
               n_v    <= vr;
-              n_tv   <= e_tv;
-              n_tail <= e_tail;
-              n_neg  <= e_neg;
               f_body <= cv;
-              f_tv   <= n_tv;
-              f_tail <= n_tail;
-              f_neg  <= n_neg;
             end
           end
           mase_cast_core #(
@@ -492,9 +465,6 @@ module mase_gelu #(
               .data_out(cv)
           );
           assign body = f_body;
-          assign y_tv = f_tv;
-          assign y_tail = f_tail;
-          assign y_neg = f_neg;
         end else begin : g_full
           /// Offset into the table range (the address is its low AW bits; outside the range the
           /// word read is replaced by the tails, so no comparison gates it).
@@ -508,31 +478,16 @@ module mase_gelu #(
           assign sa_neg = neg;
           assign sa_x = data_in_0[L*IW+:IW];
           if (NB > 1) begin : g_banked
-            /// Bank stage: the word register copied, with the bank, tail and sign, so that the
-            /// word register's one load lets it sit at its block RAM, and the bank select's
-            /// inputs (from every bank's block RAMs across the device) come from here.
+            /// Bank stage: the word register copied, so that the word register's one load lets
+            /// it sit at its block RAM, and the bank select's inputs (from every bank's block
+            /// RAMs across the device) come from here.
             logic [ROM_BITS-1:0] d_t;
-            logic [BW-1:0] d_bank;
-            logic [OW-1:0] d_tv;
-            logic d_tail, d_neg;
             always_ff @(posedge clk) begin
-              if (en) begin
-                d_t    <= c_t;
-                d_bank <= c_bank;
-                d_tv   <= c_tv;
-                d_tail <= c_tail;
-                d_neg  <= c_neg;
-              end
+              if (en) d_t <= c_t;
             end
-            assign body = d_t[32'(d_bank)*OW+:OW];
-            assign y_tv = d_tv;
-            assign y_tail = d_tail;
-            assign y_neg = d_neg;
+            assign body = d_t[32'(y_bank)*OW+:OW];
           end else begin : g_one
-            assign body = c_t[32'(c_bank)*OW+:OW];
-            assign y_tv = c_tv;
-            assign y_tail = c_tail;
-            assign y_neg = c_neg;
+            assign body = c_t[32'(y_bank)*OW+:OW];
           end
         end
         assign nbody = body == OMIN ? ~OMIN : -body;

@@ -835,52 +835,36 @@ module mase_layer_norm #(
     end
   end
 
+  // What N2 holds beside c travels unchanged to the stage that reads it, in chains that step
+  // with the pipeline: k to the shift, gamma to n*gamma, beta to + beta, the valid flag to the
+  // last stage. Full rate: the shift at N5 reads k of N4, n*gamma (N6) gamma of N5, + beta (N8)
+  // beta of N7. Folded: the shift reads k of N3, n*gamma gamma of N4, + beta (N6) beta of N5.
+  /// Chain lengths from N2: k, gamma, beta, valid.
+  localparam int DK = FOLD == 1 ? 2 : 1;
+  localparam int DG = FOLD == 1 ? 3 : 2;
+  localparam int DB = FOLD == 1 ? 5 : 3;
+  localparam int DV = FOLD == 1 ? 6 : 4;
+  /// k at the shift, gamma at n*gamma, beta at + beta.
+  logic [KW-1:0] sh_k;
+  logic [P*GW-1:0] ng_g;
+  logic [P*BW-1:0] ab_b;
+  mase_delay #(.DEPTH(DK), .WIDTH(KW)) u_dk (.clk(clk), .rst(rst), .en(step), .d(n2_k), .q(sh_k));
+  mase_delay #(.DEPTH(DG), .WIDTH(P * GW)) u_dg (.clk(clk), .rst(rst), .en(step), .d(n2_g),
+                                                  .q(ng_g));
+  mase_delay #(.DEPTH(DB), .WIDTH(P * BW)) u_db (.clk(clk), .rst(rst), .en(step), .d(n2_b),
+                                                  .q(ab_b));
+  mase_delay #(.DEPTH(DV), .WIDTH(1), .RESET(1)) u_dv (.clk(clk), .rst(rst), .en(step),
+                                                        .d(n2_v), .q(fin_v));
+
   if (FOLD == 1) begin : g_norm_full
     // N3 / N4: c*y (partials, product); N5: the shift; N6 / N7: n*gamma; N8: + beta.
-    logic [KW-1:0] n3_k, n4_k;
-    logic [P*GW-1:0] n3_g, n4_g, n5_g;
-    logic [P*BW-1:0] n3_b, n4_b, n5_b, n6_b, n7_b;
     logic [P*PRG-1:0] n4_p;
     logic [P*NNW-1:0] n5_n;
     logic [P*MW-1:0] n7_m;
     logic [P*AW-1:0] n8_a;
-    logic n3_v, n4_v, n5_v, n6_v, n7_v, n8_v;
     /// y as a signed multiplier operand (zero sign bit).
     logic signed [YW:0] m_y;
     assign m_y = {1'b0, n2_y};
-
-    always_ff @(posedge clk) begin
-      if (step) begin
-        n3_k <= n2_k;
-        n4_k <= n3_k;
-        n3_g <= n2_g;
-        n4_g <= n3_g;
-        n5_g <= n4_g;
-        n3_b <= n2_b;
-        n4_b <= n3_b;
-        n5_b <= n4_b;
-        n6_b <= n5_b;
-        n7_b <= n6_b;
-      end
-    end
-
-    always_ff @(posedge clk) begin
-      if (rst) begin
-        n3_v <= 1'b0;
-        n4_v <= 1'b0;
-        n5_v <= 1'b0;
-        n6_v <= 1'b0;
-        n7_v <= 1'b0;
-        n8_v <= 1'b0;
-      end else if (step) begin
-        n3_v <= n2_v;
-        n4_v <= n3_v;
-        n5_v <= n4_v;
-        n6_v <= n5_v;
-        n7_v <= n6_v;
-        n8_v <= n7_v;
-      end
-    end
 
     for (genvar i = 0; i < P; i++) begin : g_lane
       /// Multiplier operands of the lane: c, n, gamma.
@@ -892,13 +876,13 @@ module mase_layer_norm #(
       logic [MW-1:0] ng;
       assign m_c = n2_c[i*CW+:CW];
       assign m_n = n5_n[i*NNW+:NNW];
-      assign m_g = n5_g[i*GW+:GW];
+      assign m_g = ng_g[i*GW+:GW];
       `MASE_LAYER_NORM_MUL(g_cy, step, CW, m_c, YW + 1, m_y, PRG, cy)
       `MASE_LAYER_NORM_MUL(g_ng, step, NNW, m_n, GW, m_g, MW, ng)
       /// Product shifted left by G, then arithmetically right by k + BASE + G.
       logic signed [PRW-1:0] p_ext, p_sh;
       assign p_ext = PRW'($signed(n4_p[i*PRG+:PRG])) << G;
-      assign p_sh  = p_ext >>> (SHW'(n4_k) + SHW'(BASE + G));
+      assign p_sh  = p_ext >>> (SHW'(sh_k) + SHW'(BASE + G));
       /// n keeps the low NNW bits of p_sh (|n| < sqrt(D) 2^NF); this sink keeps lint quiet.
       logic unused_p_high;
       assign unused_p_high = ^p_sh;
@@ -908,54 +892,25 @@ module mase_layer_norm #(
           n5_n[i*NNW+:NNW] <= NNW'(p_sh);
           n7_m[i*MW+:MW] <= ng;
           n8_a[i*AW+:AW] <= (AW'($signed(n7_m[i*MW+:MW])) << (AF - NF - GF))
-              + (AW'($signed(n7_b[i*BW+:BW])) << (AF - BF));
+              + (AW'($signed(ab_b[i*BW+:BW])) << (AF - BF));
         end
       end
     end
-    assign fin_v = n8_v;
     assign fin_a = n8_a;
   end else begin : g_norm_fold
     // N3: c*y (chosen at ph FOLD-3, loaded with the step); N4: the shift; N5: n*gamma (chosen
     // at ph FOLD-2, kept at ph 0 when the step moved its word into N5); N6: + beta.
-    logic [KW-1:0] n3_k;
-    logic [P*GW-1:0] n3_g, n4_g;
-    logic [P*BW-1:0] n3_b, n4_b, n5_b;
     logic [P*PRG-1:0] n3_p;
     logic [P*NNW-1:0] n4_n;
     logic [P*MW-1:0] n5_m;
     logic [P*AW-1:0] n6_a;
-    logic n3_v, n4_v, n5_v, n6_v;
     /// The pipeline stepped at the end of the last beat period (the n*gamma product arriving at
     /// ph 0 belongs to the word now in N5).
     logic stepped;
 
     always_ff @(posedge clk) begin
-      if (step) begin
-        n3_k <= n2_k;
-        n3_g <= n2_g;
-        n4_g <= n3_g;
-        n3_b <= n2_b;
-        n4_b <= n3_b;
-        n5_b <= n4_b;
-      end
-    end
-
-    always_ff @(posedge clk) begin
-      if (rst) begin
-        n3_v <= 1'b0;
-        n4_v <= 1'b0;
-        n5_v <= 1'b0;
-        n6_v <= 1'b0;
-        stepped <= 1'b0;
-      end else begin
-        if (ph_last) stepped <= step;
-        if (step) begin
-          n3_v <= n2_v;
-          n4_v <= n3_v;
-          n5_v <= n4_v;
-          n6_v <= n5_v;
-        end
-      end
+      if (rst) stepped <= 1'b0;
+      else if (ph_last) stepped <= step;
     end
 
     for (genvar i = 0; i < P; i++) begin : g_lane
@@ -986,7 +941,7 @@ module mase_layer_norm #(
           lb = LB'(n2_y);
         end else if (ph == PHW'(FOLD - 2)) begin
           la = LA'($signed(n4_n[i*NNW+:NNW]));
-          lb = LB'($signed(n4_g[i*GW+:GW]));
+          lb = LB'($signed(ng_g[i*GW+:GW]));
         end else begin
           la = LA'($signed(x_r[i*W+:W]));
           lb = LB'($signed(x_r[i*W+:W]));
@@ -1005,7 +960,7 @@ module mase_layer_norm #(
       /// Product shifted left by G, then arithmetically right by k + BASE + G.
       logic signed [PRW-1:0] p_ext, p_sh;
       assign p_ext = PRW'($signed(n3_p[i*PRG+:PRG])) << G;
-      assign p_sh  = p_ext >>> (SHW'(n3_k) + SHW'(BASE + G));
+      assign p_sh  = p_ext >>> (SHW'(sh_k) + SHW'(BASE + G));
       /// n keeps the low NNW bits of p_sh (|n| < sqrt(D) 2^NF); this sink keeps lint quiet.
       logic unused_p_high;
       assign unused_p_high = ^p_sh;
@@ -1015,11 +970,10 @@ module mase_layer_norm #(
         if (step) begin
           n4_n[i*NNW+:NNW] <= NNW'(p_sh);
           n6_a[i*AW+:AW] <= (AW'($signed(n5_m[i*MW+:MW])) << (AF - NF - GF))
-              + (AW'($signed(n5_b[i*BW+:BW])) << (AF - BF));
+              + (AW'($signed(ab_b[i*BW+:BW])) << (AF - BF));
         end
       end
     end
-    assign fin_v = n6_v;
     assign fin_a = n6_a;
   end
 

@@ -265,63 +265,24 @@ module mase_softmax_core #(
 
   // Stage A's max pipeline (free-running: every accepted beat moves one level per cycle). A0
   // registers the beat's lanes as leaves (a masked lane as the most negative code, so the
-  // maximum is that of the kept lanes; any value when none is kept: every e is then 0); level l
-  // (1..TL) registers the maxima of pairs of level l-1 (an odd last node passes through); the
-  // beat maximum at level TL then meets the running maximum in one compare, whose result is
-  // written to a_max and, at a row's last beat, to M. So no register-to-register path holds
-  // more than one W-bit compare.
-  for (genvar l = 0; l <= TL; l++) begin : g_max
-    /// Nodes at this level: ceil(P / 2^l).
-    localparam int N = (P + (1 << l) - 1) >> l;
-    /// Node values (node j at [j*W +: W]).
-    logic [N*W-1:0] v;
-    /// The level holds a beat.
-    logic av;
-    /// The beat is its row's first.
-    logic af;
-    /// The beat is its row's last.
-    logic al;
-    if (l == 0) begin : g_leaf
-      always_ff @(posedge clk) begin
-        if (rst) av <= 1'b0;
-        else av <= a_take;
-      end
-      always_ff @(posedge clk) begin
-        af <= a_cnt == '0;
-        al <= a_last;
-      end
-      for (genvar j = 0; j < P; j++) begin : g_lane
-        always_ff @(posedge clk) begin
-          v[j*W+:W] <= keep_now[j] ? data_in_0[j*W+:W] : XMIN;
-        end
-      end
-    end else begin : g_node
-      /// Nodes of the level below.
-      localparam int NP = (P + (1 << (l - 1)) - 1) >> (l - 1);
-      always_ff @(posedge clk) begin
-        if (rst) av <= 1'b0;
-        else av <= g_max[l-1].av;
-      end
-      always_ff @(posedge clk) begin
-        af <= g_max[l-1].af;
-        al <= g_max[l-1].al;
-      end
-      for (genvar j = 0; j < N; j++) begin : g_pair
-        if (2 * j + 1 < NP) begin : g_two
-          /// The pair's left and right nodes.
-          logic signed [W-1:0] lv, rv;
-          assign lv = g_max[l-1].v[2*j*W+:W];
-          assign rv = g_max[l-1].v[(2*j+1)*W+:W];
-          always_ff @(posedge clk) begin
-            v[j*W+:W] <= lv > rv ? lv : rv;
-          end
-        end else begin : g_one
-          always_ff @(posedge clk) begin
-            v[j*W+:W] <= g_max[l-1].v[2*j*W+:W];
-          end
-        end
-      end
-    end
+  // maximum is that of the kept lanes; any value when none is kept: every e is then 0); a
+  // mase_reduce_tree (TL registered levels of one compare each) takes their maximum; the beat
+  // maximum then meets the running maximum in one compare, whose result is written to a_max
+  // and, at a row's last beat, to M. So no register-to-register path holds more than one W-bit
+  // compare.
+  /// A0: the leaves, and whether they are a beat, its row's first, its row's last.
+  logic [P*W-1:0] a0_x;
+  logic a0_v, a0_first, a0_last;
+  always_ff @(posedge clk) begin
+    if (rst) a0_v <= 1'b0;
+    else a0_v <= a_take;
+  end
+  always_ff @(posedge clk) begin
+    a0_first <= a_cnt == '0;
+    a0_last  <= a_last;
+  end
+  for (genvar j = 0; j < P; j++) begin : g_leaf
+    always_ff @(posedge clk) a0_x[j*W+:W] <= keep_now[j] ? data_in_0[j*W+:W] : XMIN;
   end
   /// The beat maximum (level TL) is valid.
   logic am_v;
@@ -329,10 +290,10 @@ module mase_softmax_core #(
   logic am_first;
   /// The beat at level TL is its row's last: its row maximum is pushed into M.
   logic am_last;
-  assign am_v = g_max[TL].av;
-  assign am_first = g_max[TL].af;
-  assign am_last = g_max[TL].al;
-  assign beat_max = g_max[TL].v[W-1:0];
+  mase_reduce_tree #(.N(P), .WIDTH(W), .OP(0), .TAG(2)) u_max (
+      .clk(clk), .rst(rst), .in_data(a0_x), .in_valid(a0_v), .in_tag({a0_first, a0_last}),
+      .out_data(beat_max), .out_valid(am_v), .out_tag({am_first, am_last})
+  );
   assign row_max = (am_first || beat_max > a_max) ? beat_max : a_max;
   assign a_last = a_cnt == BW'(NB - 1);
   // M never fills (see p_m_room), so only X's room gates the input.
@@ -618,51 +579,21 @@ module mase_softmax_core #(
     assign ps = pq[2*EW-1:EF];
   end
 
-  // The row sum, off stage B's critical paths: each beat pushed into E enters a free-running
-  // adder tree of TL registered levels (level l holds ceil(P / 2^l) partial sums; an odd last
-  // node passes through), then the accumulator stage, which registers the row sum S for the
-  // divider at a row's last beat. A row's sum thus enters the divider DS = TL + 1 cycles after
-  // its last beat entered E.
-  for (genvar l = 0; l <= TL; l++) begin : g_sum
-    /// Nodes at this level: ceil(P / 2^l).
-    localparam int N = (P + (1 << l) - 1) >> l;
-    /// Node values (node j at [j*SW +: SW]).
-    logic [N*SW-1:0] v;
-    /// The level holds a beat.
-    logic sv;
-    /// The beat is its row's last.
-    logic sl;
-    if (l == 0) begin : g_leaf
-      // The leaves are the pushed beat itself (the last stage's registers).
-      assign sv = b_push;
-      assign sl = lbl;
-      for (genvar j = 0; j < P; j++) begin : g_lane
-        assign v[j*SW+:SW] = SW'(b_e[j*EW+:EW]);
-      end
-    end else begin : g_node
-      /// Nodes of the level below.
-      localparam int NP = (P + (1 << (l - 1)) - 1) >> (l - 1);
-      always_ff @(posedge clk) begin
-        if (rst) sv <= 1'b0;
-        else sv <= g_sum[l-1].sv;
-      end
-      always_ff @(posedge clk) begin
-        sl <= g_sum[l-1].sl;
-      end
-      for (genvar j = 0; j < N; j++) begin : g_pair
-        if (2 * j + 1 < NP) begin : g_two
-          always_ff @(posedge clk) begin
-            v[j*SW+:SW] <= g_sum[l-1].v[2*j*SW+:SW] + g_sum[l-1].v[(2*j+1)*SW+:SW];
-          end
-        end else begin : g_one
-          always_ff @(posedge clk) begin
-            v[j*SW+:SW] <= g_sum[l-1].v[2*j*SW+:SW];
-          end
-        end
-      end
-    end
+  // The row sum, off stage B's critical paths: each beat pushed into E (the last stage's
+  // registers are the leaves) enters a mase_reduce_tree of TL registered levels, then the
+  // accumulator stage, which registers the row sum S for the divider at a row's last beat. A
+  // row's sum thus enters the divider DS = TL + 1 cycles after its last beat entered E.
+  /// The exp values of the pushed beat, SW bits each.
+  logic [P*SW-1:0] s0_e;
+  for (genvar j = 0; j < P; j++) begin : g_sum_leaf
+    assign s0_e[j*SW+:SW] = SW'(b_e[j*EW+:EW]);
   end
-  assign beat_sum = g_sum[TL].v[SW-1:0];
+  /// The beat sum at the tree's last level is valid; the beat is its row's last.
+  logic bs_v, bs_last;
+  mase_reduce_tree #(.N(P), .WIDTH(SW), .OP(1), .TAG(1)) u_sum (
+      .clk(clk), .rst(rst), .in_data(s0_e), .in_valid(b_push), .in_tag(lbl),
+      .out_data(beat_sum), .out_valid(bs_v), .out_tag(bs_last)
+  );
 
   /// Divider input valid: a row sum is registered.
   logic d0_v;
@@ -673,8 +604,8 @@ module mase_softmax_core #(
       acc  <= '0;
       d0_v <= 1'b0;
     end else begin
-      if (g_sum[TL].sv) acc <= g_sum[TL].sl ? '0 : acc + beat_sum;
-      d0_v <= g_sum[TL].sv && g_sum[TL].sl;
+      if (bs_v) acc <= bs_last ? '0 : acc + beat_sum;
+      d0_v <= bs_v && bs_last;
     end
   end
   always_ff @(posedge clk) begin

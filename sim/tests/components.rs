@@ -73,15 +73,17 @@ fn par_map<T: Sync>(items: &[T], f: impl Fn(&T) -> Result<(), String> + Sync) ->
     errors.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The registered components, or only the one `MASE_TEST_COMPONENT=<name>` names.
+fn selected_components() -> Vec<&'static dyn Component> {
+    let only = std::env::var("MASE_TEST_COMPONENT").ok();
+    registry().iter().copied().filter(|c| only.as_deref().is_none_or(|o| o == c.name())).collect()
+}
+
 #[test]
 fn every_component_bit_exact_under_random_stalls() {
-    let only = std::env::var("MASE_TEST_COMPONENT").ok();
     let mut failures = Vec::new();
     let mut instances: Vec<(&dyn Component, Params, usize)> = Vec::new();
-    for c in registry().iter().copied() {
-        if only.as_deref().is_some_and(|o| o != c.name()) {
-            continue;
-        }
+    for c in selected_components() {
         assert!(!c.test_params().is_empty(), "component {} lists no test_params", c.name());
         for (i, ov) in c.test_params().iter().enumerate() {
             match resolve_params(c, ov) {
@@ -100,13 +102,9 @@ fn every_component_bit_exact_under_random_stalls() {
 /// `MASE_TEST_COMPONENT=<name>` checks one component, as in the test above.
 #[test]
 fn invalid_params_rejected_by_validate_and_rtl() {
-    let only = std::env::var("MASE_TEST_COMPONENT").ok();
     let mut failures = Vec::new();
     let mut cases: Vec<(&dyn Component, Params, String)> = Vec::new();
-    for c in registry().iter().copied() {
-        if only.as_deref().is_some_and(|o| o != c.name()) {
-            continue;
-        }
+    for c in selected_components() {
         for ov in c.invalid_params() {
             // Defaults filled without validation; then validate() must reject.
             let mut p = Params::new();

@@ -124,23 +124,32 @@ fn bench_report_has_the_cli_keys_and_matches_the_cost_model() {
     assert!(e.to_string().contains("no parameter `NOPE`"), "{e}");
 }
 
+/// `name` at rows of `len` elements, two lanes, at each of `folds` (full rate and folded forms of
+/// one row shape), simulated (Verilator, random stalls) with `seed`: each is bit-exact and
+/// measures the ii and latency its cost model gives. Returns (model ii, multipliers) per fold.
+fn fold_figures(name: &str, len: i64, folds: &[i64], seed: u64) -> Vec<(u64, u64)> {
+    folds
+        .iter()
+        .map(|&fold| {
+            let ov = [
+                ("DATA_IN_0_TENSOR_SIZE_DIM_0".to_string(), len),
+                ("DATA_IN_0_PARALLELISM_DIM_0".to_string(), 2),
+                ("FOLD".to_string(), fold),
+            ];
+            let r = bench_component(name, &ov, 10, seed, 0.3).unwrap();
+            assert!(r.bit_exact && r.mismatches == 0, "{name} FOLD={fold}: {} mismatches", r.mismatches);
+            assert_eq!(r.latency_cycles, r.model_latency_cycles, "{name} FOLD={fold} latency");
+            assert_eq!(r.ii_cycles, r.model_ii_cycles as f64, "{name} FOLD={fold} ii");
+            (r.model_ii_cycles, r.multipliers)
+        })
+        .collect()
+}
+
 #[test]
 fn folded_layer_norm_measures_the_ii_and_latency_its_cost_model_gives() {
-    // Full rate and folded forms of one row shape: the measured ii (Verilator, no stalls) and
-    // latency are the cost model's, and folding trades rate for multipliers.
-    let mut figures = Vec::new();
-    for fold in [1, 3, 4] {
-        let ov = [
-            ("DATA_IN_0_TENSOR_SIZE_DIM_0".to_string(), 24),
-            ("DATA_IN_0_PARALLELISM_DIM_0".to_string(), 2),
-            ("FOLD".to_string(), fold),
-        ];
-        let r = bench_component("layer_norm", &ov, 10, 5, 0.3).unwrap();
-        assert!(r.bit_exact && r.mismatches == 0, "FOLD={fold}: {} mismatches", r.mismatches);
-        assert_eq!(r.latency_cycles, r.model_latency_cycles, "FOLD={fold} latency");
-        assert_eq!(r.ii_cycles, r.model_ii_cycles as f64, "FOLD={fold} ii");
-        figures.push((r.model_ii_cycles, r.multipliers));
-    }
+    // Full rate and folded forms of one row shape: the measured ii and latency are the cost
+    // model's, and folding trades rate for multipliers.
+    let figures = fold_figures("layer_norm", 24, &[1, 3, 4], 5);
     assert_eq!(figures[0].0 * 3, figures[1].0, "FOLD=3 runs at a third of the rate");
     // FOLD = 4 lends lane 0's free phase to the 1/sqrt unit: one multiplier fewer than FOLD = 3.
     assert!(figures[1].1 < figures[0].1 && figures[2].1 + 1 == figures[1].1, "multipliers {figures:?}");
@@ -148,19 +157,7 @@ fn folded_layer_norm_measures_the_ii_and_latency_its_cost_model_gives() {
 
 #[test]
 fn folded_softmax_measures_the_ii_and_latency_its_cost_model_gives() {
-    let mut figures = Vec::new();
-    for fold in [1, 2] {
-        let ov = [
-            ("DATA_IN_0_TENSOR_SIZE_DIM_0".to_string(), 12),
-            ("DATA_IN_0_PARALLELISM_DIM_0".to_string(), 2),
-            ("FOLD".to_string(), fold),
-        ];
-        let r = bench_component("softmax", &ov, 10, 3, 0.3).unwrap();
-        assert!(r.bit_exact && r.mismatches == 0, "FOLD={fold}: {} mismatches", r.mismatches);
-        assert_eq!(r.latency_cycles, r.model_latency_cycles, "FOLD={fold} latency");
-        assert_eq!(r.ii_cycles, r.model_ii_cycles as f64, "FOLD={fold} ii");
-        figures.push((r.model_ii_cycles, r.multipliers));
-    }
+    let figures = fold_figures("softmax", 12, &[1, 2], 3);
     assert_eq!(figures[0].0 * 2, figures[1].0, "FOLD=2 runs at half the rate");
     assert_eq!(figures[1].1 + 2, figures[0].1, "one multiplier per lane fewer: {figures:?}");
 }

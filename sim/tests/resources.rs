@@ -2,9 +2,16 @@
 //! DSP, block RAM and LUT RAM exact, LUT and FF within the model's tolerance. The whole fit set
 //! (minutes) is `cargo run -p mase-sim --example resource_fit`. Needs Yosys on PATH.
 
+use mase_hwlib::overrides::{layer_formats, modes, row};
+
 /// Relative error of `est` against `meas`.
 fn rel(est: u64, meas: u64) -> f64 {
     (est as f64 - meas as f64).abs() / (meas.max(1) as f64)
+}
+
+/// Parameter overrides as `synth_component` takes them.
+fn ov(pairs: &[(&str, i64)]) -> Vec<(String, i64)> {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
 #[test]
@@ -15,33 +22,19 @@ fn resource_model_matches_yosys_on_small_instances() {
         ("row_select", vec![]),
         // An embedding at its defaults: a 10 x 8 table of s8.6 in one block RAM, four lanes.
         ("embedding", vec![]),
-        ("skid_buffer", vec![("DATA_WIDTH".into(), 13), ("LANES".into(), 3)]),
+        ("skid_buffer", ov(&[("DATA_WIDTH", 13), ("LANES", 3)])),
         // A scalar multiply at its defaults: four lanes of 8 x 6 bits on four DSPs with their
         // product registers (a shared product register once lost three lanes in synth_xilinx).
         ("mul", vec![]),
         // An 8-bit linear with one DSP, a weight ROM in block RAM and a LUT-RAM row buffer.
         (
             "linear",
-            vec![
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0".into(), 5),
-                ("DATA_IN_0_PARALLELISM_DIM_0".into(), 1),
-                ("WEIGHT_TENSOR_SIZE_DIM_1".into(), 3),
-                ("WEIGHT_PARALLELISM_DIM_1".into(), 1),
-            ],
+            ov(&[row(5, 1), vec![("WEIGHT_TENSOR_SIZE_DIM_1", 3), ("WEIGHT_PARALLELISM_DIM_1", 1)]].concat()),
         ),
         // A link of four flits per beat: rotating sender, LUT-RAM receiver buffer, SRL link model.
-        (
-            "link",
-            vec![
-                ("DATA_WIDTH".into(), 16),
-                ("LANES".into(), 4),
-                ("LINK_WIDTH".into(), 16),
-                ("LATENCY".into(), 3),
-                ("DEPTH".into(), 4),
-            ],
-        ),
+        ("link", ov(&[("DATA_WIDTH", 16), ("LANES", 4), ("LINK_WIDTH", 16), ("LATENCY", 3), ("DEPTH", 4)])),
         // A deep FIFO: block RAM, not LUT RAM.
-        ("fifo", vec![("DEPTH".into(), 1024), ("DATA_WIDTH".into(), 16)]),
+        ("fifo", ov(&[("DEPTH", 1024), ("DATA_WIDTH", 16)])),
         // Softmax at its defaults: products at the widths Yosys keeps, exp tables in block RAM,
         // FIFOs in block and distributed RAM by memory_libmap's costs.
         ("softmax", vec![]),
@@ -50,26 +43,13 @@ fn resource_model_matches_yosys_on_small_instances() {
         // per-slot statistics in distributed RAM.
         (
             "layer_norm",
-            [
-                ("DATA_IN_0_PRECISION_0", 4),
-                ("DATA_IN_0_PRECISION_1", 2),
-                ("WEIGHT_PRECISION_0", 3),
-                ("WEIGHT_PRECISION_1", 1),
-                ("BIAS_PRECISION_0", 2),
-                ("BIAS_PRECISION_1", 1),
-                ("DATA_OUT_0_PRECISION_0", 6),
-                ("DATA_OUT_0_PRECISION_1", 3),
-                ("DATA_IN_0_TENSOR_SIZE_DIM_0", 7),
-                ("DATA_IN_0_PARALLELISM_DIM_0", 1),
-                ("DATA_OUT_0_ROUNDING", 6),
-                ("DATA_OUT_0_OVERFLOW", 3),
-                ("EPS", 1),
-                ("EPS_FRAC", 5),
-                ("NORM_FRAC", 8),
+            ov(&[
+                layer_formats((4, 2), (3, 1), (2, 1), (6, 3)),
+                row(7, 1),
+                modes(6, 3),
+                vec![("EPS", 1), ("EPS_FRAC", 5), ("NORM_FRAC", 8)],
             ]
-            .iter()
-            .map(|(k, v)| (k.to_string(), *v))
-            .collect(),
+            .concat()),
         ),
     ];
     let mut failures = Vec::new();

@@ -177,37 +177,8 @@ enum Command {
     Sim {
         /// The project directory written by `mase emit` or `mase flow`.
         dir: PathBuf,
-        /// Inputs by graph input name (several inferences may be stacked); seeded if omitted.
-        #[arg(long, value_name = "NAME=FILE")]
-        input: Vec<String>,
-        /// Seeded inferences to run when no --input is given.
-        #[arg(long, default_value_t = 2)]
-        inferences: usize,
-        /// Probability of a valid gap / ready drop per stream and cycle.
-        #[arg(long, default_value_t = 0.2)]
-        stall_prob: f64,
-        /// Seed of stalls and generated inputs.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Write a VCD of the run.
-        #[arg(long)]
-        vcd: Option<PathBuf>,
-        /// Print the report as JSON.
-        #[arg(long)]
-        json: bool,
-        /// Run only the golden model (the design's component models, no Verilator) and write
-        /// its outputs.
-        #[arg(long, conflicts_with_all = ["vcd", "stall_prob"])]
-        golden: bool,
-        /// Also write the golden vectors into this directory for an outside testbench (the
-        /// project's cocotb `tb/`): `<port>.npy` int64 codes [inferences, *shape] (inputs the
-        /// stimulus, outputs the golden model's) and `vectors.json` with each port's format.
-        #[arg(long, value_name = "DIR")]
-        write_vectors: Option<PathBuf>,
-        /// Clock in MHz: also print the measured ii and latency as inferences/s and µs
-        /// (overrides the `clock_mhz` the project's report.json carries from `[hardware]`).
-        #[arg(long, value_name = "MHZ")]
-        clock_mhz: Option<f64>,
+        #[command(flatten)]
+        args: sim::SimArgs,
     },
     /// ONNX model to verified-ready hardware project in one go: import, passes, quantize,
     /// hardware passes, emit.
@@ -351,31 +322,7 @@ pub fn main() -> anyhow::Result<()> {
         Command::Emit { prefix, config, rate, output } => {
             flow::emit(&prefix, config.as_deref(), rate, &output)
         }
-        Command::Sim {
-            dir,
-            input,
-            inferences,
-            stall_prob,
-            seed,
-            vcd,
-            json,
-            golden,
-            write_vectors,
-            clock_mhz,
-        } => {
-            let a = sim::SimArgs {
-                inputs: input,
-                inferences,
-                stall_prob,
-                seed,
-                vcd,
-                json,
-                golden,
-                write_vectors,
-                clock_mhz,
-            };
-            sim::sim(&dir, &a)
-        }
+        Command::Sim { dir, args } => sim::sim(&dir, &args),
         Command::Flow { model, input_shape, config, calibrate, rate, output } => {
             flow::flow(&model, &flow::FlowArgs { shapes: input_shape, config, calibrate, rate }, &output)
         }

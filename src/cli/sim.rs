@@ -13,26 +13,39 @@ use mase_ir::Tensor;
 use mase_sim::host_run::{model_outputs, ModelOutputs, Named};
 use mase_sim::{check_project, load_project, Project, RunConfig};
 
-/// Options of `mase sim`.
+/// Options of `mase sim` (its command line, after the project directory).
+#[derive(clap::Args)]
 pub struct SimArgs {
-    /// `NAME=FILE.npy` inputs (graph input names or port names).
+    /// Inputs by graph input name (several inferences may be stacked); seeded if omitted.
+    #[arg(long = "input", value_name = "NAME=FILE")]
     pub inputs: Vec<String>,
-    /// Seeded inferences when no input is given.
+    /// Seeded inferences to run when no --input is given.
+    #[arg(long, default_value_t = 2)]
     pub inferences: usize,
-    /// Stall probability.
+    /// Probability of a valid gap / ready drop per stream and cycle.
+    #[arg(long, default_value_t = 0.2)]
     pub stall_prob: f64,
-    /// Seed of stalls (and of generated inputs).
+    /// Seed of stalls and generated inputs.
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// VCD file.
+    /// Write a VCD of the run.
+    #[arg(long)]
     pub vcd: Option<std::path::PathBuf>,
-    /// JSON output.
+    /// Print the report as JSON.
+    #[arg(long)]
     pub json: bool,
-    /// Run the golden model only (no Verilator).
+    /// Run only the golden model (the design's component models, no Verilator) and write
+    /// its outputs.
+    #[arg(long, conflicts_with_all = ["vcd", "stall_prob"])]
     pub golden: bool,
-    /// Directory to write the golden vectors into (`--write-vectors`).
+    /// Also write the golden vectors into this directory for an outside testbench (the
+    /// project's cocotb `tb/`): `<port>.npy` int64 codes [inferences, *shape] (inputs the
+    /// stimulus, outputs the golden model's) and `vectors.json` with each port's format.
+    #[arg(long, value_name = "DIR")]
     pub write_vectors: Option<std::path::PathBuf>,
-    /// Clock in MHz for the real-unit figures (`--clock-mhz`); overrides the project's
-    /// `report.json` `clock_mhz`.
+    /// Clock in MHz: also print the measured ii and latency as inferences/s and µs
+    /// (overrides the `clock_mhz` the project's report.json carries from `[hardware]`).
+    #[arg(long, value_name = "MHZ")]
     pub clock_mhz: Option<f64>,
 }
 

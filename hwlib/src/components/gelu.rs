@@ -79,7 +79,7 @@
 //! use, a DSP48 under Yosys), registered → `v = y + product`, registered → its cast in two
 //! halves (the rounding, registered → the overflow mode, registered; exact, as the cast is the
 //! overflow mode of the rounded integer) → the tail select and `mase_skid_buffer`. Latency 4
-//! (`FORM = 0`; 5 for a banked table), 9 (`FORM = 1`); `SHAPE = 1` one more (below).
+//! (`FORM = 0`; 5 for a banked table), 9 (`FORM = 1`); `SHAPE = 1` two more (below).
 //! One beat per cycle in both.
 //!
 //! # The lookup of other functions
@@ -90,7 +90,8 @@
 //! has one parameter the gelu component does not declare (its instances keep the default 0):
 //! `SHAPE = 1`, the odd, saturating shape that `mase_tanh` sets ([`super::tanh`]): the table
 //! covers magnitudes `[0, HI]` (`TABLE_NEG` unused, `TABLE_POS` up to 32768), `|x|` is clamped to
-//! `HI` before either form looks it up (in a register stage of its own: one more cycle), and
+//! `HI` before either form looks it up (in two register stages of their own, `|x|` and the
+//! comparisons with `HI`, then the clamp: two more cycles), and
 //! negative inputs negate the output code (saturating).
 
 use mase_ir::fixed::{cast_code, from_f64, to_f64, FixedFormat};
@@ -114,7 +115,7 @@ pub struct Gelu;
 const INFO: Info = Info {
     name: "gelu",
     description: "element-wise GELU (erf form): full table (a ROM per two lanes) or interpolated breakpoints (≤ 1 LSB), identity/zero tails; inputs up to 16 bits",
-    dependencies: &["mase_assert.svh", "mase_cast_core.sv", "mase_skid_buffer.sv"],
+    dependencies: &["mase_assert.svh", "mase_delay.sv", "mase_cast_core.sv", "mase_skid_buffer.sv"],
     params: param_list![
         lookup_io_params!(4, "rounding of the table entries and the upper tail"),
         [
@@ -446,19 +447,20 @@ fn lanes(p: &Params) -> usize {
 }
 
 /// Cycles from an accepted input beat to its output beat: the register stages of `mase_gelu`
-/// (`SHAPE = 1`: the magnitude; `FORM = 1`: the band; then the address, the ROM read and the ROM
-/// word; a banked table ([`banks`]): the word's copy; `FORM = 1`: the product, the interpolated
-/// value, its rounding and its overflow mode) plus the output skid buffer.
+/// (`SHAPE = 1`: `|x|` and the compares, then the magnitude; `FORM = 1`: the band; then the
+/// address, the ROM read and the ROM word; a banked table ([`banks`]): the word's copy;
+/// `FORM = 1`: the product, the interpolated value, its rounding and its overflow mode) plus the
+/// output skid buffer.
 pub fn latency(p: &Params) -> u64 {
-    is_odd(p) as u64 + 3 + (banks(p) > 1) as u64 + 5 * is_interp(p) as u64 + 1
+    2 * is_odd(p) as u64 + 3 + (banks(p) > 1) as u64 + 5 * is_interp(p) as u64 + 1
 }
 
 /// Flip-flops per lane that the pipeline has beyond the two-register one the FF model
 /// ([`GELU_FF`], [`GELU_INTERP_FF`]) was fitted to, counted bit by bit from `mase_gelu`: the
 /// address register, the ROM word's second register, the tail output (`OW` bits, SHAPE 0) and the
 /// tail and sign flags carried through the added stages; `SHAPE = 1`: the clamped magnitude and
-/// its sign; a banked table ([`banks`]): the other banks' entries in the word register, its copy
-/// and the bank index; `FORM = 1`: the band stage (the coordinate, a one-hot band per non-empty band and
+/// its sign, and the sign stage before them (`|x|`, its clamp flag and the sign); a banked table
+/// ([`banks`]): the other banks' entries in the word register, its copy and the bank index; `FORM = 1`: the band stage (the coordinate, a one-hot band per non-empty band and
 /// the flags), the offset's two more delays, the product (`DW` bits), breakpoint (`YW`), rounded
 /// (`YW − G + 3`) and cast (`OW`) registers (the band stage's input code replaces the old sum
 /// stage's copy).
@@ -470,6 +472,14 @@ fn added_ff_per_lane(p: &Params) -> u64 {
     let odd = is_odd(p);
     // SHAPE 1: min(|x|, HI) (0..HI) and the sign, then two more copies of the sign.
     let mag = if odd { bits(effective_range(p).1 as u64) + 3 } else { 0 };
+    // SHAPE 1's sign stage: |x| (the bits the clamp's select passes on: the magnitude's, all of
+    // the input's with FORM 1's comparisons), |x| > HI and the sign.
+    let iw = param(p, "DATA_IN_0_PRECISION_0") as u64;
+    let sign_stage = match (odd, is_interp(p)) {
+        (false, _) => 0,
+        (true, true) => iw + 2,
+        (true, false) => bits(effective_range(p).1 as u64) + 2,
+    };
     if is_interp(p) {
         let spec = interp_spec(p);
         let (yw, dw) = spec.widths();
@@ -480,7 +490,7 @@ fn added_ff_per_lane(p: &Params) -> u64 {
         if odd {
             // The band stage's magnitude and sign; the sign has five more copies (seven stages
             // where it had two).
-            common + ow + 2 * mag + 1
+            common + ow + 2 * mag + 1 + sign_stage
         } else {
             // The band stage's code (its input-code copy merges with it; the sum stage's copy
             // is gone) and two flags; six carried tail outputs, four more tail flags.
@@ -492,7 +502,7 @@ fn added_ff_per_lane(p: &Params) -> u64 {
         let nb = banks(p) as u64;
         let copy = if odd { 1 } else { ow + 1 };
         let bank = if nb > 1 { (2 * nb - 1) * word + 4 * bits(nb - 1) + copy } else { 0 };
-        aw + word + bank + if odd { mag } else { 2 * (ow + 1) }
+        aw + word + bank + if odd { mag + sign_stage } else { 2 * (ow + 1) }
     }
 }
 

@@ -94,6 +94,7 @@ const INFO: Info = Info {
     dependencies: &[
         "mase_assert.svh",
         "mase_layer_norm_rsqrt_lut.sv",
+        "mase_delay.sv",
         "mase_cast_core.sv",
         "mase_skid_buffer.sv",
     ],

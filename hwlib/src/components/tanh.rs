@@ -54,11 +54,12 @@
 //!
 //! # Hardware
 //!
-//! `mase_gelu` with `SHAPE = 1`: `|x|`, a compare and a clamp in a register stage of their own
-//! before the ROM address, a registered sign and a saturating negation after the cast (no tails:
-//! the clamp replaces them). Sharing, pipeline and cost are gelu's ([`gelu::latency`]) with that
-//! stage: `FORM = 0` two lanes per ROM, latency 5 (6 with more than 2048 entries: banks);
-//! `FORM = 1` one ROM and one `DW × M` multiplier per lane, latency 10; one beat per cycle.
+//! `mase_gelu` with `SHAPE = 1`: `|x|` and the compares with `HI` in a register stage of their
+//! own, then the clamp in another, before the ROM address, a registered sign and a saturating
+//! negation after the cast (no tails: the clamp replaces them). Sharing, pipeline and cost are
+//! gelu's ([`gelu::latency`]) with those two stages: `FORM = 0` two lanes per ROM, latency 6 (7
+//! with more than 2048 entries: banks); `FORM = 1` one ROM and one `DW × M` multiplier per lane,
+//! latency 11; one beat per cycle.
 
 use mase_ir::fixed::{from_f64, to_f64, FixedFormat, Overflow, Rounding};
 use rand::Rng;
