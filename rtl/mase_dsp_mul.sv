@@ -6,8 +6,12 @@
 // nextpnr-ecp5 does not move fabric flip-flops into it, so when MASE_TARGET_ECP5 is defined (the
 // ECP5 place-and-route flow defines it) a product of operands of 2..18 bits instantiates
 // MULT18X18D with its A, B and output registers: the multiplier is then a path inside the DSP.
-// Otherwise (Verilator, synth_xilinx, wider or 1-bit operands) the body is behavioural; Yosys's
-// synth_xilinx folds its registers into DSP48E1's A/B and P registers.
+// Otherwise (Verilator, synth_xilinx, wider or 1-bit operands) the body is behavioural. Not
+// used by mase_mul: there (four lanes, constant operand, operands and product registered here)
+// Yosys 0.23's synth_xilinx -flatten kept the product register of one lane only and reduced
+// the design to 4 LUTs; with the caller's operand registers (A_REG = B_REG = 0, as
+// mase_dot_product and mase_split_mul use it) the counts are as with the registers written in
+// the caller.
 //   Pipeline: a and b registered (either optionally the caller's: A_REG, B_REG = 0), their
 //   product registered, all when ce is high; no reset (the registers hold data only, the
 //   caller's valid bits are reset).
@@ -104,7 +108,8 @@ module mase_dsp_mul #(
     // Every register bank on CLK0 (nextpnr-ecp5 times a clocked MULT18X18D from CLK0 only), with
     // CE0 = ce and RST0 tied low: the A and B input registers and the output register load
     // exactly when the behavioural body's a_r, b_r and p do (an input register bypassed
-    // when A_REG or B_REG = 0, as a_r or b_r is then the port). The signedness inputs are constants.
+    // when A_REG or B_REG = 0, as a_r or b_r is then the port). The signedness inputs are
+    // constants.
     // The pipeline register stays bypassed (latency 2, as the behavioural body).
     MULT18X18D #(
         .REG_INPUTA_CLK  (A_REG != 0 ? "CLK0" : "NONE"),

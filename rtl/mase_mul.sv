@@ -13,8 +13,7 @@
 // of the (negated, for a negative constant) input.
 // Pipeline: S1 input register (and the synchronous ROM read) -> S2 exact product -> cast
 // (combinational) -> mase_skid_buffer; S1 and S2 advance together when S2 is empty or the skid
-// buffer takes its beat. A product is a mase_dsp_mul whose operand and product registers are S1
-// and S2 (on ECP5 the DSP's own registers).
+// buffer takes its beat.
 //   Latency: 3 cycles. II: 1 beat per cycle; TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
 //   Paths cut: data, valid and ready (input ready is a function of registers only); the
 //   multiplier from the cast (S2).
@@ -93,6 +92,11 @@ module mase_mul #(
   logic en;
   /// Input register holds a block.
   logic s1_valid;
+  // Waiver: with CONST_VALUE = 0 the product is constant 0 and the input data is never read.
+  /* verilator lint_off UNUSEDSIGNAL */
+  /// Input register: the block.
+  logic [N*IW-1:0] s1_x;
+  /* verilator lint_on UNUSEDSIGNAL */
   /// Skid buffer can take a block (registered).
   logic out_ready;
   /// Index of the next input beat within its block row.
@@ -116,6 +120,10 @@ module mase_mul #(
     end
   end
 
+  always_ff @(posedge clk) begin
+    if (en) s1_x <= data_in_0;
+  end
+
   if (CONST_PER_CHANNEL != 0) begin : g_rom
     /// Constants of the block's columns (P0 lanes of CW bits), read with the block.
     logic [P0*CW-1:0] s1_c;
@@ -127,64 +135,39 @@ module mase_mul #(
     end
   end
 
-  if (SHIFT_MODE && CONST_VALUE == 0) begin : g_unused
-    /// With CONST_VALUE = 0 the product is constant 0 and the input data is never read.
-    logic unused_x;
-    assign unused_x = ^data_in_0;
-  end
-
+  /// Exact products of the lanes.
+  logic [N*PW-1:0] prod;
   /// Cast products (input of the skid buffer).
   logic [N*OW-1:0] y;
 
   for (genvar i = 0; i < N; i++) begin : g_lane
     if (SHIFT_MODE && CONST_VALUE == 0) begin : g_zero
-      assign s2_prod[i*PW+:PW] = '0;
-    end else if (SHIFT_MODE) begin : g_shift
-      /// S1: the input lane.
-      logic [IW-1:0] s1_x;
-      /// The input lane sign-extended to the product width.
+      assign prod[i*PW+:PW] = '0;
+    end else begin : g_nonzero
+      /// Input lane sign-extended to the product width.
       logic signed [PW-1:0] xe;
-      /// The exact product: the (negated) input shifted left.
-      logic [PW-1:0] prod;
-      assign xe = PW'($signed(s1_x));
-      if (CONST_VALUE < 0) begin : g_neg
-        assign prod = (-xe) <<< SHIFT;
-      end else begin : g_pos
-        assign prod = xe <<< SHIFT;
-      end
-      // One register process per lane: Yosys 0.23's synth_xilinx, folding one lane's slice of a
-      // single shared product register into that lane's DSP48 P register, loses the other lanes
-      // (at the defaults it kept 1 DSP48E1 and made lanes 0..2 constant); ECP5 and Verilator are
-      // unaffected either way.
-      always_ff @(posedge clk) begin
-        if (en) begin
-          s1_x <= data_in_0[i*IW+:IW];
-          s2_prod[i*PW+:PW] <= prod;
-        end
-      end
-    end else begin : g_mul
-      /// The constant of this lane: the column's ROM word lane, registered by the ROM read in S1
-      /// (so not again in the multiplier), or the scalar, registered in the multiplier.
-      logic [CW-1:0] c;
-      if (CONST_PER_CHANNEL != 0) begin : g_chan
-        assign c = g_rom.s1_c[(i%P0)*CW+:CW];
+      assign xe = PW'($signed(s1_x[i*IW+:IW]));
+      if (SHIFT_MODE && CONST_VALUE < 0) begin : g_neg
+        assign prod[i*PW+:PW] = (-xe) <<< SHIFT;
+      end else if (SHIFT_MODE) begin : g_pos
+        assign prod[i*PW+:PW] = xe <<< SHIFT;
+      end else if (CONST_PER_CHANNEL != 0) begin : g_chan
+        /// Constant of this lane's column, sign-extended.
+        logic signed [PW-1:0] ce;
+        assign ce = PW'($signed(g_rom.s1_c[(i%P0)*CW+:CW]));
+        assign prod[i*PW+:PW] = xe * ce;
       end else begin : g_scalar
-        assign c = CW'(CONST_VALUE);
+        /// The scalar constant, sign-extended.
+        localparam logic signed [PW-1:0] CE = PW'(CONST_VALUE);
+        assign prod[i*PW+:PW] = xe * CE;
       end
-      // S1 is the multiplier's operand registers, S2 its product register: on ECP5 both are the
-      // DSP's own (mase_dsp_mul), with the same enable.
-      mase_dsp_mul #(
-          .A_WIDTH(IW),
-          .B_WIDTH(CW),
-          .SIGNED (1),
-          .B_REG  (CONST_PER_CHANNEL != 0 ? 0 : 1)
-      ) u_mul (
-          .clk(clk),
-          .ce (en),
-          .a  (data_in_0[i*IW+:IW]),
-          .b  (c),
-          .p  (s2_prod[i*PW+:PW])
-      );
+    end
+    // One register process per lane: Yosys 0.23's synth_xilinx, folding one lane's slice of a
+    // single shared product register into that lane's DSP48 P register, loses the other lanes
+    // (at the defaults it kept 1 DSP48E1 and made lanes 0..2 constant); ECP5 and Verilator are
+    // unaffected either way.
+    always_ff @(posedge clk) begin
+      if (en) s2_prod[i*PW+:PW] <= prod[i*PW+:PW];
     end
     `MASE_CAST_TO(DATA_OUT_0, PW, DATA_IN_0_PRECISION_1 + CONST_PRECISION_1, 1, 1, s2_prod[i*PW+:PW],
                   y[i*OW+:OW]);

@@ -37,7 +37,7 @@ pub struct Mul;
 const INFO: Info = Info {
     name: "mul",
     description: "multiplication by a scalar or per-channel constant (power-of-two scalars as shifts), exact product then output cast",
-    dependencies: &["mase_assert.svh", "mase_cast_core.sv", "mase_skid_buffer.sv", "mase_dsp_mul.sv"],
+    dependencies: &["mase_assert.svh", "mase_cast_core.sv", "mase_skid_buffer.sv"],
     params: param_list![
         port_format!("DATA_IN_0", 8, "input total bits (1..32), signed", 4, "input fractional bits"),
         port_shape!("DATA_IN_0", [8, 1, 4, 1], "tensor size along dim 0 (channels / columns)"),
