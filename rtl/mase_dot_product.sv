@@ -20,7 +20,8 @@
 // its issue stage included, advances together when `adv` is high (the output register can take a
 // beat); the caller holds S1 while adv is low. R keeps a block RAM's clock-to-out (5.8 ns on ECP5
 // without its output register) and a multiplier's input-to-output delay (3.9 ns) on separate
-// register-to-register paths.
+// register-to-register paths; S2's product registers are mase_dsp_mul's (on ECP5 the DSPs' own
+// output registers, so a product's path is R's register into the DSP).
 //   Latency: 5 cycles from the last chunk of a block in S1 to the block's beat in the output
 //            register (R, S2, S3, S4, output).
 //   Paths cut: data, valid and ready of the output (skid buffer); S1's data into the multipliers.
@@ -115,13 +116,23 @@ module mase_dot_product #(
   logic [PO*PI*PW-1:0] s2_prod;
   logic s2_valid, s2_first, s2_last;
 
+  // The operands are R's registers (r_x is shared by the PO products of a lane), the product
+  // register is the multiplier's own on ECP5 (mase_dsp_mul).
   for (genvar o = 0; o < PO; o++) begin : g_mul_o
     for (genvar i = 0; i < PI; i++) begin : g_mul_i
-      always_ff @(posedge clk) begin
-        if (adv)
-          s2_prod[(o*PI+i)*PW+:PW] <= $signed(r_x[i*X_WIDTH+:X_WIDTH]) *
-              $signed(r_w[(o*PI+i)*W_WIDTH+:W_WIDTH]);
-      end
+      mase_dsp_mul #(
+          .A_WIDTH(X_WIDTH),
+          .B_WIDTH(W_WIDTH),
+          .SIGNED (1),
+          .A_REG  (0),
+          .B_REG  (0)
+      ) u_mul (
+          .clk(clk),
+          .ce (adv),
+          .a  (r_x[i*X_WIDTH+:X_WIDTH]),
+          .b  (r_w[(o*PI+i)*W_WIDTH+:W_WIDTH]),
+          .p  (s2_prod[(o*PI+i)*PW+:PW])
+      );
     end
   end
 

@@ -1,7 +1,9 @@
 // mase_split_mul: an exact unsigned product a * b cut into partial products of at most 17 x 17
 // bits (each one DSP multiplier on ECP5 and 7-series), registered, then summed.
 // A product wider than one DSP otherwise runs through the DSP and the adders that join the
-// partial products in one cycle; registering the partial products cuts that path in two.
+// partial products in one cycle; registering the partial products cuts that path in two. Each
+// partial product is a mase_dsp_mul on the caller's operand registers (on ECP5 its register is
+// the DSP's own output register).
 //   Pipeline: the partial products are registered in the cycles en is high; y is their shifted
 //   sum (combinational), for the caller to register.
 //   Latency: 1 cycle (from a and b in a cycle with en to y).
@@ -48,11 +50,22 @@ module mase_split_mul #(
       localparam int WA = (A_WIDTH - i * C) < C ? A_WIDTH - i * C : C;
       /// Bits of b's chunk j.
       localparam int WB = (B_WIDTH - j * C) < C ? B_WIDTH - j * C : C;
-      /// The registered partial product of a's chunk i and b's chunk j.
+      /// The registered partial product of a's chunk i and b's chunk j (the caller registers
+      /// the operands; on ECP5 the product register is the multiplier's own).
       logic [WA+WB-1:0] pp;
-      always_ff @(posedge clk) begin
-        if (en) pp <= (WA + WB)'(a[i*C+:WA]) * (WA + WB)'(b[j*C+:WB]);
-      end
+      mase_dsp_mul #(
+          .A_WIDTH(WA),
+          .B_WIDTH(WB),
+          .SIGNED (0),
+          .A_REG  (0),
+          .B_REG  (0)
+      ) u_pp (
+          .clk(clk),
+          .ce (en),
+          .a  (a[i*C+:WA]),
+          .b  (b[j*C+:WB]),
+          .p  (pp)
+      );
       assign terms[(i*NB+j)*YW+:YW] = YW'(pp) << (C * (i + j));
     end
   end

@@ -256,6 +256,13 @@ pub fn registered_wrapper(top: &str, ports: &[crate::shim::Port]) -> String {
     )
 }
 
+/// What the ECP5 flow's Yosys script starts with, before any source is read: the define
+/// `MASE_TARGET_ECP5`, under which library RTL instantiates ECP5 primitives where Yosys 0.23 would
+/// not infer them as well (`rtl/mase_dsp_mul.sv`: MULT18X18D with its input and output registers),
+/// and the ECP5 cell library as blackboxes, so that `hierarchy -check` knows those primitives
+/// (`synth_ecp5` reads the same library again, which replaces blackboxes silently).
+const ECP5_PRELUDE: &str = "verilog_defines -DMASE_TARGET_ECP5\nread_verilog -lib +/ecp5/cells_bb.v\n";
+
 /// `synth_ecp5` of the elaborated `script` (run in `cwd`, else `work`) into `work`, then
 /// nextpnr-ecp5, then the report. `instances`: the top's instance names and components.
 #[allow(clippy::too_many_arguments)]
@@ -275,7 +282,7 @@ fn run(
     // Yosys and nextpnr take paths verbatim; temp-dir paths have no spaces.
     let netlist = work.join("netlist.json");
     let ys = work.join("synth.ys");
-    let script = format!("{script}synth_ecp5 -top {top} -json {}\n", netlist.display());
+    let script = format!("{ECP5_PRELUDE}{script}synth_ecp5 -top {top} -json {}\n", netlist.display());
     std::fs::write(&ys, script).map_err(SimError::io("writing", &ys))?;
     let mut cmd = yosys.command();
     cmd.current_dir(cwd.unwrap_or(work)).arg("-q").arg("-s").arg(&ys);

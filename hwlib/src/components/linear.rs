@@ -56,13 +56,14 @@ pub const MAX_BIAS_ALIGN: i64 = 32;
 pub const MAX_WEIGHT_SHIFT_WIDTH: i64 = mase_ir::quant::channel::MAX_CHANNEL_SHIFT_BITS as i64;
 
 /// The RTL files linear and matmul instantiate: their shared dot-product datapath
-/// (`mase_dot_product`), the double-buffered operand rows (`mase_pingpong_buffer`), the output
-/// cast and register.
+/// (`mase_dot_product`) and its multipliers (`mase_dsp_mul`), the double-buffered operand rows
+/// (`mase_pingpong_buffer`), the output cast and register.
 pub(crate) const DOT_PRODUCT_RTL: &[&str] = &[
     "mase_assert.svh",
     "mase_cast_core.sv",
     "mase_skid_buffer.sv",
     "mase_pingpong_buffer.sv",
+    "mase_dsp_mul.sv",
     "mase_dot_product.sv",
 ];
 
