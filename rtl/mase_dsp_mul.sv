@@ -69,20 +69,26 @@ module mase_dsp_mul #(
     logic [B_WIDTH-1:0] b_r;
     /// Their exact product.
     logic [PW-1:0] prod;
-    if (A_REG != 0) begin : g_a_reg
-      always_ff @(posedge clk) begin
-        if (ce) a_r <= a;
-      end
-    end else begin : g_a_wire
-      assign a_r = a;
-    end
-    if (B_REG != 0) begin : g_b_reg
-      always_ff @(posedge clk) begin
-        if (ce) b_r <= b;
-      end
-    end else begin : g_b_wire
-      assign b_r = b;
-    end
+    mase_delay #(
+        .DEPTH(A_REG),
+        .WIDTH(A_WIDTH)
+    ) u_a (
+        .clk(clk),
+        .rst(1'b0),
+        .en (ce),
+        .d  (a),
+        .q  (a_r)
+    );
+    mase_delay #(
+        .DEPTH(B_REG),
+        .WIDTH(B_WIDTH)
+    ) u_b (
+        .clk(clk),
+        .rst(1'b0),
+        .en (ce),
+        .d  (b),
+        .q  (b_r)
+    );
     if (SIGNED != 0) begin : g_signed
       assign prod = PW'($signed(a_r)) * PW'($signed(b_r));
     end else begin : g_unsigned

@@ -66,6 +66,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+from make_fixtures import classifier_task
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "..", "tests", "fixtures")
 OUT = os.path.join(FIX, "quant")
@@ -73,16 +75,8 @@ BATCH = 4
 
 
 def task_data():
-    """The mlp_classifier task of scripts/make_fixtures.py, drawn with the same seed and order."""
-    rng = np.random.default_rng(300)
-    means = rng.standard_normal((10, 16)) * 1.1
-
-    def draw(n):
-        y = rng.integers(0, 10, size=n)
-        return (means[y] + rng.standard_normal((n, 16))).astype(np.float32), y
-
-    x_train, y_train = draw(4000)
-    x_eval, y_eval = draw(360)
+    """The mlp_classifier task of scripts/make_fixtures.py (its own generator, same seed)."""
+    _, x_train, y_train, x_eval, y_eval = classifier_task()
     committed = np.load(os.path.join(FIX, "mlp_classifier.eval.x.npy"))
     assert np.array_equal(committed, x_eval), "task data differs from mlp_classifier.eval.x.npy"
     return x_train, y_train, x_eval, y_eval.astype(np.int64)

@@ -152,13 +152,10 @@ def mlp_gemm_relu():
     return y
 
 
-def mlp_classifier():
-    """A trained classifier of the fixture MLP's shape (Gemm / Relu / Gemm, 16 -> 32 -> 10,
-    batch 4) with labelled data, for sweeps: the task is 10 seeded Gaussian clusters in 16
-    dimensions (overlapping, so the float model is not perfect); the network is trained by
-    full-batch gradient descent on softmax cross-entropy (numpy, seeded). Writes the model,
-    calibration inputs (64 training rows stacked on the batch axis), held-out evaluation inputs
-    (360 rows) and their true class labels."""
+def classifier_task():
+    """mlp_classifier's task: 10 seeded Gaussian clusters in 16 dimensions, 4000 training and 360
+    held-out rows. Returns the generator (its later draws initialise the network) and the data;
+    scripts/export_quantized.py trains its quantized models on the same task."""
     rng = np.random.default_rng(300)
     means = rng.standard_normal((10, 16)) * 1.1
 
@@ -168,6 +165,17 @@ def mlp_classifier():
 
     x_train, y_train = draw(4000)
     x_eval, y_eval = draw(360)
+    return rng, x_train, y_train, x_eval, y_eval
+
+
+def mlp_classifier():
+    """A trained classifier of the fixture MLP's shape (Gemm / Relu / Gemm, 16 -> 32 -> 10,
+    batch 4) with labelled data, for sweeps: the task is 10 seeded Gaussian clusters in 16
+    dimensions (overlapping, so the float model is not perfect); the network is trained by
+    full-batch gradient descent on softmax cross-entropy (numpy, seeded). Writes the model,
+    calibration inputs (64 training rows stacked on the batch axis), held-out evaluation inputs
+    (360 rows) and their true class labels."""
+    rng, x_train, y_train, x_eval, y_eval = classifier_task()
     w1 = rng.standard_normal((32, 16)) * 0.25
     b1 = np.zeros(32)
     w2 = rng.standard_normal((10, 32)) * 0.2

@@ -32,6 +32,18 @@ fn verify(
     (acc.cosine, r)
 }
 
+/// [`verify`] with stalls at 0.3, a cosine of at least 0.98 against float, the figures printed,
+/// then the project linted.
+fn verify_close_and_lint(dir: &Path, f: &Flow, inferences: u64, seed: u64) {
+    let (cos, r) = verify(dir, f, inferences, 0.3, seed);
+    assert!(cos >= 0.98, "{}: cosine {cos}", f.graph.name);
+    eprintln!(
+        "{}: cosine {cos:.5}, latency {}, ii {:?} (bound {})",
+        f.graph.name, r.latency_cycles, r.ii_cycles, r.model_ii_cycles
+    );
+    lint(dir);
+}
+
 fn lint(dir: &Path) {
     let v = mase_sim::tool::verilator().expect("Verilator is needed for the end-to-end tests");
     let out = v
@@ -70,13 +82,7 @@ const EIGHT_BIT: &str = "[passes.auto_precision]\nwidth = 8\nweight_width = 8\nb
 fn mlp_gemm_relu_8bit_is_bit_exact() {
     let dir = tempfile::tempdir().unwrap();
     let f = flow("mlp_gemm_relu.onnx", EIGHT_BIT, dir.path());
-    let (cos, r) = verify(dir.path(), &f, 4, 0.3, 7);
-    assert!(cos >= 0.98, "cosine {cos}");
-    eprintln!(
-        "mlp_gemm_relu 8-bit: cosine {cos:.5}, latency {}, ii {:?} (bound {})",
-        r.latency_cycles, r.ii_cycles, r.model_ii_cycles
-    );
-    lint(dir.path());
+    verify_close_and_lint(dir.path(), &f, 4, 7);
     let stat = synthesize(dir.path(), "top");
     let dsps: u64 = stat
         .lines()
@@ -96,13 +102,7 @@ fn mlp_matmul_gelu_8bit_is_bit_exact() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = format!("{EIGHT_BIT}[hardware]\nlanes = 2\n");
     let f = flow("mlp_matmul_gelu.onnx", &cfg, dir.path());
-    let (cos, r) = verify(dir.path(), &f, 4, 0.3, 3);
-    assert!(cos >= 0.98, "cosine {cos}");
-    eprintln!(
-        "mlp_matmul_gelu 8-bit: cosine {cos:.5}, latency {}, ii {:?} (bound {})",
-        r.latency_cycles, r.ii_cycles, r.model_ii_cycles
-    );
-    lint(dir.path());
+    verify_close_and_lint(dir.path(), &f, 4, 3);
 }
 
 #[test]
@@ -285,9 +285,7 @@ fn external_user_module_with_float_op_model_is_bit_exact() {
             && dir.path().join("external/Relu/manifest.toml").exists()
     );
     // The project is self-contained: `mase sim` finds the copied manifest.
-    let (cos, _) = verify(dir.path(), &f, 3, 0.3, 5);
-    assert!(cos >= 0.98, "cosine {cos}");
-    lint(dir.path());
+    verify_close_and_lint(dir.path(), &f, 3, 5);
 }
 
 #[test]

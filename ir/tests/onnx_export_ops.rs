@@ -62,6 +62,15 @@ impl B {
         self.input(name, t)
     }
 
+    /// A QDQ node's scale (random, of `shape`: `[]` per tensor, `[n]` per axis) and its zero
+    /// point of the same shape (`zp` in every element) when it has one.
+    fn qdq_params(&mut self, shape: &[usize], zp: Option<i64>) -> (String, Option<String>) {
+        let t = self.floats(shape, 0.01, 0.05);
+        let scale = self.weight("q.scale", t);
+        let n = shape.iter().product();
+        (scale, zp.map(|z| self.weight("q.zero_point", i64s(shape, &vec![z; n]))))
+    }
+
     fn weight(&mut self, key: &str, t: Tensor) -> String {
         self.g.weights.insert(key.to_string(), t);
         key.to_string()
@@ -537,11 +546,7 @@ fn cases(kind: OpKind) -> Vec<Case> {
             ] {
                 let mut b = B::new(name);
                 let x = b.x("x", &[2, 3, 4]);
-                let t = b.floats(&scale, 0.01, 0.05);
-                let n = scale.iter().product();
-                let zp_shape = scale.clone();
-                let scale = b.weight("q.scale", t);
-                let zero_point = zp.map(|z| b.weight("q.zero_point", i64s(&zp_shape, &vec![z; n])));
+                let (scale, zero_point) = b.qdq_params(&scale, zp);
                 let y = b.op("y", Op::QuantizeLinear { scale, zero_point, axis, to }, &[x]);
                 v.push(b.finish(&[y]));
             }
@@ -570,11 +575,7 @@ fn cases(kind: OpKind) -> Vec<Case> {
             ] {
                 let mut b = B::new(name);
                 let x = b.input("x", i64s(&[2, 3], &values));
-                let t = b.floats(&scale, 0.01, 0.05);
-                let n = scale.iter().product();
-                let zp_shape = scale.clone();
-                let scale = b.weight("q.scale", t);
-                let zero_point = zp.map(|z| b.weight("q.zero_point", i64s(&zp_shape, &vec![z; n])));
+                let (scale, zero_point) = b.qdq_params(&scale, zp);
                 let y = b.op("y", Op::DequantizeLinear { codes, scale, zero_point, axis }, &[x]);
                 v.push(b.finish(&[y]));
             }

@@ -13,7 +13,9 @@ use mase_ir::onnx::{import_file, ImportOptions};
 use mase_ir::pass::{find_pass, run_pass, PassInfo};
 use mase_ir::passes::add_common_metadata::add_common_metadata;
 use mase_ir::passes::add_software_metadata::{software_stats, StatsOptions};
-use mase_ir::quant::{self, accuracy, format_of, run_quantized, run_quantized_values, QValue};
+use mase_ir::quant::{
+    self, accuracy, format_of, run_quantized, run_quantized_values, AccuracyReport, QValue,
+};
 use mase_ir::{MaseGraph, Op, Tensor};
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -396,23 +398,29 @@ fn load_fixture(name: &str, input: &str, n_calib: usize) -> Fixture {
     (g, HashMap::from([(input.to_string(), x)]), calib)
 }
 
+/// The accuracy of `q` (quantized `g`) against `g`'s float run on `test`, printed under `label`.
+fn quantized_vs_float(
+    g: &MaseGraph,
+    q: &MaseGraph,
+    test: &HashMap<String, Tensor>,
+    label: &str,
+) -> AccuracyReport {
+    let fo = mase_ir::interp::run_outputs(g, test).unwrap();
+    let r = accuracy(&fo, &run_quantized(q, test).unwrap(), None).unwrap();
+    println!("{label} on the fixture input: {}", serde_json::to_string(&r).unwrap());
+    r
+}
+
 #[test]
 fn mlp_fixture_at_8_bits_with_auto_precision() {
     let (g, test, calib) = load_fixture("mlp_gemm_relu", "x", 16);
     let g = software_stats(g, &calib, &StatsOptions::default()).unwrap();
     let (q, _) = run_pass(find_pass("auto_precision").unwrap(), g.clone(), &toml("width = 8")).unwrap();
-    let fo = mase_ir::interp::run_outputs(&g, &test).unwrap();
-    let qo = run_quantized(&q, &test).unwrap();
-    let r = accuracy(&fo, &qo, None).unwrap();
-    println!(
-        "mlp_gemm_relu 8-bit auto_precision(min_max) on the fixture input: {}",
-        serde_json::to_string(&r).unwrap()
-    );
+    let r = quantized_vs_float(&g, &q, &test, "mlp_gemm_relu 8-bit auto_precision(min_max)");
     assert!(r.cosine > 0.95, "{r:?}");
     // figures also for the int8 example config
-    let (q8, _) = quantize(g, &int8_config()).unwrap();
-    let r8 = accuracy(&fo, &run_quantized(&q8, &test).unwrap(), None).unwrap();
-    println!("mlp_gemm_relu examples/quantize_int8.toml: {}", serde_json::to_string(&r8).unwrap());
+    let (q8, _) = quantize(g.clone(), &int8_config()).unwrap();
+    quantized_vs_float(&g, &q8, &test, "mlp_gemm_relu examples/quantize_int8.toml");
 }
 
 /// An encoder fixture quantized by auto_precision at 16 bits and by examples/quantize_int16.toml:
@@ -432,19 +440,14 @@ fn encoder_at_16_bits_reaches_cosine_0999(name: &str) {
         !mase_ir::quant::plan::has_float_result(&q, id)
             || matches!(q.node(id).op, Op::Shape { .. } | Op::Cast { .. })
     }));
-    let fo = mase_ir::interp::run_outputs(&g, &test).unwrap();
-    let qo = run_quantized(&q, &test).unwrap();
-    let r = accuracy(&fo, &qo, None).unwrap();
-    println!(
-        "{name} 16-bit auto_precision(min_max) on the fixture input: {}",
-        serde_json::to_string(&r).unwrap()
-    );
+    let r = quantized_vs_float(&g, &q, &test, &format!("{name} 16-bit auto_precision(min_max)"));
     assert!(r.cosine >= 0.999, "{r:?}");
-    let (q16, _) =
-        quantize(g, &toml(&std::fs::read_to_string(root().join("examples/quantize_int16.toml")).unwrap()))
-            .unwrap();
-    let r16 = accuracy(&fo, &run_quantized(&q16, &test).unwrap(), None).unwrap();
-    println!("{name} examples/quantize_int16.toml: {}", serde_json::to_string(&r16).unwrap());
+    let (q16, _) = quantize(
+        g.clone(),
+        &toml(&std::fs::read_to_string(root().join("examples/quantize_int16.toml")).unwrap()),
+    )
+    .unwrap();
+    let r16 = quantized_vs_float(&g, &q16, &test, &format!("{name} examples/quantize_int16.toml"));
     assert!(r16.cosine >= 0.999, "{r16:?}");
 }
 

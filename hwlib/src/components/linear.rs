@@ -63,6 +63,7 @@ pub(crate) const DOT_PRODUCT_RTL: &[&str] = &[
     "mase_cast_core.sv",
     "mase_skid_buffer.sv",
     "mase_pingpong_buffer.sv",
+    "mase_delay.sv",
     "mase_dsp_mul.sv",
     "mase_dot_product.sv",
 ];

@@ -95,6 +95,7 @@ pub(crate) const DEPENDENCIES: &[&str] = &[
     "mase_wide_fifo.sv",
     "mase_cast_core.sv",
     "mase_skid_buffer.sv",
+    "mase_delay.sv",
     "mase_dsp_mul.sv",
     "mase_split_mul.sv",
     "mase_reduce_tree.sv",

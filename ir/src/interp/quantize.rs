@@ -79,13 +79,9 @@ pub fn int_quant(
         if bipolar {
             q = if q >= 0.0 { 1.0 } else { -1.0 };
         } else {
-            if q > hi {
-                q = hi;
-            }
-            if q < lo {
-                q = lo;
-            }
-            q = rounding.round(q);
+            // Clamped before rounding, as qonnx does (the bounds are integers, so the order only
+            // matters for NaN, which both keep).
+            q = rounding.round(q.clamp(lo, hi));
         }
         (q - z) * s
     }))
@@ -115,17 +111,9 @@ pub fn trunc(
     let os = bcast("output scale", output_scale, x.shape())?;
     let (lo, hi) = int_range(signed, narrow, bw);
     Ok(Zip::from(x).and(&s).and(&z).and(&os).map_collect(|&x, &s, &z, &os| {
-        let mut y = (x / s + z).round_ties_even();
+        let y = (x / s + z).round_ties_even();
         let t = 2f32.powf((os / s).log2().round_ties_even());
-        y /= t;
-        if y > hi {
-            y = hi;
-        }
-        if y < lo {
-            y = lo;
-        }
-        y = rounding.round(y);
-        (y - z / t) * os
+        (rounding.round((y / t).clamp(lo, hi)) - z / t) * os
     }))
 }
 
