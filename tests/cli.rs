@@ -145,16 +145,21 @@ fn demo_runs_and_never_writes_into_a_directory_it_does_not_own() {
     assert_eq!(std::fs::read_to_string(theirs.join("notes.txt")).unwrap(), "mine");
 }
 
+/// `mase flow` of the fixture MLP into `hw/` of a temp dir; the dir and the project's `report.json`.
+fn emitted_mlp() -> (tempfile::TempDir, serde_json::Value) {
+    let tmp = tempfile::tempdir().unwrap();
+    ok(&mase(&["flow", &fixture("mlp_gemm_relu.onnx"), "-o", "hw"], tmp.path()));
+    let text = std::fs::read_to_string(tmp.path().join("hw/report.json")).unwrap();
+    (tmp, serde_json::from_str(&text).unwrap())
+}
+
 /// `mase synth DIR` on a small emitted MLP: one row per instance of `report.json`, totals that are
 /// the instances plus the top's glue, the report's estimate next to the measurement, DSPs
 /// estimated exactly; a directory that is not a project is named in the error.
 #[test]
 fn synth_of_an_emitted_mlp_lists_instances_totals_and_estimates() {
-    let tmp = tempfile::tempdir().unwrap();
+    let (tmp, report) = emitted_mlp();
     let dir = tmp.path();
-    ok(&mase(&["flow", &fixture("mlp_gemm_relu.onnx"), "-o", "hw"], dir));
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("hw/report.json")).unwrap()).unwrap();
     let v: serde_json::Value = serde_json::from_str(&ok(&mase(&["synth", "hw", "--json"], dir))).unwrap();
     let names = |a: &serde_json::Value, suffix: &str| -> Vec<String> {
         a.as_array().unwrap().iter().map(|i| format!("{}{suffix}", i["name"].as_str().unwrap())).collect()
@@ -182,11 +187,8 @@ fn synth_of_an_emitted_mlp_lists_instances_totals_and_estimates() {
 /// name.
 #[test]
 fn place_and_route_of_an_emitted_mlp_reports_fmax_path_and_utilisation() {
-    let tmp = tempfile::tempdir().unwrap();
+    let (tmp, report) = emitted_mlp();
     let dir = tmp.path();
-    ok(&mase(&["flow", &fixture("mlp_gemm_relu.onnx"), "-o", "hw"], dir));
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("hw/report.json")).unwrap()).unwrap();
     let v: serde_json::Value =
         serde_json::from_str(&ok(&mase(&["synth", "hw", "--target", "ecp5", "--json"], dir))).unwrap();
     let fmax = v["fmax_mhz"].as_f64().unwrap();

@@ -12,6 +12,13 @@ fn fixture(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name).display().to_string()
 }
 
+/// A temp dir holding `SWEEP.toml` with these contents.
+fn sweep_dir(sweep_toml: &str) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("SWEEP.toml"), sweep_toml).unwrap();
+    tmp
+}
+
 fn ok(out: &Output) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
@@ -20,13 +27,8 @@ fn ok(out: &Output) -> String {
 
 #[test]
 fn sweep_rerun_shards_merge_and_errors() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = sweep_dir("[sweep]\nwidth = [8, 12]\nweight_width = [8]\ntarget_ii = [16, 128]\n");
     let dir = tmp.path();
-    std::fs::write(
-        dir.join("SWEEP.toml"),
-        "[sweep]\nwidth = [8, 12]\nweight_width = [8]\ntarget_ii = [16, 128]\n",
-    )
-    .unwrap();
     let model = fixture("mlp_classifier.onnx");
     let (cal, ev, lab) = (
         format!("x={}", fixture("mlp_classifier.calib.x.npy")),
@@ -89,13 +91,8 @@ fn sweep_rerun_shards_merge_and_errors() {
 /// clock over its ii; the other points leave both columns empty.
 #[test]
 fn sweep_pnr_adds_fmax_and_inferences_per_second() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = sweep_dir("[sweep]\nwidth = [8]\nweight_width = [8]\ntarget_ii = [16, 128]\n");
     let dir = tmp.path();
-    std::fs::write(
-        dir.join("SWEEP.toml"),
-        "[sweep]\nwidth = [8]\nweight_width = [8]\ntarget_ii = [16, 128]\n",
-    )
-    .unwrap();
     let (model, cal) =
         (fixture("mlp_classifier.onnx"), format!("x={}", fixture("mlp_classifier.calib.x.npy")));
     let out = ok(&mase(

@@ -107,12 +107,18 @@ fn a_layer_split_by_memory_computes_what_the_single_device_design_computes() {
     // Deterministic bytes.
     let again = tempfile::tempdir().unwrap();
     flow("encoder_layer.onnx", &two_devices(64, per_device, 64, 20), again.path());
-    for rel in ["system/top.sv", "device_0/top_device_0.sv", "device_1/top_device_1_core.sv", "report.json"] {
-        assert_eq!(
-            std::fs::read(dir.path().join(rel)).unwrap(),
-            std::fs::read(again.path().join(rel)).unwrap(),
-            "{rel} differs between two emits"
-        );
+    assert_same_files(
+        dir.path(),
+        again.path(),
+        &["system/top.sv", "device_0/top_device_0.sv", "device_1/top_device_1_core.sv", "report.json"],
+    );
+}
+
+/// Each of `files` (relative paths) has the same bytes in the two emits `a` and `b`.
+fn assert_same_files(a: &Path, b: &Path, files: &[&str]) {
+    for rel in files {
+        let read = |d: &Path| std::fs::read(d.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        assert_eq!(read(a), read(b), "{rel} differs between two emits");
     }
 }
 
@@ -394,15 +400,17 @@ fn a_cut_crossed_by_two_streams_shares_its_link_and_is_bit_exact_under_verilator
     // Deterministic bytes.
     let again = tempfile::tempdir().unwrap();
     residual_flow(&residual_devices(memory_bits, link_bits), again.path());
-    for rel in
-        ["system/top.sv", "device_0/top_device_0.sv", "device_1/top_device_1.sv", "report.json", "README.md"]
-    {
-        assert_eq!(
-            std::fs::read(dir.path().join(rel)).unwrap(),
-            std::fs::read(again.path().join(rel)).unwrap(),
-            "{rel} differs between two emits"
-        );
-    }
+    assert_same_files(
+        dir.path(),
+        again.path(),
+        &[
+            "system/top.sv",
+            "device_0/top_device_0.sv",
+            "device_1/top_device_1.sv",
+            "report.json",
+            "README.md",
+        ],
+    );
 }
 
 #[test]

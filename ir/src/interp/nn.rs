@@ -132,14 +132,20 @@ fn reduced_shape(shape: &[usize], axes: &[usize], keepdims: bool) -> Vec<usize> 
         .collect()
 }
 
+/// `acc` summed over the axes `ax` (ascending, as `reduce_axes` gives them; removed last first,
+/// so the earlier indices stay valid).
+fn sum_axes<T: ndarray::LinalgScalar>(mut acc: ArrayD<T>, ax: &[usize]) -> ArrayD<T> {
+    for &a in ax.iter().rev() {
+        acc = acc.sum_axis(Axis(a));
+    }
+    acc
+}
+
 /// Mean over `axes` (ONNX ReduceMean; empty axes reduce everything), accumulated in f64.
 pub fn reduce_mean_f32(x: &ArrayD<f32>, axes: &[i64], keepdims: bool) -> Result<ArrayD<f32>, String> {
     let ax = reduce_axes(axes, x.ndim())?;
     let count: usize = ax.iter().map(|&a| x.shape()[a]).product();
-    let mut acc = x.mapv(|v| v as f64);
-    for &a in ax.iter().rev() {
-        acc = acc.sum_axis(Axis(a));
-    }
+    let acc = sum_axes(x.mapv(|v| v as f64), &ax);
     let shape = reduced_shape(x.shape(), &ax, keepdims);
     let data: Vec<f32> = acc.iter().map(|&s| (s / count as f64) as f32).collect();
     ArrayD::from_shape_vec(IxDyn(&shape), data).map_err(|e| format!("mean: result: {e}"))
@@ -155,10 +161,7 @@ pub fn reduce_mean_i64(x: &ArrayD<i64>, axes: &[i64], keepdims: bool) -> Result<
             x.shape()
         ));
     }
-    let mut acc = x.mapv(|v| v as i128);
-    for &a in ax.iter().rev() {
-        acc = acc.sum_axis(Axis(a));
-    }
+    let acc = sum_axes(x.mapv(|v| v as i128), &ax);
     let shape = reduced_shape(x.shape(), &ax, keepdims);
     let data: Vec<i64> = acc.iter().map(|&s| (s / count as i128) as i64).collect();
     ArrayD::from_shape_vec(IxDyn(&shape), data).map_err(|e| format!("mean: result: {e}"))
