@@ -42,6 +42,8 @@ fn resource_model_matches_yosys_on_small_instances() {
         ),
         // A deep FIFO: block RAM, not LUT RAM.
         ("fifo", vec![("DEPTH".into(), 1024), ("DATA_WIDTH".into(), 16)]),
+        // The stitcher's FIFO: the block RAM's read registered once more in FFs.
+        ("fifo", vec![("DEPTH".into(), 1024), ("DATA_WIDTH".into(), 16), ("OUT_REG".into(), 1)]),
         // Softmax at its defaults: products at the widths Yosys keeps, exp tables in block RAM,
         // FIFOs in block and distributed RAM by memory_libmap's costs.
         ("softmax", vec![]),
