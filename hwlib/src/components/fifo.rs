@@ -86,8 +86,9 @@ impl Component for Fifo {
         let abits = depth.max(2).next_power_of_two().trailing_zeros() as u64;
         let (bram18, lutram) = ram(depth, word);
         crate::Resources {
-            lut: linear(5.0, &[(5.0, abits)]),
-            // In block RAM the output register is the RAM's own; in LUT RAM it is a word of FFs.
+            // Refitted to the S1/S2 read path (Yosys 0.23: 27..51 LUTs at 32..4096 deep, 16 bits).
+            lut: linear(4.0, &[(4.0, abits)]),
+            // In block RAM the read register is the RAM's own; in LUT RAM it is a word of FFs.
             // OUT_REG's output register is a word of FFs and a valid bit either way.
             ff: if bram18 > 0 {
                 linear(12.0, &[(2.0, abits), (1.0, out_reg * (word + 1))])
