@@ -1,11 +1,19 @@
-// mase_fifo: first-word-fall-through FIFO of DEPTH beats plus one output register.
+// mase_fifo: first-word-fall-through FIFO of DEPTH beats plus one read register and, with
+// OUT_REG, one output register after it.
 //
 // Storage is a plain simple-dual-port memory with synchronous (registered) read, so synthesis
-// infers block RAM or distributed (LUT) RAM depending on size; the memory's read register is the
-// output register. Input ready comes from the occupancy register and the output data/valid from
-// registers, so the FIFO cuts the data, valid and ready paths.
-//   Capacity: DEPTH + 1 beats (DEPTH in the memory, one in the output register).
-//   Latency:  2 cycles (write at edge t, read issued in the next cycle, valid after edge t+1).
+// infers block RAM or distributed (LUT) RAM depending on size; the memory's read register (S1) is
+// the output register unless OUT_REG. A memory deeper than one block RAM is several block RAMs
+// whose reads meet in a depth mux after their output latches; without OUT_REG that mux, after the
+// block RAM's slow clock-to-out, runs straight into the consumer's logic (the encoder layer's
+// residual FIFO into its add). OUT_REG adds a plain register S2 after it: S1 moves into S2 when S2
+// is empty or being taken, and the memory is read when S1 is empty or moving, so the two
+// registers stream one beat per cycle without a skid. Input ready comes from the occupancy
+// register and the output data/valid from registers, so the FIFO cuts the data, valid and ready
+// paths.
+//   Pipeline: memory write -> S1 memory read register [-> S2 output register if OUT_REG].
+//   Capacity: DEPTH + 1 + OUT_REG beats (DEPTH in the memory, one in S1, one in S2).
+//   Latency:  2 + OUT_REG cycles (write at edge t, read into S1 at edge t+1, into S2 at t+2).
 //   II:       1 beat per cycle with no back-pressure.
 //   Paths cut: data, valid, ready.
 // The data word is opaque: LANES lanes of DATA_WIDTH bits, lane i at [i*DATA_WIDTH +: DATA_WIDTH].
@@ -13,19 +21,24 @@
 module mase_fifo #(
     /// The word: LANES lanes (1..1024) of DATA_WIDTH bits (1..64).
     `MASE_WORD_PARAMS,
-    /// Memory depth in beats (2..65536); total capacity is DEPTH + 1.
-    parameter int DEPTH = 16
+    /// Memory depth in beats (2..65536); total capacity is DEPTH + 1 + OUT_REG.
+    parameter int DEPTH = 16,
+    /// 1: register the memory's read (after any depth mux) once more before the output (latency
+    /// +1); 0: the memory's read register is the output register (0..1).
+    parameter int OUT_REG = 0
 ) (
     /// Clock and reset (reset empties the FIFO).
     /// data_in_0: input beats (flat packed lanes), taken while the memory is not full (ready from a
     /// register).
-    /// data_out_0: output beats from the memory's read register (valid registered).
+    /// data_out_0: output beats from the memory's read register, or from S2 with OUT_REG (valid
+    /// registered).
     `MASE_STAGE_PORTS(LANES * DATA_WIDTH, LANES * DATA_WIDTH)
 );
 `ifndef SYNTHESIS
   initial begin
     `MASE_CHECK_WORD;
     `MASE_CHECK_RANGE(DEPTH, 2, 65536);
+    `MASE_CHECK_RANGE(OUT_REG, 0, 1);
   end
 `endif
 
@@ -43,24 +56,49 @@ module mase_fifo #(
   logic [AW-1:0]               wr_ptr;
   /// Next read address.
   logic [AW-1:0]               rd_ptr;
-  /// Beats held in the memory (not counting the output register).
+  /// Beats held in the memory (not counting S1 and S2).
   logic [CW-1:0]               count;
   /// A beat is written this cycle.
   logic                        push;
-  /// A beat is read from memory into the output register this cycle.
+  /// A beat is read from memory into S1 this cycle.
   logic                        pop;
+  /// S1: the memory's read register (in block RAM, the RAM's own output latches).
+  logic [LANES*DATA_WIDTH-1:0] rd_data;
+  /// S1 holds a beat.
+  logic                        rd_valid;
+  /// S1's beat leaves this cycle (into S2, or out of the FIFO without OUT_REG).
+  logic                        advance;
 
   assign data_in_0_ready = count != CW'(DEPTH);
   assign push = data_in_0_valid && data_in_0_ready;
-  assign pop = count != '0 && (!data_out_0_valid || data_out_0_ready);
+  assign pop = count != '0 && (!rd_valid || advance);
 
   always_ff @(posedge clk) begin
     if (push) mem[wr_ptr] <= data_in_0;
   end
 
-  // Synchronous read with enable: the memory's output register is the FIFO's output register.
+  // Synchronous read with enable: kept apart from S2 so that synthesis maps it into the memory.
   always_ff @(posedge clk) begin
-    if (pop) data_out_0 <= mem[rd_ptr];
+    if (pop) rd_data <= mem[rd_ptr];
+  end
+
+  if (OUT_REG != 0) begin : g_out_reg
+    assign advance = rd_valid && (!data_out_0_valid || data_out_0_ready);
+
+    // S2: the memory's read (after any depth mux) registered before the consumer's logic.
+    always_ff @(posedge clk) begin
+      if (advance) data_out_0 <= rd_data;
+    end
+
+    always_ff @(posedge clk) begin
+      if (rst) data_out_0_valid <= 1'b0;
+      else if (advance) data_out_0_valid <= 1'b1;
+      else if (data_out_0_ready) data_out_0_valid <= 1'b0;
+    end
+  end else begin : g_no_out_reg
+    assign advance          = rd_valid && data_out_0_ready;
+    assign data_out_0       = rd_data;
+    assign data_out_0_valid = rd_valid;
   end
 
   always_ff @(posedge clk) begin
@@ -68,13 +106,13 @@ module mase_fifo #(
       wr_ptr           <= '0;
       rd_ptr           <= '0;
       count            <= '0;
-      data_out_0_valid <= 1'b0;
+      rd_valid         <= 1'b0;
     end else begin
       if (push) wr_ptr <= wr_ptr == LAST ? '0 : wr_ptr + 1'b1;
       if (pop) rd_ptr <= rd_ptr == LAST ? '0 : rd_ptr + 1'b1;
       count <= count + CW'(push) - CW'(pop);
-      if (pop) data_out_0_valid <= 1'b1;
-      else if (data_out_0_ready) data_out_0_valid <= 1'b0;
+      if (pop) rd_valid <= 1'b1;
+      else if (advance) rd_valid <= 1'b0;
     end
   end
 

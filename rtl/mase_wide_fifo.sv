@@ -12,13 +12,15 @@ module mase_wide_fifo #(
     /// has no checks of its own).
     `MASE_WORD_PARAMS,
     /// Memory depth in beats of every group.
-    parameter int DEPTH = 16
+    parameter int DEPTH = 16,
+    /// Every group registers its memory's read once more (see mase_fifo).
+    parameter int OUT_REG = 0
 ) (
     /// Clock and reset (reset empties the FIFO).
     /// data_in_0: input beats (flat packed lanes), taken when every group can accept the beat
     /// (registered in each group).
-    /// data_out_0: output beats from the groups' read registers, valid when every group holds the
-    /// beat.
+    /// data_out_0: output beats from the groups' output registers, valid when every group holds
+    /// the beat.
     `MASE_STAGE_PORTS(LANES * DATA_WIDTH, LANES * DATA_WIDTH)
 );
   /// Lanes per group (words of at most 1024 bits).
@@ -35,7 +37,8 @@ module mase_wide_fifo #(
     mase_fifo #(
         .DATA_WIDTH(DATA_WIDTH),
         .LANES     (GL),
-        .DEPTH     (DEPTH)
+        .DEPTH     (DEPTH),
+        .OUT_REG   (OUT_REG)
     ) u_fifo (
         .clk             (clk),
         .rst             (rst),
