@@ -12,32 +12,33 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::error::mase_err;
 
+/// The shape and elements of `obj` as a contiguous numpy array of `dtype` (`"float32"`,
+/// `"int64"`), from anything `numpy.asarray` accepts.
+fn numpy_elements<T: numpy::Element + Clone>(
+    obj: &Bound<'_, PyAny>,
+    what: &str,
+    dtype: &str,
+) -> PyResult<(Vec<usize>, Vec<T>)> {
+    let np = obj.py().import("numpy")?;
+    let arr = np
+        .call_method1("ascontiguousarray", (obj, dtype))
+        .map_err(|e| mase_err(format!("{what}: not convertible to a {dtype} array: {e}")))?;
+    let arr = arr.cast_into::<PyArrayDyn<T>>().map_err(|e| mase_err(format!("{what}: {e}")))?;
+    let ro = arr.readonly();
+    let data = ro.as_slice().map_err(|e| mase_err(format!("{what}: {e}")))?.to_vec();
+    Ok((ro.shape().to_vec(), data))
+}
+
 /// A float32 tensor from anything `numpy.asarray` accepts (arrays, lists, scalars).
 pub fn tensor_from_py(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Tensor> {
-    let py = obj.py();
-    let np = py.import("numpy")?;
-    let arr = np
-        .call_method1("ascontiguousarray", (obj, "float32"))
-        .map_err(|e| mase_err(format!("{what}: not convertible to a float32 array: {e}")))?;
-    let arr = arr.cast_into::<PyArrayDyn<f32>>().map_err(|e| mase_err(format!("{what}: {e}")))?;
-    let ro = arr.readonly();
-    let shape = ro.shape().to_vec();
-    let data = ro.as_slice().map_err(|e| mase_err(format!("{what}: {e}")))?.to_vec();
+    let (shape, data) = numpy_elements::<f32>(obj, what, "float32")?;
     Tensor::from_f32(&shape, data)
         .ok_or_else(|| mase_err(format!("{what}: shape {shape:?} does not match its data")))
 }
 
 /// An int64 array of `shape` from anything `numpy.asarray` accepts.
 pub fn i64_from_py(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(Vec<usize>, Vec<i64>)> {
-    let py = obj.py();
-    let np = py.import("numpy")?;
-    let arr = np
-        .call_method1("ascontiguousarray", (obj, "int64"))
-        .map_err(|e| mase_err(format!("{what}: not convertible to an int64 array: {e}")))?;
-    let arr = arr.cast_into::<PyArrayDyn<i64>>().map_err(|e| mase_err(format!("{what}: {e}")))?;
-    let ro = arr.readonly();
-    let data = ro.as_slice().map_err(|e| mase_err(format!("{what}: {e}")))?.to_vec();
-    Ok((ro.shape().to_vec(), data))
+    numpy_elements(obj, what, "int64")
 }
 
 /// A tensor of element type `dtype` (a graph input's) from anything `numpy.asarray` accepts.
