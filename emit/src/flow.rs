@@ -7,7 +7,9 @@
 //! in memory ([`FlowOptions::calibration`]), else the `[calibration] inputs` files, else
 //! `[calibration] samples` seeded pseudo-random inputs (sums of uniforms, roughly unit
 //! variance), in which case the flow warns ([`Flow::warnings`]) that real activations may not
-//! fit and says how to give data.
+//! fit and says how to give data. A model that carries QONNX `Quant` nodes is quantized by them
+//! instead (the `raise_qonnx` pass: power-of-two scales only, refused otherwise); giving it
+//! `[passes.quantize]` or calibration data as well is an error.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -159,7 +161,21 @@ pub fn quantized_graph(onnx: &[u8], opts: &FlowOptions) -> Result<Quantized> {
     times.push(("passes", t.elapsed().as_secs_f64() * 1e3));
     let t = Instant::now();
     let data_given = opts.calibration.is_some() || !config.calibration.inputs.is_empty();
-    let qgraph = if let Some(q) = &config.passes.quantize {
+    let own = graph.nodes().find(|(_, n)| matches!(n.op, mase_ir::Op::Quant { .. }));
+    let qgraph = if let Some((_, q)) = own {
+        if data_given || config.passes.quantize.is_some() {
+            return Err(Error::Config(format!(
+                "{origin}: the model carries its own QONNX quantizers (e.g. '{}'), which give every format \
+                 (raise_qonnx); remove [passes.quantize] and the calibration data",
+                q.name
+            )));
+        }
+        let (g, i) = run_step("raise_qonnx", graph.clone(), |g| {
+            mase_ir::passes::raise_qonnx::run(g, &mase_ir::pass::PassArgs::new())
+        })?;
+        info.insert("raise_qonnx".into(), i.into());
+        g
+    } else if let Some(q) = &config.passes.quantize {
         if data_given {
             return Err(Error::Config(format!(
                 "{origin}: calibration data is given but [passes.quantize] fixes every format; \

@@ -157,3 +157,103 @@ fn quantizers_are_kept_and_weights_folded() {
     assert_eq!(names.iter().map(|(r, _)| *r).collect::<Vec<_>>(), ["scale", "zero_point"]);
     assert_eq!(g.weights[names[0].1].shape(), [32].as_slice());
 }
+
+/// The power-of-two model raised by its own quantizers (`raise_qonnx`, no calibration, no
+/// configuration).
+fn raised_po2() -> MaseGraph {
+    let g = import("brevitas_mlp_po2", true, true);
+    let (g, info) = mase_ir::pass::run_passes(g, &["raise_qonnx"], &toml::Table::new()).unwrap();
+    assert_eq!(info["raise_qonnx"]["activation_quantizers"].as_u64(), Some(3), "{info:?}");
+    assert_eq!(info["raise_qonnx"]["weights"].as_u64(), Some(2), "{info:?}");
+    g
+}
+
+#[test]
+fn raise_qonnx_formats_come_from_the_quantizers() {
+    use mase_ir::fixed::{Overflow, Rounding};
+    use mase_ir::quant::format_of;
+    let g = raised_po2();
+    assert_eq!(g.nodes().filter(|(_, n)| matches!(n.op, Op::Quant { .. })).count(), 0);
+    let fmt = |id, dir: &str| {
+        let m = &g.node(id).meta.common;
+        let tm = if dir == "out" { m.results.get("data_out_0") } else { m.args.get(dir) };
+        format_of(tm.unwrap()).unwrap()
+    };
+    // Input quantizer: int8, ROUND -> RND_CONV, SAT (narrow off).
+    let x = fmt(g.input_ids()[0], "out");
+    assert!(x.signed && x.width == 8 && x.rounding == Rounding::RndConv, "{x:?}");
+    let linears: Vec<_> =
+        g.nodes().filter(|(_, n)| matches!(n.op, Op::Linear { .. })).map(|(i, _)| i).collect();
+    assert_eq!(linears.len(), 2);
+    for &l in &linears {
+        // 4-bit weights with their own codes (|code| within the 4-bit range), kept from the
+        // folded weight quantizers.
+        let Op::Linear { weight, .. } = &g.node(l).op else { unreachable!() };
+        let w = &g.qweights[weight];
+        assert_eq!(w.format.width, 4, "{:?}", w.format);
+        assert!(w.codes.iter().all(|&c| (-8..=7).contains(&c)));
+        assert!(w.codes.iter().any(|&c| c != 0));
+        assert_eq!(fmt(l, "weight"), w.format);
+        // The weights' float values are exactly their codes' values.
+        let wf = g.weights[weight].as_f32().unwrap();
+        assert_eq!(&w.dequantize(), wf);
+    }
+    // First linear: full-precision sum (its relu's quantizer is after the relu); relu: uint8.
+    let relu = g.nodes().find(|(_, n)| matches!(n.op, Op::Relu)).unwrap().0;
+    let r = fmt(relu, "out");
+    assert!(!r.signed && r.width == 8 && r.overflow == Overflow::Sat, "{r:?}");
+    assert_eq!(fmt(relu, "data_in_0"), fmt(linears[0], "out"));
+    // Second linear: its output quantizer's int8 format.
+    let y = fmt(linears[1], "out");
+    assert!(y.signed && y.width == 8, "{y:?}");
+    assert_eq!(fmt(g.output_id().unwrap(), "data_in_0"), y);
+    for (id, n) in g.nodes() {
+        println!("{}: {:?}", n.name, n.meta.common.results.get("data_out_0").and_then(format_of));
+        let _ = id;
+    }
+}
+
+#[test]
+fn raise_qonnx_quantized_execution_equals_qonnx_codes() {
+    let g = raised_po2();
+    let y = mase_ir::quant::format_of(&g.node(g.output_id().unwrap()).meta.common.args["data_in_0"]).unwrap();
+    let x = npy("eval.x.npy").to_f32();
+    let want = npy("brevitas_mlp_po2.eval.out.y.npy").to_f32();
+    let input = g.node(g.input_ids()[0]).name.clone();
+    let step = 2f64.powi(-y.frac);
+    let code = |v: f32| {
+        let c = f64::from(v) / step;
+        assert_eq!(c.fract(), 0.0, "{v} is not a multiple of the output scale {step}");
+        c as i64
+    };
+    let (mut n, mut differ) = (0usize, 0usize);
+    for i in (0..x.shape()[0]).step_by(4) {
+        let xb = x.slice(s![i..i + 4, ..]).to_owned().into_dyn();
+        let inputs = HashMap::from([(input.clone(), Tensor::F32(xb))]);
+        let got = mase_ir::quant::run_quantized(&g, &inputs).unwrap();
+        let got = got[0].as_f32().unwrap();
+        let w = want.slice(s![i..i + 4, ..]);
+        for (a, b) in got.iter().zip(w.iter()) {
+            n += 1;
+            differ += usize::from(code(*a) != code(*b));
+        }
+    }
+    println!(
+        "raise_qonnx brevitas_mlp_po2: {n} output codes, {differ} differ from qonnx's (output scale 2^{})",
+        -y.frac
+    );
+    assert_eq!(n, 3600);
+    assert_eq!(differ, 0);
+}
+
+#[test]
+fn raise_qonnx_refuses_float_scales() {
+    let g = import("brevitas_mlp_float", true, true);
+    let e = mase_ir::pass::run_passes(g, &["raise_qonnx"], &toml::Table::new()).unwrap_err().to_string();
+    assert!(e.contains("not one power of two") && e.contains("requantisation path"), "{e}");
+    println!("{e}");
+    let g = import("ort_qdq_mlp", true, true);
+    let e = mase_ir::pass::run_passes(g, &["raise_qonnx"], &toml::Table::new()).unwrap_err().to_string();
+    assert!(e.contains("requantisation path"), "{e}");
+    println!("{e}");
+}

@@ -239,6 +239,18 @@ struct Importer {
     /// int64 here): initializers, `Constant` and `Cast` outputs and `QuantizeLinear` codes, by
     /// value name.
     elem_types: HashMap<String, i32>,
+    /// Constants folded from a QONNX `Quant` with a power-of-two scale and zero point 0 (and
+    /// transposes of them), by constant key: their codes and format, which the constant's node
+    /// records in [`MaseGraph::qweights`] (so weight quantizers keep their bit widths).
+    qconsts: HashMap<usize, crate::tensor::QuantTensor>,
+}
+
+/// The tensor key of a `Constant` node (its name otherwise).
+fn node_name_of(g: &MaseGraph, id: NodeId) -> String {
+    match &g.node(id).op {
+        Op::Constant { tensor } => tensor.clone(),
+        _ => g.node(id).name.clone(),
+    }
 }
 
 /// A name usable as an identifier: `[A-Za-z_][A-Za-z0-9_]*`, without leading underscores
@@ -272,6 +284,7 @@ impl Importer {
             consts: 0,
             domain_opsets: HashMap::new(),
             elem_types: HashMap::new(),
+            qconsts: HashMap::new(),
         }
     }
 
@@ -312,8 +325,32 @@ impl Importer {
                     .insert("data_out_0".into(), TensorMeta::unquantized(t.shape(), t.dtype()));
                 node.origin = Some(ctx.origin.clone());
                 self.const_nodes.insert(*key, id);
+                if let Some(q) = self.qconsts.get(key) {
+                    self.graph.qweights.insert(node_name_of(&self.graph, id), q.clone());
+                }
                 Ok(id)
             }
+        }
+    }
+
+    /// The codes and format of a folded constant `t` = `op(inputs)` when it is the output of a
+    /// power-of-two QONNX `Quant` (see [`crate::quant::qonnx`]) or a transpose of such a
+    /// constant.
+    fn folded_codes(&self, op: &Op, inputs: &[Val], t: &Tensor) -> Option<crate::tensor::QuantTensor> {
+        match op {
+            Op::Quant { .. } => {
+                let fmt = crate::quant::qonnx::quant_format(op, &self.graph.weights).ok()?;
+                let codes = crate::quant::quantize_f32(t.as_f32()?, &fmt).codes;
+                Some(crate::tensor::QuantTensor::per_tensor(fmt, codes))
+            }
+            Op::Transpose { perm } => {
+                let Some(Val::Const { key, .. }) = inputs.first() else { return None };
+                let q = self.qconsts.get(key)?;
+                let codes =
+                    q.codes.clone().permuted_axes(ndarray::IxDyn(perm)).as_standard_layout().to_owned();
+                (q.channel_frac.is_none()).then(|| crate::tensor::QuantTensor::per_tensor(q.format, codes))
+            }
+            _ => None,
         }
     }
 
@@ -328,7 +365,12 @@ impl Importer {
             if t.len() > MAX_TENSOR_ELEMENTS {
                 return Err(ctx.err(format!("folds to a constant of shape {:?}, too large", t.shape())));
             }
-            return Ok(self.constant(t, base.to_string()));
+            let qt = self.folded_codes(&op, inputs, &t);
+            let v = self.constant(t, base.to_string());
+            if let (Some(q), Val::Const { key, .. }) = (qt, &v) {
+                self.qconsts.insert(*key, q);
+            }
+            return Ok(v);
         }
         let probes: Vec<Tensor> = inputs
             .iter()

@@ -15,6 +15,7 @@ pub mod raise_layer_norm;
 pub mod raise_linear;
 pub mod raise_masked_softmax;
 pub mod raise_mul_scalar;
+pub mod raise_qonnx;
 pub mod remove_dropout;
 
 use crate::pass::{FnPass, Pass};
@@ -62,6 +63,11 @@ pub static REGISTRY: &[&dyn Pass] = &[
         name: "count_ops",
         description: "analysis: number of nodes per mase op (and `total`) in the info map",
         run: count_ops::run,
+    },
+    &FnPass {
+        name: "raise_qonnx",
+        description: "fixed-point formats from the model's own QONNX Quant nodes (power-of-two scale, zero point 0): weights keep their codes, activation quantizers become result formats",
+        run: raise_qonnx::run,
     },
     &FnPass {
         name: "raise_linear",

@@ -24,6 +24,9 @@ struct Match {
     x: NodeId,
     weight: Tensor,
     bias: Option<Tensor>,
+    /// The weight's codes and format when its constant has some (a folded weight quantizer),
+    /// transposed as the weight is.
+    qweight: Option<crate::tensor::QuantTensor>,
 }
 
 /// The constant `[in, out]` weight of a matmul node, transposed to `[out, in]`.
@@ -53,12 +56,22 @@ fn bias_of(g: &MaseGraph, c: NodeId, out: usize, product_rank: Option<usize>) ->
     Some(Tensor::F32(t.to_shape(ndarray::IxDyn(&[out])).ok()?.to_owned()))
 }
 
+/// The codes of a constant node's tensor in `g.qweights`, transposed like [`weight_of`]'s
+/// weight (per-tensor formats only).
+fn qweight_of(g: &MaseGraph, c: NodeId) -> Option<crate::tensor::QuantTensor> {
+    let Op::Constant { tensor } = &g.node(c).op else { return None };
+    let q = g.qweights.get(tensor).filter(|q| q.channel_frac.is_none() && q.codes.ndim() == 2)?;
+    let codes = q.codes.t().as_standard_layout().to_owned();
+    Some(crate::tensor::QuantTensor::per_tensor(q.format, codes))
+}
+
 fn find(g: &MaseGraph) -> Option<Match> {
     let users = users_map(g);
     for (m, _) in g.nodes() {
         let Some((x, weight)) = weight_of(g, m) else { continue };
         let out = weight.shape()[0];
-        let mut found = Match { root: m, matmul: m, x, weight, bias: None };
+        let qweight = qweight_of(g, g.node(m).inputs[1]);
+        let mut found = Match { root: m, matmul: m, x, weight, bias: None, qweight };
         if let Some(a) = single_user(g, &users, m) {
             let an = g.node(a);
             if matches!(an.op, Op::Add) && an.inputs.len() == 2 {
@@ -83,6 +96,9 @@ pub fn run(g: MaseGraph, _args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
         let name = g.fresh_name(&format!("{base}_linear"));
         let wkey = format!("{name}.weight");
         g.weights.insert(wkey.clone(), m.weight);
+        if let Some(q) = m.qweight {
+            g.qweights.insert(wkey.clone(), q);
+        }
         let bkey = m.bias.map(|b| {
             let k = format!("{name}.bias");
             g.weights.insert(k.clone(), b);

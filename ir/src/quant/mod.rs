@@ -19,6 +19,7 @@ pub mod channel;
 pub mod config;
 pub mod exec;
 pub mod plan;
+pub mod qonnx;
 pub mod saturation;
 
 pub use accuracy::{accuracy, AccuracyReport};
