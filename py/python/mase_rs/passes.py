@@ -34,6 +34,7 @@ PASSES: Dict[str, str] = {
     "raise_mul_scalar_transform_pass": "raise_mul_scalar",
     "raise_embedding_transform_pass": "raise_embedding",
     "raise_masked_softmax_transform_pass": "raise_masked_softmax",
+    "raise_qonnx_transform_pass": "raise_qonnx",
     "add_hardware_metadata_analysis_pass": "add_hardware_metadata",
     "partition_devices_analysis_pass": "partition_devices",
     "split_host_device_analysis_pass": "split_host_device",
@@ -96,6 +97,10 @@ raise_embedding_transform_pass = _simple(
 raise_masked_softmax_transform_pass = _simple(
     "raise_masked_softmax_transform_pass",
     "softmax(scores + additive attention mask) -> softmax with a boolean mask input.",
+)
+raise_qonnx_transform_pass = _simple(
+    "raise_qonnx_transform_pass",
+    "QONNX Quant nodes with power-of-two scales and zero point 0 -> fixed-point formats (weights keep their codes).",
 )
 add_hardware_metadata_analysis_pass = _simple(
     "add_hardware_metadata_analysis_pass",
