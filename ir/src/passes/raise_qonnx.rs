@@ -9,8 +9,14 @@
 //!   output, as the hardware casts.
 //! - Nodes between quantizers keep their exact results: a `linear` gets the full-precision
 //!   format of its sum (fraction `f_x + f_w`, or the bias's when finer; width from the largest
-//!   possible sum), `relu` and the element-moving ops the format of their input. A float bias
-//!   is stored exactly (the finest fraction its float32 values need).
+//!   possible sum), `relu` and the element-moving ops the format of their input.
+//! - A float bias keeps its exact effect on the quantized outputs with a few fraction bits
+//!   ([`bias_for_casts`]): where the linear's sum reaches only casts (through `relu` and
+//!   element-moving ops), every decision those casts and relus make compares the sum with a point
+//!   of the grid `2^-g`, `g` the finer of the product's fraction and one bit below the finest
+//!   cast's, and the sum without the bias lies on that grid. So a bias off the grid may move to
+//!   the midpoint of its grid interval (fraction `g + 1`) without changing any output. Elsewhere
+//!   the bias is stored exactly (the finest fraction its float32 values need).
 //! - Every node's `data_in_k` takes its producer's result format.
 //!
 //! Refused, naming the node: a `Quant` that is not a fixed-point format (float or per-channel
@@ -54,6 +60,81 @@ fn exact_bias(b: &ndarray::ArrayD<f32>) -> std::result::Result<QuantTensor, Stri
         return Err(format!("its float bias needs {width} bits to be held exactly (at most 63)"));
     }
     Ok(QuantTensor::per_tensor(FixedFormat { width, ..wide }, codes))
+}
+
+/// The fraction `g` of the grid holding every point the casts downstream of `id` compare its
+/// sum with (see the module documentation), or `None` if the sum reaches anything other than
+/// `relu`, an element-moving op or a node cast by a quantizer (`cast`: those nodes).
+fn cast_grid(g: &MaseGraph, id: NodeId, cast: &std::collections::HashSet<NodeId>) -> Option<i32> {
+    let mut grid = i32::MIN;
+    let mut todo = vec![id];
+    while let Some(u) = todo.pop() {
+        let n = g.node(u);
+        if u != id
+            && !cast.contains(&u)
+            && !(matches!(n.op, Op::Relu) || crate::quant::plan::is_carrier(&n.op))
+        {
+            return None;
+        }
+        if cast.contains(&u) {
+            // A cast to fraction f rounds at ties on the 2^-(f+1) grid and saturates on 2^-f.
+            let f = format_of(n.meta.common.results.get("data_out_0")?)?.frac;
+            grid = grid.max(f + 1);
+            // A relu cast by its quantizer also compares with 0, which every grid holds.
+        } else {
+            todo.extend(g.users(u));
+        }
+    }
+    (grid > i32::MIN).then_some(grid)
+}
+
+/// A float bias whose sum `s + b` (with `s` on the grid `2^-grid`) is only compared with points
+/// of that grid: each value on the grid is kept, each value off it becomes the midpoint of its
+/// grid interval, which lies on the same side of every grid point, so every comparison (and
+/// every cast and relu built from them) decides as with the exact bias. Fraction `grid + 1`, or
+/// `grid` when every value is on the grid.
+fn bias_for_casts(b: &ndarray::ArrayD<f32>, grid: i32) -> std::result::Result<QuantTensor, String> {
+    let scale = 2f64.powi(grid);
+    let on_grid = b.iter().all(|&v| (f64::from(v) * scale).fract() == 0.0);
+    if on_grid {
+        let fmt = FixedFormat {
+            signed: true,
+            width: 64,
+            frac: grid,
+            rounding: Rounding::RndConv,
+            overflow: Overflow::Sat,
+        };
+        let codes = crate::quant::quantize_f32(b, &fmt).codes;
+        let m = codes.iter().map(|c| c.unsigned_abs() as u128).max().unwrap_or(0);
+        if signed_bits(m) > 62 {
+            return Err(format!("its bias needs more than 62 bits at fraction {grid}"));
+        }
+        return Ok(QuantTensor::per_tensor(FixedFormat { width: signed_bits(m), ..fmt }, codes));
+    }
+    let mut codes = Vec::with_capacity(b.len());
+    for &v in b {
+        if !v.is_finite() {
+            return Err(format!("its bias has the non-finite value {v}"));
+        }
+        // Exact in f64: a float32 times a power of two, floored.
+        let t = f64::from(v) * scale;
+        let k = t.floor();
+        let code = 2.0 * k + f64::from(u8::from(t != k));
+        if code.abs() >= 2f64.powi(62) {
+            return Err(format!("its bias {v} needs more than 63 bits at fraction {}", grid + 1));
+        }
+        codes.push(code as i64);
+    }
+    let m = codes.iter().map(|c| c.unsigned_abs() as u128).max().unwrap_or(0);
+    let fmt = FixedFormat {
+        signed: true,
+        width: signed_bits(m),
+        frac: grid + 1,
+        rounding: Rounding::RndConv,
+        overflow: Overflow::Sat,
+    };
+    let codes = ndarray::ArrayD::from_shape_vec(b.raw_dim(), codes).map_err(|e| e.to_string())?;
+    Ok(QuantTensor::per_tensor(fmt, codes))
 }
 
 /// The full-precision result format of a linear node on input format `fx`.
@@ -119,6 +200,10 @@ pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
     }
     // Drops the bypassed quantizers (the output no longer depends on them).
     g.compact()?;
+    let cast: std::collections::HashSet<NodeId> = g
+        .ids()
+        .filter(|&i| g.node(i).meta.common.results.get("data_out_0").and_then(format_of).is_some())
+        .collect();
     // 2. Formats of the nodes between quantizers, and every data_in_k from its producer.
     let mut weights = 0usize;
     let ids: Vec<NodeId> = g.ids().collect();
@@ -150,9 +235,12 @@ pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
             let b = match bias {
                 Some(k) => {
                     let t = g.weights.get(k).map(|t| t.to_f32()).ok_or_else(|| node.error("bias missing"))?;
-                    let q = match g.qweights.get(k) {
-                        Some(q) => q.clone(),
-                        None => exact_bias(&t).map_err(|m| node.error(m))?,
+                    let fx = in_fmts.first().copied().flatten();
+                    let grid = fx.zip(cast_grid(&g, id, &cast)).map(|(fx, c)| c.max(fx.frac + w.format.frac));
+                    let q = match (g.qweights.get(k), grid) {
+                        (Some(q), _) => q.clone(),
+                        (None, Some(grid)) => bias_for_casts(&t, grid).map_err(|m| node.error(m))?,
+                        (None, None) => exact_bias(&t).map_err(|m| node.error(m))?,
                     };
                     g.qweights.insert(k.clone(), q.clone());
                     Some(q)
@@ -206,4 +294,60 @@ pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
 fn set_out(g: &mut MaseGraph, id: NodeId, f: &FixedFormat) {
     let tm = g.node_mut(id).meta.common.results.entry("data_out_0".into()).or_default();
     set_format(tm, f);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixed::cast_code;
+
+    /// Every cast (each rounding and overflow mode, with and without a relu before it) of every
+    /// sum `a + b` with `a` on the product grid decides the same with the midpoint bias as with
+    /// the exact float bias: the claim `bias_for_casts` rests on.
+    #[test]
+    fn midpoint_bias_casts_like_the_exact_bias() {
+        // Product fraction 5, casts to fraction 3: the comparison grid is 2^-5.
+        let (pf, fo) = (5, 3);
+        let grid = pf.max(fo + 1);
+        // Float32 biases: off the grid at every depth, on it, on its midpoints, and both signs.
+        let mut seed = 0x2545_f491u64;
+        let mut biases: Vec<f32> = (0..200)
+            .map(|_| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((seed >> 40) as i32 - (1 << 23)) as f32 / (1u64 << 24) as f32 * 3.0
+            })
+            .collect();
+        biases.extend([0.0, 0.25, -0.25, 1.0 / 64.0, -1.0 / 64.0, 1.0 / 32.0 + 1e-7, -3.0 / 32.0 - 1e-7]);
+        let b = ndarray::ArrayD::from_shape_vec(vec![biases.len()], biases.clone()).unwrap();
+        let q = bias_for_casts(&b, grid).unwrap();
+        assert!(q.format.frac == grid + 1 && q.format.width <= 10, "{:?}", q.format);
+        for (v, &code) in biases.iter().zip(q.codes.iter()) {
+            // The exact bias as a code at fraction 60 (every float32 here is exact there).
+            let (c, f) = decompose_f64(f64::from(*v)).unwrap();
+            let exact = c << (60 - f);
+            for rounding in Rounding::ALL {
+                for overflow in Overflow::ALL {
+                    let to = FixedFormat { signed: true, width: 6, frac: fo, rounding, overflow };
+                    for a in -400i128..=400 {
+                        for relu in [false, true] {
+                            let r = |x: i128| if relu { x.max(0) } else { x };
+                            let want = cast_code(r((a << (60 - pf)) + exact), 60, &to);
+                            let got =
+                                cast_code(r((a << (q.format.frac - pf)) + code as i128), q.format.frac, &to);
+                            assert_eq!(got, want, "bias {v}, a {a}, relu {relu}, {to:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Biases already on the grid keep their values at the grid's fraction.
+    #[test]
+    fn on_grid_bias_is_kept() {
+        let b = ndarray::ArrayD::from_shape_vec(vec![3], vec![0.5f32, -1.25, 3.0]).unwrap();
+        let q = bias_for_casts(&b, 4).unwrap();
+        assert_eq!(q.format.frac, 4);
+        assert_eq!(q.codes.iter().copied().collect::<Vec<_>>(), vec![8, -20, 48]);
+    }
 }

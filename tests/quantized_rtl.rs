@@ -1,0 +1,73 @@
+//! A model quantized by its own QONNX quantizers, from ONNX to RTL: `mase flow` on the Brevitas
+//! power-of-two fixture raises its quantizers (no calibration), the emitted design is bit-exact
+//! under Verilator with random stalls, and its output codes on the 360 labelled evaluation rows
+//! equal qonnx's execution of the same model, code for code.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn mase(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mase"))
+        .args(args)
+        .current_dir(dir)
+        .env("MASE_CACHE_DIR", std::env::var("MASE_CACHE_DIR").unwrap_or_else(|_| "cache".into()))
+        .output()
+        .expect("runs the mase binary")
+}
+
+fn quant(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/quant").join(file)
+}
+
+fn ok(out: &Output) -> String {
+    let (o, e) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "command failed\nstdout:\n{o}\nstderr:\n{e}");
+    o.into_owned()
+}
+
+fn f32s(path: &Path) -> Vec<f32> {
+    let t = mase_ir::npy::read_npy(path).unwrap();
+    t.to_f32().iter().copied().collect()
+}
+
+#[test]
+fn brevitas_po2_rtl_equals_qonnx_code_for_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let model = quant("brevitas_mlp_po2.onnx");
+    ok(&mase(&["flow", model.to_str().unwrap(), "-o", "p"], dir));
+    let x = quant("eval.x.npy");
+    let x = format!("x={}", x.display());
+    let report = ok(&mase(&["sim", "p", "--input", &x, "--json"], dir));
+    let v: serde_json::Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(v["bit_exact"], true, "{v}");
+    assert_eq!(v["mismatches"], 0);
+    let out = v["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o.as_str().unwrap())
+        .find(|o| !o.ends_with(".codes.npy"));
+    let got = f32s(&dir.join(out.unwrap()));
+    let want = f32s(&quant("brevitas_mlp_po2.eval.out.y.npy"));
+    assert_eq!(got.len(), want.len());
+    assert_eq!(got.len(), 3600);
+    let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+    assert_eq!(differ, 0, "{differ} of {} output values differ from qonnx's", got.len());
+}
+
+#[test]
+fn float_scale_quantizers_are_refused_by_node() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = quant("brevitas_mlp_float.onnx");
+    let out = mase(&["flow", model.to_str().unwrap(), "-o", "p"], tmp.path());
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("raise_qonnx")
+            && e.contains("(quant, from ONNX node")
+            && e.contains("not one power of two"),
+        "{e}"
+    );
+    assert!(!tmp.path().join("p").exists(), "a refused flow wrote its project");
+}
