@@ -1,16 +1,12 @@
 //! The CLI as a newcomer uses it: every command on the committed fixtures, and the errors a
 //! user sees for bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn mase(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mase"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("runs the mase binary")
-}
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::mase;
 
 fn fixture(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name).display().to_string()

@@ -2,19 +2,14 @@
 //! the count of the graph input's cast equals the count computed here from the data and the
 //! reported format, and a site over 0.1 % is warned about by node and format.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+use common::mase;
 
 use mase_ir::Tensor;
-
-fn mase(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mase"))
-        .args(args)
-        .current_dir(dir)
-        .env("MASE_CACHE_DIR", std::env::var("MASE_CACHE_DIR").unwrap_or_else(|_| "cache".into()))
-        .output()
-        .expect("runs the mase binary")
-}
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -3,17 +3,12 @@
 //! under Verilator with random stalls, and its output codes on the 360 labelled evaluation rows
 //! equal qonnx's execution of the same model, code for code.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn mase(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mase"))
-        .args(args)
-        .current_dir(dir)
-        .env("MASE_CACHE_DIR", std::env::var("MASE_CACHE_DIR").unwrap_or_else(|_| "cache".into()))
-        .output()
-        .expect("runs the mase binary")
-}
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::mase;
 
 fn quant(file: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/quant").join(file)

@@ -7,12 +7,22 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use mase_emit::flow::{run_flow, seeded_inputs, Flow, FlowOptions};
 use mase_emit::FlowConfig;
 use mase_ir::onnx::proto::*;
 use mase_ir::Tensor;
 use prost::Message;
+
+/// Runs the `mase` binary with `args` in `dir`.
+pub fn mase(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mase"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("runs the mase binary")
+}
 
 /// A file of `tests/fixtures`.
 pub fn fixture(name: &str) -> PathBuf {

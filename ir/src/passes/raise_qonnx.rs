@@ -31,7 +31,7 @@ use crate::graph::{MaseGraph, NodeId};
 use crate::metadata::TensorMeta;
 use crate::op::Op;
 use crate::pass::{no_args, PassArgs, PassInfo};
-use crate::quant::{format_of, qonnx::quant_format, set_format};
+use crate::quant::{format_of, qonnx::quant_format, result_format, set_format};
 use crate::tensor::QuantTensor;
 
 /// Bits of a signed two's complement number holding every integer of magnitude ≤ `m`.
@@ -200,10 +200,8 @@ pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
     }
     // Drops the bypassed quantizers (the output no longer depends on them).
     g.compact()?;
-    let cast: std::collections::HashSet<NodeId> = g
-        .ids()
-        .filter(|&i| g.node(i).meta.common.results.get("data_out_0").and_then(format_of).is_some())
-        .collect();
+    let cast: std::collections::HashSet<NodeId> =
+        g.ids().filter(|&i| result_format(&g, i).is_some()).collect();
     // 2. Formats of the nodes between quantizers, and every data_in_k from its producer.
     let mut weights = 0usize;
     let ids: Vec<NodeId> = g.ids().collect();
@@ -212,11 +210,7 @@ pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
         if matches!(node.op, Op::Constant { .. }) {
             continue;
         }
-        let in_fmts: Vec<Option<FixedFormat>> = node
-            .inputs
-            .iter()
-            .map(|i| g.node(*i).meta.common.results.get("data_out_0").and_then(format_of))
-            .collect();
+        let in_fmts: Vec<Option<FixedFormat>> = node.inputs.iter().map(|&i| result_format(&g, i)).collect();
         for (k, i) in node.inputs.iter().enumerate() {
             if let Some(f) = &in_fmts[k] {
                 let mut tm = g.node(*i).meta.common.results.get("data_out_0").cloned().unwrap_or_default();
@@ -224,7 +218,7 @@ pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
                 g.node_mut(id).meta.common.args.insert(format!("data_in_{k}"), tm);
             }
         }
-        let has_out = node.meta.common.results.get("data_out_0").and_then(format_of).is_some();
+        let has_out = result_format(&g, id).is_some();
         if let Op::Linear { weight, bias } = &node.op {
             let w = g.qweights.get(weight).cloned().ok_or_else(|| {
                 node.error(

@@ -45,6 +45,11 @@ pub fn is_mask_value(x: f32) -> bool {
 use crate::fixed::{from_f64, FixedFormat, Overflow, Rounding};
 use crate::metadata::{TensorMeta, ValueType};
 
+/// The fixed-point format of node `id`'s result `data_out_0`, if it records one.
+pub fn result_format(g: &crate::graph::MaseGraph, id: crate::graph::NodeId) -> Option<FixedFormat> {
+    g.node(id).meta.common.results.get("data_out_0").and_then(format_of)
+}
+
 /// The fixed-point format an argument or result records, if it is `fixed`.
 pub fn format_of(tm: &TensorMeta) -> Option<FixedFormat> {
     if tm.ty != ValueType::Fixed || tm.precision.len() != 2 {

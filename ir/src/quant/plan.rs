@@ -284,11 +284,8 @@ pub fn apply_plan(mut graph: MaseGraph, plan: &Plan, pass: &str) -> Result<(Mase
         if plan.contains_key(&id) || !(is_carrier(&node.op) || matches!(node.op, Op::Output)) {
             continue;
         }
-        let in_fmts: Vec<Option<FixedFormat>> = node
-            .inputs
-            .iter()
-            .map(|i| graph.node(*i).meta.common.results.get("data_out_0").and_then(format_of))
-            .collect();
+        let in_fmts: Vec<Option<FixedFormat>> =
+            node.inputs.iter().map(|&i| super::result_format(&graph, i)).collect();
         let Some(Some(first)) = in_fmts.first().cloned() else { continue };
         let all_same = in_fmts.iter().all(|f| *f == Some(first));
         if matches!(node.op, Op::Concat { .. }) && !all_same {
