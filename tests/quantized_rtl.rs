@@ -1,7 +1,8 @@
 //! A model quantized by its own QONNX quantizers, from ONNX to RTL: `mase flow` on the Brevitas
 //! power-of-two fixture raises its quantizers (no calibration), the emitted design is bit-exact
 //! under Verilator with random stalls, and its output codes on the 360 labelled evaluation rows
-//! equal qonnx's execution of the same model, code for code.
+//! equal qonnx's execution of the same model, code for code. `mase info` shows what each
+//! quantizer and each raised result holds.
 
 mod common;
 
@@ -65,4 +66,50 @@ fn float_scale_quantizers_are_refused_by_node() {
         "{e}"
     );
     assert!(!tmp.path().join("p").exists(), "a refused flow wrote its project");
+}
+
+/// The `quantization` cell of node `name`'s row in a `mase info` table.
+fn quantization_cell<'a>(table: &'a str, name: &str) -> &'a str {
+    let header = table.lines().next().unwrap();
+    let (start, end) = (header.find("quantization").unwrap(), header.find("weights").unwrap());
+    let row = table.lines().find(|l| l.split_whitespace().nth(1) == Some(name)).unwrap();
+    row[start..end.min(row.len())].trim()
+}
+
+#[test]
+fn info_shows_scales_zero_points_and_raised_formats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let qdq = quant("ort_qdq_mlp.onnx");
+    ok(&mase(&["import", qdq.to_str().unwrap(), "-o", "q"], dir));
+    let table = ok(&mase(&["info", "q"], dir));
+    let g = mase_ir::checkpoint::load(&dir.join("q")).unwrap();
+    let id = g.find("x_QuantizeLinear").unwrap();
+    let mase_ir::op::Op::QuantizeLinear { scale, zero_point: Some(z), to, .. } = &g.node(id).op else {
+        panic!("x_QuantizeLinear is not a QuantizeLinear with a zero point")
+    };
+    let (s, z) = (g.weights[scale].to_f32(), g.weights[z].to_f32());
+    let want = format!("{} ×{} zp {}", to.name(), s.iter().next().unwrap(), z.iter().next().unwrap());
+    assert_eq!(quantization_cell(&table, "x_QuantizeLinear"), want, "{table}");
+
+    let po2 = quant("brevitas_mlp_po2.onnx");
+    ok(&mase(&["import", po2.to_str().unwrap(), "-o", "p"], dir));
+    assert!(quantization_cell(&ok(&mase(&["info", "p"], dir)), "node__symbolic").starts_with("int8 ×"));
+    ok(&mase(&["passes", "p", "--run", "raise_qonnx", "-o", "r"], dir));
+    let raised = ok(&mase(&["info", "r"], dir));
+    let g = mase_ir::checkpoint::load(&dir.join("r")).unwrap();
+    for (id, n) in g.nodes() {
+        if let Some(f) = mase_ir::quant::result_format(&g, id) {
+            let want = format!(
+                "{}{}.{} {} {}",
+                if f.signed { "s" } else { "u" },
+                f.width,
+                f.frac,
+                f.rounding,
+                f.overflow
+            );
+            assert_eq!(quantization_cell(&raised, &n.name), want, "{raised}");
+        }
+    }
+    assert!(raised.contains("weight s4.3"), "{raised}");
 }

@@ -70,12 +70,66 @@ fn weight_formats(graph: &MaseGraph, n: &mase_ir::Node) -> String {
     }
 }
 
-/// The tabular view: opcode, name, target (mase op), args, output shape, quantized weights.
+/// A tensor's values compactly: one value as itself, several as `[min..max]/N` (per channel).
+fn values(graph: &MaseGraph, key: &str) -> String {
+    let Some(t) = graph.weights.get(key) else { return format!("'{key}' (missing)") };
+    let v = t.to_f32();
+    let (lo, hi) = v.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    match v.len() {
+        1 => format!("{lo}"),
+        n if lo == hi => format!("{lo} ({n}×)"),
+        n => format!("[{lo}..{hi}]/{n}"),
+    }
+}
+
+/// What a node's result holds in numbers: a quantizer's integer type, scale and zero point
+/// (`int8 ×0.0425 zp 0 ROUND`), or the fixed-point format a pass gave the result (`s8.5 RND_CONV
+/// SAT`), or `-`.
+fn quantization(graph: &MaseGraph, id: mase_ir::NodeId, n: &mase_ir::Node) -> String {
+    use mase_ir::op::Op;
+    let zp = |z: &Option<String>| z.as_deref().map_or_else(|| "0".to_string(), |z| values(graph, z));
+    match &n.op {
+        Op::Quant { scale, zero_point, bit_width, signed, narrow, rounding } => format!(
+            "{}int{}{} ×{} zp {} {rounding:?}",
+            if *signed { "" } else { "u" },
+            values(graph, bit_width),
+            if *narrow { " narrow" } else { "" },
+            values(graph, scale),
+            values(graph, zero_point),
+        ),
+        Op::BipolarQuant { scale } => format!("bipolar ×{}", values(graph, scale)),
+        Op::Trunc { output_scale, output_bit_width, .. } => {
+            format!("trunc to {} bits ×{}", values(graph, output_bit_width), values(graph, output_scale))
+        }
+        Op::QuantizeLinear { scale, zero_point, to, .. } => {
+            format!("{} ×{} zp {}", to.name(), values(graph, scale), zp(zero_point))
+        }
+        Op::DequantizeLinear { scale, zero_point, codes, .. } => {
+            format!("from {} ×{} zp {}", codes.name(), values(graph, scale), zp(zero_point))
+        }
+        _ => mase_ir::quant::result_format(graph, id).map_or_else(
+            || "-".into(),
+            |f| {
+                format!(
+                    "{}{}.{} {} {}",
+                    if f.signed { "s" } else { "u" },
+                    f.width,
+                    f.frac,
+                    f.rounding,
+                    f.overflow
+                )
+            },
+        ),
+    }
+}
+
+/// The tabular view: opcode, name, target (mase op), args, output shape, the result's
+/// quantization, quantized weights.
 pub fn table(graph: &MaseGraph) -> String {
-    let header = ["opcode", "name", "target", "args", "shape", "weights"];
-    let rows: Vec<[String; 6]> = graph
+    let header = ["opcode", "name", "target", "args", "shape", "quantization", "weights"];
+    let rows: Vec<[String; 7]> = graph
         .nodes()
-        .map(|(_, n)| {
+        .map(|(id, n)| {
             let kind = serde_json::to_value(n.kind).ok().and_then(|v| v.as_str().map(String::from));
             let args: Vec<&str> = n.inputs.iter().map(|i| graph.node(*i).name.as_str()).collect();
             let shape = n.out_shape().map(|s| format!("{s:?}")).unwrap_or_else(|| "-".into());
@@ -85,6 +139,7 @@ pub fn table(graph: &MaseGraph) -> String {
                 n.op.mase_op().into(),
                 format!("({})", args.join(", ")),
                 shape,
+                quantization(graph, id, n),
                 weight_formats(graph, n),
             ]
         })
