@@ -107,6 +107,11 @@ enum Command {
         /// Class labels (.npy of integers, one per row of the first output).
         #[arg(long)]
         labels: Option<PathBuf>,
+        /// Also compare with the model's own quantized execution: a checkpoint that keeps its
+        /// quantizer nodes (QONNX Quant, QDQ; e.g. the import before `raise_qonnx`), run by the
+        /// float interpreter on the same inputs.
+        #[arg(long, value_name = "PREFIX")]
+        against: Option<PathBuf>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -299,8 +304,8 @@ pub fn main() -> anyhow::Result<()> {
         }
         Command::Run { prefix, input, output, quantized } => run::run(&prefix, &input, &output, quantized),
         Command::Quantize { prefix, config, output } => quantize::quantize(&prefix, &config, &output),
-        Command::Accuracy { prefix, input, labels, json } => {
-            quantize::accuracy_cmd(&prefix, &input, labels.as_deref(), json)
+        Command::Accuracy { prefix, input, labels, against, json } => {
+            quantize::accuracy_cmd(&prefix, &input, labels.as_deref(), against.as_deref(), json)
         }
         Command::Draw { prefix, output } => draw::run(&prefix, &output),
         Command::Components { json, markdown } => hw::list(json, markdown),

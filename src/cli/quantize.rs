@@ -33,10 +33,14 @@ pub fn quantize(prefix: &Path, config: &Path, output: &Path) -> anyhow::Result<(
 
 /// Runs float and quantized on the same inputs and prints the comparison and the saturation
 /// report (JSON: the [`mase_ir::quant::AccuracyReport`] keys plus `saturation` and `warnings`).
+/// With `against` (a checkpoint keeping the model's own quantizers) also the comparison with
+/// that model's quantized execution (JSON `against`: the report's keys plus
+/// `identical_elements`, the outputs equal to the last bit).
 pub fn accuracy_cmd(
     prefix: &Path,
     inputs: &[String],
     labels: Option<&Path>,
+    against: Option<&Path>,
     json: bool,
 ) -> anyhow::Result<()> {
     let graph = mase_ir::checkpoint::load(prefix)?;
@@ -46,25 +50,60 @@ pub fn accuracy_cmd(
     let quant = run_quantized_counted(&graph, &inputs, &mut sat)?;
     let labels = labels.map(mase_ir::npy::read_npy).transpose()?;
     let r = accuracy(&float, &quant, labels.as_ref())?;
+    let own = against
+        .map(|p| -> anyhow::Result<_> {
+            let model = mase_ir::checkpoint::load(p)?;
+            let outs = mase_ir::interp::run_outputs(&model, &inputs)
+                .map_err(|e| anyhow::anyhow!("--against {}: {e}", p.display()))?;
+            let r = accuracy(&outs, &quant, labels.as_ref())
+                .map_err(|e| anyhow::anyhow!("--against {}: {e}", p.display()))?;
+            Ok((r, identical_elements(&outs, &quant)))
+        })
+        .transpose()?;
     let sat = sat.report();
     if json {
         for w in &sat.warnings {
             eprintln!("{w}");
         }
         let mut v = serde_json::to_value(&r)?;
+        if let Some((o, same)) = &own {
+            v["against"] = serde_json::to_value(o)?;
+            v["against"]["identical_elements"] = (*same).into();
+        }
         v["saturation"] = serde_json::to_value(&sat.saturation)?;
         v["warnings"] = serde_json::to_value(&sat.warnings)?;
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        println!("max_abs_error      {:.6e}", r.max_abs_error);
-        println!("mean_abs_error     {:.6e}", r.mean_abs_error);
-        println!("cosine             {:.8}", r.cosine);
-        println!("argmax_agreement   {:.4} ({} rows)", r.argmax_agreement, r.rows);
-        if let (Some(f), Some(q)) = (r.float_accuracy, r.quantized_accuracy) {
-            println!("float_accuracy     {f:.4}");
-            println!("quantized_accuracy {q:.4}");
+        print_report("", &r, "float");
+        if let Some((o, same)) = &own {
+            println!(
+                "against the model's own quantized execution ({}):",
+                against.unwrap_or(prefix).display()
+            );
+            print_report("  ", o, "model");
+            println!("  identical_elements {same} of {}", o.elements);
         }
         super::run::print_saturation(&sat);
     }
     Ok(())
+}
+
+/// Output elements equal in both runs, to the last bit.
+fn identical_elements(a: &[mase_ir::Tensor], b: &[mase_ir::Tensor]) -> usize {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| x.to_f32().iter().zip(y.to_f32().iter()).filter(|(p, q)| p == q).count())
+        .sum()
+}
+
+/// The report's lines, indented by `indent`; `reference` names the accuracy it is compared with.
+fn print_report(indent: &str, r: &mase_ir::quant::AccuracyReport, reference: &str) {
+    println!("{indent}max_abs_error      {:.6e}", r.max_abs_error);
+    println!("{indent}mean_abs_error     {:.6e}", r.mean_abs_error);
+    println!("{indent}cosine             {:.8}", r.cosine);
+    println!("{indent}argmax_agreement   {:.4} ({} rows)", r.argmax_agreement, r.rows);
+    if let (Some(f), Some(q)) = (r.float_accuracy, r.quantized_accuracy) {
+        println!("{indent}{reference}_accuracy{} {f:.4}", " ".repeat(9usize.saturating_sub(reference.len())));
+        println!("{indent}quantized_accuracy {q:.4}");
+    }
 }

@@ -2,7 +2,8 @@
 //! power-of-two fixture raises its quantizers (no calibration), the emitted design is bit-exact
 //! under Verilator with random stalls, and its output codes on the 360 labelled evaluation rows
 //! equal qonnx's execution of the same model, code for code. `mase info` shows what each
-//! quantizer and each raised result holds.
+//! quantizer and each raised result holds; `mase accuracy --against` compares the raised
+//! model's integer execution with the model's own quantized execution.
 
 mod common;
 
@@ -112,4 +113,33 @@ fn info_shows_scales_zero_points_and_raised_formats() {
         }
     }
     assert!(raised.contains("weight s4.3"), "{raised}");
+}
+
+#[test]
+fn accuracy_against_the_models_own_quantized_execution() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let po2 = quant("brevitas_mlp_po2.onnx");
+    ok(&mase(&["import", po2.to_str().unwrap(), "-o", "p"], dir));
+    ok(&mase(&["passes", "p", "--run", "raise_qonnx", "-o", "r"], dir));
+    // The first four evaluation rows: the graph's batch.
+    let x = mase_ir::npy::read_npy(quant("eval.x.npy")).unwrap().to_f32();
+    let x4 = x.slice(ndarray::s![0..4, ..]).to_owned().into_dyn();
+    mase_ir::npy::write_npy(dir.join("x4.npy"), &mase_ir::Tensor::F32(x4)).unwrap();
+    let out = ok(&mase(&["accuracy", "r", "--input", "x=x4.npy", "--against", "p", "--json"], dir));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let a = &v["against"];
+    assert_eq!(a["elements"], 40, "{v}");
+    assert_eq!(a["identical_elements"], 40, "{v}");
+    assert_eq!(a["max_abs_error"], 0.0, "{v}");
+    // Against the float model the quantized outputs differ (the quantizers are not no-ops).
+    assert!(v["max_abs_error"].as_f64().unwrap() > 0.0, "{v}");
+    let text = ok(&mase(&["accuracy", "r", "--input", "x=x4.npy", "--against", "p"], dir));
+    assert!(
+        text.contains("against the model's own quantized execution")
+            && text.contains("identical_elements 40 of 40"),
+        "{text}"
+    );
+    let bad = mase(&["accuracy", "r", "--input", "x=x4.npy", "--against", "missing"], dir);
+    assert!(!bad.status.success());
 }
