@@ -142,4 +142,6 @@ fn accuracy_against_the_models_own_quantized_execution() {
     );
     let bad = mase(&["accuracy", "r", "--input", "x=x4.npy", "--against", "missing"], dir);
     assert!(!bad.status.success());
+    let e = String::from_utf8_lossy(&bad.stderr);
+    assert!(e.contains("--against missing"), "{e}");
 }

@@ -52,7 +52,8 @@ pub fn accuracy_cmd(
     let r = accuracy(&float, &quant, labels.as_ref())?;
     let own = against
         .map(|p| -> anyhow::Result<_> {
-            let model = mase_ir::checkpoint::load(p)?;
+            let model = mase_ir::checkpoint::load(p)
+                .map_err(|e| anyhow::anyhow!("--against {}: {e}", p.display()))?;
             let outs = mase_ir::interp::run_outputs(&model, &inputs)
                 .map_err(|e| anyhow::anyhow!("--against {}: {e}", p.display()))?;
             let r = accuracy(&outs, &quant, labels.as_ref())
