@@ -36,6 +36,9 @@ Models (batch 4, input x [4, 16], output y [4, 10]):
                             tests/fixtures/mlp_classifier.onnx: QDQ format, per-channel int8
                             weights (QInt8), uint8 activations (QUInt8), MinMax calibration on
                             mlp_classifier.calib.x.npy (64 rows, 16 batches of 4)
+  ort_dynamic_mlp.onnx      onnxruntime.quantization.quantize_dynamic of the same float model
+                            (int8 weights, activation scales computed at run time by
+                            DynamicQuantizeLinear: the case mase refuses, see the README)
 
 Data, per model <m>:
   <m>.in.x.npy              the first 4 evaluation rows (one inference)
@@ -183,6 +186,14 @@ def ort_qdq(name):
     return path
 
 
+def ort_dynamic(name):
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    path = os.path.join(OUT, f"{name}.onnx")
+    quantize_dynamic(os.path.join(FIX, "mlp_classifier.onnx"), path, weight_type=QuantType.QInt8)
+    return path
+
+
 def describe(path):
     m = onnx.load(path)
     ops = collections.Counter(f"{n.domain + ':' if n.domain else ''}{n.op_type}" for n in m.graph.node)
@@ -227,6 +238,10 @@ def main():
     save("ort_qdq_mlp", ref, f"onnxruntime, optimizations off; fused kernels: accuracy "
          f"{(fused.argmax(axis=1) == y_eval).mean():.4f}, max abs(fused - as written) = {np.abs(fused - ref).max():.3g}; "
          f"float model accuracy {(float_ref.argmax(axis=1) == y_eval).mean():.4f}")
+
+    path = ort_dynamic("ort_dynamic_mlp")
+    ref = ort_outputs(path, x_eval, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    save("ort_dynamic_mlp", ref, "onnxruntime, optimizations off")
 
     with open(os.path.join(OUT, "README.md"), "w") as f:
         f.write("# Quantized-model fixtures\n\n")

@@ -145,3 +145,15 @@ fn accuracy_against_the_models_own_quantized_execution() {
     let e = String::from_utf8_lossy(&bad.stderr);
     assert!(e.contains("--against missing"), "{e}");
 }
+
+#[test]
+fn dynamic_quantization_is_refused_with_the_reason_and_the_way_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = quant("ort_dynamic_mlp.onnx");
+    let out = mase(&["import", model.to_str().unwrap(), "-o", "d"], tmp.path());
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("(DynamicQuantizeLinear, from ONNX node"), "{e}");
+    assert!(e.contains("at run time") && e.contains("QuantFormat.QDQ") && e.contains("mase flow"), "{e}");
+    assert!(!tmp.path().join("d.json").exists(), "a refused import wrote a checkpoint");
+}

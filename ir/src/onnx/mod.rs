@@ -446,8 +446,9 @@ impl Importer {
         } else {
             ops::lookup(&n.op_type).ok_or_else(|| {
                 ctx.err(format!(
-                    "op type '{}' is not supported; supported ops: {}",
+                    "op type '{}' is not supported{}; supported ops: {}",
                     n.op_type,
+                    quantized_kernel_hint(&n.op_type),
                     supported_ops().join(", ")
                 ))
             })?
@@ -501,5 +502,26 @@ impl Importer {
             self.values.insert(name.clone(), v);
         }
         Ok(())
+    }
+}
+
+/// Why an op of onnxruntime's quantized forms is refused, and what to use instead (empty for
+/// every other op). Dynamic quantization computes activation scales from each input at run
+/// time, which a datapath with fixed formats cannot follow; the integer-kernel ops are the
+/// operator-oriented form of a static quantization, whose QDQ form imports.
+fn quantized_kernel_hint(op_type: &str) -> &'static str {
+    match op_type {
+        "DynamicQuantizeLinear" | "DynamicQuantizeMatMul" => {
+            " (dynamic quantization, e.g. onnxruntime's quantize_dynamic, computes each activation's scale from \
+             the input at run time; fixed-point hardware has one format per tensor, fixed when it is built: \
+             import the float model and let `mase flow` calibrate it, or quantize statically in the QDQ \
+             format: quantize_static(..., quant_format=QuantFormat.QDQ))"
+        }
+        "MatMulInteger" | "ConvInteger" | "QLinearMatMul" | "QLinearConv" | "QLinearAdd" | "QGemm" => {
+            " (an integer kernel of an operator-oriented quantized model; export the QDQ format instead, \
+             e.g. quantize_static(..., quant_format=QuantFormat.QDQ), whose QuantizeLinear / DequantizeLinear \
+             pairs import)"
+        }
+        _ => "",
     }
 }
