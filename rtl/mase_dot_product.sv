@@ -15,15 +15,20 @@
 // last chunk the optional ReLU (on the exact sum) and the output cast (mase_cast_core: OUT format,
 // ROUNDING / OVERFLOW modes) give the block's LANES_OUT outputs, registered by a mase_skid_buffer.
 //
-// Pipeline: caller's S1 (memory words and tags) -> R (S1 registered) -> S2 products -> S3
-// per-output product sums -> S4 accumulators -> output register. Every stage, the caller's S1 and
-// its issue stage included, advances together when `adv` is high (the output register can take a
-// beat); the caller holds S1 while adv is low. R keeps a block RAM's clock-to-out (5.8 ns on ECP5
-// without its output register) and a multiplier's input-to-output delay (3.9 ns) on separate
-// register-to-register paths; S2's product registers are mase_dsp_mul's (on ECP5 the DSPs' own
-// output registers, so a product's path is R's register into the DSP).
-//   Latency: 5 cycles from the last chunk of a block in S1 to the block's beat in the output
-//            register (R, S2, S3, S4, output).
+// Pipeline: caller's S1 (memory words and tags) -> R (S1 registered) -> D (R registered again, in
+// the multipliers' input registers) -> S2 products -> S3 per-output product sums -> S4
+// accumulators -> output register. Every stage, the caller's S1 and its issue stage included,
+// advances together when `adv` is high (the output register can take a beat); the caller holds
+// S1 while adv is low. Why R and D: a block RAM's clock-to-out (5.6 ns on ECP5 without its output
+// register), the routing from the block RAM to the multipliers (up to 5 ns in a full encoder
+// layer) and a multiplier's input-to-output delay (3.9 ns) each want a register-to-register path
+// of their own. R is the register a vendor tool, and the ECP5 flow's netlist pass
+// (sim/src/bram_outreg.rs), folds into a block RAM's output register (0.96 ns clock-to-out); D and
+// S2 are mase_dsp_mul's (on ECP5 the DSPs' own input and output registers), so the path from R
+// is routing into the DSP and the multiplier is a path inside it. Measured on LFE5U-85F-6:
+// see hwlib/src/components/linear.rs (DOT_PRODUCT_STAGES).
+//   Latency: 6 cycles from the last chunk of a block in S1 to the block's beat in the output
+//            register (R, D, S2, S3, S4, output).
 //   Paths cut: data, valid and ready of the output (skid buffer); S1's data into the multipliers.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_dot_product #(
@@ -111,21 +116,34 @@ module mase_dot_product #(
     end
   end
 
+  // D: R registered again (the operands in the multipliers' input registers, the tags here)
+  /// The flags and tag of R, one advance later (the operands are inside the mase_dsp_muls).
+  logic d_valid, d_first, d_last;
+  logic [TAG_WIDTH-1:0] d_tag;
+
+  always_ff @(posedge clk) begin
+    if (adv) begin
+      d_first <= r_first;
+      d_last  <= r_last;
+      d_tag   <= r_tag;
+    end
+  end
+
   // S2: products
   /// Product of input lane i and weight lane o*PI + i at [(o*PI+i)*PW +: PW].
   logic [PO*PI*PW-1:0] s2_prod;
   logic s2_valid, s2_first, s2_last;
 
-  // The operands are R's registers (r_x is shared by the PO products of a lane), the product
-  // register is the multiplier's own on ECP5 (mase_dsp_mul).
+  // The operands are R's registers (r_x is shared by the PO products of a lane), registered again
+  // in D and multiplied into S2 by mase_dsp_mul (on ECP5 D and S2 are the DSP's own registers).
   for (genvar o = 0; o < PO; o++) begin : g_mul_o
     for (genvar i = 0; i < PI; i++) begin : g_mul_i
       mase_dsp_mul #(
           .A_WIDTH(X_WIDTH),
           .B_WIDTH(W_WIDTH),
           .SIGNED (1),
-          .A_REG  (0),
-          .B_REG  (0)
+          .A_REG  (1),
+          .B_REG  (1)
       ) u_mul (
           .clk(clk),
           .ce (adv),
@@ -138,9 +156,9 @@ module mase_dot_product #(
 
   always_ff @(posedge clk) begin
     if (adv) begin
-      s2_first <= r_first;
-      s2_last  <= r_last;
-      mid_tag  <= r_tag;
+      s2_first <= d_first;
+      s2_last  <= d_last;
+      mid_tag  <= d_tag;
     end
   end
 
@@ -192,12 +210,14 @@ module mase_dot_product #(
   always_ff @(posedge clk) begin
     if (rst) begin
       r_valid  <= 1'b0;
+      d_valid  <= 1'b0;
       s2_valid <= 1'b0;
       s3_valid <= 1'b0;
       s4_valid <= 1'b0;
     end else if (adv) begin
       r_valid  <= in_valid;
-      s2_valid <= r_valid;
+      d_valid  <= r_valid;
+      s2_valid <= d_valid;
       s3_valid <= s2_valid;
       s4_valid <= s3_valid && s3_last;
     end

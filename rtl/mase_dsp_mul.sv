@@ -10,8 +10,10 @@
 // used by mase_mul: there (four lanes, constant operand, operands and product registered here)
 // Yosys 0.23's synth_xilinx -flatten kept the product register of one lane only and reduced
 // the design to 4 LUTs; with the caller's operand registers (A_REG = B_REG = 0, as
-// mase_dot_product and mase_split_mul use it) the counts are as with the registers written in
-// the caller.
+// mase_split_mul uses it) the counts are as with the registers written in the caller.
+// mase_dot_product uses A_REG = B_REG = 1 on operands the caller registered already: on ECP5 the
+// input registers then take the routing into the DSP (its caller's register may be a block
+// RAM's output register, far from the DSP).
 //   Pipeline: a and b registered (either optionally the caller's: A_REG, B_REG = 0), their
 //   product registered, all when ce is high; no reset (the registers hold data only, the
 //   caller's valid bits are reset).

@@ -33,13 +33,14 @@
 // is read like the bias ROM (its registered word is due in S3), so latency and II do not change.
 // WEIGHT_PER_CHANNEL = 0 builds no shift ROM and no shifter: the per-tensor datapath.
 //
-// Pipeline: issue (ROM / row-memory address) -> S1 memory words -> R (operands registered) -> S2
-// products -> S3 per-output product sums -> S4 accumulators -> output register of a
-// mase_skid_buffer; the bias and shift words are read in R and registered in S2 and S3, so no
-// block RAM output drives the accumulator's adder. Every stage advances together when the skid
-// buffer can take a beat. The row memory is a mase_pingpong_buffer and R onwards the
+// Pipeline: issue (ROM / row-memory address) -> S1 memory words -> R (operands registered: on ECP5
+// the weight ROM's output register) -> D (operands registered again: the multipliers' input
+// registers) -> S2 products -> S3 per-output product sums -> S4 accumulators -> output register
+// of a mase_skid_buffer; the bias and shift words are read in D and registered in S2 and S3, so
+// no block RAM output drives the accumulator's adder. Every stage advances together when the
+// skid buffer can take a beat. The row memory is a mase_pingpong_buffer and R onwards the
 // mase_dot_product shared with mase_matmul.
-//   Latency: 2*IN/P_IN + 5 cycles from the first input beat to the first output beat.
+//   Latency: 2*IN/P_IN + 6 cycles from the first input beat to the first output beat.
 //   II:      (OUT/P_OUT) * (IN/P_IN) cycles per row (every multiplier busy every cycle);
 //            the input side takes IN/P_IN cycles per row and overlaps the computation.
 //   Paths cut: data, valid and ready of the output (skid buffer); data_in_0_ready is a register.
@@ -245,20 +246,24 @@ module mase_linear #(
   `MASE_VALID_REG(s1_valid, adv, row_full)
 
   // ---------------------------------------------------------------------------------------------
-  // Bias: the accumulators of a block start from its aligned bias word (read in R, registered in
+  // Bias: the accumulators of a block start from its aligned bias word (read in D, registered in
   // S2, due in S3: the block RAM's clock-to-out ends at a register, not in the accumulator adder)
   /// Block index of the chunk in S2 (the dot product's; the memories here read a stage earlier).
   logic [OBW-1:0] s2_block;
   /// Sink of s2_block.
   logic unused_s2_block;
   assign unused_s2_block = ^s2_block;
-  /// Block index of the chunk in the dot product's stage R (S1's, one advance later).
-  logic [OBW-1:0] r_block;
+  /// Block index of the chunk in the dot product's stages R and D (S1's, one and two advances
+  /// later).
+  logic [OBW-1:0] r_block, d_block;
   /// Aligned bias of output lane o at [o*AW +: AW].
   logic [P_OUT*AW-1:0] bias_al;
 
   always_ff @(posedge clk) begin
-    if (adv) r_block <= s1_block;
+    if (adv) begin
+      r_block <= s1_block;
+      d_block <= r_block;
+    end
   end
 
   if (HAS_BIAS != 0) begin : g_bias
@@ -269,7 +274,7 @@ module mase_linear #(
     `MASE_ROM_INIT(b_rom, NOB, BIAS_MEM_FILE)
     always_ff @(posedge clk) begin
       if (adv) begin
-        s2_bias <= b_rom[r_block];
+        s2_bias <= b_rom[d_block];
         s3_bias <= s2_bias;
       end
     end
@@ -280,12 +285,12 @@ module mase_linear #(
     assign bias_al = '0;
     /// Without bias (and without channel shifts) the block index is not needed.
     logic unused_no_bias;
-    assign unused_no_bias = ^r_block;
+    assign unused_no_bias = ^d_block;
   end
 
   // ---------------------------------------------------------------------------------------------
   // Channel shifts: the product sums of a block's channels are shifted by the block's shift word
-  // (read in R and registered in S2 like the bias, due in S3 with every chunk of the block)
+  // (read in D and registered in S2 like the bias, due in S3 with every chunk of the block)
   /// Width of a lane of the shift word (1 when there is none).
   localparam int SHP = SHW > 0 ? SHW : 1;
   /// Shift code of output lane o at [o*SHP +: SHP].
@@ -299,7 +304,7 @@ module mase_linear #(
     logic [P_OUT*SHW-1:0] s2_shift;
     always_ff @(posedge clk) begin
       if (adv) begin
-        s2_shift <= s_rom[r_block];
+        s2_shift <= s_rom[d_block];
         s3_shift <= s2_shift;
       end
     end

@@ -20,11 +20,12 @@
 // DATA_IN_1_PRECISION_1 fractional bits, enough integer bits that no sum overflows), then one
 // output cast (mase_cast_core: DATA_OUT_0 format, ROUNDING / OVERFLOW modes).
 //
-// Pipeline: issue -> S1 memory words -> S2 products -> S3 product sums -> S4 accumulators ->
+// Pipeline: issue -> S1 memory words -> R (operands registered) -> D (operands registered again:
+// the multipliers' input registers) -> S2 products -> S3 product sums -> S4 accumulators ->
 // mase_skid_buffer output register; every stage advances when the skid buffer can take a beat.
-// Both operand buffers are mase_pingpong_buffers; S2 onwards is the mase_dot_product shared with
+// Both operand buffers are mase_pingpong_buffers; R onwards is the mase_dot_product shared with
 // mase_linear.
-//   Latency: (M/P_OUT)*(K/P_IN) + K/P_IN + 4 cycles from the first input beat (both streams
+//   Latency: (M/P_OUT)*(K/P_IN) + K/P_IN + 6 cycles from the first input beat (both streams
 //            offered from the start) to the first output beat: B must be complete first.
 //   II:      N*(M/P_OUT)*(K/P_IN) cycles per sequence, every multiplier busy every cycle, as
 //            long as B arrives in at most that many cycles (it has (M/P_OUT)*(K/P_IN) beats).

@@ -9,12 +9,13 @@
 //! more (`r_w <= w` on the same enable as the memory read), the structure a vendor tool folds into
 //! the output register; Yosys leaves it in fabric flip-flops, so this pass moves it.
 //!
-//! What that buys depends on what reads the register. Where it is the only register between the
-//! read and an unregistered multiplier (Yosys 0.23 uses no `MULT18X18D` register either), the
-//! flip-flops had sat next to the multiplier and the block RAM-to-multiplier routing joins the
-//! multiplier's path instead: measured on `mlp_gemm_relu` (LFE5U-85F-6, seed 1) Fmax goes from
-//! 125.7 to 120.4 MHz. With a second register after the read the pass folds the first and the
-//! design gains (the same design with one more stage: 133.8 to 140.3 MHz).
+//! The ECP5 flow (`crate::pnr`) runs it on every netlist. What that buys depends on what reads
+//! the register. Where it is the only register between the read and a multiplier without input
+//! registers, the flip-flops had sat next to the multiplier and the block RAM-to-multiplier
+//! routing joins the multiplier's path instead: measured on `mlp_gemm_relu` (LFE5U-85F-6, seed 1)
+//! Fmax went from 125.7 to 120.4 MHz. With a second register after the read (the multipliers'
+//! input registers, `mase_dot_product`'s stage D) the pass folds the first and the design gains:
+//! `mlp_gemm_relu` 203.0 MHz, the linear's weight ROM no longer on any critical path.
 //!
 //! Semantics relied on (Lattice's DP16KC/DP16KD simulation model and nextpnr-ecp5's handling of
 //! `PDPW16KD`; Yosys 0.23's `cells_sim.v` has no behaviour for `DP16KD`):

@@ -8,7 +8,7 @@
 //! `max(frac_x + frac_w, frac_b)` fractional bits), the optional fused ReLU acts on the exact sum,
 //! and one cast ([`mase_ir::fixed::cast_code`], modes from `DATA_OUT_0_ROUNDING/OVERFLOW`) gives
 //! each output. The input row is double-buffered, so every multiplier is busy every cycle:
-//! II = `(OUT/P_OUT)·(IN/P_IN)` cycles per row, first output `2·IN/P_IN + 5` cycles after the
+//! II = `(OUT/P_OUT)·(IN/P_IN)` cycles per row, first output `2·IN/P_IN + 6` cycles after the
 //! first input beat ([`DOT_PRODUCT_STAGES`]).
 //!
 //! Per-channel weight precision (`WEIGHT_PER_CHANNEL = 1`): output channel `o` has weight fraction
@@ -34,9 +34,10 @@ use crate::{
 };
 
 /// Cycles `mase_dot_product` (shared by linear and matmul) takes from a block's last chunk in the
-/// caller's S1 to the block's output beat: R (S1 registered), S2 products, S3 sums, S4
-/// accumulators, output register (`rtl/mase_dot_product.sv`).
-pub(crate) const DOT_PRODUCT_STAGES: u64 = 5;
+/// caller's S1 to the block's output beat: R (S1 registered; on ECP5 a weight ROM's block-RAM
+/// output register), D (R registered again in the multipliers' input registers), S2 products, S3
+/// sums, S4 accumulators, output register (`rtl/mase_dot_product.sv`).
+pub(crate) const DOT_PRODUCT_STAGES: u64 = 6;
 
 /// LUT model of linear over the features of [`Linear`]'s `resources`, fitted to Yosys 0.23 with
 /// `sim/examples/resource_fit.rs` (36 instances).
