@@ -52,9 +52,9 @@
 //   Paths cut: data, valid and ready at both ports (input ready from FIFO registers, output from
 //   the skid buffer); every compare of the max tree, every level of the adder tree, the exp
 //   tables' read ports and each multiplier's DSPs from its adders; X's and E's LUT RAM reads
-//   from their consumers (OUT_REG); the running maximum's compare from M's LUT RAM write (M
-//   takes the registered maximum). Stage B's enable waits for no credit counter (Rq is sized
-//   to need none).
+//   from their consumers (OUT_REG); E's occupancy compare from stage B's enable (READY_REG);
+//   the running maximum's compare from M's LUT RAM write (M takes the registered maximum).
+//   Stage B's enable waits for no credit counter (Rq is sized to need none).
 //   Folded (FOLD = 2): stage B steps once every 2 cycles (a free-running phase; a finished
 //   beat stays offered to E until taken) and each lane's table product (phase 0) and d*K
 //   (phase 1) share one mase_split_mul whose partial products are registered every cycle: the
@@ -622,12 +622,15 @@ module mase_softmax_core #(
 
   // E (P*EW bits per word) is a mase_wide_fifo, as X, and registers its read for the same
   // reason (the LUT RAM's access would run into c1's registers and their enable); no latency
-  // either: a row's exp values wait in E for its reciprocal.
+  // either: a row's exp values wait in E for its reciprocal. READY_REG: E's ready gates stage
+  // B's enable, whose fanout (every stage register, X's and M's pops) leaves no time for the
+  // occupancy compare before it.
   mase_wide_fifo #(
       .DATA_WIDTH(EW),
       .LANES(P),
       .DEPTH(DE),
-      .OUT_REG(1)
+      .OUT_REG(1),
+      .READY_REG(1)
   ) u_e (
       .clk(clk),
       .rst(rst),

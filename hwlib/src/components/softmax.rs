@@ -528,10 +528,10 @@ pub(crate) fn resources_of(p: &Params, masked: bool) -> crate::Resources {
     let (mut lut, mut ff) = (fitted(&SOFTMAX_LUT, &x), fitted(&SOFTMAX_FF, &x));
     ff += pipeline_ffs(p);
     // `X` and `E` register their reads once more (`OUT_REG`): a word and a valid flag per group
-    // of at most 1024 bits (`mase_wide_fifo`); and the flag that pushes the registered row
-    // maximum into `M`.
+    // of at most 1024 bits (`mase_wide_fifo`), `E` also its registered ready per group; and the
+    // flag that pushes the registered row maximum into `M`.
     let groups = |lane_bits: u64| lanes.div_ceil((1024 / lane_bits).max(1));
-    ff += lanes * (win + mask + ew) + groups(win + mask) + groups(ew) + 1;
+    ff += lanes * (win + mask + ew) + groups(win + mask) + 2 * groups(ew) + 1;
     if masked {
         let rows = mask_rows(p, true);
         let row_bits = if rows > 1 { 64 - u64::from((rows - 1).leading_zeros()) } else { 1 };
