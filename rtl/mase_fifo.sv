@@ -25,7 +25,11 @@ module mase_fifo #(
     parameter int DEPTH = 16,
     /// 1: register the memory's read (after any depth mux) once more before the output (latency
     /// +1); 0: the memory's read register is the output register (0..1).
-    parameter int OUT_REG = 0
+    parameter int OUT_REG = 0,
+    /// 1: input ready is a register of its own (not full after this cycle's push and pop), so a
+    /// producer's enable does not wait for the occupancy compare; 0: ready is the compare of the
+    /// occupancy register. Same behaviour either way (0..1).
+    parameter int READY_REG = 0
 ) (
     /// Clock and reset (reset empties the FIFO).
     /// data_in_0: input beats (flat packed lanes), taken while the memory is not full (ready from a
@@ -39,6 +43,7 @@ module mase_fifo #(
     `MASE_CHECK_WORD;
     `MASE_CHECK_RANGE(DEPTH, 2, 65536);
     `MASE_CHECK_RANGE(OUT_REG, 0, 1);
+    `MASE_CHECK_RANGE(READY_REG, 0, 1);
   end
 `endif
 
@@ -69,7 +74,17 @@ module mase_fifo #(
   /// S1's beat leaves this cycle (into S2, or out of the FIFO without OUT_REG).
   logic                        advance;
 
-  assign data_in_0_ready = count != CW'(DEPTH);
+  if (READY_REG != 0) begin : g_ready_reg
+    /// The memory is not full (next cycle's occupancy differs from DEPTH).
+    logic not_full;
+    always_ff @(posedge clk) begin
+      if (rst) not_full <= 1'b1;
+      else not_full <= count + CW'(push) - CW'(pop) != CW'(DEPTH);
+    end
+    assign data_in_0_ready = not_full;
+  end else begin : g_ready_cmp
+    assign data_in_0_ready = count != CW'(DEPTH);
+  end
   assign push = data_in_0_valid && data_in_0_ready;
   assign pop = count != '0 && (!rd_valid || advance);
 

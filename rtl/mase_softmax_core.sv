@@ -27,8 +27,8 @@
 // and outputs all zeros (the divider's quotient is then all ones and multiplies only zeros).
 // Architecture: (A) input beats enter FIFO X (2 rows + 4 beats) while the running maximum is
 // taken by a pipelined max tree (a leaf register, TL = clog2(P) registered levels of one compare
-// each, then the compare with the running maximum); the row maximum enters FIFO M TL + 1 cycles
-// after the row's last beat. MASKED = 1: the first row of each
+// each, then the compare with the running maximum, registered); the row maximum enters FIFO M
+// TL + 2 cycles after the row's last beat. MASKED = 1: the first row of each
 // tensor joins data_in_0 with data_in_1 beat by beat (each keep beat is taken with the data beat
 // of the same positions, and stored); the other MASK_ROWS - 1 rows read the stored bits, so the
 // mask for tensor k+1 is taken with tensor k+1's first row, after tensor k's last row entered,
@@ -41,23 +41,26 @@
 // partial products, table product, shifted exp value; products wider than one DSP are
 // mase_split_mul), the exp values enter FIFO E (1 row + divider stages + TL + 9 beats); a
 // pipelined adder tree (TL registered levels) and the accumulator sum them, and the registered
-// row sum enters the divider, whose quotients enter FIFO Rq (a credit counter keeps Rq from
-// overflowing, so the divider never stalls). (C) when the head row's reciprocal is known, its exp
-// values leave E and are multiplied by R (partial products, then the product registered), cast,
-// and leave through a mase_skid_buffer. Row n+1's maximum and exps are computed while row n is
+// row sum enters the divider, whose quotients enter FIFO Rq (deep enough for the reciprocal of
+// every row whose last beat is in E, so the divider never stalls and needs no credit). (C) when
+// the head row's reciprocal is known, its exp values leave E and are multiplied by R (partial
+// products, then the product registered), cast, and leave through a mase_skid_buffer. Row n+1's maximum and exps are computed while row n is
 // normalized: one beat per cycle in steady state.
-//   Latency: 2*L/P + CL + RB + 2*TL + 17 cycles (first input beat to first output beat, no
+//   Latency: 2*L/P + CL + RB + 2*TL + 18 cycles (first input beat to first output beat, no
 //   stalls).
 //   II: L/P cycles per row (one beat per cycle).
 //   Paths cut: data, valid and ready at both ports (input ready from FIFO registers, output from
 //   the skid buffer); every compare of the max tree, every level of the adder tree, the exp
-//   tables' read ports and each multiplier's DSPs from its adders.
+//   tables' read ports and each multiplier's DSPs from its adders; X's and E's LUT RAM reads
+//   from their consumers (OUT_REG); E's occupancy compare from stage B's enable (READY_REG);
+//   the running maximum's compare from M's LUT RAM write (M takes the registered maximum).
+//   Stage B's enable waits for no credit counter (Rq is sized to need none).
 //   Folded (FOLD = 2): stage B steps once every 2 cycles (a free-running phase; a finished
 //   beat stays offered to E until taken) and each lane's table product (phase 0) and d*K
 //   (phase 1) share one mase_split_mul whose partial products are registered every cycle: the
 //   table product is taken at the step, d*K at the next phase 0 (6 stages: the partial products
 //   fall between phases). 2P multipliers' worth of DSPs, L/P*2 cycles per row (stages A and C
-//   keep their rates; E and the input back-pressure them). Latency 3*L/P + CL + RB + 2*TL + 20:
+//   keep their rates; E and the input back-pressure them). Latency 3*L/P + CL + RB + 2*TL + 21:
 //   the first step waits a phase, each beat takes 2 cycles, the last one 5 more through the
 //   later steps.
 //   MASKED = 1: the same latency (the keep beats move with the first row's data beats) and II;
@@ -146,10 +149,11 @@ module mase_softmax_core #(
   localparam int DS = TL + 1;
   /// FIFO depth of the exp values.
   localparam int DE = NB + QB + DS + 8;
-  /// FIFO depth of the reciprocals.
-  localparam int DR = QB + DS + 8;
-  /// Credit counter width (0..DR).
-  localparam int RCW = $clog2(DR + 1);
+  /// FIFO depth of the reciprocals: a row's reciprocal is in the sum pipeline, the divider or Rq
+  /// only while its last beat is in E (it leaves Rq with that beat), and k such rows need at
+  /// least (k - 1) * NB + 1 of E's DE + 2 places (memory, read and output registers), so
+  /// k <= (DE + 1) / NB + 1 = DR: a push into Rq finds at most DR - 1 words in its memory.
+  localparam int DR = (DE + 1) / NB + 1;
   /// Lane width of X: the input code, and with MASKED = 1 its keep bit above it.
   localparam int XW = W + MASKED;
   /// The most negative input code (a masked lane's value in the max tree).
@@ -267,9 +271,9 @@ module mase_softmax_core #(
   // registers the beat's lanes as leaves (a masked lane as the most negative code, so the
   // maximum is that of the kept lanes; any value when none is kept: every e is then 0); a
   // mase_reduce_tree (TL registered levels of one compare each) takes their maximum; the beat
-  // maximum then meets the running maximum in one compare, whose result is written to a_max
-  // and, at a row's last beat, to M. So no register-to-register path holds more than one W-bit
-  // compare.
+  // maximum then meets the running maximum in one compare, whose result is written to a_max;
+  // after a row's last beat a_max, the row maximum, is written to M. So no register-to-register
+  // path holds more than one W-bit compare, and none runs from a compare into M's LUT RAM.
   /// A0: the leaves, and whether they are a beat, its row's first, its row's last.
   logic [P*W-1:0] a0_x;
   logic a0_v, a0_first, a0_last;
@@ -310,12 +314,22 @@ module mase_softmax_core #(
   always_ff @(posedge clk) begin
     if (am_v) a_max <= row_max;
   end
+  /// a_max holds a row's maximum: it is pushed into M.
+  logic m_push;
+  always_ff @(posedge clk) begin
+    if (rst) m_push <= 1'b0;
+    else m_push <= am_v && am_last;
+  end
 
-  // X (P*XW bits per word, possibly more than 1024) is a mase_wide_fifo.
+  // X (P*XW bits per word, possibly more than 1024) is a mase_wide_fifo. OUT_REG: Yosys builds
+  // its read register as an address register before the LUT RAM's asynchronous read, so without
+  // a register after the read the RAM's access would run into stage B's subtract. The extra
+  // cycle costs no latency: a row's beats wait in X for its maximum anyway.
   mase_wide_fifo #(
       .DATA_WIDTH(XW),
       .LANES(P),
-      .DEPTH(DX)
+      .DEPTH(DX),
+      .OUT_REG(1)
   ) u_x (
       .clk(clk),
       .rst(rst),
@@ -334,8 +348,8 @@ module mase_softmax_core #(
   ) u_m (
       .clk(clk),
       .rst(rst),
-      .data_in_0(row_max),
-      .data_in_0_valid(am_v && am_last),
+      .data_in_0(a_max),
+      .data_in_0_valid(m_push),
       .data_in_0_ready(m_in_ready),
       .data_out_0(m_out),
       .data_out_0_valid(m_out_valid),
@@ -362,17 +376,12 @@ module mase_softmax_core #(
   logic [NS:1] lb;
   /// Pipeline advance.
   logic b_en;
-  /// The last stage may hand its beat over (E has room; a row end also needs a divider credit).
+  /// The last stage may hand its beat over (E has room).
   logic b_push_ok;
   /// A beat of X enters the pipeline.
   logic b_go;
   /// Index of the next beat of X in its row.
   logic [BW-1:0] b_cnt;
-  /// A reciprocal may be requested: fewer than DR rows are in the sum pipeline, the divider or
-  /// Rq.
-  logic credit_ok;
-  /// Rows in the sum pipeline, the divider or Rq.
-  logic [RCW-1:0] outstanding;
   /// Running row sum of the exp values summed so far.
   logic [SW-1:0] acc;
   /// Sum of the exp values of the beat at the adder tree's last level.
@@ -392,8 +401,7 @@ module mase_softmax_core #(
   assign vbl = vb[NS];
   assign lbl = lb[NS];
 
-  assign credit_ok = outstanding < RCW'(DR);
-  assign b_push_ok = e_in_ready && (!lbl || credit_ok);
+  assign b_push_ok = e_in_ready;
   assign b_go = x_out_valid && m_out_valid && b_en;
   assign x_out_ready = b_go;
   assign m_out_ready = b_go && b_cnt == BW'(NB - 1);
@@ -401,7 +409,7 @@ module mase_softmax_core #(
   if (FOLD == 1) begin : g_b_full
     assign b_ph = 1'b1;
     assign b_en = b_ph && (!vbl || b_push_ok);  // b_ph is constant 1 here
-    assign e_in_valid = vbl && (!lbl || credit_ok);
+    assign e_in_valid = vbl;
   end else begin : g_b_fold
     /// The beat in the last stage was pushed into E; it stays until the next step.
     logic bl_done;
@@ -416,9 +424,9 @@ module mase_softmax_core #(
       else if (b_en) bl_done <= 1'b0;
       else if (b_push) bl_done <= 1'b1;
     end
-    // Offered until taken (credit_ok only rises while the beat waits); the pipeline steps at
-    // phase 1 once the last stage is empty, pushed, or being pushed.
-    assign e_in_valid = vbl && !bl_done && (!lbl || credit_ok);
+    // Offered until taken; the pipeline steps at phase 1 once the last stage is empty, pushed,
+    // or being pushed.
+    assign e_in_valid = vbl && !bl_done;
     assign b_en = b_ph && (!vbl || bl_done || b_push_ok);
     /// The pipeline stepped at the last edge, so the shared multipliers' products of this
     /// (phase 0) cycle are d*K of the beats that entered stage ST.
@@ -612,11 +620,17 @@ module mase_softmax_core #(
     d0_s <= acc + beat_sum;
   end
 
-  // E (P*EW bits per word) is a mase_wide_fifo, as X.
+  // E (P*EW bits per word) is a mase_wide_fifo, as X, and registers its read for the same
+  // reason (the LUT RAM's access would run into c1's registers and their enable); no latency
+  // either: a row's exp values wait in E for its reciprocal. READY_REG: E's ready gates stage
+  // B's enable, whose fanout (every stage register, X's and M's pops) leaves no time for the
+  // occupancy compare before it.
   mase_wide_fifo #(
       .DATA_WIDTH(EW),
       .LANES(P),
-      .DEPTH(DE)
+      .DEPTH(DE),
+      .OUT_REG(1),
+      .READY_REG(1)
   ) u_e (
       .clk(clk),
       .rst(rst),
@@ -679,10 +693,6 @@ module mase_softmax_core #(
     end
   end
 
-  always_ff @(posedge clk) begin
-    if (rst) outstanding <= '0;
-    else outstanding <= outstanding + RCW'(b_push && lbl) - RCW'(r_out_valid && r_out_ready);
-  end
 
   /// Divider output valid (last stage).
   logic div_valid;
@@ -693,7 +703,7 @@ module mase_softmax_core #(
 
   /// Rq: head reciprocal.
   logic [QB-1:0] r_out;
-  /// Rq: input ready (always true by the credit rule; unused).
+  /// Rq: input ready (always true by DR's sizing; unused).
   logic r_in_ready;
 
   mase_fifo #(
@@ -779,16 +789,18 @@ module mase_softmax_core #(
   `MASE_OUTPUT_SKID(OW, P, y, vc3, sk_ready);
 
 `ifndef SYNTHESIS
-  // The credit rule keeps Rq from overflowing: the divider never pushes into a full FIFO.
+  // DR's sizing keeps Rq from overflowing: the divider never pushes into a full FIFO.
   property p_rq_room;
     @(posedge clk) disable iff (rst) div_valid |-> r_in_ready;
   endproperty
   a_rq_room : assert property (p_rq_room)
-  else $error("mase_softmax: reciprocal FIFO overflow (credit rule violated)");
+  else $error("mase_softmax: reciprocal FIFO overflow (DR too small)");
   // M never fills: a row's maximum is in M (or on its way) only while the row's last beat is in
-  // X, and X holds at most 2*NB + 5 beats, so at most 7 rows are counted against M's 8 words.
+  // X, and X holds at most 2*NB + 6 beats, so at most 8 rows are counted against M's 8 words
+  // and its read register (which takes the oldest maximum the cycle after its push and keeps it
+  // until its row leaves, so a push finds at most 7 words in use).
   property p_m_room;
-    @(posedge clk) disable iff (rst) am_v && am_last |-> m_in_ready;
+    @(posedge clk) disable iff (rst) m_push |-> m_in_ready;
   endproperty
   a_m_room : assert property (p_m_room)
   else $error("mase_softmax: row maximum FIFO overflow");

@@ -14,7 +14,9 @@ module mase_wide_fifo #(
     /// Memory depth in beats of every group.
     parameter int DEPTH = 16,
     /// Every group registers its memory's read once more (see mase_fifo).
-    parameter int OUT_REG = 0
+    parameter int OUT_REG = 0,
+    /// Every group's input ready is a register of its own (see mase_fifo).
+    parameter int READY_REG = 0
 ) (
     /// Clock and reset (reset empties the FIFO).
     /// data_in_0: input beats (flat packed lanes), taken when every group can accept the beat
@@ -38,7 +40,8 @@ module mase_wide_fifo #(
         .DATA_WIDTH(DATA_WIDTH),
         .LANES     (GL),
         .DEPTH     (DEPTH),
-        .OUT_REG   (OUT_REG)
+        .OUT_REG   (OUT_REG),
+        .READY_REG (READY_REG)
     ) u_fifo (
         .clk             (clk),
         .rst             (rst),

@@ -38,14 +38,15 @@
 //!
 //! Three stages joined by FIFOs (`mase_fifo`), each moving one beat of `P` lanes per cycle:
 //! (A) input: beats enter the row FIFO `X` (2 rows + 4 beats) while the row maximum is taken by a
-//! pipelined max tree; the maximum enters FIFO `M` `⌈log2 P⌉ + 1` cycles after the row's last
-//! beat. (B) exp: once a row's maximum is known its beats leave `X` through an 8-stage pipeline
+//! pipelined max tree; the maximum enters FIFO `M` `⌈log2 P⌉ + 2` cycles after the row's last
+//! beat (the running maximum is registered before it is written). (B) exp: once a row's maximum is known its beats leave `X` through an 8-stage pipeline
 //! (difference, `·K` as registered partial products and their sum, table reads, table entries
 //! registered again, table product as partial products and sum, shifted exp value), the exp
 //! values enter FIFO `E` (1 row + divider depth + `⌈log2 P⌉` + 9 beats) and are summed by a
 //! pipelined adder tree; at the row's last beat the registered sum enters a free-running
 //! pipelined restoring divider (one quotient bit per stage,
-//! `CL + RB + 1` stages) whose quotients enter FIFO `Rq` (a credit counter guarantees room).
+//! `CL + RB + 1` stages) whose quotients enter FIFO `Rq` (deep enough for every row whose last
+//! beat is in `E`, so no credit counter is needed).
 //! (C) normalize: once a row's reciprocal is known its exp values leave `E`, are multiplied by `R`,
 //! cast and sent through a `mase_skid_buffer`. The next row's maximum is taken while the current
 //! one is normalized, so the steady state is one beat per cycle for any row length.
@@ -313,13 +314,17 @@ pub fn tree_levels(p: &Params) -> u64 {
     }
 }
 
-/// FIFO depths `(X, M, E, R)` in beats / rows (each `mase_fifo` holds depth + 1). `E` and `R`
-/// also cover the `⌈log2 P⌉ + 1` cycles of the pipelined row sum before the divider.
+/// FIFO depths `(X, M, E, R)` in beats / rows (each `mase_fifo` holds depth + 1, `X` and `E`
+/// one more in their output registers). `E` also covers the `⌈log2 P⌉ + 1` cycles of the
+/// pipelined row sum before the divider. A row's reciprocal is on its way or in `R` only while
+/// the row's last beat is in `E`, and `k` such rows fill at least `(k - 1)·b + 1` of `E`'s
+/// `depth + 2` places, so `R` holds `(depth_E + 1) / b + 1` rows and never fills.
 pub fn fifo_depths(p: &Params) -> (u64, u64, u64, u64) {
     let b = beats(p) as u64;
     let qb = Widths::of(p).qb() as u64;
     let ds = tree_levels(p) + 1;
-    (2 * b + 4, 8, b + qb + ds + 8, qb + ds + 8)
+    let de = b + qb + ds + 8;
+    (2 * b + 4, 8, de, (de + 1) / b + 1)
 }
 
 /// Rows per keep vector: `MASK_ROWS` of a masked instance, 1 otherwise.
@@ -443,13 +448,14 @@ pub(crate) fn cost_of(p: &Params, masked: bool) -> Cost {
     let fold = param(p, "FOLD") as u64;
     let tl = tree_levels(p);
     Cost {
-        // The row maximum (a leaf register, `⌈log2 P⌉` max-tree levels) and the row sum (as many
-        // adder-tree levels and the accumulator register) each take `⌈log2 P⌉ + 1` cycles; the
+        // The row maximum (a leaf register, `⌈log2 P⌉` max-tree levels, the registered running
+        // maximum) takes `⌈log2 P⌉ + 2` cycles and the row sum (as many adder-tree levels and the
+        // accumulator register) `⌈log2 P⌉ + 1`; the
         // exp pipeline has 8 stages (folded: 6 steps of 2 cycles, the shared multiplier's
         // partial products registered between phases) and the normalize stage 3. Folded: the
         // first step waits one phase, the row's beats take 2 cycles each and the last one 5 more
         // cycles through the later steps.
-        latency_cycles: 2 * b + w.qb() as u64 + 16 + 2 * tl + (fold - 1) * (b + 3),
+        latency_cycles: 2 * b + w.qb() as u64 + 17 + 2 * tl + (fold - 1) * (b + 3),
         ii_cycles: fold * b * mask_rows(p, masked),
         multipliers: (4 - fold) * lanes,
         memory_bits: mem,
@@ -521,6 +527,11 @@ pub(crate) fn resources_of(p: &Params, masked: bool) -> crate::Resources {
     ];
     let (mut lut, mut ff) = (fitted(&SOFTMAX_LUT, &x), fitted(&SOFTMAX_FF, &x));
     ff += pipeline_ffs(p);
+    // `X` and `E` register their reads once more (`OUT_REG`): a word and a valid flag per group
+    // of at most 1024 bits (`mase_wide_fifo`), `E` also its registered ready per group; and the
+    // flag that pushes the registered row maximum into `M`.
+    let groups = |lane_bits: u64| lanes.div_ceil((1024 / lane_bits).max(1));
+    ff += lanes * (win + mask + ew) + groups(win + mask) + 2 * groups(ew) + 1;
     if masked {
         let rows = mask_rows(p, true);
         let row_bits = if rows > 1 { 64 - u64::from((rows - 1).leading_zeros()) } else { 1 };
