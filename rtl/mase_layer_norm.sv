@@ -431,7 +431,8 @@ module mase_layer_norm #(
   logic signed [UMA-1:0] u_ma;
   logic signed [UMB-1:0] u_mb;
   logic signed [UMA+UMB-1:0] u_mp;
-  /// The unit finishes a row: write its statistics (slot, S1, y, k).
+  /// The unit finishes a row: write its statistics (slot, -S1, y, k; S1 negated here, off the
+  /// centring tree's path).
   logic st_we;
   logic [SLW-1:0] st_wslot;
   logic signed [S1W-1:0] st_ws1;
@@ -519,7 +520,7 @@ module mase_layer_norm #(
   if (FOLD == 1) begin : g_rsqrt_pipe
   // Fully pipelined: RS stages advancing every cycle, a row may enter every cycle. Every product
   // takes three stages from its registered operands (partials, their pair sums, the product).
-  /// Valid bit, slot, S1 and k of each stage 1..RS; u from R8, y from R9.
+  /// Valid bit, slot, -S1 and k of each stage 1..RS; u from R8, y from R9.
   logic [RS:1] rv;
   logic [SLW-1:0] rslot[RS+1];
   logic signed [S1W-1:0] rs1[RS+1];
@@ -576,7 +577,7 @@ module mase_layer_norm #(
   always_ff @(posedge clk) begin
     // R1: D*S2; R2: (D*S2 << SV) + eps; R3: S1^2; R4: Q = that - S1^2 << SV
     r1_ds2 <= ds2;
-    rs1[1] <= acc_s1;
+    rs1[1] <= -acc_s1;
     rslot[1] <= row_slot;
     r2_dq <= (QW'(r1_ds2) << SV) + EPSQ;
     r3_dq <= r2_dq;
@@ -750,12 +751,12 @@ module mase_layer_norm #(
 
   assign st_we    = cnt == 4'd12;
   assign st_wslot = c_slot;
-  assign st_ws1   = c_s1;
+  assign st_ws1   = -c_s1;
   assign st_wy    = c_y;
   assign st_wk    = c_k;
   end
 
-  // Per-slot statistics, written when the 1/sqrt unit finishes a row.
+  // Per-slot statistics, written when the 1/sqrt unit finishes a row (st_s1 holds -S1).
   logic signed [S1W-1:0] st_s1[NSLOT];
   logic [YW-1:0] st_y[NSLOT];
   logic [KW-1:0] st_k[NSLOT];
@@ -856,7 +857,7 @@ module mase_layer_norm #(
     end
   end
 
-  // N2: c = D*x - S1, a balanced tree of the ND shifted copies of x and -S1 (heap order).
+  // N2: c = D*x - S1, a balanced tree of the ND shifted copies of x and -S1 (as stored; heap order).
   localparam int NC = ND + 1;
   for (genvar i = 0; i < P; i++) begin : g_centre
     /// Tree nodes.
@@ -864,7 +865,7 @@ module mase_layer_norm #(
     always_comb begin
       tc[0] = '0;
       for (int j = 0; j < ND; j++) tc[NC+j] = CW'($signed(nr_x[i*W+:W])) << nth_bit(D, j);
-      tc[NC+ND] = -(CW'(nr_s1));
+      tc[NC+ND] = CW'(nr_s1);
       for (int k = NC - 1; k >= 1; k--) tc[k] = tc[2*k] + tc[2*k+1];
     end
     /// Node 0 is not part of the tree; this sink keeps lint quiet.
