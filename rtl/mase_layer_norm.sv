@@ -16,27 +16,32 @@
 //   acc_i = n_i * gamma_i + beta_i exact, then mase_cast_core into the DATA_OUT_0 format.
 //
 // Multipliers. Every product wider than 18x18 bits is split by hand (MASE_LAYER_NORM_MUL) into
-// 18x18-bit partial products, one MULT18X18D each, whose outputs are registered before they are
-// summed: a product takes two cycles from registered operands (partials, then their sum), and no
-// path runs through a multiplier and an adder. The constant multiplies D*S2 and D*x are
+// 18x18-bit partial products, one MULT18X18D each (mase_dsp_mul: on ECP5 its own output
+// register holds the partial product), and no path runs through a multiplier and an adder. At
+// full rate a product takes three cycles from registered operands (partials, their pair sums
+// registered, then the product): the DSP's output routing (3.5 ns on ECP5) meets one adder per
+// path. Folded, two (partials, then their sum). The constant multiplies D*S2 and D*x are
 // balanced shift-add trees over the set bits of D.
 //
 // Schedule. Rows are written into a ring of NSLOT row slots. Each input beat is registered
 // (x_r), squared (SQ cycles after it is taken the squares are registered), summed over the
 // lanes by balanced adder trees into registers, and accumulated into S1 / S2; the end-of-row
 // sums (row_end, SQ + 2 cycles after the row's last beat) enter a fully pipelined 1/sqrt unit
-// (RS = 22 stages, never stalled: S1^2, V, Q, Q's 8-bit groups, the top group, k, u, the seed,
-// and per Newton step y*y, s, u*s, t, 3<<YF - t, y*f, y) which deposits (S1, y, k) with the
-// slot. The normalising pipeline (issue, N1 read, NR its register (the ring's block RAM output
-// register), N2 centre, N3 c*y partials, N4 c*y, N5 shift, N6 n*gamma partials, N7 n*gamma, N8
-// +beta, output register) reads a slot once its statistics are ready, while later
-// rows are still arriving; NSLOT = 2 + ceil((SD - 1 + FOLD) / (FOLD*D/P)) slots make this
-// overlap complete for every row length.
-//   Latency: D/P + SQ + RS + 12 = D/P + 37 cycles from the first input beat to the first output.
+// (RS = 29 stages, never stalled: S1^2 (partials, pair sums, product), Q, Q's 8-bit groups, the
+// top group, k, u, the seed, and per Newton step y*y, s, u*s, t, 3<<YF - t, y*f, y, each product
+// three stages) which deposits (S1, y, k) with the slot. The normalising pipeline (issue, N1
+// read, NR its register (the ring's block RAM output register), N2 centre, N3 / N4 / N5 c*y
+// (partials, pair sums, product), N6 shift, N7 / N8 / N9 n*gamma, N10 +beta, output register)
+// reads a slot once its statistics are ready, while later rows are still arriving; NSLOT = 2 +
+// ceil((SD - 1 + FOLD) / (FOLD*D/P)) slots make this overlap complete for every row length.
+//   Latency: D/P + SQ + RS + 14 = D/P + 47 cycles from the first input beat to the first output
+//            (SQ = 4 at full rate).
 //   II:      D/P cycles per row (P elements per cycle in and out).
 //   Paths cut: data_in_0_ready is a register function (slot flags); the output is the register
-//            of a mase_skid_buffer. Multiplier operands and partial products are registers; the
-//            1/sqrt seed table's output is registered before it is squared.
+//            of a mase_skid_buffer. Multiplier operands, partial products and (full rate)
+//            their pair sums are registers; the 1/sqrt seed table's output is registered before
+//            it is squared; the normalising shift amount (k + BASE + G) is added before it is
+//            delayed to the shifter.
 //
 // Folded form (FOLD >= 3): the same algorithm and numbers at 1/FOLD of the rate with fewer
 // multipliers, for nodes that have slack. A free-running phase counter ph (0..FOLD-1) shares
@@ -62,14 +67,21 @@
 // S = A * B for the signed AWID-bit A and BWID-bit B (registers: the product's operands), as
 // PWID bits (exact when PWID >= AWID + BWID): A and B are cut into 17-bit unsigned slices below
 // a signed top slice of at most 18 bits, each pair of slices multiplied by one 18x18-bit
-// multiplier into a register (enabled by EN), and S is the shifted sum of those registers
-// (combinational): S holds the product of the operands of two cycles before (of the last two
-// enabled cycles). Declares the generate block NAME.
-`define MASE_LAYER_NORM_MUL(NAME, EN, AWID, A, BWID, B, PWID, S) \
+// multiplier into a register (mase_dsp_mul: on ECP5 the DSP's own output register), all
+// registers enabled by EN. RSUM = 0: S is the shifted sum of those registers (combinational),
+// the product of the operands of two (enabled) cycles before. RSUM = 1: the partial products
+// are added in pairs into registers first (the DSP's output routing, 3.5 ns on ECP5, then one
+// adder), S is the sum of those (one adder for up to four partial products), the product of the
+// operands of three cycles before. Declares the generate block NAME.
+`define MASE_LAYER_NORM_MUL(NAME, EN, RSUM, AWID, A, BWID, B, PWID, S) \
   if (1) begin : NAME \
     /* Slices of A and B. */ \
     localparam int NA = (AWID) > 18 ? ((AWID) - 2) / 17 + 1 : 1; \
     localparam int NB = (BWID) > 18 ? ((BWID) - 2) / 17 + 1 : 1; \
+    /* Partial products; leaves of the final sum (pair sums when RSUM); shifted terms (padded). */ \
+    localparam int NT = NA * NB; \
+    localparam int NN = (RSUM) ? (NT + 1) / 2 : NT; \
+    localparam int TN = (RSUM) ? 2 * NN : NT; \
     /* Partial products, 36 bits each, slice pair (a, b) at a*NB + b. */ \
     logic [NA*NB*36-1:0] pp; \
     for (genvar pa = 0; pa < NA; pa++) begin : g_a \
@@ -88,17 +100,38 @@
         end else begin : g_low \
           assign cb = {1'b0, B[17*pb+:17]}; \
         end \
-        always_ff @(posedge clk) begin \
-          if (EN) pp[(pa*NB+pb)*36+:36] <= ca * cb; \
-        end \
+        /* The registered partial product (on ECP5 the DSP's own output register). */ \
+        mase_dsp_mul #(.A_WIDTH(18), .B_WIDTH(18), .SIGNED(1), .A_REG(0), .B_REG(0)) u_pp ( \
+            .clk(clk), .ce(EN), .a(ca), .b(cb), .p(pp[(pa*NB+pb)*36+:36])); \
       end \
     end \
+    /* The partial products at their weights (zero padding to pairs when RSUM). */ \
+    logic [(PWID)-1:0] tl[TN]; \
     always_comb begin \
-      S = '0; \
-      for (int k = 0; k < NA * NB; k++) begin \
-        S = S + ((PWID)'($signed(pp[k*36+:36])) << (17 * (k / NB + k % NB))); \
+      for (int k = 0; k < TN; k++) begin \
+        tl[k] = k < NT ? (PWID)'($signed(pp[k*36+:36])) << (17 * (k / NB + k % NB)) : '0; \
       end \
     end \
+    /* Leaves of the final sum: the terms, or their pair sums registered (RSUM). */ \
+    logic [(PWID)-1:0] lv[NN]; \
+    if (RSUM) begin : g_pairs \
+      always_ff @(posedge clk) begin \
+        if (EN) for (int k = 0; k < NN; k++) lv[k] <= tl[2*k] + tl[2*k+1]; \
+      end \
+    end else begin : g_terms \
+      always_comb for (int k = 0; k < NN; k++) lv[k] = tl[k]; \
+    end \
+    /* The final sum, a balanced tree of the leaves (heap order). */ \
+    logic [(PWID)-1:0] tq[2*NN]; \
+    always_comb begin \
+      tq[0] = '0; \
+      for (int k = 0; k < NN; k++) tq[NN+k] = lv[k]; \
+      for (int k = NN - 1; k >= 1; k--) tq[k] = tq[2*k] + tq[2*k+1]; \
+    end \
+    assign S = tq[1]; \
+    /* Node 0 is not part of the tree; this sink keeps lint quiet. */ \
+    logic unused_tq0; \
+    assign unused_tq0 = ^tq[0]; \
   end
 module mase_layer_norm #(
     /// Input: W = DATA_IN_0_PRECISION_0 signed bits (1..32), F fractional bits (-32..32);
@@ -195,10 +228,11 @@ module mase_layer_norm #(
   localparam int OW = DATA_OUT_0_PRECISION_0;
   localparam int INTERNAL = QW > PRW ? (QW > AW ? QW : AW) : (PRW > AW ? PRW : AW);
   /// Stages of the fully pipelined 1/sqrt unit (FOLD = 1).
-  localparam int RS = 22;
+  localparam int RS = 29;
   /// Cycles from an input beat being taken to its registered squares (x_r, the partial products,
-  /// the squares; folded: the square is chosen at ph FOLD-1 and takes three cycles more).
-  localparam int SQ = FOLD == 1 ? 3 : FOLD + 2;
+  /// their pair sums, the squares; folded: the square is chosen at ph FOLD-1 and takes three
+  /// cycles more).
+  localparam int SQ = FOLD == 1 ? 4 : FOLD + 2;
   /// Cycles per row (FOLD per beat); slots that keep a row arriving while earlier ones wait for
   /// their statistics and are read (a read starts up to FOLD-1 cycles after they are ready).
   localparam int ROWC = FOLD * NW;
@@ -296,9 +330,11 @@ module mase_layer_norm #(
   /// Registered squares of the input lanes (valid SQ cycles after the beat is taken: a dedicated
   /// multiplier per lane on x_r, or the lane's shared multiplier at ph FOLD-1).
   logic [P*S2W-1:0] sq;
-  /// Lane sums of the beat: S1 from x_r (registered SQ-1 cycles after the beat, then delayed to
-  /// meet S2), S2 from the registered squares (registered SQ+1 cycles after the beat).
-  logic signed [S1W-1:0] beat_s1, bs1_r, bs1_d1, bs1_d2;
+  /// Lane sums of the beat: S1 from x_r (registered at x_r's last cycle, then delayed to meet
+  /// S2: S1D more registers), S2 from the registered squares (registered SQ+1 cycles after the
+  /// beat).
+  localparam int S1D = FOLD == 1 ? SQ - 1 : 2;
+  logic signed [S1W-1:0] beat_s1, bs1_r, bs1_d;
   logic signed [S2W-1:0] beat_s2, bs2_r;
   /// Running sums (signed).
   logic signed [S1W-1:0] acc_s1;
@@ -338,17 +374,18 @@ module mase_layer_norm #(
 
   always_ff @(posedge clk) begin
     if (in_fire) x_r <= data_in_0;
-    // S1 of the beat in x_r, read at its last cycle there (SQ-2 after the beat), and delayed to
-    // the cycle the beat's S2 is registered; S2 of the beat's squares.
+    // S1 of the beat in x_r, read at its last cycle there (1 cycle after the beat at full rate,
+    // FOLD folded), and delayed to the cycle the beat's S2 is registered; S2 of the squares.
     bs1_r  <= beat_s1;
-    bs1_d1 <= bs1_r;
-    bs1_d2 <= bs1_d1;
     bs2_r  <= beat_s2;
     if (bt_v[SQ+1]) begin
-      acc_s1 <= (bt_first[SQ+1] ? '0 : acc_s1) + bs1_d2;
+      acc_s1 <= (bt_first[SQ+1] ? '0 : acc_s1) + bs1_d;
       acc_s2 <= (bt_first[SQ+1] ? '0 : acc_s2) + bs2_r;
     end
   end
+
+  mase_delay #(.DEPTH(S1D), .WIDTH(S1W)) u_ds1 (.clk(clk), .rst(rst), .en(1'b1), .d(bs1_r),
+                                                .q(bs1_d));
 
   always_ff @(posedge clk) begin
     bt_slot[1] <= wr_slot;
@@ -394,7 +431,8 @@ module mase_layer_norm #(
   logic signed [UMA-1:0] u_ma;
   logic signed [UMB-1:0] u_mb;
   logic signed [UMA+UMB-1:0] u_mp;
-  /// The unit finishes a row: write its statistics (slot, S1, y, k).
+  /// The unit finishes a row: write its statistics (slot, -S1, y, k; S1 negated here, off the
+  /// centring tree's path).
   logic st_we;
   logic [SLW-1:0] st_wslot;
   logic signed [S1W-1:0] st_ws1;
@@ -480,96 +518,99 @@ module mase_layer_norm #(
   assign unused_td0 = ^td[0];
 
   if (FOLD == 1) begin : g_rsqrt_pipe
-  // Fully pipelined: RS stages advancing every cycle, a row may enter every cycle.
-  /// Valid bit, slot, S1 and k of each stage 1..RS; u from R7, y from R8.
+  // Fully pipelined: RS stages advancing every cycle, a row may enter every cycle. Every product
+  // takes three stages from its registered operands (partials, their pair sums, the product).
+  /// Valid bit, slot, -S1 and k of each stage 1..RS; u from R8, y from R9.
   logic [RS:1] rv;
   logic [SLW-1:0] rslot[RS+1];
   logic signed [S1W-1:0] rs1[RS+1];
   logic [KW-1:0] rk[RS+1];
   logic [MF-1:0] ru[RS+1];
   logic [YW-1:0] ry[RS+1];
-  /// R1: D*S2 (S1^2 partials); R2: D*S2 aligned plus eps, S1^2; R3: Q; R4: Q and its groups;
-  /// R5: Q, the top group (one-hot) and the groups' top-bit indices; R6: Q with h (and k).
+  /// R1: D*S2 (S1^2 partials); R2: D*S2 aligned plus eps (S1^2 pair sums); R3: the same, S1^2;
+  /// R4: Q; R5: Q and its groups; R6: Q, the top group (one-hot) and the groups' top-bit
+  /// indices; R7: Q with h (and k).
   logic signed [VW-1:0] r1_ds2;
-  logic [QW-1:0] r2_dq, r3_q, r4_q, r5_q, r6_q;
-  logic signed [2*S1W-1:0] s1sq, r2_ss;
-  logic [4*QG-1:0] r4_grp;
-  logic [QG-1:0] r5_hot;
-  logic [3*QG-1:0] r5_idx;
-  logic [KW-1:0] r6_h;
-  /// s (R10, R17), t (R12, R19), 3<<YF - t (R13, R20) of the two Newton steps.
-  logic [SW-1:0] r10_s, r12_t, r13_f, r17_s, r19_t, r20_f;
+  logic [QW-1:0] r2_dq, r3_dq, r4_q, r5_q, r6_q, r7_q;
+  logic signed [2*S1W-1:0] s1sq, r3_ss;
+  logic [4*QG-1:0] r5_grp;
+  logic [QG-1:0] r6_hot;
+  logic [3*QG-1:0] r6_idx;
+  logic [KW-1:0] r7_h;
+  /// s (R12, R22), t (R15, R25), 3<<YF - t (R16, R26) of the two Newton steps.
+  logic [SW-1:0] r12_s, r15_t, r16_f, r22_s, r25_t, r26_f;
   /// Multiplier operands (unsigned values with a zero sign bit): y, u, s, f.
-  logic signed [YW:0] m9_y, m11_u, m14_y, m16_y, m18_u, m21_y;
-  logic signed [SW:0] m11_s, m14_f, m18_s, m21_f;
-  /// Products (sums of the registered partials of R9, R11, R14, R16, R18, R21).
-  logic [2*YW+1:0] p10_yy, p17_yy;
-  logic [YW+SW+1:0] p12_us, p15_yf, p19_us, p22_yf;
-  /// Table seed of the mantissa of R7.
+  logic signed [YW:0] m9_y, m12_u, m16_y, m19_y, m22_u, m26_y;
+  logic signed [SW:0] m12_s, m16_f, m22_s, m26_f;
+  /// Products (of the operands of R9, R12, R16, R19, R22, R26, three stages later).
+  logic [2*YW+1:0] p12_yy, p22_yy;
+  logic [YW+SW+1:0] p15_us, p19_yf, p25_us, p29_yf;
+  /// Table seed of the mantissa of R8.
   logic [TF+1:0] lut_y0;
   assign ds2_in = acc_s2;
-  assign m9_y = {1'b0, ry[8]};
-  assign m11_u = {1'b0, ru[10]};
-  assign m11_s = {1'b0, r10_s};
-  assign m14_y = {1'b0, ry[13]};
-  assign m14_f = {1'b0, r13_f};
-  assign m16_y = {1'b0, ry[15]};
-  assign m18_u = {1'b0, ru[17]};
-  assign m18_s = {1'b0, r17_s};
-  assign m21_y = {1'b0, ry[20]};
-  assign m21_f = {1'b0, r20_f};
-  `MASE_LAYER_NORM_MUL(g_s1sq, 1'b1, S1W, acc_s1, S1W, acc_s1, 2 * S1W, s1sq)
-  `MASE_LAYER_NORM_MUL(g_yy1, 1'b1, YW + 1, m9_y, YW + 1, m9_y, 2 * YW + 2, p10_yy)
-  `MASE_LAYER_NORM_MUL(g_us1, 1'b1, YW + 1, m11_u, SW + 1, m11_s, YW + SW + 2, p12_us)
-  `MASE_LAYER_NORM_MUL(g_yf1, 1'b1, YW + 1, m14_y, SW + 1, m14_f, YW + SW + 2, p15_yf)
-  `MASE_LAYER_NORM_MUL(g_yy2, 1'b1, YW + 1, m16_y, YW + 1, m16_y, 2 * YW + 2, p17_yy)
-  `MASE_LAYER_NORM_MUL(g_us2, 1'b1, YW + 1, m18_u, SW + 1, m18_s, YW + SW + 2, p19_us)
-  `MASE_LAYER_NORM_MUL(g_yf2, 1'b1, YW + 1, m21_y, SW + 1, m21_f, YW + SW + 2, p22_yf)
+  assign m9_y = {1'b0, ry[9]};
+  assign m12_u = {1'b0, ru[12]};
+  assign m12_s = {1'b0, r12_s};
+  assign m16_y = {1'b0, ry[16]};
+  assign m16_f = {1'b0, r16_f};
+  assign m19_y = {1'b0, ry[19]};
+  assign m22_u = {1'b0, ru[22]};
+  assign m22_s = {1'b0, r22_s};
+  assign m26_y = {1'b0, ry[26]};
+  assign m26_f = {1'b0, r26_f};
+  `MASE_LAYER_NORM_MUL(g_s1sq, 1'b1, 1, S1W, acc_s1, S1W, acc_s1, 2 * S1W, s1sq)
+  `MASE_LAYER_NORM_MUL(g_yy1, 1'b1, 1, YW + 1, m9_y, YW + 1, m9_y, 2 * YW + 2, p12_yy)
+  `MASE_LAYER_NORM_MUL(g_us1, 1'b1, 1, YW + 1, m12_u, SW + 1, m12_s, YW + SW + 2, p15_us)
+  `MASE_LAYER_NORM_MUL(g_yf1, 1'b1, 1, YW + 1, m16_y, SW + 1, m16_f, YW + SW + 2, p19_yf)
+  `MASE_LAYER_NORM_MUL(g_yy2, 1'b1, 1, YW + 1, m19_y, YW + 1, m19_y, 2 * YW + 2, p22_yy)
+  `MASE_LAYER_NORM_MUL(g_us2, 1'b1, 1, YW + 1, m22_u, SW + 1, m22_s, YW + SW + 2, p25_us)
+  `MASE_LAYER_NORM_MUL(g_yf2, 1'b1, 1, YW + 1, m26_y, SW + 1, m26_f, YW + SW + 2, p29_yf)
   mase_layer_norm_rsqrt_lut u_lut (
-      .idx(ru[7][MF-1-:TB]),
+      .idx(ru[8][MF-1-:TB]),
       .y0 (lut_y0)
   );
   /// The products' bits beyond the results are dropped (floor, exact widths); this sink keeps
   /// lint quiet.
   logic unused_low;
-  assign unused_low = ^{p10_yy, p17_yy, p12_us, p19_us, p15_yf, p22_yf};
+  assign unused_low = ^{p12_yy, p22_yy, p15_us, p25_us, p19_yf, p29_yf};
 
   always_ff @(posedge clk) begin
-    // R1: D*S2; R2: (D*S2 << SV) + eps, S1^2; R3: Q = that - S1^2 << SV
+    // R1: D*S2; R2: (D*S2 << SV) + eps; R3: S1^2; R4: Q = that - S1^2 << SV
     r1_ds2 <= ds2;
-    rs1[1] <= acc_s1;
+    rs1[1] <= -acc_s1;
     rslot[1] <= row_slot;
     r2_dq <= (QW'(r1_ds2) << SV) + EPSQ;
-    r2_ss <= s1sq;
-    r3_q <= r2_dq - (QW'(r2_ss) << SV);
-    // R4: groups of Q; R5: the top group; R6: k, h; R7: mantissa; R8: seed
-    r4_q <= r3_q;
-    r4_grp <= q_groups(r3_q);
+    r3_dq <= r2_dq;
+    r3_ss <= s1sq;
+    r4_q <= r3_dq - (QW'(r3_ss) << SV);
+    // R5: groups of Q; R6: the top group; R7: k, h; R8: mantissa; R9: seed
     r5_q <= r4_q;
-    r5_hot <= q_hot(r4_grp[QG-1:0]);
-    r5_idx <= r4_grp[4*QG-1:QG];
+    r5_grp <= q_groups(r4_q);
     r6_q <= r5_q;
-    rk[6] <= q_kh(r5_hot, r5_idx, 1'b0);
-    r6_h <= q_kh(r5_hot, r5_idx, 1'b1);
-    ru[7] <= q_mant(r6_q, r6_h);
-    ry[8] <= YW'(lut_y0) << (YF - TF);
+    r6_hot <= q_hot(r5_grp[QG-1:0]);
+    r6_idx <= r5_grp[4*QG-1:QG];
+    r7_q <= r6_q;
+    rk[7] <= q_kh(r6_hot, r6_idx, 1'b0);
+    r7_h <= q_kh(r6_hot, r6_idx, 1'b1);
+    ru[8] <= q_mant(r7_q, r7_h);
+    ry[9] <= YW'(lut_y0) << (YF - TF);
     // Newton steps: s = (y*y) >> YF, t = (u*s) >> MF, f = 3<<YF - t, y = (y*f) >> (YF+1)
-    r10_s <= SW'(p10_yy >> YF);
-    r12_t <= SW'(p12_us >> MF);
-    r13_f <= SW'(3 << YF) - r12_t;
-    ry[15] <= YW'(p15_yf >> (YF + 1));
-    r17_s <= SW'(p17_yy >> YF);
-    r19_t <= SW'(p19_us >> MF);
-    r20_f <= SW'(3 << YF) - r19_t;
-    ry[22] <= YW'(p22_yf >> (YF + 1));
+    r12_s <= SW'(p12_yy >> YF);
+    r15_t <= SW'(p15_us >> MF);
+    r16_f <= SW'(3 << YF) - r15_t;
+    ry[19] <= YW'(p19_yf >> (YF + 1));
+    r22_s <= SW'(p22_yy >> YF);
+    r25_t <= SW'(p25_us >> MF);
+    r26_f <= SW'(3 << YF) - r25_t;
+    ry[29] <= YW'(p29_yf >> (YF + 1));
     for (int s = 2; s <= RS; s++) begin
       rs1[s]   <= rs1[s-1];
       rslot[s] <= rslot[s-1];
     end
-    for (int s = 7; s <= RS; s++) rk[s] <= rk[s-1];
-    for (int s = 8; s <= RS; s++) ru[s] <= ru[s-1];
-    for (int s = 9; s <= RS; s++) begin
-      if (s != 15 && s != 22) ry[s] <= ry[s-1];
+    for (int s = 8; s <= RS; s++) rk[s] <= rk[s-1];
+    for (int s = 9; s <= RS; s++) ru[s] <= ru[s-1];
+    for (int s = 10; s <= RS; s++) begin
+      if (s != 19 && s != 29) ry[s] <= ry[s-1];
     end
   end
 
@@ -626,7 +667,7 @@ module mase_layer_norm #(
       ua_r <= u_ma;
       ub_r <= u_mb;
     end
-    `MASE_LAYER_NORM_MUL(g_mul, 1'b1, UMA, ua_r, UMB, ub_r, UMA + UMB, u_mp)
+    `MASE_LAYER_NORM_MUL(g_mul, 1'b1, 0, UMA, ua_r, UMB, ub_r, UMA + UMB, u_mp)
   end
 
   always_comb begin
@@ -710,12 +751,12 @@ module mase_layer_norm #(
 
   assign st_we    = cnt == 4'd12;
   assign st_wslot = c_slot;
-  assign st_ws1   = c_s1;
+  assign st_ws1   = -c_s1;
   assign st_wy    = c_y;
   assign st_wk    = c_k;
   end
 
-  // Per-slot statistics, written when the 1/sqrt unit finishes a row.
+  // Per-slot statistics, written when the 1/sqrt unit finishes a row (st_s1 holds -S1).
   logic signed [S1W-1:0] st_s1[NSLOT];
   logic [YW-1:0] st_y[NSLOT];
   logic [KW-1:0] st_k[NSLOT];
@@ -816,7 +857,7 @@ module mase_layer_norm #(
     end
   end
 
-  // N2: c = D*x - S1, a balanced tree of the ND shifted copies of x and -S1 (heap order).
+  // N2: c = D*x - S1, a balanced tree of the ND shifted copies of x and -S1 (as stored; heap order).
   localparam int NC = ND + 1;
   for (genvar i = 0; i < P; i++) begin : g_centre
     /// Tree nodes.
@@ -824,7 +865,7 @@ module mase_layer_norm #(
     always_comb begin
       tc[0] = '0;
       for (int j = 0; j < ND; j++) tc[NC+j] = CW'($signed(nr_x[i*W+:W])) << nth_bit(D, j);
-      tc[NC+ND] = -(CW'(nr_s1));
+      tc[NC+ND] = CW'(nr_s1);
       for (int k = NC - 1; k >= 1; k--) tc[k] = tc[2*k] + tc[2*k+1];
     end
     /// Node 0 is not part of the tree; this sink keeps lint quiet.
@@ -836,19 +877,23 @@ module mase_layer_norm #(
   end
 
   // What N2 holds beside c travels unchanged to the stage that reads it, in chains that step
-  // with the pipeline: k to the shift, gamma to n*gamma, beta to + beta, the valid flag to the
-  // last stage. Full rate: the shift at N5 reads k of N4, n*gamma (N6) gamma of N5, + beta (N8)
-  // beta of N7. Folded: the shift reads k of N3, n*gamma gamma of N4, + beta (N6) beta of N5.
-  /// Chain lengths from N2: k, gamma, beta, valid.
-  localparam int DK = FOLD == 1 ? 2 : 1;
-  localparam int DG = FOLD == 1 ? 3 : 2;
-  localparam int DB = FOLD == 1 ? 5 : 3;
-  localparam int DV = FOLD == 1 ? 6 : 4;
-  /// k at the shift, gamma at n*gamma, beta at + beta.
-  logic [KW-1:0] sh_k;
+  // with the pipeline: the shift k + BASE + G to the shift, gamma to n*gamma, beta to + beta,
+  // the valid flag to the last stage. Full rate: the shift at N6 reads its amount of N5, n*gamma
+  // (partials at N7) gamma of N6, + beta (N10) beta of N9. Folded: the shift reads its amount
+  // of N3, n*gamma gamma of N4, + beta (N6) beta of N5.
+  /// Chain lengths from N2: shift, gamma, beta, valid.
+  localparam int DK = FOLD == 1 ? 3 : 1;
+  localparam int DG = FOLD == 1 ? 4 : 2;
+  localparam int DB = FOLD == 1 ? 7 : 3;
+  localparam int DV = FOLD == 1 ? 8 : 4;
+  /// The shift amount k + BASE + G (added before the chain, not beside the shifter), as it
+  /// enters the chain and at the shift; gamma at n*gamma, beta at + beta.
+  logic [SHW-1:0] n2_sh, sh_n;
   logic [P*GW-1:0] ng_g;
   logic [P*BW-1:0] ab_b;
-  mase_delay #(.DEPTH(DK), .WIDTH(KW)) u_dk (.clk(clk), .rst(rst), .en(step), .d(n2_k), .q(sh_k));
+  assign n2_sh = SHW'(n2_k) + SHW'(BASE + G);
+  mase_delay #(.DEPTH(DK), .WIDTH(SHW)) u_dk (.clk(clk), .rst(rst), .en(step), .d(n2_sh),
+                                               .q(sh_n));
   mase_delay #(.DEPTH(DG), .WIDTH(P * GW)) u_dg (.clk(clk), .rst(rst), .en(step), .d(n2_g),
                                                   .q(ng_g));
   mase_delay #(.DEPTH(DB), .WIDTH(P * BW)) u_db (.clk(clk), .rst(rst), .en(step), .d(n2_b),
@@ -857,11 +902,12 @@ module mase_layer_norm #(
                                                         .d(n2_v), .q(fin_v));
 
   if (FOLD == 1) begin : g_norm_full
-    // N3 / N4: c*y (partials, product); N5: the shift; N6 / N7: n*gamma; N8: + beta.
-    logic [P*PRG-1:0] n4_p;
-    logic [P*NNW-1:0] n5_n;
-    logic [P*MW-1:0] n7_m;
-    logic [P*AW-1:0] n8_a;
+    // N3 / N4 / N5: c*y (partials, pair sums, product); N6: the shift; N7 / N8 / N9: n*gamma;
+    // N10: + beta.
+    logic [P*PRG-1:0] n5_p;
+    logic [P*NNW-1:0] n6_n;
+    logic [P*MW-1:0] n9_m;
+    logic [P*AW-1:0] n10_a;
     /// y as a signed multiplier operand (zero sign bit).
     logic signed [YW:0] m_y;
     assign m_y = {1'b0, n2_y};
@@ -871,32 +917,32 @@ module mase_layer_norm #(
       logic signed [CW-1:0] m_c;
       logic signed [NNW-1:0] m_n;
       logic signed [GW-1:0] m_g;
-      /// Products c*y (of N3) and n*gamma (of N6).
+      /// Products c*y (of N2's operands) and n*gamma (of N6's).
       logic [PRG-1:0] cy;
       logic [MW-1:0] ng;
       assign m_c = n2_c[i*CW+:CW];
-      assign m_n = n5_n[i*NNW+:NNW];
+      assign m_n = n6_n[i*NNW+:NNW];
       assign m_g = ng_g[i*GW+:GW];
-      `MASE_LAYER_NORM_MUL(g_cy, step, CW, m_c, YW + 1, m_y, PRG, cy)
-      `MASE_LAYER_NORM_MUL(g_ng, step, NNW, m_n, GW, m_g, MW, ng)
+      `MASE_LAYER_NORM_MUL(g_cy, step, 1, CW, m_c, YW + 1, m_y, PRG, cy)
+      `MASE_LAYER_NORM_MUL(g_ng, step, 1, NNW, m_n, GW, m_g, MW, ng)
       /// Product shifted left by G, then arithmetically right by k + BASE + G.
       logic signed [PRW-1:0] p_ext, p_sh;
-      assign p_ext = PRW'($signed(n4_p[i*PRG+:PRG])) << G;
-      assign p_sh  = p_ext >>> (SHW'(sh_k) + SHW'(BASE + G));
+      assign p_ext = PRW'($signed(n5_p[i*PRG+:PRG])) << G;
+      assign p_sh  = p_ext >>> sh_n;
       /// n keeps the low NNW bits of p_sh (|n| < sqrt(D) 2^NF); this sink keeps lint quiet.
       logic unused_p_high;
       assign unused_p_high = ^p_sh;
       always_ff @(posedge clk) begin
         if (step) begin
-          n4_p[i*PRG+:PRG] <= cy;
-          n5_n[i*NNW+:NNW] <= NNW'(p_sh);
-          n7_m[i*MW+:MW] <= ng;
-          n8_a[i*AW+:AW] <= (AW'($signed(n7_m[i*MW+:MW])) << (AF - NF - GF))
+          n5_p[i*PRG+:PRG] <= cy;
+          n6_n[i*NNW+:NNW] <= NNW'(p_sh);
+          n9_m[i*MW+:MW] <= ng;
+          n10_a[i*AW+:AW] <= (AW'($signed(n9_m[i*MW+:MW])) << (AF - NF - GF))
               + (AW'($signed(ab_b[i*BW+:BW])) << (AF - BF));
         end
       end
     end
-    assign fin_a = n8_a;
+    assign fin_a = n10_a;
   end else begin : g_norm_fold
     // N3: c*y (chosen at ph FOLD-3, loaded with the step); N4: the shift; N5: n*gamma (chosen
     // at ph FOLD-2, kept at ph 0 when the step moved its word into N5); N6: + beta.
@@ -952,7 +998,7 @@ module mase_layer_norm #(
         lb_r <= lb;
         lp_r <= ls;
       end
-      `MASE_LAYER_NORM_MUL(g_mul, 1'b1, LA, la_r, LB, lb_r, LA + LB, ls)
+      `MASE_LAYER_NORM_MUL(g_mul, 1'b1, 0, LA, la_r, LB, lb_r, LA + LB, ls)
       assign sq[i*S2W+:S2W] = S2W'(lp_r);
       if (SHARE) begin : g_share
         assign u_mp = (UMA + UMB)'(ls);
@@ -960,7 +1006,7 @@ module mase_layer_norm #(
       /// Product shifted left by G, then arithmetically right by k + BASE + G.
       logic signed [PRW-1:0] p_ext, p_sh;
       assign p_ext = PRW'($signed(n3_p[i*PRG+:PRG])) << G;
-      assign p_sh  = p_ext >>> (SHW'(sh_k) + SHW'(BASE + G));
+      assign p_sh  = p_ext >>> sh_n;
       /// n keeps the low NNW bits of p_sh (|n| < sqrt(D) 2^NF); this sink keeps lint quiet.
       logic unused_p_high;
       assign unused_p_high = ^p_sh;
@@ -984,7 +1030,7 @@ module mase_layer_norm #(
       logic signed [W-1:0] m_x;
       logic [S2W-1:0] xx, sq_r;
       assign m_x = x_r[i*W+:W];
-      `MASE_LAYER_NORM_MUL(g_sq, 1'b1, W, m_x, W, m_x, S2W, xx)
+      `MASE_LAYER_NORM_MUL(g_sq, 1'b1, 1, W, m_x, W, m_x, S2W, xx)
       always_ff @(posedge clk) sq_r <= xx;
       assign sq[i*S2W+:S2W] = sq_r;
     end

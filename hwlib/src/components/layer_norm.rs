@@ -32,9 +32,10 @@
 //! row for every row length.
 //!
 //! For timing (≥ 125 MHz on an ECP5-6) every product wider than 18×18 bits is split by the RTL
-//! into 18×18-bit partial products whose outputs are registered before they are summed (two
-//! cycles from registered operands), the constant multiplies by `D` are balanced shift-add trees,
-//! and the lane sums are balanced adder trees between registers.
+//! into 18×18-bit partial products in the DSPs' own output registers; at full rate they are added
+//! in pairs into registers before the product is summed (three cycles from registered operands;
+//! folded, two), the constant multiplies by `D` are balanced shift-add trees, and the lane sums
+//! are balanced adder trees between registers.
 //!
 //! `FOLD` ≥ 3 is the same algorithm at `1/FOLD` of the rate with `P + 1` multipliers instead of
 //! `3P + 7`: one multiplier per lane serves the square, `c·y` and `n·gamma` in turn (input taken
@@ -71,10 +72,11 @@ pub const TABLE_BITS: u32 = 7;
 pub const TABLE_FRAC: u32 = 10;
 /// Newton steps after the table.
 pub const NEWTON_STEPS: usize = 2;
-/// Pipeline stages of the RTL's fully pipelined `1/sqrt` unit (`FOLD = 1`: `S1²` partials,
-/// `S1²` and `D·S2` aligned, `Q`, `Q`'s 8-bit groups, the top group, `k`, `u`, the seed, and per
-/// Newton step `y²` partials, `s`, `u·s` partials, `t`, `3·2^YF − t`, `y·f` partials, `y`).
-pub const RSQRT_STAGES: usize = 22;
+/// Pipeline stages of the RTL's fully pipelined `1/sqrt` unit (`FOLD = 1`: `S1²` partials, their
+/// pair sums and `D·S2` aligned, `S1²`, `Q`, `Q`'s 8-bit groups, the top group, `k`, `u`, the
+/// seed, and per Newton step `y²` partials, pair sums, `s`, `u·s` partials, pair sums, `t`,
+/// `3·2^YF − t`, `y·f` partials, pair sums, `y`: every product three stages from its operands).
+pub const RSQRT_STAGES: usize = 29;
 /// Newton / statistics steps of the RTL's sequential `1/sqrt` unit (`FOLD ≥ 3`), one per beat
 /// period.
 pub const RSQRT_STEPS: i64 = 11;
@@ -95,6 +97,7 @@ const INFO: Info = Info {
         "mase_assert.svh",
         "mase_layer_norm_rsqrt_lut.sv",
         "mase_delay.sv",
+        "mase_dsp_mul.sv",
         "mase_cast_core.sv",
         "mase_skid_buffer.sv",
     ],
@@ -272,6 +275,29 @@ fn folded_dsps(p: &Params) -> u64 {
     }
 }
 
+/// Flip-flops of the registered pair sums of an `a`×`b`-bit product of `pw` bits split like the
+/// RTL's `MASE_LAYER_NORM_MUL` with `RSUM = 1`: `ceil(NA·NB/2)` registers of `pw` bits.
+fn pair_sum_ff(a: u32, b: u32, pw: u32) -> u64 {
+    let n = (slices(a).len() * slices(b).len()) as u64;
+    n.div_ceil(2) * u64::from(pw)
+}
+
+/// Flip-flops of the unfolded layer_norm's pair-sum registers (every product's partial products
+/// added in pairs into registers, for timing), as the RTL declares them: per lane `x²`, `c·y`,
+/// `n·gamma`; `S1²`; per Newton step `y²`, `u·s`, `y·f`. Not in the fit (added after it).
+fn unfolded_pair_sum_ff(p: &Params) -> u64 {
+    let w = param(p, "DATA_IN_0_PRECISION_0") as u32;
+    let d = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0");
+    let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
+    let gw = param(p, "WEIGHT_PRECISION_0") as u32;
+    let ld = clog2(d) as u32;
+    let nnw = (param(p, "NORM_FRAC") as u32) + ld.div_ceil(2) + 2;
+    let (s1w, cw, yw1, sw1) = (w + ld + 1, w + ld + 2, RSQRT_FRAC + 3, RSQRT_FRAC + 5);
+    let lane = pair_sum_ff(w, w, 2 * w + ld + 1) + pair_sum_ff(cw, yw1, cw + yw1) + pair_sum_ff(nnw, gw, nnw + gw);
+    let step = pair_sum_ff(yw1, yw1, 2 * yw1) + 2 * pair_sum_ff(yw1, sw1, yw1 + sw1);
+    lanes * lane + pair_sum_ff(s1w, s1w, 2 * s1w) + NEWTON_STEPS as u64 * step
+}
+
 /// Derived constants of an instance (the RTL's localparams, same names).
 #[derive(Debug, Clone, Copy)]
 struct Geo {
@@ -326,12 +352,13 @@ impl Geo {
 }
 
 /// Cycles from an input beat being taken to its registered squares (the RTL's `SQ`): the beat
-/// register, the partial products and the squares at full rate; folded, the square is chosen at
-/// phase `FOLD − 1` (the beat arrives at phase 0) and takes three cycles more. The row's sums
-/// are final (`row_end`) two cycles later (the lane sums registered, then accumulated).
+/// register, the partial products, their pair sums and the squares at full rate; folded, the
+/// square is chosen at phase `FOLD − 1` (the beat arrives at phase 0) and takes three cycles more.
+/// The row's sums are final (`row_end`) two cycles later (the lane sums registered, then
+/// accumulated).
 fn square_delay(fold: i64) -> i64 {
     if fold == 1 {
-        3
+        4
     } else {
         fold + 2
     }
@@ -368,15 +395,15 @@ pub fn slots(p: &Params) -> i64 {
 
 /// First-output latency: the last beat of the first row enters at `(D/P − 1)·FOLD`, its
 /// statistics are ready `stats_delay` cycles later, the first word issues at the next step
-/// (phase `FOLD − 1`); at full rate nine stages (N1, NR, N2 .. N8: read, the block RAM output
-/// register, centre, `c·y` partials and product, shift, `n·gamma` partials and product,
-/// `+ beta`) and the output register follow (`D/P + 37` cycles), folded six more steps of `FOLD`
-/// cycles fill N6 (N1, NR, N2 .. N6), which the output register takes the next cycle.
+/// (phase `FOLD − 1`); at full rate eleven stages (N1, NR, N2 .. N10: read, the block RAM output
+/// register, centre, `c·y` partials, pair sums and product, shift, `n·gamma` partials, pair sums
+/// and product, `+ beta`) and the output register follow (`D/P + 47` cycles), folded six more
+/// steps of `FOLD` cycles fill N6 (N1, NR, N2 .. N6), which the output register takes the next cycle.
 fn latency(p: &Params) -> u64 {
     let fold = param(p, "FOLD") as u64;
     let ready = (Geo::of(p).nw() as u64 - 1) * fold + stats_delay(fold as i64) as u64;
     if fold == 1 {
-        return ready + 10;
+        return ready + 12;
     }
     let issue = ready + (fold - 1 + fold - ready % fold) % fold;
     issue + 6 * fold + 2
@@ -574,7 +601,7 @@ impl Component for LayerNorm {
         Ok(data_out_0(y))
     }
 
-    /// Latency: see [`latency`] (`D/P + 37` at full rate). II `FOLD·D/P`.
+    /// Latency: see [`latency`] (`D/P + 47` at full rate). II `FOLD·D/P`.
     /// Multipliers at `FOLD = 1`: per lane the square, `c·y` and `n·gamma` (3P), plus `S1²` and
     /// three per Newton step (1 + 3·NEWTON_STEPS); folded: one per lane and the sequential
     /// `1/sqrt` unit's one at `FOLD = 3`, none above (it borrows lane 0's); `D·x`, `D·S2` are
@@ -598,7 +625,8 @@ impl Component for LayerNorm {
     }
 
     /// The row ring by the RAM rule, gamma/beta ROMs where Yosys puts them; LUT/FF from
-    /// [`LAYER_NORM_LUT`], DSPs from [`unfolded_dsps`] or the folded multipliers.
+    /// [`LAYER_NORM_LUT`] / [`LAYER_NORM_FF`] (unfolded: plus [`unfolded_pair_sum_ff`]), DSPs
+    /// from [`unfolded_dsps`] or the folded multipliers.
     fn resources(&self, p: &Params) -> crate::Resources {
         use crate::resources::{fitted, pu, ram, rom};
         let g = Geo::of(p);
@@ -630,7 +658,7 @@ impl Component for LayerNorm {
         let dsp = if fold > 1 { folded_dsps(p) } else { unfolded_dsps(p) };
         crate::Resources {
             lut: fitted(&LAYER_NORM_LUT, &x) + gl + bl,
-            ff: fitted(&LAYER_NORM_FF, &x),
+            ff: fitted(&LAYER_NORM_FF, &x) + if fold > 1 { 0 } else { unfolded_pair_sum_ff(p) },
             dsp,
             bram18: ring_bram + gb + bb,
             lutram: ring_lutram + stats,
