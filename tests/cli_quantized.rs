@@ -22,6 +22,12 @@ fn ok(out: &Output) -> String {
     o.into_owned()
 }
 
+/// The stderr of a command that must fail.
+fn err(out: &Output) -> String {
+    assert!(!out.status.success(), "command should fail; stdout:\n{}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 fn f32s(path: &Path) -> Vec<f32> {
     let t = mase_ir::npy::read_npy(path).unwrap();
     t.to_f32().iter().copied().collect()
@@ -57,9 +63,7 @@ fn brevitas_po2_rtl_equals_qonnx_code_for_code() {
 fn float_scale_quantizers_are_refused_by_node() {
     let tmp = tempfile::tempdir().unwrap();
     let model = quant("brevitas_mlp_float.onnx");
-    let out = mase(&["flow", model.to_str().unwrap(), "-o", "p"], tmp.path());
-    assert!(!out.status.success());
-    let e = String::from_utf8_lossy(&out.stderr);
+    let e = err(&mase(&["flow", model.to_str().unwrap(), "-o", "p"], tmp.path()));
     assert!(
         e.contains("raise_qonnx")
             && e.contains("(quant, from ONNX node")
@@ -101,15 +105,7 @@ fn info_shows_scales_zero_points_and_raised_formats() {
     let g = mase_ir::checkpoint::load(&dir.join("r")).unwrap();
     for (id, n) in g.nodes() {
         if let Some(f) = mase_ir::quant::result_format(&g, id) {
-            let want = format!(
-                "{}{}.{} {} {}",
-                if f.signed { "s" } else { "u" },
-                f.width,
-                f.frac,
-                f.rounding,
-                f.overflow
-            );
-            assert_eq!(quantization_cell(&raised, &n.name), want, "{raised}");
+            assert_eq!(quantization_cell(&raised, &n.name), f.short(), "{raised}");
         }
     }
     assert!(raised.contains("weight s4.3"), "{raised}");
@@ -140,9 +136,7 @@ fn accuracy_against_the_models_own_quantized_execution() {
             && text.contains("identical_elements 40 of 40"),
         "{text}"
     );
-    let bad = mase(&["accuracy", "r", "--input", "x=x4.npy", "--against", "missing"], dir);
-    assert!(!bad.status.success());
-    let e = String::from_utf8_lossy(&bad.stderr);
+    let e = err(&mase(&["accuracy", "r", "--input", "x=x4.npy", "--against", "missing"], dir));
     assert!(e.contains("--against missing"), "{e}");
 }
 
@@ -150,9 +144,7 @@ fn accuracy_against_the_models_own_quantized_execution() {
 fn dynamic_quantization_is_refused_with_the_reason_and_the_way_out() {
     let tmp = tempfile::tempdir().unwrap();
     let model = quant("ort_dynamic_mlp.onnx");
-    let out = mase(&["import", model.to_str().unwrap(), "-o", "d"], tmp.path());
-    assert!(!out.status.success());
-    let e = String::from_utf8_lossy(&out.stderr);
+    let e = err(&mase(&["import", model.to_str().unwrap(), "-o", "d"], tmp.path()));
     assert!(e.contains("(DynamicQuantizeLinear, from ONNX node"), "{e}");
     assert!(e.contains("at run time") && e.contains("QuantFormat.QDQ") && e.contains("mase flow"), "{e}");
     assert!(!tmp.path().join("d.json").exists(), "a refused import wrote a checkpoint");

@@ -280,6 +280,14 @@ impl FixedFormat {
     }
 }
 
+impl FixedFormat {
+    /// `s16.8 TRN SAT`: the [`fmt::Display`] form without the `fixed<…>` wrapper, for tables.
+    pub fn short(&self) -> String {
+        let s = self.to_string();
+        s["fixed<".len()..s.len() - 1].to_string()
+    }
+}
+
 impl fmt::Display for FixedFormat {
     /// `fixed<s16.8 TRN SAT>`: sign, width, fractional bits, modes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -562,6 +570,13 @@ mod tests {
 
     fn int4(signed: bool, r: Rounding, o: Overflow) -> FixedFormat {
         FixedFormat { signed, width: 4, frac: 0, rounding: r, overflow: o }
+    }
+
+    #[test]
+    fn short_form_drops_the_wrapper() {
+        let f = FixedFormat::unsigned(8, -2).with_modes(Rounding::RndConv, Overflow::SatSym);
+        assert_eq!(f.to_string(), "fixed<u8.-2 RND_CONV SAT_SYM>");
+        assert_eq!(f.short(), "u8.-2 RND_CONV SAT_SYM");
     }
 
     #[test]

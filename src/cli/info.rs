@@ -107,19 +107,7 @@ fn quantization(graph: &MaseGraph, id: mase_ir::NodeId, n: &mase_ir::Node) -> St
         Op::DequantizeLinear { scale, zero_point, codes, .. } => {
             format!("from {} ×{} zp {}", codes.name(), values(graph, scale), zp(zero_point))
         }
-        _ => mase_ir::quant::result_format(graph, id).map_or_else(
-            || "-".into(),
-            |f| {
-                format!(
-                    "{}{}.{} {} {}",
-                    if f.signed { "s" } else { "u" },
-                    f.width,
-                    f.frac,
-                    f.rounding,
-                    f.overflow
-                )
-            },
-        ),
+        _ => mase_ir::quant::result_format(graph, id).map_or_else(|| "-".into(), |f| f.short()),
     }
 }
 

@@ -229,6 +229,41 @@ fn split_square_dsps(a: u32) -> u64 {
     (0..s.len()).flat_map(|i| (i..s.len()).map(move |j| (i, j))).map(pair).sum()
 }
 
+/// Operand widths of layer_norm's products (the RTL's localparams): input `w`, `gamma` `gw`,
+/// lanes, the normalised value `nnw`, and `S1W`, `CW`, `YW + 1` (y with its zero sign bit),
+/// `SW + 1`, `MF + 1`.
+struct ProductWidths {
+    w: u32,
+    gw: u32,
+    lanes: u64,
+    ld: u32,
+    nnw: u32,
+    s1w: u32,
+    cw: u32,
+    yw1: u32,
+    sw1: u32,
+    mf1: u32,
+}
+
+impl ProductWidths {
+    fn of(p: &Params) -> Self {
+        let w = param(p, "DATA_IN_0_PRECISION_0") as u32;
+        let ld = clog2(param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0")) as u32;
+        ProductWidths {
+            w,
+            gw: param(p, "WEIGHT_PRECISION_0") as u32,
+            lanes: param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64,
+            ld,
+            nnw: (param(p, "NORM_FRAC") as u32) + ld.div_ceil(2) + 2,
+            s1w: w + ld + 1,
+            cw: w + ld + 2,
+            yw1: RSQRT_FRAC + 3,
+            sw1: RSQRT_FRAC + 5,
+            mf1: MANT_FRAC + 1,
+        }
+    }
+}
+
 /// DSPs of the unfolded layer_norm: every product of the RTL split into 18×18-bit partial
 /// products ([`split_dsps`]) at the operand widths Yosys keeps: per lane `x²`, `c·y` (y with a
 /// zero sign bit) and `n·gamma`; `S1²`; per Newton step `y²`, `u·s` and `y·f` (unsigned values
@@ -236,14 +271,7 @@ fn split_square_dsps(a: u32) -> u64 {
 /// constant zeros Yosys drops: its low slice keeps the seed's bits below bit 17 only. Squares
 /// have one multiplier per unordered pair of slices ([`split_square_dsps`]).
 fn unfolded_dsps(p: &Params) -> u64 {
-    let w = param(p, "DATA_IN_0_PRECISION_0") as u32;
-    let d = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0");
-    let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
-    let gw = param(p, "WEIGHT_PRECISION_0") as u32;
-    let ld = clog2(d) as u32;
-    let nnw = (param(p, "NORM_FRAC") as u32) + ld.div_ceil(2) + 2;
-    // The RTL's S1W, CW, YW + 1 (y with its zero sign bit), SW + 1, MF + 1.
-    let (s1w, cw, yw1, sw1, mf1) = (w + ld + 1, w + ld + 2, RSQRT_FRAC + 3, RSQRT_FRAC + 5, MANT_FRAC + 1);
+    let ProductWidths { w, gw, lanes, nnw, s1w, cw, yw1, sw1, mf1, .. } = ProductWidths::of(p);
     // The seed y0 << (YF - TF): the slice below bit 17 keeps 17 - (YF - TF) bits and a sign bit.
     let seed_low = 17 - (RSQRT_FRAC - TABLE_FRAC) + 1;
     let seed_sq = mul_dsps(seed_low, seed_low, true, true, 2 * seed_low)
@@ -257,14 +285,8 @@ fn unfolded_dsps(p: &Params) -> u64 {
 /// DSPs of the folded layer_norm: one split multiplier per lane as wide as the widest product
 /// it serves (lane 0's also the 1/sqrt unit's at `FOLD ≥ 4`), and the unit's own at `FOLD = 3`.
 fn folded_dsps(p: &Params) -> u64 {
-    let w = param(p, "DATA_IN_0_PRECISION_0") as u32;
-    let d = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0");
-    let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
-    let gw = param(p, "WEIGHT_PRECISION_0") as u32;
+    let ProductWidths { w, gw, lanes, nnw, s1w, cw, yw1, sw1, mf1, .. } = ProductWidths::of(p);
     let fold = param(p, "FOLD");
-    let ld = clog2(d) as u32;
-    let nnw = (param(p, "NORM_FRAC") as u32) + ld.div_ceil(2) + 2;
-    let (s1w, cw, yw1, sw1, mf1) = (w + ld + 1, w + ld + 2, RSQRT_FRAC + 3, RSQRT_FRAC + 5, MANT_FRAC + 1);
     let (la, lb) = (cw.max(nnw).max(w), yw1.max(gw).max(w));
     let (uma, umb) = (s1w.max(yw1).max(mf1), s1w.max(yw1).max(sw1));
     let lane = split_dsps(la, lb);
@@ -286,13 +308,7 @@ fn pair_sum_ff(a: u32, b: u32, pw: u32) -> u64 {
 /// added in pairs into registers, for timing), as the RTL declares them: per lane `x²`, `c·y`,
 /// `n·gamma`; `S1²`; per Newton step `y²`, `u·s`, `y·f`. Not in the fit (added after it).
 fn unfolded_pair_sum_ff(p: &Params) -> u64 {
-    let w = param(p, "DATA_IN_0_PRECISION_0") as u32;
-    let d = param(p, "DATA_IN_0_TENSOR_SIZE_DIM_0");
-    let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
-    let gw = param(p, "WEIGHT_PRECISION_0") as u32;
-    let ld = clog2(d) as u32;
-    let nnw = (param(p, "NORM_FRAC") as u32) + ld.div_ceil(2) + 2;
-    let (s1w, cw, yw1, sw1) = (w + ld + 1, w + ld + 2, RSQRT_FRAC + 3, RSQRT_FRAC + 5);
+    let ProductWidths { w, gw, lanes, ld, nnw, s1w, cw, yw1, sw1, .. } = ProductWidths::of(p);
     let lane = pair_sum_ff(w, w, 2 * w + ld + 1) + pair_sum_ff(cw, yw1, cw + yw1) + pair_sum_ff(nnw, gw, nnw + gw);
     let step = pair_sum_ff(yw1, yw1, 2 * yw1) + 2 * pair_sum_ff(yw1, sw1, yw1 + sw1);
     lanes * lane + pair_sum_ff(s1w, s1w, 2 * s1w) + NEWTON_STEPS as u64 * step

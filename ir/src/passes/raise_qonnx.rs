@@ -318,7 +318,7 @@ mod tests {
         for (v, &code) in biases.iter().zip(q.codes.iter()) {
             // The exact bias as a code at fraction 60 (every float32 here is exact there).
             let (c, f) = decompose_f64(f64::from(*v)).unwrap();
-            let exact = c << (60 - f);
+            let exact = if c == 0 { 0 } else { c << (60 - f) };
             for rounding in Rounding::ALL {
                 for overflow in Overflow::ALL {
                     let to = FixedFormat { signed: true, width: 6, frac: fo, rounding, overflow };
