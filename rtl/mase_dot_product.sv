@@ -120,14 +120,8 @@ module mase_dot_product #(
   /// The flags and tag of R, one advance later (the operands are inside the mase_dsp_muls).
   logic d_valid, d_first, d_last;
   logic [TAG_WIDTH-1:0] d_tag;
-
-  always_ff @(posedge clk) begin
-    if (adv) begin
-      d_first <= r_first;
-      d_last  <= r_last;
-      d_tag   <= r_tag;
-    end
-  end
+  mase_delay #(.DEPTH(1), .WIDTH(TAG_WIDTH + 2)) u_d_side (.clk(clk), .rst(rst), .en(adv),
+      .d({r_first, r_last, r_tag}), .q({d_first, d_last, d_tag}));
 
   // S2: products
   /// Product of input lane i and weight lane o*PI + i at [(o*PI+i)*PW +: PW].

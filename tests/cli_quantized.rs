@@ -28,6 +28,11 @@ fn err(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// `mase COMMAND <fixture model> -o OUT` in `dir` (`import` or `flow`).
+fn on_model(command: &str, model: &str, out: &str, dir: &Path) -> Output {
+    mase(&[command, quant(model).to_str().unwrap(), "-o", out], dir)
+}
+
 fn f32s(path: &Path) -> Vec<f32> {
     let t = mase_ir::npy::read_npy(path).unwrap();
     t.to_f32().iter().copied().collect()
@@ -37,8 +42,7 @@ fn f32s(path: &Path) -> Vec<f32> {
 fn brevitas_po2_rtl_equals_qonnx_code_for_code() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let model = quant("brevitas_mlp_po2.onnx");
-    ok(&mase(&["flow", model.to_str().unwrap(), "-o", "p"], dir));
+    ok(&on_model("flow", "brevitas_mlp_po2.onnx", "p", dir));
     let x = quant("eval.x.npy");
     let x = format!("x={}", x.display());
     let report = ok(&mase(&["sim", "p", "--input", &x, "--json"], dir));
@@ -62,8 +66,7 @@ fn brevitas_po2_rtl_equals_qonnx_code_for_code() {
 #[test]
 fn float_scale_quantizers_are_refused_by_node() {
     let tmp = tempfile::tempdir().unwrap();
-    let model = quant("brevitas_mlp_float.onnx");
-    let e = err(&mase(&["flow", model.to_str().unwrap(), "-o", "p"], tmp.path()));
+    let e = err(&on_model("flow", "brevitas_mlp_float.onnx", "p", tmp.path()));
     assert!(
         e.contains("raise_qonnx")
             && e.contains("(quant, from ONNX node")
@@ -85,8 +88,7 @@ fn quantization_cell<'a>(table: &'a str, name: &str) -> &'a str {
 fn info_shows_scales_zero_points_and_raised_formats() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let qdq = quant("ort_qdq_mlp.onnx");
-    ok(&mase(&["import", qdq.to_str().unwrap(), "-o", "q"], dir));
+    ok(&on_model("import", "ort_qdq_mlp.onnx", "q", dir));
     let table = ok(&mase(&["info", "q"], dir));
     let g = mase_ir::checkpoint::load(&dir.join("q")).unwrap();
     let id = g.find("x_QuantizeLinear").unwrap();
@@ -97,8 +99,7 @@ fn info_shows_scales_zero_points_and_raised_formats() {
     let want = format!("{} ×{} zp {}", to.name(), s.iter().next().unwrap(), z.iter().next().unwrap());
     assert_eq!(quantization_cell(&table, "x_QuantizeLinear"), want, "{table}");
 
-    let po2 = quant("brevitas_mlp_po2.onnx");
-    ok(&mase(&["import", po2.to_str().unwrap(), "-o", "p"], dir));
+    ok(&on_model("import", "brevitas_mlp_po2.onnx", "p", dir));
     assert!(quantization_cell(&ok(&mase(&["info", "p"], dir)), "node__symbolic").starts_with("int8 ×"));
     ok(&mase(&["passes", "p", "--run", "raise_qonnx", "-o", "r"], dir));
     let raised = ok(&mase(&["info", "r"], dir));
@@ -115,8 +116,7 @@ fn info_shows_scales_zero_points_and_raised_formats() {
 fn accuracy_against_the_models_own_quantized_execution() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let po2 = quant("brevitas_mlp_po2.onnx");
-    ok(&mase(&["import", po2.to_str().unwrap(), "-o", "p"], dir));
+    ok(&on_model("import", "brevitas_mlp_po2.onnx", "p", dir));
     ok(&mase(&["passes", "p", "--run", "raise_qonnx", "-o", "r"], dir));
     // The first four evaluation rows: the graph's batch.
     let x = mase_ir::npy::read_npy(quant("eval.x.npy")).unwrap().to_f32();
@@ -143,8 +143,7 @@ fn accuracy_against_the_models_own_quantized_execution() {
 #[test]
 fn dynamic_quantization_is_refused_with_the_reason_and_the_way_out() {
     let tmp = tempfile::tempdir().unwrap();
-    let model = quant("ort_dynamic_mlp.onnx");
-    let e = err(&mase(&["import", model.to_str().unwrap(), "-o", "d"], tmp.path()));
+    let e = err(&on_model("import", "ort_dynamic_mlp.onnx", "d", tmp.path()));
     assert!(e.contains("(DynamicQuantizeLinear, from ONNX node"), "{e}");
     assert!(e.contains("at run time") && e.contains("QuantFormat.QDQ") && e.contains("mase flow"), "{e}");
     assert!(!tmp.path().join("d.json").exists(), "a refused import wrote a checkpoint");
