@@ -347,12 +347,10 @@ fn readme(d: &Design, r: &Report, lib: &[String]) -> String {
         let _ = writeln!(s, "- in real units {} (`[hardware] clock_mhz`, a configured clock)", t.describe());
     }
     let _ = writeln!(s, "- multipliers: {}; memory: {} bits", r.multipliers, r.memory_bits);
-    let e = &r.resources;
     let _ = writeln!(
         s,
-        "- resources (estimate, Yosys synth_xilinx 7-series): {} LUT, {} FF, {} DSP, {} BRAM18, {} LUTRAM \
-         (`mase synth .` measures them)",
-        e.lut, e.ff, e.dsp, e.bram18, e.lutram
+        "- resources (estimate, Yosys synth_xilinx 7-series): {} (`mase synth .` measures them)",
+        r.resources
     );
     let counts: Vec<String> = r.instance_counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     let _ = writeln!(s, "- instances: {}\n", counts.join(", "));

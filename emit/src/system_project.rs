@@ -650,12 +650,7 @@ fn device_readme(sys: &System, k: usize, core: &Design, r: &Report, lib: &[Strin
         "- multipliers: {} of {}; memory: {} of {} bits",
         r.multipliers, dev.multipliers, r.memory_bits, dev.memory_bits
     );
-    let e = &r.resources;
-    let _ = writeln!(
-        s,
-        "- resources (estimate): {} LUT, {} FF, {} DSP, {} BRAM18, {} LUTRAM\n",
-        e.lut, e.ff, e.dsp, e.bram18, e.lutram
-    );
+    let _ = writeln!(s, "- resources (estimate): {}\n", r.resources);
     let _ = writeln!(s, "## Files\n");
     let (top_file, core_file_name) = device_files(&sys.design.top, k);
     let _ = writeln!(

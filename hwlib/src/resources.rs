@@ -22,6 +22,17 @@ pub struct Resources {
     pub lutram: u64,
 }
 
+impl std::fmt::Display for Resources {
+    /// `900 LUT, 574 FF, 16 DSP, 4 BRAM18, 0 LUTRAM`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} LUT, {} FF, {} DSP, {} BRAM18, {} LUTRAM",
+            self.lut, self.ff, self.dsp, self.bram18, self.lutram
+        )
+    }
+}
+
 impl std::ops::Add for Resources {
     type Output = Resources;
     fn add(self, o: Resources) -> Resources {
