@@ -299,17 +299,7 @@ fn readme(d: &Design, r: &Report, lib: &[String]) -> String {
     let _ = writeln!(s, "| port | tensor | direction | shape | format | lanes | beats per inference |");
     let _ = writeln!(s, "|---|---|---|---|---|---|---|");
     for p in &d.ports {
-        let dir = if p.dir == PortDir::Input { "in" } else { "out" };
-        let _ = writeln!(
-            s,
-            "| `{}` | `{}` | {dir} | {:?} | {} | {} | {} |",
-            p.name,
-            p.tensor,
-            p.shape,
-            fmt_name(&p.format),
-            p.lanes,
-            p.numel() / p.lanes
-        );
+        let _ = writeln!(s, "{} {} |", port_row(p), p.numel() / p.lanes);
     }
     let _ = writeln!(
         s,
@@ -332,11 +322,7 @@ fn readme(d: &Design, r: &Report, lib: &[String]) -> String {
         );
     }
     let _ = writeln!(s, "## Figures (cost models; `report.json` has every instance)\n");
-    let _ = writeln!(
-        s,
-        "- initiation interval: {} cycles per inference (slowest instance: `{}`)",
-        r.ii_cycles, r.slowest
-    );
+    let _ = writeln!(s, "{}", ii_item("initiation interval", "slowest instance", r.ii_cycles, &r.slowest));
     let _ = writeln!(
         s,
         "- latency estimate: {} cycles to the first output beat{}",
@@ -399,6 +385,26 @@ fn readme(d: &Design, r: &Report, lib: &[String]) -> String {
          make -C tb                                   # cocotb: every output element equal to the vectors\n```"
     );
     s
+}
+
+/// A README port table's row up to its lanes: `| `name` | `tensor` | in | [shape] | format |
+/// lanes |`.
+pub(crate) fn port_row(p: &crate::design::TopPort) -> String {
+    let dir = if p.dir == PortDir::Input { "in" } else { "out" };
+    format!(
+        "| `{}` | `{}` | {dir} | {:?} | {} | {} |",
+        p.name,
+        p.tensor,
+        p.shape,
+        fmt_name(&p.format),
+        p.lanes
+    )
+}
+
+/// The README figure line of an initiation interval: `- LABEL: II cycles per inference
+/// (SLOWEST_LABEL: `NAME`)`.
+pub(crate) fn ii_item(label: &str, slowest_label: &str, ii: impl std::fmt::Display, slowest: &str) -> String {
+    format!("- {label}: {ii} cycles per inference ({slowest_label}: `{slowest}`)")
 }
 
 /// What sets the latency: the instance on the latency chain that adds the most cycles, and how

@@ -614,16 +614,7 @@ fn device_readme(sys: &System, k: usize, core: &Design, r: &Report, lib: &[Strin
     let _ = writeln!(s, "|---|---|---|---|---|---|");
     let links = link_port_names(sys, k);
     for p in core.ports.iter().filter(|p| !links.contains(&p.name)) {
-        let dir = if p.dir == PortDir::Input { "in" } else { "out" };
-        let _ = writeln!(
-            s,
-            "| `{}` | `{}` | {dir} | {:?} | {} | {} |",
-            p.name,
-            p.tensor,
-            p.shape,
-            crate::bind::fmt_name(&p.format),
-            p.lanes
-        );
+        let _ = writeln!(s, "{}", crate::project::port_row(p));
     }
     for l in sys.links_into(k) {
         let head = format!("Link in from '{}'", sys.devices[l.from].name);
@@ -642,8 +633,8 @@ fn device_readme(sys: &System, k: usize, core: &Design, r: &Report, lib: &[Strin
     let _ = writeln!(s, "\n## Figures (cost models)\n");
     let _ = writeln!(
         s,
-        "- stage initiation interval: {} cycles per inference (slowest: `{}`)",
-        r.ii_cycles, r.slowest
+        "{}",
+        crate::project::ii_item("stage initiation interval", "slowest", r.ii_cycles, &r.slowest)
     );
     let _ = writeln!(
         s,
