@@ -83,7 +83,7 @@ fn values(graph: &MaseGraph, key: &str) -> String {
 }
 
 /// What a node's result holds in numbers: a quantizer's integer type, scale and zero point
-/// (`int8 ×0.0425 zp 0 ROUND`), or the fixed-point format a pass gave the result (`s8.5 RND_CONV
+/// (`int8 ×0.0425 zp 0 Round`), or the fixed-point format a pass gave the result (`s8.5 RND_CONV
 /// SAT`), or `-`.
 fn quantization(graph: &MaseGraph, id: mase_ir::NodeId, n: &mase_ir::Node) -> String {
     use mase_ir::op::Op;
