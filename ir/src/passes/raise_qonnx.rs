@@ -31,7 +31,7 @@ use crate::graph::{MaseGraph, NodeId};
 use crate::metadata::TensorMeta;
 use crate::op::Op;
 use crate::pass::{no_args, PassArgs, PassInfo};
-use crate::quant::{format_of, qonnx::quant_format, result_format, set_format};
+use crate::quant::{qonnx::quant_format, result_format, set_format};
 use crate::tensor::QuantTensor;
 
 /// Bits of a signed two's complement number holding every integer of magnitude ≤ `m`.
@@ -69,21 +69,17 @@ fn cast_grid(g: &MaseGraph, id: NodeId, cast: &std::collections::HashSet<NodeId>
     let mut grid = i32::MIN;
     let mut todo = vec![id];
     while let Some(u) = todo.pop() {
-        let n = g.node(u);
-        if u != id
-            && !cast.contains(&u)
-            && !(matches!(n.op, Op::Relu) || crate::quant::plan::is_carrier(&n.op))
-        {
+        if cast.contains(&u) {
+            // A cast to fraction f rounds at ties on the 2^-(f+1) grid and saturates on 2^-f; a
+            // relu cast by its quantizer also compares with 0, which every grid holds.
+            grid = grid.max(result_format(g, u)?.frac + 1);
+            continue;
+        }
+        let op = &g.node(u).op;
+        if u != id && !(matches!(op, Op::Relu) || crate::quant::plan::is_carrier(op)) {
             return None;
         }
-        if cast.contains(&u) {
-            // A cast to fraction f rounds at ties on the 2^-(f+1) grid and saturates on 2^-f.
-            let f = format_of(n.meta.common.results.get("data_out_0")?)?.frac;
-            grid = grid.max(f + 1);
-            // A relu cast by its quantizer also compares with 0, which every grid holds.
-        } else {
-            todo.extend(g.users(u));
-        }
+        todo.extend(g.users(u));
     }
     (grid > i32::MIN).then_some(grid)
 }
@@ -95,41 +91,25 @@ fn cast_grid(g: &MaseGraph, id: NodeId, cast: &std::collections::HashSet<NodeId>
 /// `grid` when every value is on the grid.
 fn bias_for_casts(b: &ndarray::ArrayD<f32>, grid: i32) -> std::result::Result<QuantTensor, String> {
     let scale = 2f64.powi(grid);
-    let on_grid = b.iter().all(|&v| (f64::from(v) * scale).fract() == 0.0);
-    if on_grid {
-        let fmt = FixedFormat {
-            signed: true,
-            width: 64,
-            frac: grid,
-            rounding: Rounding::RndConv,
-            overflow: Overflow::Sat,
-        };
-        let codes = crate::quant::quantize_f32(b, &fmt).codes;
-        let m = codes.iter().map(|c| c.unsigned_abs() as u128).max().unwrap_or(0);
-        if signed_bits(m) > 62 {
-            return Err(format!("its bias needs more than 62 bits at fraction {grid}"));
-        }
-        return Ok(QuantTensor::per_tensor(FixedFormat { width: signed_bits(m), ..fmt }, codes));
-    }
-    let mut codes = Vec::with_capacity(b.len());
+    // (floor(v·2^grid), whether v is off the grid), exact in f64: a float32 times a power of two.
+    let mut parts = Vec::with_capacity(b.len());
     for &v in b {
         if !v.is_finite() {
             return Err(format!("its bias has the non-finite value {v}"));
         }
-        // Exact in f64: a float32 times a power of two, floored.
         let t = f64::from(v) * scale;
-        let k = t.floor();
-        let code = 2.0 * k + f64::from(u8::from(t != k));
-        if code.abs() >= 2f64.powi(62) {
-            return Err(format!("its bias {v} needs more than 63 bits at fraction {}", grid + 1));
+        if t.abs() >= 2f64.powi(61) {
+            return Err(format!("its bias {v} needs more than 62 bits at fraction {}", grid + 1));
         }
-        codes.push(code as i64);
+        parts.push((t.floor() as i64, t != t.floor()));
     }
+    let off = parts.iter().any(|&(_, o)| o);
+    let codes: Vec<i64> = parts.iter().map(|&(k, o)| if off { 2 * k + i64::from(o) } else { k }).collect();
     let m = codes.iter().map(|c| c.unsigned_abs() as u128).max().unwrap_or(0);
     let fmt = FixedFormat {
         signed: true,
         width: signed_bits(m),
-        frac: grid + 1,
+        frac: grid + i32::from(off),
         rounding: Rounding::RndConv,
         overflow: Overflow::Sat,
     };
