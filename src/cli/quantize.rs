@@ -51,14 +51,12 @@ pub fn accuracy_cmd(
     let labels = labels.map(mase_ir::npy::read_npy).transpose()?;
     let r = accuracy(&float, &quant, labels.as_ref())?;
     let own = against
-        .map(|p| -> anyhow::Result<_> {
-            let model = mase_ir::checkpoint::load(p)
-                .map_err(|e| anyhow::anyhow!("--against {}: {e}", p.display()))?;
-            let outs = mase_ir::interp::run_outputs(&model, &inputs)
-                .map_err(|e| anyhow::anyhow!("--against {}: {e}", p.display()))?;
-            let r = accuracy(&outs, &quant, labels.as_ref())
-                .map_err(|e| anyhow::anyhow!("--against {}: {e}", p.display()))?;
-            Ok((r, identical_elements(&outs, &quant)))
+        .map(|p| {
+            let compare = || -> mase_ir::Result<_> {
+                let outs = mase_ir::interp::run_outputs(&mase_ir::checkpoint::load(p)?, &inputs)?;
+                Ok((accuracy(&outs, &quant, labels.as_ref())?, identical_elements(&outs, &quant)))
+            };
+            compare().map_err(|e| anyhow::anyhow!("--against {}: {e}", p.display()))
         })
         .transpose()?;
     let sat = sat.report();
