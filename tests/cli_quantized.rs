@@ -98,6 +98,15 @@ fn info_shows_scales_zero_points_and_raised_formats() {
     let (s, z) = (g.weights[scale].to_f32(), g.weights[z].to_f32());
     let want = format!("{} ×{} zp {}", to.name(), s.iter().next().unwrap(), z.iter().next().unwrap());
     assert_eq!(quantization_cell(&table, "x_QuantizeLinear"), want, "{table}");
+    // The linear's weights keep the model's codes on their per-channel grids.
+    let id = g.find("Gemm_linear").unwrap();
+    let mase_ir::op::Op::Linear { weight, .. } = &g.node(id).op else {
+        panic!("Gemm_linear is not a linear")
+    };
+    let a = g.qweights[weight].affine.as_ref().unwrap();
+    let (lo, hi) = a.scale.iter().fold((f32::MAX, 0f32), |(l, h), &s| (l.min(s), h.max(s)));
+    let row = table.lines().find(|l| l.split_whitespace().nth(1) == Some("Gemm_linear")).unwrap();
+    assert!(row.contains(&format!("weight int8 ×[{lo}..{hi}]/{} zp 0", a.scale.len())), "{row}");
 
     ok(&on_model("import", "brevitas_mlp_po2.onnx", "p", dir));
     assert!(quantization_cell(&ok(&mase(&["info", "p"], dir)), "node__symbolic").starts_with("int8 ×"));

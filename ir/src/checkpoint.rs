@@ -19,7 +19,8 @@
 //!                "hardware" } }, ... ],          // in arena (topological) order
 //!   "weights":  [ { "key", "dtype": "f32" | "i64", "shape" }, ... ],
 //!   "qweights": [ { "key", "format": { "signed", "width", "frac", "rounding", "overflow" },
-//!                   "shape", "channel_frac"?: [ per-row fraction widths ] }, ... ] }
+//!                   "shape", "channel_frac"?: [ per-row fraction widths ],
+//!                   "affine"?: { "scale": [ f32 ], "zero_point": [ codes ], "axis" } }, ... ] }
 //! ```
 //!
 //! **safetensors**: each weight under its key in its own type (`F32`, `I64`, `I32`, `BOOL`);
@@ -46,7 +47,7 @@ use crate::fixed::FixedFormat;
 use crate::graph::{MaseGraph, Node, NodeKind};
 use crate::metadata::NodeMeta;
 use crate::op::Op;
-use crate::tensor::{DType, QuantTensor, Tensor};
+use crate::tensor::{Affine, DType, QuantTensor, Tensor};
 
 /// Format name in the JSON and the safetensors header.
 pub const FORMAT: &str = "mase-rs-checkpoint";
@@ -87,6 +88,9 @@ struct QWeightEntry {
     /// Per-channel fraction widths along axis 0, when the weight has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     channel_frac: Option<Vec<i32>>,
+    /// The real grid of codes whose scale is not a power of two, when the weight has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    affine: Option<Affine>,
 }
 
 /// The whole JSON file (written form).
@@ -175,6 +179,7 @@ pub fn export(graph: &MaseGraph, prefix: &Path) -> Result<()> {
             format: q.format,
             shape: q.codes.shape().to_vec(),
             channel_frac: q.channel_frac.clone(),
+            affine: q.affine.clone(),
         })
         .collect();
 
@@ -395,9 +400,18 @@ pub fn load(prefix: &Path) -> Result<MaseGraph> {
                 ));
             }
         }
+        if let Some(a) = &q.affine {
+            check_affine(a, &q.shape)
+                .map_err(|m| Error::file(jp, format!("quantized weight '{}': {m}", q.key)))?;
+        }
         graph.qweights.insert(
             q.key.clone(),
-            QuantTensor { format: q.format, codes, channel_frac: q.channel_frac.clone() },
+            QuantTensor {
+                format: q.format,
+                codes,
+                channel_frac: q.channel_frac.clone(),
+                affine: q.affine.clone(),
+            },
         );
     }
     let mut names = st.names();
@@ -425,5 +439,21 @@ impl MaseGraph {
     /// Loads the checkpoint `PREFIX.json` + `PREFIX.safetensors` (see [`crate::checkpoint`]).
     pub fn from_checkpoint(prefix: impl AsRef<Path>) -> Result<MaseGraph> {
         load(prefix.as_ref())
+    }
+}
+
+/// An affine grid fits a tensor of `shape`: one scale or one per index of `axis`, as many zero
+/// points, positive finite scales.
+fn check_affine(a: &Affine, shape: &[usize]) -> std::result::Result<(), String> {
+    let n = a.scale.len();
+    if a.zero_point.len() != n {
+        return Err(format!("{n} scales but {} zero points", a.zero_point.len()));
+    }
+    if n != 1 && shape.get(a.axis) != Some(&n) {
+        return Err(format!("{n} scales along axis {} of shape {shape:?}", a.axis));
+    }
+    match a.scale.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
+        Some(s) => Err(format!("scale {s} is not a positive finite number")),
+        None => Ok(()),
     }
 }

@@ -196,8 +196,22 @@ impl Tensor {
     }
 }
 
+/// A real grid that is not a power of two: codes `q` along `axis` index `i` mean
+/// `(q − zero_point[i]) · scale[i]` (one entry each for a per-tensor grid, then `axis` is 0), as
+/// ONNX `DequantizeLinear` and QONNX `Quant` with a float scale define them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Affine {
+    /// The scale of each index of `axis` (or one for the whole tensor), positive float32.
+    pub scale: Vec<f32>,
+    /// The zero point of each index of `axis` (or one), a code.
+    pub zero_point: Vec<i64>,
+    /// The axis the scales run along (0 for one scale).
+    pub axis: usize,
+}
+
 /// A quantized tensor: integer codes and the fixed-point format that gives them meaning
-/// (value = code × 2^-frac).
+/// (value = code × 2^-frac), or, with [`QuantTensor::affine`], codes of that format (fraction 0)
+/// on a real grid.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QuantTensor {
     /// The format of every element; with per-channel fractions, the finest of them.
@@ -208,12 +222,27 @@ pub struct QuantTensor {
     /// `code × 2^-channel_frac[o]`); `None` when every element has `format.frac`. See
     /// [`crate::quant::channel`].
     pub channel_frac: Option<Vec<i32>>,
+    /// Codes on a real grid with a scale that is not a power of two and a zero point (the
+    /// model's own integer weights of a QDQ or float-scale QONNX export): `format` is then the
+    /// codes' integer type at fraction 0, and only [`QuantTensor::dequantize`] gives values.
+    pub affine: Option<Affine>,
 }
 
 impl QuantTensor {
     /// A tensor whose elements all have `format`.
     pub fn per_tensor(format: FixedFormat, codes: ArrayD<i64>) -> Self {
-        QuantTensor { format, codes, channel_frac: None }
+        QuantTensor { format, codes, channel_frac: None, affine: None }
+    }
+
+    /// Codes of the integer type `format` (fraction 0) on the real grid `affine`.
+    pub fn on_grid(format: FixedFormat, codes: ArrayD<i64>, affine: Affine) -> Self {
+        QuantTensor { format, codes, channel_frac: None, affine: Some(affine) }
+    }
+
+    /// The tensor when its codes are fixed point (`code × 2^-frac`), `None` for codes on an
+    /// [`Affine`] grid: the guard of every consumer that computes with the codes directly.
+    pub fn fixed(&self) -> Option<&Self> {
+        self.affine.is_none().then_some(self)
     }
 
     /// The fraction width of the elements of row `o` (axis 0).
@@ -233,8 +262,21 @@ impl QuantTensor {
         c
     }
 
-    /// The real values the codes stand for.
+    /// The real values the codes stand for (on an affine grid `(q − z) · s` in float32, as
+    /// `DequantizeLinear` computes them).
     pub fn dequantize(&self) -> ArrayD<f32> {
+        if let Some(a) = &self.affine {
+            if a.scale.len() == 1 {
+                return self.codes.mapv(|q| (q - a.zero_point[0]) as f32 * a.scale[0]);
+            }
+            let mut v = ArrayD::<f32>::zeros(self.codes.raw_dim());
+            let ax = ndarray::Axis(a.axis);
+            for (i, (mut out, q)) in v.axis_iter_mut(ax).zip(self.codes.axis_iter(ax)).enumerate() {
+                let (s, z) = (a.scale[i], a.zero_point[i]);
+                ndarray::Zip::from(&mut out).and(&q).for_each(|o, &q| *o = (q - z) as f32 * s);
+            }
+            return v;
+        }
         let mut v = crate::quant::dequantize(&self.codes, &self.format);
         if let Some(fracs) = &self.channel_frac {
             for (o, mut row) in v.axis_iter_mut(ndarray::Axis(0)).enumerate() {

@@ -80,8 +80,10 @@ fn rich_graph() -> MaseGraph {
         overflow: Overflow::SatSym,
     };
     // Per-channel fractions (one per output row) round-trip with the codes.
-    g.qweights
-        .insert("fc.weight".into(), QuantTensor { format, codes, channel_frac: Some(vec![5, 3, 4, 5]) });
+    g.qweights.insert(
+        "fc.weight".into(),
+        QuantTensor { format, codes, channel_frac: Some(vec![5, 3, 4, 5]), affine: None },
+    );
     let hw = &mut g.node_mut(fc).meta.hardware;
     hw.toolchain = Some(Toolchain::Internal);
     hw.module = Some("mase_linear".into());

@@ -158,6 +158,47 @@ fn quantizers_are_kept_and_weights_folded() {
     assert_eq!(g.weights[names[0].1].shape(), [32].as_slice());
 }
 
+/// The QDQ model's linear weights and biases keep the model's own codes on their grids: the
+/// codes the unfolded import reads from the initializers (each `DequantizeLinear`'s input), with
+/// that dequantizer's scales and zero points, dequantizing to the folded float weights; and a
+/// checkpoint keeps them.
+#[test]
+fn qdq_weights_keep_the_models_codes_and_grids() {
+    let g = import("ort_qdq_mlp", true, true);
+    let raw = import("ort_qdq_mlp", false, false);
+    // Each dequantizer of a constant in the unfolded graph: (scales, zero points, codes).
+    let grids: Vec<(Vec<f32>, Vec<i64>, ArrayD<i64>)> = raw
+        .nodes()
+        .filter_map(|(_, n)| {
+            let Op::DequantizeLinear { scale, zero_point, .. } = &n.op else { return None };
+            let Op::Constant { tensor } = &raw.node(n.inputs[0]).op else { return None };
+            let z = zero_point.as_ref().map(|z| raw.weights[z].to_i64().iter().copied().collect());
+            let s: Vec<f32> = raw.weights[scale].to_f32().iter().copied().collect();
+            Some((s.clone(), z.unwrap_or(vec![0; s.len()]), raw.weights[tensor].to_i64()))
+        })
+        .collect();
+    let mut checked = 0;
+    for (_, n) in g.nodes() {
+        let Op::Linear { weight, bias } = &n.op else { continue };
+        for key in std::iter::once(weight).chain(bias) {
+            let q = &g.qweights[key];
+            let a = q.affine.as_ref().unwrap_or_else(|| panic!("{key} has no grid"));
+            let (_, z, codes) =
+                grids.iter().find(|(s, _, _)| *s == a.scale).expect("a dequantizer with these scales");
+            assert_eq!(&a.zero_point, z, "{key}");
+            assert_eq!(&q.codes, codes, "{key}: the model's own codes");
+            assert_eq!(a.axis, 0, "{key}: scales per output channel");
+            assert_eq!(&Tensor::F32(q.dequantize()), &g.weights[key], "{key}");
+            assert!(q.fixed().is_none());
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 4);
+    let dir = tempfile::tempdir().unwrap();
+    g.export(dir.path().join("m")).unwrap();
+    assert_eq!(MaseGraph::from_checkpoint(dir.path().join("m")).unwrap().qweights, g.qweights);
+}
+
 /// The power-of-two model raised by its own quantizers (`raise_qonnx`, no calibration, no
 /// configuration).
 fn raised_po2() -> MaseGraph {

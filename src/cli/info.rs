@@ -35,7 +35,7 @@ pub fn to_json(graph: &MaseGraph) -> Value {
                 "result_shapes": shapes(&n.meta.common.results),
                 "quantized_weights": n.op.weight_names().into_iter().filter_map(|(role, key)| {
                     let q = graph.qweights.get(key)?;
-                    Some((role.to_string(), json!({ "format": q.format, "channel_frac": q.channel_frac })))
+                    Some((role.to_string(), json!({ "format": q.format, "channel_frac": q.channel_frac, "affine": q.affine })))
                 }).collect::<serde_json::Map<_, _>>(),
                 "metadata": n.meta,
             })
@@ -45,7 +45,8 @@ pub fn to_json(graph: &MaseGraph) -> Value {
 }
 
 /// The quantized weights of a node, compactly: `weight s8.6`, or for per-channel fractions
-/// `weight s8.5..9/ch` (the channels' fraction range).
+/// `weight s8.5..9/ch` (the channels' fraction range), or for codes on an affine grid
+/// `weight int8 ×[0.0059..0.0097]/32 zp 0 (32×)`.
 fn weight_formats(graph: &MaseGraph, n: &mase_ir::Node) -> String {
     let parts: Vec<String> =
         n.op.weight_names()
@@ -53,6 +54,16 @@ fn weight_formats(graph: &MaseGraph, n: &mase_ir::Node) -> String {
             .filter_map(|(role, key)| {
                 let q = graph.qweights.get(key)?;
                 let s = if q.format.signed { "s" } else { "u" };
+                if let Some(a) = &q.affine {
+                    let zp: Vec<f32> = a.zero_point.iter().map(|&z| z as f32).collect();
+                    return Some(format!(
+                        "{role} {}int{} ×{} zp {}",
+                        if q.format.signed { "" } else { "u" },
+                        q.format.width,
+                        span(&a.scale),
+                        span(&zp)
+                    ));
+                }
                 Some(match &q.channel_frac {
                     Some(f) => {
                         let (lo, hi) =
@@ -73,7 +84,11 @@ fn weight_formats(graph: &MaseGraph, n: &mase_ir::Node) -> String {
 /// A tensor's values compactly: one value as itself, several as `[min..max]/N` (per channel).
 fn values(graph: &MaseGraph, key: &str) -> String {
     let Some(t) = graph.weights.get(key) else { return format!("'{key}' (missing)") };
-    let v = t.to_f32();
+    span(&t.to_f32().iter().copied().collect::<Vec<f32>>())
+}
+
+/// Values compactly: one as itself, several as `[min..max]/N`.
+fn span(v: &[f32]) -> String {
     let (lo, hi) = v.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
     match v.len() {
         1 => format!("{lo}"),

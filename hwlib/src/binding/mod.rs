@@ -137,9 +137,16 @@ impl<'g> NodeView<'g> {
 
     /// The quantized weight `key` of the graph.
     pub fn qweight(&self, key: &str) -> Result<&'g QuantTensor> {
-        self.graph.qweights.get(key).ok_or_else(|| {
+        let q = self.graph.qweights.get(key).ok_or_else(|| {
             self.error(format!(
                 "weight `{key}` is not quantized; run the quantize (or auto_precision) pass first"
+            ))
+        })?;
+        q.fixed().ok_or_else(|| {
+            self.error(format!(
+                "weight `{key}` holds the model's codes on a scale that is not a power of two; the \
+                 requantisation hardware is not built yet: run the quantize (or auto_precision) pass to give \
+                 it a fixed-point format"
             ))
         })
     }

@@ -334,8 +334,9 @@ impl Importer {
     }
 
     /// The codes and format of a folded constant `t` = `op(inputs)` when it is the output of a
-    /// power-of-two QONNX `Quant` (see [`crate::quant::qonnx`]) or a transpose of such a
-    /// constant.
+    /// power-of-two QONNX `Quant` (see [`crate::quant::qonnx`]), of a `DequantizeLinear` of
+    /// constant codes (the codes on their affine grid, [`crate::quant::affine`]) or a transpose
+    /// of such a constant.
     fn folded_codes(&self, op: &Op, inputs: &[Val], t: &Tensor) -> Option<crate::tensor::QuantTensor> {
         match op {
             Op::Quant { .. } => {
@@ -343,12 +344,31 @@ impl Importer {
                 let codes = crate::quant::quantize_f32(t.as_f32()?, &fmt).codes;
                 Some(crate::tensor::QuantTensor::per_tensor(fmt, codes))
             }
+            Op::DequantizeLinear { codes, scale, zero_point, axis } => {
+                let c = inputs.first().and_then(Val::known)?;
+                crate::quant::affine::folded_dequantize(
+                    *codes,
+                    c,
+                    scale,
+                    zero_point.as_ref(),
+                    *axis,
+                    &self.graph.weights,
+                )
+            }
             Op::Transpose { perm } => {
                 let Some(Val::Const { key, .. }) = inputs.first() else { return None };
                 let q = self.qconsts.get(key)?;
                 let codes =
                     q.codes.clone().permuted_axes(ndarray::IxDyn(perm)).as_standard_layout().to_owned();
-                (q.channel_frac.is_none()).then(|| crate::tensor::QuantTensor::per_tensor(q.format, codes))
+                if q.channel_frac.is_some() {
+                    return None;
+                }
+                let mut t = crate::tensor::QuantTensor { codes, ..q.clone() };
+                if let Some(a) = &mut t.affine {
+                    // The scales run along the axis that moved to position perm⁻¹(axis).
+                    a.axis = perm.iter().position(|&p| p == a.axis).unwrap_or(a.axis);
+                }
+                Some(t)
             }
             _ => None,
         }

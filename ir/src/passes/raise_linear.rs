@@ -27,6 +27,9 @@ struct Match {
     /// The weight's codes and format when its constant has some (a folded weight quantizer),
     /// transposed as the weight is.
     qweight: Option<crate::tensor::QuantTensor>,
+    /// The bias's codes when its constant has some (e.g. the int32 codes of a folded
+    /// `DequantizeLinear`), reshaped to `[out]` as the bias is.
+    qbias: Option<crate::tensor::QuantTensor>,
 }
 
 /// The constant `[in, out]` weight of a matmul node, transposed to `[out, in]`.
@@ -57,12 +60,30 @@ fn bias_of(g: &MaseGraph, c: NodeId, out: usize, product_rank: Option<usize>) ->
 }
 
 /// The codes of a constant node's tensor in `g.qweights`, transposed like [`weight_of`]'s
-/// weight (per-tensor formats only).
+/// weight (not for per-channel fractions).
 fn qweight_of(g: &MaseGraph, c: NodeId) -> Option<crate::tensor::QuantTensor> {
     let Op::Constant { tensor } = &g.node(c).op else { return None };
     let q = g.qweights.get(tensor).filter(|q| q.channel_frac.is_none() && q.codes.ndim() == 2)?;
     let codes = q.codes.t().as_standard_layout().to_owned();
-    Some(crate::tensor::QuantTensor::per_tensor(q.format, codes))
+    let mut t = crate::tensor::QuantTensor { codes, ..q.clone() };
+    if let Some(a) = t.affine.as_mut().filter(|a| a.scale.len() > 1) {
+        // A per-axis grid follows its axis through the transpose.
+        a.axis = 1 - a.axis.min(1);
+    }
+    Some(t)
+}
+
+/// The codes of a bias constant in `g.qweights`, reshaped to `[out]` (its grid's axis, the last,
+/// becomes 0).
+fn qbias_of(g: &MaseGraph, c: NodeId, out: usize) -> Option<crate::tensor::QuantTensor> {
+    let Op::Constant { tensor } = &g.node(c).op else { return None };
+    let q = g.qweights.get(tensor).filter(|q| q.channel_frac.is_none())?;
+    let codes = q.codes.to_shape(ndarray::IxDyn(&[out])).ok()?.to_owned();
+    let mut t = crate::tensor::QuantTensor { codes, ..q.clone() };
+    if let Some(a) = &mut t.affine {
+        a.axis = 0;
+    }
+    Some(t)
 }
 
 fn find(g: &MaseGraph) -> Option<Match> {
@@ -71,7 +92,7 @@ fn find(g: &MaseGraph) -> Option<Match> {
         let Some((x, weight)) = weight_of(g, m) else { continue };
         let out = weight.shape()[0];
         let qweight = qweight_of(g, g.node(m).inputs[1]);
-        let mut found = Match { root: m, matmul: m, x, weight, bias: None, qweight };
+        let mut found = Match { root: m, matmul: m, x, weight, bias: None, qweight, qbias: None };
         if let Some(a) = single_user(g, &users, m) {
             let an = g.node(a);
             if matches!(an.op, Op::Add) && an.inputs.len() == 2 {
@@ -79,6 +100,7 @@ fn find(g: &MaseGraph) -> Option<Match> {
                 if let Some(b) = bias_of(g, c, out, rank(g, m)) {
                     found.root = a;
                     found.bias = Some(b);
+                    found.qbias = qbias_of(g, c, out);
                 }
             }
         }
@@ -102,6 +124,9 @@ pub fn run(g: MaseGraph, _args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
         let bkey = m.bias.map(|b| {
             let k = format!("{name}.bias");
             g.weights.insert(k.clone(), b);
+            if let Some(q) = m.qbias {
+                g.qweights.insert(k.clone(), q);
+            }
             k
         });
         replace(g, m.root, &name, Op::Linear { weight: wkey, bias: bkey }, vec![m.x])?;

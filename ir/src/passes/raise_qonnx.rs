@@ -200,7 +200,7 @@ pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
         }
         let has_out = result_format(&g, id).is_some();
         if let Op::Linear { weight, bias } = &node.op {
-            let w = g.qweights.get(weight).cloned().ok_or_else(|| {
+            let w = g.qweights.get(weight).and_then(|q| q.fixed()).cloned().ok_or_else(|| {
                 node.error(
                     "its weight has no QONNX quantizer with a power-of-two scale (unquantized, or a float-scale \
                      quantizer, which needs the requantisation path, not built yet)",
@@ -211,7 +211,7 @@ pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
                     let t = g.weights.get(k).map(|t| t.to_f32()).ok_or_else(|| node.error("bias missing"))?;
                     let fx = in_fmts.first().copied().flatten();
                     let grid = fx.zip(cast_grid(&g, id, &cast)).map(|(fx, c)| c.max(fx.frac + w.format.frac));
-                    let q = match (g.qweights.get(k), grid) {
+                    let q = match (g.qweights.get(k).and_then(|q| q.fixed()), grid) {
                         (Some(q), _) => q.clone(),
                         (None, Some(grid)) => bias_for_casts(&t, grid).map_err(|m| node.error(m))?,
                         (None, None) => exact_bias(&t).map_err(|m| node.error(m))?,

@@ -72,7 +72,12 @@ pub fn quantize_per_channel(a: &ArrayD<f32>, fmt: &FixedFormat) -> (QuantTensor,
         overflowed += q.overflowed;
         out.assign(&q.codes.into_shape_with_order(out.raw_dim()).expect("one row's shape"));
     }
-    let q = QuantTensor { format: FixedFormat { frac: top, ..*fmt }, codes, channel_frac: Some(fracs) };
+    let q = QuantTensor {
+        format: FixedFormat { frac: top, ..*fmt },
+        codes,
+        channel_frac: Some(fracs),
+        affine: None,
+    };
     (q, overflowed)
 }
 

@@ -211,12 +211,12 @@ fn exact(node: &Node, ins: &[QValue], graph: &MaseGraph) -> Option<std::result::
     let q = &graph.qweights;
     let wide = |c: &ArrayD<i64>, frac: i32| Wide { codes: c.mapv(|v| v as i128), frac };
     match &node.op {
-        Op::Constant { tensor } => q.get(tensor).map(|t| Ok(wide(&t.codes, t.format.frac))),
+        Op::Constant { tensor } => q.get(tensor)?.fixed().map(|t| Ok(wide(&t.codes, t.format.frac))),
         Op::Linear { weight, bias } => {
             let (x, fx) = fixed_in(ins.first()?)?;
-            let w = q.get(weight)?;
+            let w = q.get(weight)?.fixed()?;
             let b = match bias {
-                Some(k) => Some(q.get(k)?),
+                Some(k) => Some(q.get(k)?.fixed()?),
                 None => None,
             };
             Some(linear_exact(
@@ -308,7 +308,7 @@ fn carried_format(ins: &[QValue]) -> Option<FixedFormat> {
 /// into `data_out_0` is then no cast and is not counted).
 fn moved_format(node: &Node, ins: &[QValue], graph: &MaseGraph) -> Option<FixedFormat> {
     if let Op::Constant { tensor } = &node.op {
-        return graph.qweights.get(tensor).map(|t| t.format);
+        return graph.qweights.get(tensor).and_then(|t| t.fixed()).map(|t| t.format);
     }
     if super::plan::is_carrier(&node.op) {
         return carried_format(ins);

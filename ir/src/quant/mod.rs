@@ -14,12 +14,14 @@
 //! (round half to even, as PyTorch's `round` in MASE's software quantizers).
 
 pub mod accuracy;
+pub mod affine;
 pub mod auto;
 pub mod channel;
 pub mod config;
 pub mod exec;
 pub mod plan;
 pub mod qonnx;
+pub mod requant;
 pub mod saturation;
 
 pub use accuracy::{accuracy, AccuracyReport};
