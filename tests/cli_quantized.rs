@@ -98,14 +98,24 @@ fn info_shows_scales_zero_points_and_raised_formats() {
     let (s, z) = (g.weights[scale].to_f32(), g.weights[z].to_f32());
     let want = format!("{} ×{} zp {}", to.name(), s.iter().next().unwrap(), z.iter().next().unwrap());
     assert_eq!(quantization_cell(&table, "x_QuantizeLinear"), want, "{table}");
-    // The linear's weights keep the model's codes on their per-channel grids.
-    let id = g.find("Gemm_linear").unwrap();
-    let mase_ir::op::Op::Linear { weight, .. } = &g.node(id).op else {
-        panic!("Gemm_linear is not a linear")
+    // The raised qlinear shows its output and input grids, and its weights the model's codes on
+    // their per-channel grids.
+    let id = g.find("Gemm_qlinear").unwrap();
+    let mase_ir::op::Op::Qlinear {
+        weight, x_type, x_scale, x_zero_point, y_type, y_scale, y_zero_point, ..
+    } = &g.node(id).op
+    else {
+        panic!("Gemm_qlinear is not a qlinear")
     };
+    let want = format!(
+        "{} ×{y_scale} zp {y_zero_point} from {} ×{x_scale} zp {x_zero_point}",
+        y_type.name(),
+        x_type.name()
+    );
+    assert_eq!(quantization_cell(&table, "Gemm_qlinear"), want, "{table}");
     let a = g.qweights[weight].affine.as_ref().unwrap();
     let (lo, hi) = a.scale.iter().fold((f32::MAX, 0f32), |(l, h), &s| (l.min(s), h.max(s)));
-    let row = table.lines().find(|l| l.split_whitespace().nth(1) == Some("Gemm_linear")).unwrap();
+    let row = table.lines().find(|l| l.split_whitespace().nth(1) == Some("Gemm_qlinear")).unwrap();
     assert!(row.contains(&format!("weight int8 ×[{lo}..{hi}]/{} zp 0", a.scale.len())), "{row}");
 
     ok(&on_model("import", "brevitas_mlp_po2.onnx", "p", dir));

@@ -435,6 +435,35 @@ op_enum! {
             /// The codes' integer type (saturation range).
             to: QuantIntType,
         },
+        /// A linear layer on integer codes with real scales, raised from a quantized model's
+        /// `DequantizeLinear → linear → [Relu] → QuantizeLinear` (`raise_qdq`): the input codes
+        /// `x` mean `(x − x_zero_point) · x_scale`, the output codes
+        /// `saturate(round_half_even(v / y_scale) + y_zero_point)` in the range of `y_type`, where
+        /// `v` is the linear (then relu) of the real input. Interpreted as exactly that in
+        /// float32; quantized execution and hardware compute it in integers
+        /// ([`crate::quant::requant`]). Codes in and out are integer tensors.
+        Qlinear {
+            /// Key of the real `[out, in]` weight (its codes and per-channel grid are its
+            /// [`crate::MaseGraph::qweights`] entry).
+            weight: String,
+            /// Key of the real `[out]` bias, if any (codes on the sum's grid in `qweights` when the
+            /// model quantized it).
+            bias: Option<String>,
+            /// The input codes' integer type.
+            x_type: QuantIntType,
+            /// The input codes' scale.
+            x_scale: f32,
+            /// The input codes' zero point.
+            x_zero_point: i64,
+            /// The output codes' scale.
+            y_scale: f32,
+            /// The output codes' zero point.
+            y_zero_point: i64,
+            /// The output codes' integer type (saturation range).
+            y_type: QuantIntType,
+            /// Relu before the output quantizer.
+            relu: bool,
+        },
         /// ONNX `DequantizeLinear`: y = (codes − zero_point) · scale in float32, per tensor or
         /// per axis; the codes are an integer tensor.
         DequantizeLinear {
@@ -505,6 +534,7 @@ impl OpKind {
             OpKind::Trunc => ("trunc", F, B),
             OpKind::QuantizeLinear => ("quantize_linear", F, B),
             OpKind::DequantizeLinear => ("dequantize_linear", F, B),
+            OpKind::Qlinear => ("qlinear", Mo, M),
         }
     }
 
@@ -547,7 +577,9 @@ impl Op {
     pub fn weight_names(&self) -> Vec<(&'static str, &str)> {
         match self {
             Op::Constant { tensor } => vec![("value", tensor.as_str())],
-            Op::Linear { weight, bias } | Op::LayerNorm { weight: Some(weight), bias, .. } => {
+            Op::Linear { weight, bias }
+            | Op::Qlinear { weight, bias, .. }
+            | Op::LayerNorm { weight: Some(weight), bias, .. } => {
                 let mut v = vec![("weight", weight.as_str())];
                 if let Some(b) = bias {
                     v.push(("bias", b.as_str()));

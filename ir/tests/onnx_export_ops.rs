@@ -581,6 +581,37 @@ fn cases(kind: OpKind) -> Vec<Case> {
             }
             v
         }
+        OpKind::Qlinear => {
+            let mut v = Vec::new();
+            for (name, relu, bias, x_type, y_type) in [
+                ("qlinear", true, true, QuantIntType::Uint8, QuantIntType::Uint8),
+                ("qlinear_signed_no_bias", false, false, QuantIntType::Int8, QuantIntType::Int8),
+            ] {
+                let mut b = B::new(name);
+                let codes: Vec<i64> = (0..24)
+                    .map(|i| (i * 37 % 256) - if x_type == QuantIntType::Int8 { 128 } else { 0 })
+                    .collect();
+                let x = b.input("x", i64s(&[2, 3, 4], &codes));
+                let t = b.floats(&[5, 4], -1.0, 1.0);
+                let weight = b.weight("fc.weight", t);
+                let t = b.floats(&[5], -1.0, 1.0);
+                let bias = bias.then(|| b.weight("fc.bias", t));
+                let op = Op::Qlinear {
+                    weight,
+                    bias,
+                    x_type,
+                    x_scale: 0.0371,
+                    x_zero_point: if x_type == QuantIntType::Uint8 { 140 } else { -3 },
+                    y_scale: 0.173,
+                    y_zero_point: if y_type == QuantIntType::Uint8 { 113 } else { 2 },
+                    y_type,
+                    relu,
+                };
+                let y = b.op("y", op, &[x]);
+                v.push(b.finish(&[y]));
+            }
+            v
+        }
     }
 }
 

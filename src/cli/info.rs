@@ -119,6 +119,12 @@ fn quantization(graph: &MaseGraph, id: mase_ir::NodeId, n: &mase_ir::Node) -> St
         Op::QuantizeLinear { scale, zero_point, to, .. } => {
             format!("{} ×{} zp {}", to.name(), values(graph, scale), zp(zero_point))
         }
+        Op::Qlinear { x_type, x_scale, x_zero_point, y_type, y_scale, y_zero_point, relu, .. } => format!(
+            "{}{} ×{y_scale} zp {y_zero_point} from {} ×{x_scale} zp {x_zero_point}",
+            if *relu { "relu, " } else { "" },
+            y_type.name(),
+            x_type.name()
+        ),
         Op::DequantizeLinear { scale, zero_point, codes, .. } => {
             format!("from {} ×{} zp {}", codes.name(), values(graph, scale), zp(zero_point))
         }

@@ -79,12 +79,14 @@ pub fn op_role(kind: OpKind) -> OpRole {
         | OpKind::ConstantOfShape
         | OpKind::Cast
         | OpKind::Shape
-        // Raising quantizers into formats and hardware requantisation come later (issue 24).
+        // Quantizers run on the host (power-of-two QONNX ones become formats, `raise_qonnx`);
+        // the requantising linear's hardware is issue 24's next step.
         | OpKind::Quant
         | OpKind::BipolarQuant
         | OpKind::Trunc
         | OpKind::QuantizeLinear
-        | OpKind::DequantizeLinear => Unsupported,
+        | OpKind::DequantizeLinear
+        | OpKind::Qlinear => Unsupported,
     }
 }
 

@@ -291,6 +291,30 @@ pub fn eval_op(
             let s = f32_weight(op, weights, scale, "scale")?;
             quantize::quantize_linear(f32_in(op, inputs, 0)?, s, zp.as_ref(), *axis, *to).map(Tensor::I64)
         }
+        Op::Qlinear { weight, bias, x_scale, x_zero_point, y_scale, y_zero_point, y_type, relu, .. } => {
+            arity(op, inputs, 1)?;
+            let codes = inputs[0].int_values().ok_or_else(|| {
+                format!(
+                    "qlinear: input 0 is {} {:?}; it must be integer codes",
+                    inputs[0].dtype().name(),
+                    inputs[0].shape()
+                )
+            })?;
+            let w = f32_weight(op, weights, weight, "weight")?;
+            let b = bias.as_deref().map(|k| f32_weight(op, weights, k, "bias")).transpose()?;
+            let scalar_f = |v: f32| ndarray::arr0(v).into_dyn();
+            let scalar_i = |v: i64| ndarray::arr0(v).into_dyn();
+            // The steps of the graph it was raised from, each as its own op computes it.
+            let x =
+                quantize::dequantize_linear(&codes, &scalar_f(*x_scale), Some(&scalar_i(*x_zero_point)), 1)?;
+            let mut v = Tensor::F32(linalg::linear(&x, w, b)?);
+            if *relu {
+                v = elementwise::relu(&v)?;
+            }
+            let v = v.as_f32().ok_or("qlinear: internal: the sum is not float")?;
+            quantize::quantize_linear(v, &scalar_f(*y_scale), Some(&scalar_i(*y_zero_point)), 1, *y_type)
+                .map(Tensor::I64)
+        }
         Op::DequantizeLinear { scale, zero_point, axis, .. } => {
             arity(op, inputs, 1)?;
             let codes = inputs[0].int_values().ok_or_else(|| {

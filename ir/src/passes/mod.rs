@@ -15,6 +15,7 @@ pub mod raise_layer_norm;
 pub mod raise_linear;
 pub mod raise_masked_softmax;
 pub mod raise_mul_scalar;
+pub mod raise_qdq;
 pub mod raise_qonnx;
 pub mod remove_dropout;
 
@@ -73,6 +74,11 @@ pub static REGISTRY: &[&dyn Pass] = &[
         name: "raise_linear",
         description: "MatMul/Gemm by a constant 2-D weight (+ Add of a constant bias over the last dim) -> linear",
         run: raise_linear::run,
+    },
+    &FnPass {
+        name: "raise_qdq",
+        description: "DequantizeLinear -> linear -> [Relu] -> QuantizeLinear with per-tensor activation scales -> qlinear on the codes",
+        run: raise_qdq::run,
     },
     &FnPass {
         name: "raise_gelu",

@@ -15,7 +15,8 @@
 //! `constant`, `embedding` (rows of the quantized table), and the element-moving ops `reshape`,
 //! `transpose`, `flatten`, `squeeze`, `unsqueeze`, `slice`, `gather`, `gather_nd`, `expand`,
 //! `where`, `cat` (fixed inputs of one format; integer indices and boolean conditions go along
-//! unchanged), `identity`, `dropout`.
+//! unchanged), `identity`, `dropout`; and `qlinear` on integer codes with real scales
+//! ([`super::qlinear`], the hardware's integer requantisation).
 //!
 //! Integer and boolean results (token ids, masks, comparisons, shapes) have no format and are
 //! computed exactly by the interpreter.
@@ -384,6 +385,10 @@ fn run_values(
             }
             if matches!(node.op, Op::Output) {
                 ins.into_iter().next().ok_or_else(|| node.error("the output node has no inputs"))?
+            } else if let Op::Qlinear { .. } = &node.op {
+                let x = ins.first().ok_or_else(|| node.error("qlinear has no input"))?.to_tensor().to_i64();
+                let y = super::qlinear::qlinear_codes(graph, &node.op, &x).map_err(|m| node.error(m))?;
+                QValue::Float(Tensor::I64(y))
             } else {
                 match out_fmt.and_then(|_| exact(node, &ins, graph)) {
                     Some(Ok(w)) => {

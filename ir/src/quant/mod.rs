@@ -20,6 +20,7 @@ pub mod channel;
 pub mod config;
 pub mod exec;
 pub mod plan;
+pub mod qlinear;
 pub mod qonnx;
 pub mod requant;
 pub mod saturation;

@@ -29,6 +29,7 @@ PASSES: Dict[str, str] = {
     "remove_dropout_transform_pass": "remove_dropout",
     "count_ops_analysis_pass": "count_ops",
     "raise_linear_transform_pass": "raise_linear",
+    "raise_qdq_transform_pass": "raise_qdq",
     "raise_gelu_transform_pass": "raise_gelu",
     "raise_layer_norm_transform_pass": "raise_layer_norm",
     "raise_mul_scalar_transform_pass": "raise_mul_scalar",
@@ -83,6 +84,10 @@ remove_dropout_transform_pass = _simple("remove_dropout_transform_pass", "Remove
 count_ops_analysis_pass = _simple("count_ops_analysis_pass", "Counts the nodes per MASE op into the info map.")
 raise_linear_transform_pass = _simple(
     "raise_linear_transform_pass", "Gemm, MatMul with a constant weight, + bias Add -> linear."
+)
+raise_qdq_transform_pass = _simple(
+    "raise_qdq_transform_pass",
+    "DequantizeLinear -> linear -> [Relu] -> QuantizeLinear (per-tensor activation scales) -> qlinear on the codes.",
 )
 raise_gelu_transform_pass = _simple("raise_gelu_transform_pass", "The erf and tanh forms of GELU -> gelu.")
 raise_layer_norm_transform_pass = _simple(

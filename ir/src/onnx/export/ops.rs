@@ -88,6 +88,7 @@ pub(super) fn lower(b: &mut Builder, at: &At) -> Result<()> {
         | Op::Trunc { .. }
         | Op::QuantizeLinear { .. }
         | Op::DequantizeLinear { .. }) => super::quant::lower(b, at, op),
+        Op::Qlinear { .. } => super::quant::qlinear(b, at),
         Op::Placeholder | Op::Output => {
             Err(at.err("internal: graph inputs and outputs are written as the graph's, not as nodes"))
         }

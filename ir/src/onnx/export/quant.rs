@@ -116,3 +116,33 @@ pub(super) fn lower(b: &mut Builder, at: &At, op: &Op) -> Result<()> {
         _ => Err(at.err("internal: not a quantizer op")),
     }
 }
+
+/// A `qlinear` as the graph it was raised from: `Cast` to the input codes' type →
+/// `DequantizeLinear` → the linear (`MatMul` [+ `Add`]) → [`Relu`] → `QuantizeLinear` → `Cast`
+/// to INT64, per-tensor scales and zero points as initializers.
+pub(super) fn qlinear(b: &mut Builder, at: &At) -> Result<()> {
+    let Op::Qlinear { weight, bias, x_type, x_scale, x_zero_point, y_scale, y_zero_point, y_type, relu } =
+        &at.node.op
+    else {
+        return Err(at.err("internal: not a qlinear"));
+    };
+    let [x] = at.take()?;
+    let scalar =
+        |b: &mut Builder, what: &str, v: f32| b.initializer(&at.base(what), &super::ops::scalar_f32(v));
+    let zero = |b: &mut Builder, what: &str, v: i64, ty: QuantIntType| {
+        let t = crate::tensor::Tensor::I64(ndarray::arr0(v).into_dyn());
+        b.proto_initializer(&at.base(what), codes_to_proto("", &t, ty))
+    };
+    let cast = builder::int("to", i64::from(quant_data_type(*x_type)));
+    let c = b.node("Cast", vec![x], &at.base("codes"), vec![cast]);
+    let (s, z) = (scalar(b, "x_scale", *x_scale), zero(b, "x_zero_point", *x_zero_point, *x_type));
+    let real = b.node("DequantizeLinear", vec![c, s, z], &at.base("x"), vec![]);
+    let sum = at.base("sum");
+    let lin = At { ins: vec![real], out: sum.clone(), in_types: at.in_types.clone(), ..*at };
+    super::nn::linear(b, &lin, weight, bias.as_deref())?;
+    let v = if *relu { b.node("Relu", vec![sum], &at.base("relu"), vec![]) } else { sum };
+    let (s, z) = (scalar(b, "y_scale", *y_scale), zero(b, "y_zero_point", *y_zero_point, *y_type));
+    let q = b.node("QuantizeLinear", vec![v, s, z], &at.base("y"), vec![]);
+    b.node_to("Cast", vec![q], at.out.clone(), vec![builder::int("to", i64::from(data_type::INT64))]);
+    Ok(())
+}
