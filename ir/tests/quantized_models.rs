@@ -238,6 +238,28 @@ fn qdq_weights_keep_the_models_codes_and_grids() {
     assert_eq!(MaseGraph::from_checkpoint(dir.path().join("m")).unwrap().qweights, g.qweights);
 }
 
+/// The float-scale Brevitas model's linear weights keep their codes (QONNX `Quant` integers,
+/// 4-bit) on their grids, dequantizing to the folded float weights.
+#[test]
+fn float_scale_qonnx_weights_keep_their_codes() {
+    let g = import("brevitas_mlp_float", true, true);
+    let mut checked = 0;
+    for (_, n) in g.nodes() {
+        let Op::Linear { weight, .. } = &n.op else { continue };
+        let q = &g.qweights[weight];
+        let a = q.affine.as_ref().unwrap_or_else(|| panic!("{weight} has no grid"));
+        assert!(q.codes.iter().all(|&c| q.format.contains_code(c)), "{weight}: codes outside {:?}", q.format);
+        assert!(q.codes.iter().any(|&c| c != 0));
+        assert!(a.scale.len() == 1 || a.scale.len() == q.codes.shape()[a.axis], "{a:?}");
+        let back = q.dequantize();
+        let want = g.weights[weight].to_f32();
+        // Equal values (a code 0 dequantizes to +0.0 where qonnx's float steps may give −0.0).
+        assert!(back.iter().zip(want.iter()).all(|(x, y)| x == y), "{weight}");
+        checked += 1;
+    }
+    assert_eq!(checked, 2);
+}
+
 /// The power-of-two model raised by its own quantizers (`raise_qonnx`, no calibration, no
 /// configuration).
 fn raised_po2() -> MaseGraph {

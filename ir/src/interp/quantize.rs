@@ -69,21 +69,41 @@ pub fn int_quant(
     narrow: bool,
     rounding: RoundingMode,
 ) -> R<ArrayD<f32>> {
+    let q = int_quant_codes(x, scale, zero_point, bit_width, signed, narrow, rounding)?;
+    let s = bcast("scale", scale, x.shape())?;
+    let z = bcast("zero point", zero_point, x.shape())?;
+    Ok(Zip::from(&q).and(&s).and(&z).map_collect(|&q, &s, &z| (q - z) * s))
+}
+
+/// The integer codes (as float32) a QONNX `Quant` computes before it rescales them: the
+/// model's own integers of a quantized weight.
+pub fn int_quant_codes(
+    x: &ArrayD<f32>,
+    scale: &ArrayD<f32>,
+    zero_point: &ArrayD<f32>,
+    bit_width: &ArrayD<f32>,
+    signed: bool,
+    narrow: bool,
+    rounding: RoundingMode,
+) -> R<ArrayD<f32>> {
     let bw = bit_width_value("bit width", bit_width)?;
     let s = bcast("scale", scale, x.shape())?;
     let z = bcast("zero point", zero_point, x.shape())?;
     let (lo, hi) = int_range(signed, narrow, bw);
     let bipolar = bw == 1.0 && signed;
     Ok(Zip::from(x).and(&s).and(&z).map_collect(|&x, &s, &z| {
-        let mut q = x / s + z;
+        let q = x / s + z;
         if bipolar {
-            q = if q >= 0.0 { 1.0 } else { -1.0 };
+            if q >= 0.0 {
+                1.0
+            } else {
+                -1.0
+            }
         } else {
             // Clamped before rounding, as qonnx does (the bounds are integers, so the order only
             // matters for NaN, which both keep).
-            q = rounding.round(q.clamp(lo, hi));
+            rounding.round(q.clamp(lo, hi))
         }
-        (q - z) * s
     }))
 }
 

@@ -340,11 +340,15 @@ impl Importer {
     /// of such a constant.
     fn folded_codes(&self, op: &Op, inputs: &[Val], t: &Tensor) -> Option<crate::tensor::QuantTensor> {
         match op {
-            Op::Quant { .. } => {
-                let fmt = crate::quant::qonnx::quant_format(op, &self.graph.weights).ok()?;
-                let codes = crate::quant::quantize_f32(t.as_f32()?, &fmt).codes;
-                Some(crate::tensor::QuantTensor::per_tensor(fmt, codes))
-            }
+            Op::Quant { .. } => match crate::quant::qonnx::quant_format(op, &self.graph.weights) {
+                Ok(fmt) => {
+                    let codes = crate::quant::quantize_f32(t.as_f32()?, &fmt).codes;
+                    Some(crate::tensor::QuantTensor::per_tensor(fmt, codes))
+                }
+                Err(_) => {
+                    crate::quant::affine::folded_quant(op, inputs.first()?.known()?, &self.graph.weights)
+                }
+            },
             Op::DequantizeLinear { codes, scale, zero_point, axis } => {
                 let c = inputs.first().and_then(Val::known)?;
                 crate::quant::affine::folded_dequantize(

@@ -1,14 +1,15 @@
 //! Codes on affine grids: the integer weights of a model quantized with scales that are not
-//! powers of two (ONNX `DequantizeLinear` of constant codes), kept as the model wrote them in
+//! powers of two (ONNX `DequantizeLinear` of constant codes, QONNX `Quant` of a constant with a
+//! float or per-channel scale), kept as the model wrote them in
 //! [`crate::MaseGraph::qweights`] with their [`Affine`] grid. The importer folds such a
-//! `DequantizeLinear` into a float constant (its dequantized values) and records the codes here,
+//! quantizer into a float constant (its dequantized values) and records the codes here,
 //! so the model's own integers stay available to the requantisation path
 //! ([`super::requant`]) and to `mase info`.
 
 use std::collections::BTreeMap;
 
 use crate::fixed::{FixedFormat, Overflow, Rounding};
-use crate::op::QuantIntType;
+use crate::op::{Op, QuantIntType};
 use crate::tensor::{Affine, QuantTensor, Tensor};
 
 /// The fixed-point format (fraction 0) holding every code of `ty`.
@@ -45,6 +46,53 @@ pub fn folded_dequantize(
         if s.len() == 1 { 0 } else { usize::try_from(if axis < 0 { axis + rank } else { axis }).ok()? };
     let affine = Affine { scale: s, zero_point: z, axis };
     Some(QuantTensor::on_grid(code_format(ty), codes, affine))
+}
+
+/// The axis of `x` (shape `x_shape`) a parameter of shape `p` varies along once broadcast:
+/// `Some(None)` when it is one value, `None` when it varies along more than one.
+fn broadcast_axis(p: &[usize], x_shape: &[usize]) -> Option<Option<usize>> {
+    let offset = x_shape.len().checked_sub(p.len())?;
+    let mut axes = p.iter().enumerate().filter(|(_, &d)| d > 1).map(|(i, _)| i + offset);
+    let axis = axes.next();
+    axes.next().is_none().then_some(axis)
+}
+
+/// The codes of a folded QONNX `Quant` of the constant `x` whose scale is not one power of two
+/// (see [`crate::interp::quantize::int_quant_codes`]), on their grid: one scale or one per index
+/// of the one axis the scale and zero point vary along; the zero points must be integers. `None`
+/// for a bipolar or otherwise gridless quantizer.
+pub fn folded_quant(op: &Op, x: &Tensor, weights: &BTreeMap<String, Tensor>) -> Option<QuantTensor> {
+    let Op::Quant { scale, zero_point, bit_width, signed, narrow, rounding } = op else { return None };
+    let x = x.as_f32()?;
+    let (s, z, b) =
+        (weights.get(scale)?.to_f32(), weights.get(zero_point)?.to_f32(), weights.get(bit_width)?.to_f32());
+    let codes = crate::interp::quantize::int_quant_codes(x, &s, &z, &b, *signed, *narrow, *rounding).ok()?;
+    let width = crate::interp::quantize::bit_width_value("bit width", &b).ok()? as u32;
+    if width == 1 && *signed || z.iter().any(|v| v.fract() != 0.0) {
+        return None;
+    }
+    let (sa, za) = (broadcast_axis(s.shape(), x.shape())?, broadcast_axis(z.shape(), x.shape())?);
+    let axis = match (sa, za) {
+        (Some(a), Some(b)) if a != b => return None,
+        (a, b) => a.or(b),
+    };
+    let n = axis.map_or(1, |a| x.shape()[a]);
+    let spread = |v: &ndarray::ArrayD<f32>| -> Vec<f32> {
+        let flat: Vec<f32> = v.iter().copied().collect();
+        if flat.len() == 1 {
+            vec![flat[0]; n]
+        } else {
+            flat
+        }
+    };
+    let overflow = if *signed && *narrow { Overflow::SatSym } else { Overflow::Sat };
+    let format = FixedFormat { signed: *signed, width, frac: 0, rounding: Rounding::RndConv, overflow };
+    let affine = Affine {
+        scale: spread(&s),
+        zero_point: spread(&z).into_iter().map(|v| v as i64).collect(),
+        axis: axis.unwrap_or(0),
+    };
+    Some(QuantTensor::on_grid(format, codes.mapv(|c| c as i64), affine))
 }
 
 #[cfg(test)]
