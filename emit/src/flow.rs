@@ -9,7 +9,9 @@
 //! variance), in which case the flow warns ([`Flow::warnings`]) that real activations may not
 //! fit and says how to give data. A model that carries QONNX `Quant` nodes is quantized by them
 //! instead (the `raise_qonnx` pass: power-of-two scales only, refused otherwise); giving it
-//! `[passes.quantize]` or calibration data as well is an error.
+//! `[passes.quantize]` or calibration data as well is an error. A model with real-scale
+//! quantizers (QDQ, float-scale QONNX: `qlinear` after import) is refused, naming its first
+//! quantizer, until the requantising hardware exists.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -161,7 +163,21 @@ pub fn quantized_graph(onnx: &[u8], opts: &FlowOptions) -> Result<Quantized> {
     times.push(("passes", t.elapsed().as_secs_f64() * 1e3));
     let t = Instant::now();
     let data_given = opts.calibration.is_some() || !config.calibration.inputs.is_empty();
-    let own = graph.nodes().find(|(_, n)| matches!(n.op, mase_ir::Op::Quant { .. }));
+    use mase_ir::Op;
+    let scaled = graph.nodes().find(|(_, n)| {
+        matches!(n.op, Op::QuantizeLinear { .. } | Op::DequantizeLinear { .. } | Op::Qlinear { .. })
+    });
+    if let Some((_, n)) = scaled {
+        return Err(Error::Config(format!(
+            "{origin}: node '{}' ({}) quantizes with a real scale that is not a power of two (a QDQ or \
+             float-scale QONNX model): `mase run --quantized` executes its linear layers in integers \
+             (qlinear), but the requantising hardware is not built yet. For RTL now, import the float model \
+             and let `mase flow` calibrate it, or quantize with power-of-two scales",
+            n.name,
+            n.op.mase_op()
+        )));
+    }
+    let own = graph.nodes().find(|(_, n)| matches!(n.op, Op::Quant { .. }));
     let qgraph = if let Some((_, q)) = own {
         if data_given || config.passes.quantize.is_some() {
             return Err(Error::Config(format!(

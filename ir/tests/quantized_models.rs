@@ -173,12 +173,11 @@ fn raise_qdq_keeps_every_output_bit() {
     assert!(raised.iter().zip(plain.iter()).all(|(a, b)| a.to_bits() == b.to_bits()));
 }
 
-/// The QDQ model in integers (every qlinear's exact sum and fixed-point requantisation, as its
-/// hardware computes it) against onnxruntime's float execution of the same model: at most one
-/// code apart, on at least 99 % of the outputs equal, the accuracy within half a point.
-#[test]
-fn qdq_integer_execution_agrees_with_onnxruntime() {
-    let g = import("ort_qdq_mlp", true, true);
+/// The model run in integers (every qlinear's exact sum and fixed-point requantisation, as its
+/// hardware computes it) on the evaluation rows, with the reference tool's outputs.
+fn integer_agreement(name: &str) -> Agreement {
+    let g = import(name, true, true);
+    assert_eq!(g.nodes().filter(|(_, n)| matches!(n.op, Op::Qlinear { .. })).count(), 2, "{name}");
     let x = npy("eval.x.npy").to_f32();
     let input = g.node(g.input_ids()[0]).name.clone();
     let mut outs = Vec::new();
@@ -190,11 +189,23 @@ fn qdq_integer_execution_agrees_with_onnxruntime() {
     }
     let views: Vec<_> = outs.iter().map(|a| a.view()).collect();
     let got = ndarray::concatenate(Axis(0), &views).unwrap();
-    let want = npy("ort_qdq_mlp.eval.out.y.npy").to_f32();
+    let want = npy(&format!("{name}.eval.out.y.npy")).to_f32();
     let a = agreement(&got, &want, &npy("eval.labels.npy").to_i64());
-    println!("ort_qdq_mlp integer execution: {a:?}");
-    assert!(a.max_steps <= 1.0 + 1e-3 && a.differ * 100 <= a.n, "{a:?}");
-    assert!((a.acc.0 - a.acc.1).abs() <= 0.005, "{a:?}");
+    println!("{name} integer execution: {a:?}");
+    a
+}
+
+/// The QDQ model in integers against onnxruntime's float execution of the same model, and the
+/// float-scale Brevitas model (its 8-bit activation quantizers split into QDQ pairs) against
+/// qonnx's: at most one code apart, at least 99 % of the outputs equal, the accuracy within half
+/// a point.
+#[test]
+fn float_scale_integer_execution_agrees_with_the_reference_tools() {
+    for name in ["ort_qdq_mlp", "brevitas_mlp_float"] {
+        let a = integer_agreement(name);
+        assert!(a.max_steps <= 1.0 + 1e-3 && a.differ * 100 <= a.n, "{name}: {a:?}");
+        assert!((a.acc.0 - a.acc.1).abs() <= 0.005, "{name}: {a:?}");
+    }
 }
 
 /// The QDQ model's qlinear weights and biases keep the model's own codes on their grids: the
@@ -245,7 +256,7 @@ fn float_scale_qonnx_weights_keep_their_codes() {
     let g = import("brevitas_mlp_float", true, true);
     let mut checked = 0;
     for (_, n) in g.nodes() {
-        let Op::Linear { weight, .. } = &n.op else { continue };
+        let Op::Qlinear { weight, .. } = &n.op else { continue };
         let q = &g.qweights[weight];
         let a = q.affine.as_ref().unwrap_or_else(|| panic!("{weight} has no grid"));
         assert!(q.codes.iter().all(|&c| q.format.contains_code(c)), "{weight}: codes outside {:?}", q.format);
@@ -350,7 +361,8 @@ fn raise_qonnx_quantized_execution_equals_qonnx_codes() {
 
 #[test]
 fn raise_qonnx_refuses_float_scales() {
-    let g = import("brevitas_mlp_float", true, true);
+    // Unsplit (a 4-bit or narrow quantizer stays a Quant): refused by the scale.
+    let g = import("brevitas_mlp_float", false, true);
     let e = mase_ir::pass::run_passes(g, &["raise_qonnx"], &toml::Table::new()).unwrap_err().to_string();
     assert!(e.contains("not one power of two") && e.contains("requantisation path"), "{e}");
     println!("{e}");

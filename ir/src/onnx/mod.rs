@@ -87,8 +87,9 @@ pub const MAX_TENSOR_ELEMENTS: usize = 1 << 28;
 pub const MAX_ACTIVATION_ELEMENTS: usize = 1 << 26;
 
 /// The raising passes run at import, in order.
-pub const RAISE_PASSES: [&str; 7] = [
+pub const RAISE_PASSES: [&str; 8] = [
     "raise_linear",
+    "split_qonnx_quant",
     "raise_qdq",
     "raise_gelu",
     "raise_layer_norm",

@@ -18,6 +18,7 @@ pub mod raise_mul_scalar;
 pub mod raise_qdq;
 pub mod raise_qonnx;
 pub mod remove_dropout;
+pub mod split_qonnx_quant;
 
 use crate::pass::{FnPass, Pass};
 
@@ -74,6 +75,11 @@ pub static REGISTRY: &[&dyn Pass] = &[
         name: "raise_linear",
         description: "MatMul/Gemm by a constant 2-D weight (+ Add of a constant bias over the last dim) -> linear",
         run: raise_linear::run,
+    },
+    &FnPass {
+        name: "split_qonnx_quant",
+        description: "QONNX Quant of an activation with one float scale, zero point 0, ROUND, 8 bits -> QuantizeLinear + DequantizeLinear (the same float32 steps)",
+        run: split_qonnx_quant::run,
     },
     &FnPass {
         name: "raise_qdq",

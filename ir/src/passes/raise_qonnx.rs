@@ -157,7 +157,8 @@ pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
             Op::BipolarQuant { .. } | Op::Trunc { .. } | Op::QuantizeLinear { .. } | Op::DequantizeLinear { .. } => {
                 return Err(node.error(
                     "raise_qonnx maps only QONNX Quant with a power-of-two scale and zero point 0 to fixed-point \
-                     formats; this quantizer needs the requantisation path (not built yet)",
+                     formats; this quantizer has a real scale, which needs the requantisation path (the linear \
+                     layers between such quantizers are raised to qlinear at import)",
                 ))
             }
             _ => continue,

@@ -29,6 +29,7 @@ PASSES: Dict[str, str] = {
     "remove_dropout_transform_pass": "remove_dropout",
     "count_ops_analysis_pass": "count_ops",
     "raise_linear_transform_pass": "raise_linear",
+    "split_qonnx_quant_transform_pass": "split_qonnx_quant",
     "raise_qdq_transform_pass": "raise_qdq",
     "raise_gelu_transform_pass": "raise_gelu",
     "raise_layer_norm_transform_pass": "raise_layer_norm",
@@ -84,6 +85,10 @@ remove_dropout_transform_pass = _simple("remove_dropout_transform_pass", "Remove
 count_ops_analysis_pass = _simple("count_ops_analysis_pass", "Counts the nodes per MASE op into the info map.")
 raise_linear_transform_pass = _simple(
     "raise_linear_transform_pass", "Gemm, MatMul with a constant weight, + bias Add -> linear."
+)
+split_qonnx_quant_transform_pass = _simple(
+    "split_qonnx_quant_transform_pass",
+    "QONNX activation Quant (one float scale, zero point 0, ROUND, 8 bits) -> QuantizeLinear + DequantizeLinear.",
 )
 raise_qdq_transform_pass = _simple(
     "raise_qdq_transform_pass",
