@@ -293,13 +293,7 @@ pub fn eval_op(
         }
         Op::Qlinear { weight, bias, x_scale, x_zero_point, y_scale, y_zero_point, y_type, relu, .. } => {
             arity(op, inputs, 1)?;
-            let codes = inputs[0].int_values().ok_or_else(|| {
-                format!(
-                    "qlinear: input 0 is {} {:?}; it must be integer codes",
-                    inputs[0].dtype().name(),
-                    inputs[0].shape()
-                )
-            })?;
+            let codes = int_codes("qlinear", inputs[0])?;
             let w = f32_weight(op, weights, weight, "weight")?;
             let b = bias.as_deref().map(|k| f32_weight(op, weights, k, "bias")).transpose()?;
             let scalar_f = |v: f32| ndarray::arr0(v).into_dyn();
@@ -317,18 +311,19 @@ pub fn eval_op(
         }
         Op::DequantizeLinear { scale, zero_point, axis, .. } => {
             arity(op, inputs, 1)?;
-            let codes = inputs[0].int_values().ok_or_else(|| {
-                format!(
-                    "dequantize_linear: input 0 is {} {:?}; it must be integer codes",
-                    inputs[0].dtype().name(),
-                    inputs[0].shape()
-                )
-            })?;
+            let codes = int_codes("dequantize_linear", inputs[0])?;
             let zp = zero_point.as_deref().map(|k| int_weight(op, weights, k, "zero point")).transpose()?;
             let s = f32_weight(op, weights, scale, "scale")?;
             quantize::dequantize_linear(&codes, s, zp.as_ref(), *axis).map(Tensor::F32)
         }
     }
+}
+
+/// The integer codes of input 0 of `op`, or an error naming its type and shape.
+fn int_codes(op: &str, t: &Tensor) -> std::result::Result<ArrayD<i64>, String> {
+    t.int_values().ok_or_else(|| {
+        format!("{op}: input 0 is {} {:?}; it must be integer codes", t.dtype().name(), t.shape())
+    })
 }
 
 /// Checks that every name in `inputs` is a graph input (other names are usually typos) and

@@ -69,42 +69,53 @@ pub fn int_quant(
     narrow: bool,
     rounding: RoundingMode,
 ) -> R<ArrayD<f32>> {
-    let q = int_quant_codes(x, scale, zero_point, bit_width, signed, narrow, rounding)?;
+    let quant = IntQuant { scale, zero_point, bit_width, signed, narrow, rounding };
+    let q = quant.codes(x)?;
     let s = bcast("scale", scale, x.shape())?;
     let z = bcast("zero point", zero_point, x.shape())?;
     Ok(Zip::from(&q).and(&s).and(&z).map_collect(|&q, &s, &z| (q - z) * s))
 }
 
-/// The integer codes (as float32) a QONNX `Quant` computes before it rescales them: the
-/// model's own integers of a quantized weight.
-pub fn int_quant_codes(
-    x: &ArrayD<f32>,
-    scale: &ArrayD<f32>,
-    zero_point: &ArrayD<f32>,
-    bit_width: &ArrayD<f32>,
-    signed: bool,
-    narrow: bool,
-    rounding: RoundingMode,
-) -> R<ArrayD<f32>> {
-    let bw = bit_width_value("bit width", bit_width)?;
-    let s = bcast("scale", scale, x.shape())?;
-    let z = bcast("zero point", zero_point, x.shape())?;
-    let (lo, hi) = int_range(signed, narrow, bw);
-    let bipolar = bw == 1.0 && signed;
-    Ok(Zip::from(x).and(&s).and(&z).map_collect(|&x, &s, &z| {
-        let q = x / s + z;
-        if bipolar {
-            if q >= 0.0 {
-                1.0
+/// The parameters of a QONNX `Quant`, for its integer step alone.
+pub struct IntQuant<'a> {
+    /// Scale (broadcast to the input).
+    pub scale: &'a ArrayD<f32>,
+    /// Zero point (broadcast to the input).
+    pub zero_point: &'a ArrayD<f32>,
+    /// Bit width (one value, 1 to 32).
+    pub bit_width: &'a ArrayD<f32>,
+    /// Signed codes.
+    pub signed: bool,
+    /// Narrow range (no most negative, or no largest unsigned, code).
+    pub narrow: bool,
+    /// Rounding mode.
+    pub rounding: RoundingMode,
+}
+
+impl IntQuant<'_> {
+    /// The integer codes (as float32) the quantizer computes before it rescales them: the
+    /// model's own integers of a quantized weight.
+    pub fn codes(&self, x: &ArrayD<f32>) -> R<ArrayD<f32>> {
+        let bw = bit_width_value("bit width", self.bit_width)?;
+        let s = bcast("scale", self.scale, x.shape())?;
+        let z = bcast("zero point", self.zero_point, x.shape())?;
+        let (lo, hi) = int_range(self.signed, self.narrow, bw);
+        let bipolar = bw == 1.0 && self.signed;
+        Ok(Zip::from(x).and(&s).and(&z).map_collect(|&x, &s, &z| {
+            let q = x / s + z;
+            if bipolar {
+                if q >= 0.0 {
+                    1.0
+                } else {
+                    -1.0
+                }
             } else {
-                -1.0
+                // Clamped before rounding, as qonnx does (the bounds are integers, so the order
+                // only matters for NaN, which both keep).
+                self.rounding.round(q.clamp(lo, hi))
             }
-        } else {
-            // Clamped before rounding, as qonnx does (the bounds are integers, so the order only
-            // matters for NaN, which both keep).
-            rounding.round(q.clamp(lo, hi))
-        }
-    }))
+        }))
+    }
 }
 
 /// QONNX `BipolarQuant`: (x ≥ 0 ? 1 : −1) · scale.

@@ -58,7 +58,7 @@ fn broadcast_axis(p: &[usize], x_shape: &[usize]) -> Option<Option<usize>> {
 }
 
 /// The codes of a folded QONNX `Quant` of the constant `x` whose scale is not one power of two
-/// (see [`crate::interp::quantize::int_quant_codes`]), on their grid: one scale or one per index
+/// (see [`crate::interp::quantize::IntQuant::codes`]), on their grid: one scale or one per index
 /// of the one axis the scale and zero point vary along; the zero points must be integers. `None`
 /// for a bipolar or otherwise gridless quantizer.
 pub fn folded_quant(op: &Op, x: &Tensor, weights: &BTreeMap<String, Tensor>) -> Option<QuantTensor> {
@@ -66,7 +66,15 @@ pub fn folded_quant(op: &Op, x: &Tensor, weights: &BTreeMap<String, Tensor>) -> 
     let x = x.as_f32()?;
     let (s, z, b) =
         (weights.get(scale)?.to_f32(), weights.get(zero_point)?.to_f32(), weights.get(bit_width)?.to_f32());
-    let codes = crate::interp::quantize::int_quant_codes(x, &s, &z, &b, *signed, *narrow, *rounding).ok()?;
+    let quant = crate::interp::quantize::IntQuant {
+        scale: &s,
+        zero_point: &z,
+        bit_width: &b,
+        signed: *signed,
+        narrow: *narrow,
+        rounding: *rounding,
+    };
+    let codes = quant.codes(x).ok()?;
     let width = crate::interp::quantize::bit_width_value("bit width", &b).ok()? as u32;
     if width == 1 && *signed || z.iter().any(|v| v.fract() != 0.0) {
         return None;
