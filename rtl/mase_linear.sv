@@ -214,9 +214,12 @@ module mase_linear #(
   logic s1_valid, s1_first, s1_last;
   logic [OBW-1:0] s1_block;
 
+  // NO_RW_CHECK: s1_x is used only when s1_valid, which loads row_full (the buffer's rd_full) on
+  // the same advance as the read, so only reads made while rd_full are used.
   mase_pingpong_buffer #(
       .WIDTH(P_IN * IW),
-      .WORDS(NIB)
+      .WORDS(NIB),
+      .NO_RW_CHECK(1)
   ) u_rows (
       .clk            (clk),
       .rst            (rst),

@@ -168,9 +168,12 @@ module mase_matmul #(
   /// Chunk number of the arriving A beat (its word in the bank).
   logic [IBW-1:0] a_wr_chunk;
 
+  // NO_RW_CHECK (both buffers): s1_x and s1_w are used only when s1_valid, which loads
+  // a_ready && b_ready (both buffers' rd_full) on the same advance as the reads.
   mase_pingpong_buffer #(
       .WIDTH(P_IN * IW),
-      .WORDS(NIB)
+      .WORDS(NIB),
+      .NO_RW_CHECK(1)
   ) u_a (
       .clk            (clk),
       .rst            (rst),
@@ -233,7 +236,8 @@ module mase_matmul #(
 
   mase_pingpong_buffer #(
       .WIDTH(P_OUT * P_IN * BW),
-      .WORDS(NOB * NIB)
+      .WORDS(NOB * NIB),
+      .NO_RW_CHECK(1)
   ) u_b (
       .clk            (clk),
       .rst            (rst),
