@@ -670,6 +670,18 @@ mod tests {
         assert!(Linear.layout_memory(&p, "weight", &w[..3]).is_err());
     }
 
+    /// Products wider than 24 bits, three or more per sum, take one more stage (P) in
+    /// `mase_dot_product`: the 16-bit test set without bias (IN/P_IN = 3 chunks) 2·3 + 7 cycles.
+    #[test]
+    fn wide_products_add_the_partial_sum_stage() {
+        assert_eq!((dot_product_stages(8, 8, 4), dot_product_stages(16, 16, 2)), (6, 6));
+        assert_eq!((dot_product_stages(16, 16, 3), dot_product_stages(13, 12, 4)), (7, 7));
+        let p = resolve_params(&Linear, &Linear.test_params()[3]).unwrap();
+        assert_eq!(Linear.cost(&p).latency_cycles, 2 * 3 + 7);
+        // P holds 5 outputs × 2 partial sums of 33 bits, 3 flags and no used tag bits (one block).
+        assert_eq!(dot_product_p_ffs(16, 16, 4, 5, 0), 5 * 2 * 33 + 3);
+    }
+
     #[test]
     fn cost_at_the_performance_point() {
         let p = resolve_params(&Linear, &[] as &[(&str, i64)]).unwrap();
