@@ -16,20 +16,27 @@
 // ROUNDING / OVERFLOW modes) give the block's LANES_OUT outputs, registered by a mase_skid_buffer.
 //
 // Pipeline: caller's S1 (memory words and tags) -> R (S1 registered) -> D (R registered again, in
-// the multipliers' input registers) -> S2 products -> S3 per-output product sums -> S4
-// accumulators -> output register. Every stage, the caller's S1 and its issue stage included,
-// advances together when `adv` is high (the output register can take a beat); the caller holds
-// S1 while adv is low. Why R and D: a block RAM's clock-to-out (5.6 ns on ECP5 without its output
-// register), the routing from the block RAM to the multipliers (up to 5 ns in a full encoder
-// layer) and a multiplier's input-to-output delay (3.9 ns) each want a register-to-register path
-// of their own. R is the register a vendor tool, and the ECP5 flow's netlist pass
-// (sim/src/bram_outreg.rs), folds into a block RAM's output register (0.96 ns clock-to-out); D and
-// S2 are mase_dsp_mul's (on ECP5 the DSPs' own input and output registers), so the path from R
-// is routing into the DSP and the multiplier is a path inside it. Measured on LFE5U-85F-6:
-// see hwlib/src/components/linear.rs (DOT_PRODUCT_STAGES).
-//   Latency: 6 cycles from the last chunk of a block in S1 to the block's beat in the output
-//            register (R, D, S2, S3, S4, output).
-//   Paths cut: data, valid and ready of the output (skid buffer); S1's data into the multipliers.
+// the multipliers' input registers) -> S2 products -> [P partial sums] -> S3 per-output product
+// sums -> S4 accumulators -> output register. Every stage, the caller's S1 and its issue stage
+// included, advances together when `adv` is high (the output register can take a beat); the
+// caller holds S1 while adv is low. Why R and D: a block RAM's clock-to-out (5.6 ns on ECP5
+// without its output register), the routing from the block RAM to the multipliers (up to 5 ns in
+// a full encoder layer) and a multiplier's input-to-output delay (3.9 ns) each want a
+// register-to-register path of their own. R is the register a vendor tool, and the ECP5 flow's
+// netlist pass (sim/src/bram_outreg.rs), folds into a block RAM's output register (0.96 ns
+// clock-to-out); D and S2 are mase_dsp_mul's (on ECP5 the DSPs' own input and output registers),
+// so the path from R is routing into the DSP and the multiplier is a path inside it. Measured on
+// LFE5U-85F-6: see hwlib/src/components/linear.rs (DOT_PRODUCT_STAGES).
+// Why P: the products leave the DSPs through long routes, and a sum of LANES_IN of them is
+// ceil(log2 LANES_IN) carry chains in a row; with wide products that path alone was the
+// critical one (linear 16-bit x 16-bit, LANES_IN 4, LANES_OUT 5: 116.2 MHz, DSP output ->
+// 32-bit sum). With SUM_STAGES = 2 (products wider than SUM_SPLIT_WIDTH bits, LANES_IN >= 3) the
+// first ceil(levels / 2) levels of each output's adder tree end in register P and the rest in S3;
+// otherwise P does not exist and the whole tree ends in S3.
+//   Latency: 5 + SUM_STAGES cycles from the last chunk of a block in S1 to the block's beat in the
+//            output register (R, D, S2, [P,] S3, S4, output).
+//   Paths cut: data, valid and ready of the output (skid buffer); S1's data into the multipliers;
+//   with SUM_STAGES = 2 the products' adder tree halfway.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_dot_product #(
     /// Input element width (signed).
@@ -77,8 +84,10 @@ module mase_dot_product #(
     input  logic [      LANES_IN*X_WIDTH-1:0] x,
     /// S1 weight block, lane o*LANES_IN + i at [(o*LANES_IN+i)*W_WIDTH +: W_WIDTH].
     input  logic [LANES_OUT*LANES_IN*W_WIDTH-1:0] w,
-    /// Tag of the chunk in S2 (to address a memory whose registered word is due in S3).
-    output logic [               TAG_WIDTH-1:0] mid_tag,
+    /// Tag of the chunk two advances before it reaches S3 (in D, or in S2 when SUM_STAGES = 2):
+    /// a memory addressed by it, its read registered and registered once more, gives a word due
+    /// in S3 with the chunk (init, lane_shift) whatever SUM_STAGES is.
+    output logic [               TAG_WIDTH-1:0] init_tag,
     /// Start value of the accumulators, due in S3 (used with the block's first chunk), lane o
     /// at [o*ACC_WIDTH +: ACC_WIDTH].
     input  logic [    LANES_OUT*ACC_WIDTH-1:0] init,
@@ -98,6 +107,20 @@ module mase_dot_product #(
   localparam int AW = ACC_WIDTH;
   /// Width of a lane's shift code in lane_shift.
   localparam int LSW = LANE_SHIFT_WIDTH > 0 ? LANE_SHIFT_WIDTH : 1;
+  /// Widest product whose sum of PI stays in one stage. Above it the carry chains are long and
+  /// the products come from many DSPs (linear 16-bit x 16-bit P_IN 4: 116.2 MHz in one stage);
+  /// the Rust cost model (hwlib/src/components/linear.rs, dot_product_stages) has the same rule.
+  localparam int SUM_SPLIT_WIDTH = 24;
+  /// Registered stages of the product sums: 2 (P and S3) for wide products and a tree of at least
+  /// two levels (PI >= 3), else 1 (S3).
+  localparam int SUM_STAGES = (PW > SUM_SPLIT_WIDTH && PI >= 3) ? 2 : 1;
+  /// Levels of a sum's adder tree, and those that end in P (none when SUM_STAGES = 1).
+  localparam int LEVELS = PI > 1 ? $clog2(PI) : 0;
+  localparam int PL = SUM_STAGES == 2 ? (LEVELS + 1) / 2 : 0;
+  /// Products per partial sum (2^PL), partial sums per output, and a partial sum's width.
+  localparam int G = 1 << PL;
+  localparam int NG = (PI + G - 1) / G;
+  localparam int GW = PW + PL;
 
   // R: S1 registered
   /// The chunk, weight block, flags and tag of S1, one cycle later.
@@ -152,11 +175,36 @@ module mase_dot_product #(
     if (adv) begin
       s2_first <= d_first;
       s2_last  <= d_last;
-      mid_tag  <= d_tag;
     end
   end
 
-  // S3: sum of the PI products of each output
+  // P (SUM_STAGES = 2): partial sums of G products each; with SUM_STAGES = 1 the "partial sums"
+  // are the products themselves (G = 1, no register)
+  /// Partial sum g of output lane o at [(o*NG+g)*GW +: GW], combinational and in P.
+  logic [PO*NG*GW-1:0] part_d, p_part;
+  /// Flags of the chunk in P (S2's when there is no P).
+  logic p_valid, p_first, p_last;
+
+  always_comb begin
+    for (int o = 0; o < PO; o++) begin
+      for (int g = 0; g < NG; g++) begin
+        part_d[(o*NG+g)*GW+:GW] = '0;
+        for (int i = g * G; i < PI && i < (g + 1) * G; i++) begin
+          part_d[(o*NG+g)*GW+:GW] = part_d[(o*NG+g)*GW+:GW] + GW'($signed(s2_prod[(o*PI+i)*PW+:PW]));
+        end
+      end
+    end
+  end
+
+  mase_delay #(.DEPTH(SUM_STAGES - 1), .WIDTH(PO * NG * GW + 2)) u_p (.clk(clk), .rst(rst),
+      .en(adv), .d({part_d, s2_first, s2_last}), .q({p_part, p_first, p_last}));
+  mase_delay #(.DEPTH(SUM_STAGES - 1), .WIDTH(1), .RESET(1)) u_p_valid (.clk(clk), .rst(rst),
+      .en(adv), .d(s2_valid), .q(p_valid));
+  // The tag two advances before S3: D's, or S2's when P adds a stage.
+  mase_delay #(.DEPTH(SUM_STAGES - 1), .WIDTH(TAG_WIDTH)) u_init_tag (.clk(clk), .rst(rst),
+      .en(adv), .d(d_tag), .q(init_tag));
+
+  // S3: sum of the PI products (NG partial sums) of each output
   /// Sum for output lane o at [o*TW +: TW], and the combinational sums feeding it.
   logic [PO*TW-1:0] s3_sum, sum_d;
   logic s3_valid, s3_first, s3_last;
@@ -164,8 +212,8 @@ module mase_dot_product #(
   always_comb begin
     for (int o = 0; o < PO; o++) begin
       sum_d[o*TW+:TW] = '0;
-      for (int i = 0; i < PI; i++) begin
-        sum_d[o*TW+:TW] = sum_d[o*TW+:TW] + TW'($signed(s2_prod[(o*PI+i)*PW+:PW]));
+      for (int g = 0; g < NG; g++) begin
+        sum_d[o*TW+:TW] = sum_d[o*TW+:TW] + TW'($signed(p_part[(o*NG+g)*GW+:GW]));
       end
     end
   end
@@ -173,8 +221,8 @@ module mase_dot_product #(
   always_ff @(posedge clk) begin
     if (adv) begin
       s3_sum   <= sum_d;
-      s3_first <= s2_first;
-      s3_last  <= s2_last;
+      s3_first <= p_first;
+      s3_last  <= p_last;
     end
   end
 
@@ -212,7 +260,7 @@ module mase_dot_product #(
       r_valid  <= in_valid;
       d_valid  <= r_valid;
       s2_valid <= d_valid;
-      s3_valid <= s2_valid;
+      s3_valid <= p_valid;
       s4_valid <= s3_valid && s3_last;
     end
   end

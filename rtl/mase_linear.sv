@@ -35,12 +35,14 @@
 //
 // Pipeline: issue (ROM / row-memory address) -> S1 memory words -> R (operands registered: on ECP5
 // the weight ROM's output register) -> D (operands registered again: the multipliers' input
-// registers) -> S2 products -> S3 per-output product sums -> S4 accumulators -> output register
-// of a mase_skid_buffer; the bias and shift words are read in D and registered in S2 and S3, so
-// no block RAM output drives the accumulator's adder. Every stage advances together when the
-// skid buffer can take a beat. The row memory is a mase_pingpong_buffer and R onwards the
-// mase_dot_product shared with mase_matmul.
-//   Latency: 2*IN/P_IN + 6 cycles from the first input beat to the first output beat.
+// registers) -> S2 products -> [P partial sums, for products wider than 24 bits and P_IN >= 3]
+// -> S3 per-output product sums -> S4 accumulators -> output register of a mase_skid_buffer;
+// the bias and shift words are read two stages before S3 and registered twice, so no block RAM
+// output drives the accumulator's adder. Every stage advances together when the skid buffer can
+// take a beat. The row memory is a mase_pingpong_buffer and R onwards the mase_dot_product
+// shared with mase_matmul (which decides whether P exists: its SUM_STAGES).
+//   Latency: 2*IN/P_IN + 5 + SUM_STAGES cycles from the first input beat to the first output
+//            beat (SUM_STAGES = 2 with P, else 1).
 //   II:      (OUT/P_OUT) * (IN/P_IN) cycles per row (every multiplier busy every cycle);
 //            the input side takes IN/P_IN cycles per row and overlaps the computation.
 //   Paths cut: data, valid and ready of the output (skid buffer); data_in_0_ready is a register.
@@ -212,9 +214,12 @@ module mase_linear #(
   logic s1_valid, s1_first, s1_last;
   logic [OBW-1:0] s1_block;
 
+  // NO_RW_CHECK: s1_x is used only when s1_valid, which loads row_full (the buffer's rd_full) on
+  // the same advance as the read, so only reads made while rd_full are used.
   mase_pingpong_buffer #(
       .WIDTH(P_IN * IW),
-      .WORDS(NIB)
+      .WORDS(NIB),
+      .NO_RW_CHECK(1)
   ) u_rows (
       .clk            (clk),
       .rst            (rst),
@@ -246,36 +251,24 @@ module mase_linear #(
   `MASE_VALID_REG(s1_valid, adv, row_full)
 
   // ---------------------------------------------------------------------------------------------
-  // Bias: the accumulators of a block start from its aligned bias word (read in D, registered in
-  // S2, due in S3: the block RAM's clock-to-out ends at a register, not in the accumulator adder)
-  /// Block index of the chunk in S2 (the dot product's; the memories here read a stage earlier).
-  logic [OBW-1:0] s2_block;
-  /// Sink of s2_block.
-  logic unused_s2_block;
-  assign unused_s2_block = ^s2_block;
-  /// Block index of the chunk in the dot product's stages R and D (S1's, one and two advances
-  /// later).
-  logic [OBW-1:0] r_block, d_block;
+  // Bias: the accumulators of a block start from its aligned bias word (read two advances before
+  // S3 with the dot product's init_tag, registered once more, due in S3: the block RAM's
+  // clock-to-out ends at a register, not in the accumulator adder)
+  /// Block index of the chunk two advances before S3 (the dot product's init_tag).
+  logic [OBW-1:0] init_block;
   /// Aligned bias of output lane o at [o*AW +: AW].
   logic [P_OUT*AW-1:0] bias_al;
-
-  always_ff @(posedge clk) begin
-    if (adv) begin
-      r_block <= s1_block;
-      d_block <= r_block;
-    end
-  end
 
   if (HAS_BIAS != 0) begin : g_bias
     /// Bias ROM: word ob, lane o = b[ob*P_OUT + o].
     logic [P_OUT*BW-1:0] b_rom[NOB];
-    /// Bias word of the block in S2 (the ROM's read register) and in S3.
-    logic [P_OUT*BW-1:0] s2_bias, s3_bias;
+    /// Bias word of the block one advance before S3 (the ROM's read register) and in S3.
+    logic [P_OUT*BW-1:0] pre_bias, s3_bias;
     `MASE_ROM_INIT(b_rom, NOB, BIAS_MEM_FILE)
     always_ff @(posedge clk) begin
       if (adv) begin
-        s2_bias <= b_rom[d_block];
-        s3_bias <= s2_bias;
+        pre_bias <= b_rom[init_block];
+        s3_bias  <= pre_bias;
       end
     end
     for (genvar o = 0; o < P_OUT; o++) begin : g_al
@@ -285,12 +278,12 @@ module mase_linear #(
     assign bias_al = '0;
     /// Without bias (and without channel shifts) the block index is not needed.
     logic unused_no_bias;
-    assign unused_no_bias = ^d_block;
+    assign unused_no_bias = ^init_block;
   end
 
   // ---------------------------------------------------------------------------------------------
   // Channel shifts: the product sums of a block's channels are shifted by the block's shift word
-  // (read in D and registered in S2 like the bias, due in S3 with every chunk of the block)
+  // (read and registered like the bias, due in S3 with every chunk of the block)
   /// Width of a lane of the shift word (1 when there is none).
   localparam int SHP = SHW > 0 ? SHW : 1;
   /// Shift code of output lane o at [o*SHP +: SHP].
@@ -300,12 +293,12 @@ module mase_linear #(
     /// Shift ROM: word ob, lane o = s[ob*P_OUT + o] (unsigned).
     logic [P_OUT*SHW-1:0] s_rom[NOB];
     `MASE_ROM_INIT(s_rom, NOB, WEIGHT_SHIFT_MEM_FILE)
-    /// Shift word of the block in S2 (the ROM's read register).
-    logic [P_OUT*SHW-1:0] s2_shift;
+    /// Shift word of the block one advance before S3 (the ROM's read register).
+    logic [P_OUT*SHW-1:0] pre_shift;
     always_ff @(posedge clk) begin
       if (adv) begin
-        s2_shift <= s_rom[d_block];
-        s3_shift <= s2_shift;
+        pre_shift <= s_rom[init_block];
+        s3_shift  <= pre_shift;
       end
     end
   end else begin : g_no_shift
@@ -339,7 +332,7 @@ module mase_linear #(
       .in_tag          (s1_block),
       .x               (s1_x),
       .w               (s1_w),
-      .mid_tag         (s2_block),
+      .init_tag        (init_block),
       .init            (bias_al),
       .lane_shift      (s3_shift),
       `MASE_PASS_STREAM(data_out_0)

@@ -21,12 +21,14 @@
 // output cast (mase_cast_core: DATA_OUT_0 format, ROUNDING / OVERFLOW modes).
 //
 // Pipeline: issue -> S1 memory words -> R (operands registered) -> D (operands registered again:
-// the multipliers' input registers) -> S2 products -> S3 product sums -> S4 accumulators ->
-// mase_skid_buffer output register; every stage advances when the skid buffer can take a beat.
-// Both operand buffers are mase_pingpong_buffers; R onwards is the mase_dot_product shared with
-// mase_linear.
-//   Latency: (M/P_OUT)*(K/P_IN) + K/P_IN + 6 cycles from the first input beat (both streams
-//            offered from the start) to the first output beat: B must be complete first.
+// the multipliers' input registers) -> S2 products -> [P partial sums, for products wider than
+// 24 bits and P_IN >= 3] -> S3 product sums -> S4 accumulators -> mase_skid_buffer output
+// register; every stage advances when the skid buffer can take a beat. Both operand buffers are
+// mase_pingpong_buffers; R onwards is the mase_dot_product shared with mase_linear (which
+// decides whether P exists: its SUM_STAGES).
+//   Latency: (M/P_OUT)*(K/P_IN) + K/P_IN + 5 + SUM_STAGES cycles from the first input beat (both
+//            streams offered from the start) to the first output beat: B must be complete first
+//            (SUM_STAGES = 2 with P, else 1).
 //   II:      N*(M/P_OUT)*(K/P_IN) cycles per sequence, every multiplier busy every cycle, as
 //            long as B arrives in at most that many cycles (it has (M/P_OUT)*(K/P_IN) beats).
 //   Paths cut: both input readies are registered flags; the output is a skid-buffer register.
@@ -166,9 +168,12 @@ module mase_matmul #(
   /// Chunk number of the arriving A beat (its word in the bank).
   logic [IBW-1:0] a_wr_chunk;
 
+  // NO_RW_CHECK (both buffers): s1_x and s1_w are used only when s1_valid, which loads
+  // a_ready && b_ready (both buffers' rd_full) on the same advance as the reads.
   mase_pingpong_buffer #(
       .WIDTH(P_IN * IW),
-      .WORDS(NIB)
+      .WORDS(NIB),
+      .NO_RW_CHECK(1)
   ) u_a (
       .clk            (clk),
       .rst            (rst),
@@ -231,7 +236,8 @@ module mase_matmul #(
 
   mase_pingpong_buffer #(
       .WIDTH(P_OUT * P_IN * BW),
-      .WORDS(NOB * NIB)
+      .WORDS(NOB * NIB),
+      .NO_RW_CHECK(1)
   ) u_b (
       .clk            (clk),
       .rst            (rst),
@@ -292,7 +298,7 @@ module mase_matmul #(
       .in_tag          (1'b0),
       .x               (s1_x),
       .w               (s1_w),
-      .mid_tag         (unused_tag),
+      .init_tag        (unused_tag),
       .init            (acc_init),
       .lane_shift      (no_lane_shift),
       `MASE_PASS_STREAM(data_out_0)

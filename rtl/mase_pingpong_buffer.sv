@@ -15,6 +15,13 @@
 //          path runs from the reader to the writer.
 // Memory: 2 * 2^ceil(log2(WORDS)) words of WIDTH bits, bank b word w at {b, w} (1 write and 1
 // synchronous read port: block or distributed RAM).
+// Collisions: a write and a read of the same word in one cycle return the word's old value, so
+// Yosys puts a bypass in front of a block RAM's read data (synth_ecp5, 32 x 256 words: +75 FF,
+// +51 LUT, and the read no longer ends at a register the flow can fold into the block RAM's
+// output register). NO_RW_CHECK = 1 drops it for a caller that uses rd_data only from reads made
+// while rd_full, which never collide with a write: a write needs !full[wr_bank] (the ready), the
+// read's bank is full (full[rd_bank]), both flags read in the same cycle, so the write goes to the
+// other bank (wr_bank != rd_bank) and a colliding read is one whose word the caller discards.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_pingpong_buffer #(
     /// Bits per word (the parent checks its parameters; this primitive has no checks of its own,
@@ -22,6 +29,12 @@ module mase_pingpong_buffer #(
     parameter int WIDTH = 8,
     /// Words per unit, i.e. per bank.
     parameter int WORDS = 4,
+    /// 1: the caller uses rd_data only from reads made while rd_full, and the memory skips the
+    /// read-during-write check (no bypass: see Collisions above); 0: a colliding read returns
+    /// the old word. Only synthesis reads it (the memory's attribute), so Verilator sees no use.
+    /* verilator lint_off UNUSEDPARAM */
+    parameter int NO_RW_CHECK = 0,
+    /* verilator lint_on UNUSEDPARAM */
     /// Address width of a bank (derived; at least 1 bit).
     localparam int AW = WORDS > 1 ? $clog2(WORDS) : 1
 ) (
@@ -45,8 +58,8 @@ module mase_pingpong_buffer #(
     /// The reader issues its last read of the unit: free the read bank, switch to the other one.
     input  logic             rd_release
 );
-  /// Two banks, bank b word w at {b, w}.
-  logic [WIDTH-1:0] mem[2**(AW+1)];
+  /// Two banks, bank b word w at {b, w}; no_rw_check as NO_RW_CHECK says.
+  (* no_rw_check = NO_RW_CHECK *) logic [WIDTH-1:0] mem[2**(AW+1)];
   /// Bank being filled, bank being read.
   logic wr_bank, rd_bank;
   /// Bank b holds a complete unit not yet released.

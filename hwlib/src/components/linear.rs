@@ -9,7 +9,8 @@
 //! and one cast ([`mase_ir::fixed::cast_code`], modes from `DATA_OUT_0_ROUNDING/OVERFLOW`) gives
 //! each output. The input row is double-buffered, so every multiplier is busy every cycle:
 //! II = `(OUT/P_OUT)·(IN/P_IN)` cycles per row, first output `2·IN/P_IN + 6` cycles after the
-//! first input beat ([`DOT_PRODUCT_STAGES`]).
+//! first input beat, `+ 7` with products wider than 24 bits and `P_IN ≥ 3`
+//! ([`dot_product_stages`]).
 //!
 //! Per-channel weight precision (`WEIGHT_PER_CHANNEL = 1`): output channel `o` has weight fraction
 //! width `f_o = WEIGHT_PRECISION_1 − s_o` with the shift code `s_o ∈ 0..2^WEIGHT_SHIFT_WIDTH`
@@ -33,11 +34,44 @@ use crate::{
     port_shape,
 };
 
+/// Widest product (bits) whose `P_IN` products `mase_dot_product` sums in one register stage
+/// (its `SUM_SPLIT_WIDTH`). A wider one, of 3 or more products, is summed over two (P and S3):
+/// linear 16-bit × 16-bit at `P_IN = 4`, `P_OUT = 5` routed at 116.2 MHz with the DSP outputs'
+/// routing and the 34-bit sum in one cycle (LFE5U-85F-6).
+const SUM_SPLIT_WIDTH: u64 = 24;
+
+/// Register stages of `mase_dot_product`'s product sums (its `SUM_STAGES`): 2 for products of
+/// `x_width + w_width > SUM_SPLIT_WIDTH` bits summed `p_in ≥ 3` at a time, else 1.
+pub(crate) fn sum_stages(x_width: u64, w_width: u64, p_in: u64) -> u64 {
+    if x_width + w_width > SUM_SPLIT_WIDTH && p_in >= 3 {
+        2
+    } else {
+        1
+    }
+}
+
 /// Cycles `mase_dot_product` (shared by linear and matmul) takes from a block's last chunk in the
 /// caller's S1 to the block's output beat: R (S1 registered; on ECP5 a weight ROM's block-RAM
-/// output register), D (R registered again in the multipliers' input registers), S2 products, S3
-/// sums, S4 accumulators, output register (`rtl/mase_dot_product.sv`).
-pub(crate) const DOT_PRODUCT_STAGES: u64 = 6;
+/// output register), D (R registered again in the multipliers' input registers), S2 products,
+/// [P partial sums, see [`sum_stages`]], S3 sums, S4 accumulators, output register
+/// (`rtl/mase_dot_product.sv`): 6, or 7 with P.
+pub(crate) fn dot_product_stages(x_width: u64, w_width: u64, p_in: u64) -> u64 {
+    5 + sum_stages(x_width, w_width, p_in)
+}
+
+/// Flip-flops of `mase_dot_product`'s stage P (none without it): per output lane the
+/// `⌈P_IN / 2^l⌉` partial sums of `2^l` products (`l = ⌈levels / 2⌉` of the `⌈log2 P_IN⌉`-level
+/// tree), each `x_width + w_width + l` bits, plus the first/last/valid flags and the caller's tag
+/// (`tag_bits`), which now leaves a stage later.
+pub(crate) fn dot_product_p_ffs(x_width: u64, w_width: u64, p_in: u64, p_out: u64, tag_bits: u64) -> u64 {
+    if sum_stages(x_width, w_width, p_in) == 1 {
+        return 0;
+    }
+    let levels = crate::resources::clog2(p_in);
+    let l = levels.div_ceil(2);
+    let groups = p_in.div_ceil(1 << l);
+    p_out * groups * (x_width + w_width + l) + 3 + tag_bits
+}
 
 /// LUT model of linear over the features of [`Linear`]'s `resources`, fitted to Yosys 0.23 with
 /// `sim/examples/resource_fit.rs` (36 instances).
@@ -396,7 +430,12 @@ impl Component for Linear {
         let row_buffer = pingpong_bits(d.nib(), d.p_in as u64 * param(p, "DATA_IN_0_PRECISION_0") as u64);
         let roms: u64 = self.memories(p).iter().map(MemorySpec::bits).sum();
         Cost {
-            latency_cycles: 2 * d.nib() as u64 + DOT_PRODUCT_STAGES,
+            latency_cycles: 2 * d.nib() as u64
+                + dot_product_stages(
+                    param(p, "DATA_IN_0_PRECISION_0") as u64,
+                    param(p, "WEIGHT_PRECISION_0") as u64,
+                    d.p_in as u64,
+                ),
             ii_cycles: (d.nob() * d.nib()) as u64,
             multipliers: (d.p_in * d.p_out) as u64,
             memory_bits: roms + row_buffer,
@@ -592,8 +631,9 @@ fn linear_resources(p: &Params, weight_bits: Option<u64>) -> crate::Resources {
     crate::Resources {
         lut: fitted(&LINEAR_LUT, &x),
         // The bias and shift words are registered once more after their ROM reads (their read
-        // moved a stage earlier so that no block RAM output drives the accumulator's adder).
-        ff: fitted(&LINEAR_FF, &x) + po * (bw + shw),
+        // moved a stage earlier so that no block RAM output drives the accumulator's adder); the
+        // split product sum's stage P (wide products only) reads the tag a stage later.
+        ff: fitted(&LINEAR_FF, &x) + po * (bw + shw) + super::linear::dot_product_p_ffs(iw, ww, pi, po, clog2(nob)),
         dsp: pi * po * dsp_each,
         bram18: weights + bias_bram + buf_bram,
         lutram: buf_lutram,
@@ -628,6 +668,18 @@ mod tests {
         let b = Linear.layout_memory(&p, "bias", &[5, 6, 7, 8]).unwrap();
         assert_eq!(b, vec![vec![5, 6], vec![7, 8]]);
         assert!(Linear.layout_memory(&p, "weight", &w[..3]).is_err());
+    }
+
+    /// Products wider than 24 bits, three or more per sum, take one more stage (P) in
+    /// `mase_dot_product`: the 16-bit test set without bias (IN/P_IN = 3 chunks) 2·3 + 7 cycles.
+    #[test]
+    fn wide_products_add_the_partial_sum_stage() {
+        assert_eq!((dot_product_stages(8, 8, 4), dot_product_stages(16, 16, 2)), (6, 6));
+        assert_eq!((dot_product_stages(16, 16, 3), dot_product_stages(13, 12, 4)), (7, 7));
+        let p = resolve_params(&Linear, &Linear.test_params()[3]).unwrap();
+        assert_eq!(Linear.cost(&p).latency_cycles, 2 * 3 + 7);
+        // P holds 5 outputs × 2 partial sums of 33 bits, 3 flags and no used tag bits (one block).
+        assert_eq!(dot_product_p_ffs(16, 16, 4, 5, 0), 5 * 2 * 33 + 3);
     }
 
     #[test]

@@ -285,7 +285,13 @@ impl Component for Matmul {
         let b_buf =
             pingpong_bits(b_words, (d.p_in * d.p_out) as u64 * param(p, "DATA_IN_1_PRECISION_0") as u64);
         Cost {
-            latency_cycles: nob * nib + nib + super::linear::DOT_PRODUCT_STAGES,
+            latency_cycles: nob * nib
+                + nib
+                + super::linear::dot_product_stages(
+                    param(p, "DATA_IN_0_PRECISION_0") as u64,
+                    param(p, "DATA_IN_1_PRECISION_0") as u64,
+                    d.p_in as u64,
+                ),
             ii_cycles: d.n as u64 * nob * nib,
             multipliers: (d.p_in * d.p_out) as u64,
             memory_bits: a_buf + b_buf,
@@ -309,7 +315,9 @@ impl Component for Matmul {
             [1, lut_mul, po * (aw + bw + clog2(d.k as u64)), po * ow, clog2(nib) + clog2(nob), pi * po * bw];
         crate::Resources {
             lut: fitted(&MATMUL_LUT, &x),
-            ff: fitted(&MATMUL_FF, &x),
+            // Stage P of the split product sum (wide products only; matmul's tag is a constant,
+            // its registers are optimised away).
+            ff: fitted(&MATMUL_FF, &x) + super::linear::dot_product_p_ffs(aw, bw, pi, po, 0),
             dsp: pi * po * dsp_each,
             bram18: a_bram + b_bram,
             lutram: a_lutram + b_lutram,
