@@ -20,8 +20,10 @@
 // register holds the partial product), and no path runs through a multiplier and an adder. At
 // full rate a product takes three cycles from registered operands (partials, their pair sums
 // registered, then the product): the DSP's output routing (3.5 ns on ECP5) meets one adder per
-// path. Folded, two (partials, then their sum). The constant multiplies D*S2 and D*x are
-// balanced shift-add trees over the set bits of D.
+// path. Folded, the operands go from a mux of registers straight into the DSPs and the product
+// is there two cycles after they are chosen (partials, pair sums, then the product): the same
+// registers, one stage earlier. The constant multiplies D*S2 and D*x are balanced shift-add
+// trees over the set bits of D.
 //
 // Schedule. Rows are written into a ring of NSLOT row slots. Each input beat is registered
 // (x_r), squared (SQ cycles after it is taken the squares are registered), summed over the
@@ -37,16 +39,17 @@
 //   Latency: D/P + SQ + RS + 14 = D/P + 47 cycles from the first input beat to the first output
 //            (SQ = 4 at full rate).
 //   II:      D/P cycles per row (P elements per cycle in and out).
-//   Paths cut: data_in_0_ready is a register function (slot flags); the output is the register
-//            of a mase_skid_buffer. Multiplier operands, partial products and (full rate)
-//            their pair sums are registers; the 1/sqrt seed table's output is registered before
+//   Paths cut: data_in_0_ready is a register function (slot flags; folded, a register); the
+//            output is the register of a mase_skid_buffer. Multiplier operands (folded: what
+//            their mux chooses from), partial products and their pair sums are registers; the
+//            phase is one-hot (folded); the 1/sqrt seed table's output is registered before
 //            it is squared; the normalising shift amount (k + BASE + G) is added before it is
 //            delayed to the shifter.
 //
 // Folded form (FOLD >= 3): the same algorithm and numbers at 1/FOLD of the rate with fewer
-// multipliers, for nodes that have slack. A free-running phase counter ph (0..FOLD-1) shares
-// one (split) multiplier per lane, its operands registered (la_r, lb_r) from a mux on ph, its
-// product the sum of the registered partials two cycles after the operands are chosen: ph
+// multipliers, for nodes that have slack. A free-running one-hot phase ph (0..FOLD-1) shares
+// one (split) multiplier per lane, its operands chosen by a mux on ph, its product the sum of
+// the registered pair sums of the partials two cycles after the operands are chosen: ph
 // FOLD-3 chooses c*y of N2 (its product, at ph FOLD-1, enters N3 with the step), ph FOLD-2
 // n*gamma of N4 (its product arrives at ph 0 of the next beat period and is kept in N5 when
 // the step moved that word there), ph FOLD-1 the square of the input beat (input taken only at
@@ -55,8 +58,8 @@
 // output register takes it. The 1/sqrt unit is sequential, one row at a time: one multiplier
 // steps through S1^2 and the six Newton multiplies of a row, one step per beat period (operands
 // chosen at ph 0, the result written at ph 2), its own at FOLD = 3, lane 0's at FOLD >= 4 (ph 0
-// is free there); FOLD*D/P must be at least ROWMIN (35 at FOLD = 3, 47 at 4, 11*FOLD - 1
-// above).
+// is free there; the unit's operands registered at ph FOLD-1); FOLD*D/P must be at least
+// ROWMIN (35 at FOLD = 3, 47 at 4, 11*FOLD - 1 above).
 //   Latency: c0 + 6*FOLD + 2, c0 = the first cycle >= (D/P-1)*FOLD + SD with ph FOLD-1 (SD:
 //            SEL1 + 10*FOLD + 4, SEL1 = the first multiple of FOLD >= FOLD + 5; N6 is handed
 //            to the output register in the cycle after it is loaded).
@@ -64,24 +67,23 @@
 //            each split into 18x18-bit partial products.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 
-// S = A * B for the signed AWID-bit A and BWID-bit B (registers: the product's operands), as
-// PWID bits (exact when PWID >= AWID + BWID): A and B are cut into 17-bit unsigned slices below
-// a signed top slice of at most 18 bits, each pair of slices multiplied by one 18x18-bit
-// multiplier into a register (mase_dsp_mul: on ECP5 the DSP's own output register), all
-// registers enabled by EN. RSUM = 0: S is the shifted sum of those registers (combinational),
-// the product of the operands of two (enabled) cycles before. RSUM = 1: the partial products
-// are added in pairs into registers first (the DSP's output routing, 3.5 ns on ECP5, then one
-// adder), S is the sum of those (one adder for up to four partial products), the product of the
-// operands of three cycles before. Declares the generate block NAME.
-`define MASE_LAYER_NORM_MUL(NAME, EN, RSUM, AWID, A, BWID, B, PWID, S) \
+// S = A * B for the signed AWID-bit A and BWID-bit B (registers, or a mux of registers: they
+// route into the DSPs), as PWID bits (exact when PWID >= AWID + BWID): A and B are cut into
+// 17-bit unsigned slices below a signed top slice of at most 18 bits, each pair of slices
+// multiplied by one 18x18-bit multiplier into a register (mase_dsp_mul: on ECP5 the DSP's own
+// output register), the partial products added in pairs into registers (the DSP's output
+// routing, 3.5 ns on ECP5, then one adder), S the sum of those (combinational, one adder for up
+// to four partial products): the product of A and B of two (enabled) cycles before. All
+// registers are enabled by EN. Declares the generate block NAME.
+`define MASE_LAYER_NORM_MUL(NAME, EN, AWID, A, BWID, B, PWID, S) \
   if (1) begin : NAME \
     /* Slices of A and B. */ \
     localparam int NA = (AWID) > 18 ? ((AWID) - 2) / 17 + 1 : 1; \
     localparam int NB = (BWID) > 18 ? ((BWID) - 2) / 17 + 1 : 1; \
-    /* Partial products; leaves of the final sum (pair sums when RSUM); shifted terms (padded). */ \
+    /* Partial products; leaves of the final sum (pair sums); shifted terms (padded to pairs). */ \
     localparam int NT = NA * NB; \
-    localparam int NN = (RSUM) ? (NT + 1) / 2 : NT; \
-    localparam int TN = (RSUM) ? 2 * NN : NT; \
+    localparam int NN = (NT + 1) / 2; \
+    localparam int TN = 2 * NN; \
     /* Partial products, 36 bits each, slice pair (a, b) at a*NB + b. */ \
     logic [NA*NB*36-1:0] pp; \
     for (genvar pa = 0; pa < NA; pa++) begin : g_a \
@@ -105,21 +107,17 @@
             .clk(clk), .ce(EN), .a(ca), .b(cb), .p(pp[(pa*NB+pb)*36+:36])); \
       end \
     end \
-    /* The partial products at their weights (zero padding to pairs when RSUM). */ \
+    /* The partial products at their weights (zero padding to pairs). */ \
     logic [(PWID)-1:0] tl[TN]; \
     always_comb begin \
       for (int k = 0; k < TN; k++) begin \
         tl[k] = k < NT ? (PWID)'($signed(pp[k*36+:36])) << (17 * (k / NB + k % NB)) : '0; \
       end \
     end \
-    /* Leaves of the final sum: the terms, or their pair sums registered (RSUM). */ \
+    /* Leaves of the final sum: the pair sums, registered. */ \
     logic [(PWID)-1:0] lv[NN]; \
-    if (RSUM) begin : g_pairs \
-      always_ff @(posedge clk) begin \
-        if (EN) for (int k = 0; k < NN; k++) lv[k] <= tl[2*k] + tl[2*k+1]; \
-      end \
-    end else begin : g_terms \
-      always_comb for (int k = 0; k < NN; k++) lv[k] = tl[k]; \
+    always_ff @(posedge clk) begin \
+      if (EN) for (int k = 0; k < NN; k++) lv[k] <= tl[2*k] + tl[2*k+1]; \
     end \
     /* The final sum, a balanced tree of the leaves (heap order). */ \
     logic [(PWID)-1:0] tq[2*NN]; \
@@ -247,8 +245,6 @@ module mase_layer_norm #(
   localparam int SD = FOLD == 1 ? SQ + RS + 3 : SEL1 + 10 * FOLD + 4;
   localparam int ROWMIN = SD - 1 - (SQ + 2);
   localparam int NSLOT = 2 + (SD - 1 + FOLD + ROWC - 1) / ROWC;
-  /// Phase counter width.
-  localparam int PHW = FOLD > 1 ? $clog2(FOLD) : 1;
   localparam int RAW = $clog2(NSLOT * NW);
   localparam int SLW = $clog2(NSLOT);
   localparam int WDW = NW > 1 ? $clog2(NW) : 1;
@@ -291,19 +287,20 @@ module mase_layer_norm #(
 
   /// The output skid buffer can take a beat; the normalising pipeline advances.
   logic adv, step;
-  /// Phase within the FOLD cycles of a beat (always 0 when FOLD = 1); the last phase.
-  logic [PHW-1:0] ph;
+  /// Phase within the FOLD cycles of a beat, one-hot (bit f in phase f; FOLD = 1: the constant
+  /// 1), so that every decision on the phase reads one register bit, not a counter's compare;
+  /// the last phase.
+  logic [FOLD-1:0] ph;
   logic ph_last;
   if (FOLD > 1) begin : g_phase
     always_ff @(posedge clk) begin
-      if (rst) ph <= '0;
-      else ph <= ph == PHW'(FOLD - 1) ? '0 : ph + 1'b1;
+      if (rst) ph <= FOLD'(1);
+      else ph <= {ph[FOLD-2:0], ph[FOLD-1]};
     end
-    assign ph_last = ph == PHW'(FOLD - 1);
   end else begin : g_no_phase
-    assign ph = '0;
-    assign ph_last = 1'b1;
+    assign ph = 1'b1;
   end
+  assign ph_last = ph[FOLD-1];
 
   // ---------------------------------------------------------------------------------------------
   // Input side: ring of NSLOT row slots, running sums
@@ -343,7 +340,19 @@ module mase_layer_norm #(
   logic row_end;
   logic [SLW-1:0] row_slot;
 
-  assign data_in_0_ready = !slot_used[wr_slot] && ph == '0;
+  /// The slot being written is free. Folded: a register, decided at ph FOLD-1 for ph 0 (beats
+  /// are taken at ph 0 only, so wr_slot holds; the slot is free unless used and not released by
+  /// this cycle's read), off the paths of the phase and the slot flags into the write side.
+  logic in_ok;
+  if (FOLD > 1) begin : g_in_ok
+    always_ff @(posedge clk) begin
+      if (rst) in_ok <= 1'b1;
+      else in_ok <= ph_last && (!slot_used[wr_slot] || (rd_done && rd_slot == wr_slot));
+    end
+  end else begin : g_in_free
+    assign in_ok = !slot_used[wr_slot];
+  end
+  assign data_in_0_ready = in_ok;
   assign in_fire = data_in_0_valid && data_in_0_ready;
   assign in_last = wr_word == WDW'(NW - 1);
 
@@ -558,13 +567,13 @@ module mase_layer_norm #(
   assign m22_s = {1'b0, r22_s};
   assign m26_y = {1'b0, ry[26]};
   assign m26_f = {1'b0, r26_f};
-  `MASE_LAYER_NORM_MUL(g_s1sq, 1'b1, 1, S1W, acc_s1, S1W, acc_s1, 2 * S1W, s1sq)
-  `MASE_LAYER_NORM_MUL(g_yy1, 1'b1, 1, YW + 1, m9_y, YW + 1, m9_y, 2 * YW + 2, p12_yy)
-  `MASE_LAYER_NORM_MUL(g_us1, 1'b1, 1, YW + 1, m12_u, SW + 1, m12_s, YW + SW + 2, p15_us)
-  `MASE_LAYER_NORM_MUL(g_yf1, 1'b1, 1, YW + 1, m16_y, SW + 1, m16_f, YW + SW + 2, p19_yf)
-  `MASE_LAYER_NORM_MUL(g_yy2, 1'b1, 1, YW + 1, m19_y, YW + 1, m19_y, 2 * YW + 2, p22_yy)
-  `MASE_LAYER_NORM_MUL(g_us2, 1'b1, 1, YW + 1, m22_u, SW + 1, m22_s, YW + SW + 2, p25_us)
-  `MASE_LAYER_NORM_MUL(g_yf2, 1'b1, 1, YW + 1, m26_y, SW + 1, m26_f, YW + SW + 2, p29_yf)
+  `MASE_LAYER_NORM_MUL(g_s1sq, 1'b1, S1W, acc_s1, S1W, acc_s1, 2 * S1W, s1sq)
+  `MASE_LAYER_NORM_MUL(g_yy1, 1'b1, YW + 1, m9_y, YW + 1, m9_y, 2 * YW + 2, p12_yy)
+  `MASE_LAYER_NORM_MUL(g_us1, 1'b1, YW + 1, m12_u, SW + 1, m12_s, YW + SW + 2, p15_us)
+  `MASE_LAYER_NORM_MUL(g_yf1, 1'b1, YW + 1, m16_y, SW + 1, m16_f, YW + SW + 2, p19_yf)
+  `MASE_LAYER_NORM_MUL(g_yy2, 1'b1, YW + 1, m19_y, YW + 1, m19_y, 2 * YW + 2, p22_yy)
+  `MASE_LAYER_NORM_MUL(g_us2, 1'b1, YW + 1, m22_u, SW + 1, m22_s, YW + SW + 2, p25_us)
+  `MASE_LAYER_NORM_MUL(g_yf2, 1'b1, YW + 1, m26_y, SW + 1, m26_f, YW + SW + 2, p29_yf)
   mase_layer_norm_rsqrt_lut u_lut (
       .idx(ru[8][MF-1-:TB]),
       .y0 (lut_y0)
@@ -652,39 +661,53 @@ module mase_layer_norm #(
   logic [KW-1:0] c_k;
   logic [MF-1:0] c_u;
   logic [YW-1:0] c_y;
-  logic [SW-1:0] c_s, c_t;
-  /// Newton factor 3<<YF - t (below 3<<YF, so SW bits hold it).
+  logic [SW-1:0] c_s;
+  /// Newton factor 3<<YF - t (below 3<<YF, so SW bits hold it), written with t itself (no
+  /// subtracter between it and the multiplier).
   logic [SW-1:0] c_f;
-  assign c_f = SW'(3 << YF) - c_t;
+  /// The operands step cnt chooses (the multiplier's operands u_ma / u_mb are these, or at FOLD >=
+  /// 4 these registered a cycle early).
+  logic signed [UMA-1:0] u_ca;
+  logic signed [UMB-1:0] u_cb;
   assign ds2_in = c_s2;
-  assign sel = ph == '0 && cnt != '0 && cnt != 4'd12;
+  assign sel = ph[0] && cnt != '0 && cnt != 4'd12;
 
   if (FOLD == 3) begin : g_own_mult
-    /// Registered operands of the unit's own multiplier.
-    logic signed [UMA-1:0] ua_r;
-    logic signed [UMB-1:0] ub_r;
+    // The unit's own multiplier takes the chosen operands straight into its DSPs (no operand
+    // register): partials at the end of ph 0, their pair sums at ph 1, the product at ph 2.
+    assign u_ma = u_ca;
+    assign u_mb = u_cb;
+    `MASE_LAYER_NORM_MUL(g_mul, 1'b1, UMA, u_ma, UMB, u_mb, UMA + UMB, u_mp)
+  end else begin : g_lane_mult
+    // Lane 0's multiplier reads the operands at ph 0 from registers loaded at ph FOLD-1: nothing
+    // the unit writes changes between them (results are written at ph 2 < FOLD-1), except at
+    // row_end, which may fall on ph FOLD-1 (FOLD = 5) and is why step 1 reads S1 as it is
+    // captured then.
     always_ff @(posedge clk) begin
-      ua_r <= u_ma;
-      ub_r <= u_mb;
+      u_ma <= u_ca;
+      u_mb <= u_cb;
     end
-    `MASE_LAYER_NORM_MUL(g_mul, 1'b1, 0, UMA, ua_r, UMB, ub_r, UMA + UMB, u_mp)
   end
 
+  /// S1 of the row in flight for step 1 (FOLD >= 4: as it is captured at row_end).
+  logic signed [S1W-1:0] u_s1;
+  assign u_s1 = FOLD >= 4 && row_end ? acc_s1 : c_s1;
+
   always_comb begin
-    u_ma = UMA'(c_s1);
-    u_mb = UMB'(c_s1);
+    u_ca = UMA'(u_s1);
+    u_cb = UMB'(u_s1);
     case (cnt)
       4'd6, 4'd9: begin
-        u_ma = UMA'(c_y);
-        u_mb = UMB'(c_y);
+        u_ca = UMA'(c_y);
+        u_cb = UMB'(c_y);
       end
       4'd7, 4'd10: begin
-        u_ma = UMA'(c_u);
-        u_mb = UMB'(c_s);
+        u_ca = UMA'(c_u);
+        u_cb = UMB'(c_s);
       end
       4'd8, 4'd11: begin
-        u_ma = UMA'(c_y);
-        u_mb = UMB'(c_f);
+        u_ca = UMA'(c_y);
+        u_cb = UMB'(c_f);
       end
       default: ;
     endcase
@@ -742,7 +765,7 @@ module mase_layer_norm #(
         4'd4: c_u <= q_mant(c_q, c_h);
         4'd5: c_y <= YW'(lut_y0) << (YF - TF);
         4'd6, 4'd9: c_s <= SW'(u_mp >> YF);
-        4'd7, 4'd10: c_t <= SW'(u_mp >> MF);
+        4'd7, 4'd10: c_f <= SW'(3 << YF) - SW'(u_mp >> MF);
         4'd8, 4'd11: c_y <= YW'(u_mp >> (YF + 1));
         default: ;
       endcase
@@ -923,8 +946,8 @@ module mase_layer_norm #(
       assign m_c = n2_c[i*CW+:CW];
       assign m_n = n6_n[i*NNW+:NNW];
       assign m_g = ng_g[i*GW+:GW];
-      `MASE_LAYER_NORM_MUL(g_cy, step, 1, CW, m_c, YW + 1, m_y, PRG, cy)
-      `MASE_LAYER_NORM_MUL(g_ng, step, 1, NNW, m_n, GW, m_g, MW, ng)
+      `MASE_LAYER_NORM_MUL(g_cy, step, CW, m_c, YW + 1, m_y, PRG, cy)
+      `MASE_LAYER_NORM_MUL(g_ng, step, NNW, m_n, GW, m_g, MW, ng)
       /// Product shifted left by G, then arithmetically right by k + BASE + G.
       logic signed [PRW-1:0] p_ext, p_sh;
       assign p_ext = PRW'($signed(n5_p[i*PRG+:PRG])) << G;
@@ -962,7 +985,9 @@ module mase_layer_norm #(
     for (genvar i = 0; i < P; i++) begin : g_lane
       // One multiplier: ph FOLD-3 c*y, ph FOLD-2 n*gamma, ph FOLD-1 the input square, ph 0 the
       // 1/sqrt unit (lane 0, FOLD >= 4). Operands are sign-extended (y, unsigned,
-      // zero-extended) and registered; products are exact.
+      // zero-extended), chosen from registers straight into the DSPs, whose partial products
+      // and their pair sums are the registers (the DSP's output routing meets one adder per
+      // path); products are exact.
       localparam int LA0 = CW > NNW ? CW : NNW;
       localparam int LA1 = LA0 > W ? LA0 : W;
       localparam int LB0 = YW + 1 > GW ? YW + 1 : GW;
@@ -971,21 +996,21 @@ module mase_layer_norm #(
       localparam bit SHARE = i == 0 && FOLD >= 4;
       localparam int LA = SHARE && UMA > LA1 ? UMA : LA1;
       localparam int LB = SHARE && UMB > LB1 ? UMB : LB1;
-      logic signed [LA-1:0] la, la_r;
-      logic signed [LB-1:0] lb, lb_r;
+      logic signed [LA-1:0] la;
+      logic signed [LB-1:0] lb;
       /// The product of the operands chosen two cycles ago, and registered (the square).
       logic [LA+LB-1:0] ls, lp_r;
       /// The product's high bits are beyond every exact result; this sink keeps lint quiet.
       logic unused_lp;
       assign unused_lp = ^{ls, lp_r};
       always_comb begin
-        if (SHARE && ph == '0) begin
+        if (SHARE && ph[0]) begin
           la = LA'(u_ma);
           lb = LB'(u_mb);
-        end else if (ph == PHW'(FOLD - 3)) begin
+        end else if (ph[FOLD-3]) begin
           la = LA'($signed(n2_c[i*CW+:CW]));
           lb = LB'(n2_y);
-        end else if (ph == PHW'(FOLD - 2)) begin
+        end else if (ph[FOLD-2]) begin
           la = LA'($signed(n4_n[i*NNW+:NNW]));
           lb = LB'($signed(ng_g[i*GW+:GW]));
         end else begin
@@ -993,12 +1018,8 @@ module mase_layer_norm #(
           lb = LB'($signed(x_r[i*W+:W]));
         end
       end
-      always_ff @(posedge clk) begin
-        la_r <= la;
-        lb_r <= lb;
-        lp_r <= ls;
-      end
-      `MASE_LAYER_NORM_MUL(g_mul, 1'b1, 0, LA, la_r, LB, lb_r, LA + LB, ls)
+      always_ff @(posedge clk) lp_r <= ls;
+      `MASE_LAYER_NORM_MUL(g_mul, 1'b1, LA, la, LB, lb, LA + LB, ls)
       assign sq[i*S2W+:S2W] = S2W'(lp_r);
       if (SHARE) begin : g_share
         assign u_mp = (UMA + UMB)'(ls);
@@ -1012,7 +1033,7 @@ module mase_layer_norm #(
       assign unused_p_high = ^p_sh;
       always_ff @(posedge clk) begin
         if (step) n3_p[i*PRG+:PRG] <= PRG'(ls);
-        if (ph == '0 && stepped) n5_m[i*MW+:MW] <= MW'(ls);
+        if (ph[0] && stepped) n5_m[i*MW+:MW] <= MW'(ls);
         if (step) begin
           n4_n[i*NNW+:NNW] <= NNW'(p_sh);
           n6_a[i*AW+:AW] <= (AW'($signed(n5_m[i*MW+:MW])) << (AF - NF - GF))
@@ -1030,7 +1051,7 @@ module mase_layer_norm #(
       logic signed [W-1:0] m_x;
       logic [S2W-1:0] xx, sq_r;
       assign m_x = x_r[i*W+:W];
-      `MASE_LAYER_NORM_MUL(g_sq, 1'b1, 1, W, m_x, W, m_x, S2W, xx)
+      `MASE_LAYER_NORM_MUL(g_sq, 1'b1, W, m_x, W, m_x, S2W, xx)
       always_ff @(posedge clk) sq_r <= xx;
       assign sq[i*S2W+:S2W] = sq_r;
     end

@@ -32,10 +32,11 @@
 //! row for every row length.
 //!
 //! For timing (≥ 125 MHz on an ECP5-6) every product wider than 18×18 bits is split by the RTL
-//! into 18×18-bit partial products in the DSPs' own output registers; at full rate they are added
-//! in pairs into registers before the product is summed (three cycles from registered operands;
-//! folded, two), the constant multiplies by `D` are balanced shift-add trees, and the lane sums
-//! are balanced adder trees between registers.
+//! into 18×18-bit partial products in the DSPs' own output registers, added in pairs into
+//! registers before the product is summed (at full rate three cycles from registered operands;
+//! folded, two from the choice of operands, which go from a mux of registers straight into the
+//! DSPs), the constant multiplies by `D` are balanced shift-add trees, and the lane sums are
+//! balanced adder trees between registers.
 //!
 //! `FOLD` ≥ 3 is the same algorithm at `1/FOLD` of the rate with `P + 1` multipliers instead of
 //! `3P + 7`: one multiplier per lane serves the square, `c·y` and `n·gamma` in turn (input taken
@@ -282,23 +283,27 @@ fn unfolded_dsps(p: &Params) -> u64 {
     split_square_dsps(s1w) + newton + lanes * lane
 }
 
-/// DSPs of the folded layer_norm: one split multiplier per lane as wide as the widest product
-/// it serves (lane 0's also the 1/sqrt unit's at `FOLD ≥ 4`), and the unit's own at `FOLD = 3`.
-fn folded_dsps(p: &Params) -> u64 {
+/// `cost(a, b)` summed over the folded layer_norm's multipliers (`a`×`b` operand bits): one per
+/// lane as wide as the widest product it serves (lane 0's also the 1/sqrt unit's at `FOLD ≥ 4`),
+/// and the unit's own at `FOLD = 3`.
+fn folded_mults(p: &Params, cost: impl Fn(u32, u32) -> u64) -> u64 {
     let ProductWidths { w, gw, lanes, nnw, s1w, cw, yw1, sw1, mf1, .. } = ProductWidths::of(p);
-    let fold = param(p, "FOLD");
     let (la, lb) = (cw.max(nnw).max(w), yw1.max(gw).max(w));
     let (uma, umb) = (s1w.max(yw1).max(mf1), s1w.max(yw1).max(sw1));
-    let lane = split_dsps(la, lb);
-    if fold == 3 {
-        lanes * lane + split_dsps(uma, umb)
+    if param(p, "FOLD") == 3 {
+        lanes * cost(la, lb) + cost(uma, umb)
     } else {
-        (lanes - 1) * lane + split_dsps(la.max(uma), lb.max(umb))
+        (lanes - 1) * cost(la, lb) + cost(la.max(uma), lb.max(umb))
     }
 }
 
+/// DSPs of the folded layer_norm: [`split_dsps`] of each of its multipliers ([`folded_mults`]).
+fn folded_dsps(p: &Params) -> u64 {
+    folded_mults(p, split_dsps)
+}
+
 /// Flip-flops of the registered pair sums of an `a`×`b`-bit product of `pw` bits split like the
-/// RTL's `MASE_LAYER_NORM_MUL` with `RSUM = 1`: `ceil(NA·NB/2)` registers of `pw` bits.
+/// RTL's `MASE_LAYER_NORM_MUL`: `ceil(NA·NB/2)` registers of `pw` bits.
 fn pair_sum_ff(a: u32, b: u32, pw: u32) -> u64 {
     let n = (slices(a).len() * slices(b).len()) as u64;
     n.div_ceil(2) * u64::from(pw)
@@ -312,6 +317,16 @@ fn unfolded_pair_sum_ff(p: &Params) -> u64 {
     let lane = pair_sum_ff(w, w, 2 * w + ld + 1) + pair_sum_ff(cw, yw1, cw + yw1) + pair_sum_ff(nnw, gw, nnw + gw);
     let step = pair_sum_ff(yw1, yw1, 2 * yw1) + 2 * pair_sum_ff(yw1, sw1, yw1 + sw1);
     lanes * lane + pair_sum_ff(s1w, s1w, 2 * s1w) + NEWTON_STEPS as u64 * step
+}
+
+/// Flip-flops the folded layer_norm's multipliers hold beyond [`LAYER_NORM_FF`] (fitted when
+/// each had registered operands and no pair sums): per multiplier its pair-sum registers in
+/// place of its operand registers, and at `FOLD ≥ 4` the 1/sqrt unit's operands registered for
+/// lane 0. Not in the fit (added after it).
+fn folded_mult_ff(p: &Params) -> u64 {
+    let ProductWidths { s1w, yw1, sw1, mf1, .. } = ProductWidths::of(p);
+    let unit_operands = if param(p, "FOLD") >= 4 { s1w.max(yw1).max(mf1) + s1w.max(yw1).max(sw1) } else { 0 };
+    folded_mults(p, |a, b| pair_sum_ff(a, b, a + b) - u64::from(a + b)) + u64::from(unit_operands)
 }
 
 /// Derived constants of an instance (the RTL's localparams, same names).
@@ -641,7 +656,8 @@ impl Component for LayerNorm {
     }
 
     /// The row ring by the RAM rule, gamma/beta ROMs where Yosys puts them; LUT/FF from
-    /// [`LAYER_NORM_LUT`] / [`LAYER_NORM_FF`] (unfolded: plus [`unfolded_pair_sum_ff`]), DSPs
+    /// [`LAYER_NORM_LUT`] / [`LAYER_NORM_FF`] (plus [`unfolded_pair_sum_ff`] or
+    /// [`folded_mult_ff`]), DSPs
     /// from [`unfolded_dsps`] or the folded multipliers.
     fn resources(&self, p: &Params) -> crate::Resources {
         use crate::resources::{fitted, pu, ram, rom};
@@ -674,7 +690,7 @@ impl Component for LayerNorm {
         let dsp = if fold > 1 { folded_dsps(p) } else { unfolded_dsps(p) };
         crate::Resources {
             lut: fitted(&LAYER_NORM_LUT, &x) + gl + bl,
-            ff: fitted(&LAYER_NORM_FF, &x) + if fold > 1 { 0 } else { unfolded_pair_sum_ff(p) },
+            ff: fitted(&LAYER_NORM_FF, &x) + if fold > 1 { folded_mult_ff(p) } else { unfolded_pair_sum_ff(p) },
             dsp,
             bram18: ring_bram + gb + bb,
             lutram: ring_lutram + stats,
