@@ -20,10 +20,10 @@
 // register holds the partial product), and no path runs through a multiplier and an adder. At
 // full rate a product takes three cycles from registered operands (partials, their pair sums
 // registered, then the product): the DSP's output routing (3.5 ns on ECP5) meets one adder per
-// path. Folded, the operands go from a mux of registers straight into the DSPs and the product
-// is there two cycles after they are chosen (partials, pair sums, then the product): the same
-// registers, one stage earlier. The constant multiplies D*S2 and D*x are balanced shift-add
-// trees over the set bits of D.
+// path. Folded, the same from the operands' registers: three cycles from the choice of operands
+// (operands, partials, pair sums, then the product), two for the 1/sqrt unit's own multiplier at
+// FOLD = 3, whose operands are registers loaded with the next multiply's operands. The constant
+// multiplies D*S2 and D*x are balanced shift-add trees over the set bits of D.
 //
 // Schedule. Rows are written into a ring of NSLOT row slots. Each input beat is registered
 // (x_r), squared (SQ cycles after it is taken the squares are registered), summed over the
@@ -40,29 +40,31 @@
 //            (SQ = 4 at full rate).
 //   II:      D/P cycles per row (P elements per cycle in and out).
 //   Paths cut: data_in_0_ready is a register function (slot flags; folded, a register); the
-//            output is the register of a mase_skid_buffer. Multiplier operands (folded: what
-//            their mux chooses from), partial products and their pair sums are registers; the
-//            phase is one-hot (folded); the 1/sqrt seed table's output is registered before
+//            output is the register of a mase_skid_buffer. Multiplier operands, partial
+//            products and their pair sums are registers; the phase is one-hot (folded); the
+//            1/sqrt unit's Newton factor 3<<YF - t is written as such; the 1/sqrt seed table's
+//            output is registered before
 //            it is squared; the normalising shift amount (k + BASE + G) is added before it is
 //            delayed to the shifter.
 //
 // Folded form (FOLD >= 3): the same algorithm and numbers at 1/FOLD of the rate with fewer
 // multipliers, for nodes that have slack. A free-running one-hot phase ph (0..FOLD-1) shares
-// one (split) multiplier per lane, its operands chosen by a mux on ph, its product the sum of
-// the registered pair sums of the partials two cycles after the operands are chosen: ph
-// FOLD-3 chooses c*y of N2 (its product, at ph FOLD-1, enters N3 with the step), ph FOLD-2
-// n*gamma of N4 (its product arrives at ph 0 of the next beat period and is kept in N5 when
-// the step moved that word there), ph FOLD-1 the square of the input beat (input taken only at
-// ph 0, held in x_r). The normalising pipeline advances only at ph FOLD-1 (all of it at once, so
-// a stalled step simply repeats the same products), and a finished beat waits in N6 until the
-// output register takes it. The 1/sqrt unit is sequential, one row at a time: one multiplier
-// steps through S1^2 and the six Newton multiplies of a row, one step per beat period (operands
-// chosen at ph 0, the result written at ph 2), its own at FOLD = 3, lane 0's at FOLD >= 4 (ph 0
-// is free there; the unit's operands registered at ph FOLD-1); FOLD*D/P must be at least
-// ROWMIN (35 at FOLD = 3, 47 at 4, 11*FOLD - 1 above).
+// one (split) multiplier per lane, its operands registered (la_r, lb_r) from a mux on ph, its
+// product the sum of the registered pair sums of the partials three cycles after the operands
+// are chosen: ph FOLD-3 chooses c*y of N2 (its product arrives at ph 0 of the next beat period
+// and is kept in N3 when the step moved that word there), ph FOLD-2 n*gamma of N4 (its product
+// arrives at ph 1 and is kept in N5 likewise), ph FOLD-1 the square of the input beat (input
+// taken only at ph 0, held in x_r). The normalising pipeline advances only at ph FOLD-1 (all of
+// it at once, so a stalled step simply repeats the same products), and a finished beat waits in
+// N6 until the output register takes it. The 1/sqrt unit is sequential, one row at a time: one
+// multiplier steps through S1^2 and the six Newton multiplies of a row, one step per beat
+// period (from ph 0, the result written UL cycles later), its own at FOLD = 3 (UL = 2: its
+// operands are registers loaded when the previous result is written), lane 0's at FOLD >= 4
+// (UL = 3: ph 0 is free there); FOLD*D/P must be at least ROWMIN (34 at FOLD = 3, 47 at 4, 59
+// at 5, 11*FOLD - 1 above).
 //   Latency: c0 + 6*FOLD + 2, c0 = the first cycle >= (D/P-1)*FOLD + SD with ph FOLD-1 (SD:
-//            SEL1 + 10*FOLD + 4, SEL1 = the first multiple of FOLD >= FOLD + 5; N6 is handed
-//            to the output register in the cycle after it is loaded).
+//            SEL1 + 10*FOLD + UL + 2, SEL1 = the first multiple of FOLD >= FOLD + 6; N6 is
+//            handed to the output register in the cycle after it is loaded).
 //   II:      FOLD*D/P cycles per row. Multiplier units: 3P + 7 (FOLD = 1), P + 1 (3), P (>= 4),
 //            each split into 18x18-bit partial products.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
@@ -157,7 +159,8 @@ module mase_layer_norm #(
     parameter int NORM_FRAC = 16,
     /// Cycles per beat: 1 (full rate, 3 multipliers per lane) or 3..16 (one multiplier per lane
     /// shared by the square, c*y and n*gamma, sequential 1/sqrt with its own multiplier at 3,
-    /// lane 0's above; FOLD*D/P must be >= 35 at 3, >= 47 at 4, >= 11*FOLD - 1 above).
+    /// lane 0's above; FOLD*D/P must be >= 34 at 3, >= 47 at 4, >= 59 at 5, >= 11*FOLD - 1
+    /// above).
     parameter int FOLD = 1,
     /// Path of the gamma .mem file ($readmemh; "" = all-zero gamma).
     parameter WEIGHT_MEM_FILE = "",
@@ -228,21 +231,24 @@ module mase_layer_norm #(
   /// Stages of the fully pipelined 1/sqrt unit (FOLD = 1).
   localparam int RS = 29;
   /// Cycles from an input beat being taken to its registered squares (x_r, the partial products,
-  /// their pair sums, the squares; folded: the square is chosen at ph FOLD-1 and takes three
-  /// cycles more).
-  localparam int SQ = FOLD == 1 ? 4 : FOLD + 2;
+  /// their pair sums, the squares; folded: the square is chosen at ph FOLD-1 and takes four
+  /// cycles more: operands, partials, pair sums, square).
+  localparam int SQ = FOLD == 1 ? 4 : FOLD + 3;
   /// Cycles per row (FOLD per beat); slots that keep a row arriving while earlier ones wait for
   /// their statistics and are read (a read starts up to FOLD-1 cycles after they are ready).
   localparam int ROWC = FOLD * NW;
-  /// Folded: cycle (after a row's last input beat) at which the sequential 1/sqrt unit chooses
-  /// the operands of its first step: the first ph 0 after row_end (SQ + 2).
-  localparam int SEL1 = FOLD * ((FOLD + 5 + FOLD - 1) / FOLD);
+  /// Folded: cycle (after a row's last input beat) at which the sequential 1/sqrt unit's first
+  /// step starts: the first ph 0 after row_end (SQ + 2); cycles from a step's ph 0 to its result
+  /// (the unit's own multiplier at FOLD = 3: partials, pair sums, product; lane 0's at FOLD >= 4
+  /// after its operand register).
+  localparam int SEL1 = FOLD * ((SQ + 3 + FOLD - 1) / FOLD);
+  localparam int UL = FOLD == 3 ? 2 : 3;
   /// Cycles from a row's last input beat to its statistics being ready (the 1/sqrt unit:
   /// row_end at SQ + 2, then RS pipelined stages and the write; sequential, 11 steps one beat
   /// period each from SEL1, the result of a step written two cycles after its operands are
   /// chosen, then the write), and the shortest row period the sequential unit keeps up with (one
   /// row in flight: the next row_end no earlier than the cycle the statistics are written).
-  localparam int SD = FOLD == 1 ? SQ + RS + 3 : SEL1 + 10 * FOLD + 4;
+  localparam int SD = FOLD == 1 ? SQ + RS + 3 : SEL1 + 10 * FOLD + UL + 2;
   localparam int ROWMIN = SD - 1 - (SQ + 2);
   localparam int NSLOT = 2 + (SD - 1 + FOLD + ROWC - 1) / ROWC;
   localparam int RAW = $clog2(NSLOT * NW);
@@ -330,7 +336,7 @@ module mase_layer_norm #(
   /// Lane sums of the beat: S1 from x_r (registered at x_r's last cycle, then delayed to meet
   /// S2: S1D more registers), S2 from the registered squares (registered SQ+1 cycles after the
   /// beat).
-  localparam int S1D = FOLD == 1 ? SQ - 1 : 2;
+  localparam int S1D = SQ - FOLD;
   logic signed [S1W-1:0] beat_s1, bs1_r, bs1_d;
   logic signed [S2W-1:0] beat_s2, bs2_r;
   /// Running sums (signed).
@@ -439,6 +445,9 @@ module mase_layer_norm #(
   localparam int UMB = UMB0 > SW + 1 ? UMB0 : SW + 1;
   logic signed [UMA-1:0] u_ma;
   logic signed [UMB-1:0] u_mb;
+  /// FOLD >= 4: u_mb holds t and lane 0 takes 3<<YF - t (the subtracter off the path from the
+  /// product into u_mb).
+  logic u_nf;
   logic signed [UMA+UMB-1:0] u_mp;
   /// The unit finishes a row: write its statistics (slot, -S1, y, k; S1 negated here, off the
   /// centring tree's path).
@@ -633,7 +642,8 @@ module mase_layer_norm #(
   assign u_mb = '0;
   assign u_mp = '0;
   logic unused_u;
-  assign unused_u = ^{u_ma, u_mb, u_mp};
+  assign u_nf = 1'b0;
+  assign unused_u = ^{u_ma, u_mb, u_mp, u_nf};
   assign st_we    = rv[RS];
   assign st_wslot = rslot[RS];
   assign st_ws1   = rs1[RS];
@@ -642,15 +652,18 @@ module mase_layer_norm #(
   end else begin : g_rsqrt_seq
   // Sequential: one row at a time (rows end at least FOLD*D/P cycles apart, see ROWMIN). The
   // row_end cycle captures the sums; then steps 1..11 (S1^2, Q, k, u, the seed and the six
-  // Newton multiplies; D*S2 a shift-add tree) run one per beat period: the operands of step cnt
-  // are chosen at ph 0 (sel), the multiplier (its own at FOLD = 3, lane 0's at FOLD >= 4, where
-  // ph 0 is a phase the lane does not use) has their product two cycles later, at ph 2, when the
-  // step's result is written; the statistics are written the cycle after step 11.
+  // Newton multiplies; D*S2 a shift-add tree) run one per beat period, step cnt's result written
+  // UL cycles after its ph 0 (sel). The multiplier's operands (u_ma, u_mb) are registers, loaded
+  // with the next multiply's operands when a result is written (at row_end S1 for S1^2): at
+  // FOLD = 3 they go straight into the unit's own multiplier, whose product is there at ph 2
+  // (UL = 2); at FOLD >= 4 lane 0's multiplier takes them at ph 0, a phase the lane does not
+  // use, its product there at ph 3 (UL = 3). The statistics are written the cycle after step 11.
   /// Step of the row in flight (0 = idle, 12 = write the statistics).
   logic [3:0] cnt;
-  /// The operands of step cnt are chosen this cycle, one and two cycles ago (write the result).
-  logic sel, sel_d1, sel_d2;
-  /// The row's slot, S1 and S2, D*S2, D*S2 aligned plus eps, V, Q, k, mantissa u, y, s, t.
+  /// Step cnt's beat period starts (ph 0), did one, two and three cycles ago; its result is
+  /// written (UL cycles after sel).
+  logic sel, sel_d1, sel_d2, sel_d3, wr;
+  /// The row's slot, S1 and S2, D*S2, D*S2 aligned plus eps, V, Q, k, mantissa u, y.
   logic [SLW-1:0] c_slot;
   logic signed [S1W-1:0] c_s1;
   logic signed [S2W-1:0] c_s2;
@@ -661,56 +674,23 @@ module mase_layer_norm #(
   logic [KW-1:0] c_k;
   logic [MF-1:0] c_u;
   logic [YW-1:0] c_y;
-  logic [SW-1:0] c_s;
-  /// Newton factor 3<<YF - t (below 3<<YF, so SW bits hold it), written with t itself (no
-  /// subtracter between it and the multiplier).
-  logic [SW-1:0] c_f;
-  /// The operands step cnt chooses (the multiplier's operands u_ma / u_mb are these, or at FOLD >=
-  /// 4 these registered a cycle early).
-  logic signed [UMA-1:0] u_ca;
-  logic signed [UMB-1:0] u_cb;
+  /// Results of the product of step cnt: s = (y*y) >> YF, the Newton factor f = 3<<YF - t for
+  /// t = (u*s) >> MF (below 3<<YF, so SW bits hold it), y = (y*f) >> (YF+1); the table seed.
+  logic [SW-1:0] r_s, r_t, r_f;
+  logic [YW-1:0] r_y, r_seed;
+  assign r_s = SW'(u_mp >> YF);
+  assign r_t = SW'(u_mp >> MF);
+  assign r_f = SW'(3 << YF) - r_t;
+  /// What steps 7 and 10 write into u_mb: t at FOLD >= 4 (u_nf), else 3<<YF - t.
+  logic [SW-1:0] r_tf;
+  assign r_tf = FOLD >= 4 ? r_t : r_f;
+  assign r_y = YW'(u_mp >> (YF + 1));
   assign ds2_in = c_s2;
   assign sel = ph[0] && cnt != '0 && cnt != 4'd12;
+  assign wr = UL == 2 ? sel_d2 : sel_d3;
 
   if (FOLD == 3) begin : g_own_mult
-    // The unit's own multiplier takes the chosen operands straight into its DSPs (no operand
-    // register): partials at the end of ph 0, their pair sums at ph 1, the product at ph 2.
-    assign u_ma = u_ca;
-    assign u_mb = u_cb;
     `MASE_LAYER_NORM_MUL(g_mul, 1'b1, UMA, u_ma, UMB, u_mb, UMA + UMB, u_mp)
-  end else begin : g_lane_mult
-    // Lane 0's multiplier reads the operands at ph 0 from registers loaded at ph FOLD-1: nothing
-    // the unit writes changes between them (results are written at ph 2 < FOLD-1), except at
-    // row_end, which may fall on ph FOLD-1 (FOLD = 5) and is why step 1 reads S1 as it is
-    // captured then.
-    always_ff @(posedge clk) begin
-      u_ma <= u_ca;
-      u_mb <= u_cb;
-    end
-  end
-
-  /// S1 of the row in flight for step 1 (FOLD >= 4: as it is captured at row_end).
-  logic signed [S1W-1:0] u_s1;
-  assign u_s1 = FOLD >= 4 && row_end ? acc_s1 : c_s1;
-
-  always_comb begin
-    u_ca = UMA'(u_s1);
-    u_cb = UMB'(u_s1);
-    case (cnt)
-      4'd6, 4'd9: begin
-        u_ca = UMA'(c_y);
-        u_cb = UMB'(c_y);
-      end
-      4'd7, 4'd10: begin
-        u_ca = UMA'(c_u);
-        u_cb = UMB'(c_s);
-      end
-      4'd8, 4'd11: begin
-        u_ca = UMA'(c_y);
-        u_cb = UMB'(c_f);
-      end
-      default: ;
-    endcase
   end
 
   /// The groups of Q and then its top group (registered, following c_q, ready by step 3); h of
@@ -724,21 +704,29 @@ module mase_layer_norm #(
       .idx(c_u[MF-1-:TB]),
       .y0 (lut_y0)
   );
+  assign r_seed = YW'(lut_y0) << (YF - TF);
+  /// The y step cnt writes: the seed at step 5, else the Newton update.
+  logic [YW-1:0] r_ny;
+  assign r_ny = cnt == 4'd5 ? r_seed : r_y;
   /// The product's high bits are dropped (floor, exact widths); this sink keeps lint quiet.
   logic unused_low;
   assign unused_low = ^u_mp;
 
   always_ff @(posedge clk) begin
+    // FOLD >= 4: t is written as such (lane 0 forms 3<<YF - t); FOLD = 3: 3<<YF - t.
+    if (row_end || wr) u_nf <= FOLD >= 4 && (cnt == 4'd7 || cnt == 4'd10) && !row_end;
     if (rst) begin
       cnt    <= '0;
       sel_d1 <= 1'b0;
       sel_d2 <= 1'b0;
+      sel_d3 <= 1'b0;
     end else begin
       sel_d1 <= sel;
       sel_d2 <= sel_d1;
+      sel_d3 <= sel_d2;
       if (row_end) cnt <= 4'd1;
       else if (cnt == 4'd12) cnt <= '0;
-      else if (sel_d2) cnt <= cnt + 1'b1;
+      else if (wr) cnt <= cnt + 1'b1;
     end
   end
 
@@ -747,6 +735,8 @@ module mase_layer_norm #(
       c_s1   <= acc_s1;
       c_s2   <= acc_s2;
       c_slot <= row_slot;
+      u_ma   <= UMA'(acc_s1);
+      u_mb   <= UMB'(acc_s1);
     end
     // D*S2 and its aligned sum with eps follow the captured S2 (ready long before step 2).
     c_ds2 <= ds2;
@@ -754,7 +744,7 @@ module mase_layer_norm #(
     c_grp <= q_groups(c_q);
     c_hot <= q_hot(c_grp[QG-1:0]);
     c_idx <= c_grp[4*QG-1:QG];
-    if (sel_d2) begin
+    if (wr) begin
       case (cnt)
         4'd1: c_v <= VW'(u_mp);
         4'd2: c_q <= c_dq - (QW'(c_v) << SV);
@@ -763,10 +753,19 @@ module mase_layer_norm #(
           c_h <= q_kh(c_hot, c_idx, 1'b1);
         end
         4'd4: c_u <= q_mant(c_q, c_h);
-        4'd5: c_y <= YW'(lut_y0) << (YF - TF);
-        4'd6, 4'd9: c_s <= SW'(u_mp >> YF);
-        4'd7, 4'd10: c_f <= SW'(3 << YF) - SW'(u_mp >> MF);
-        4'd8, 4'd11: c_y <= YW'(u_mp >> (YF + 1));
+        4'd5, 4'd8, 4'd11: begin
+          c_y  <= r_ny;
+          u_ma <= UMA'(r_ny);
+          u_mb <= UMB'(r_ny);
+        end
+        4'd6, 4'd9: begin
+          u_ma <= UMA'(c_u);
+          u_mb <= UMB'(r_s);
+        end
+        4'd7, 4'd10: begin
+          u_ma <= UMA'(c_y);
+          u_mb <= UMB'(r_tf);
+        end
         default: ;
       endcase
     end
@@ -967,14 +966,14 @@ module mase_layer_norm #(
     end
     assign fin_a = n10_a;
   end else begin : g_norm_fold
-    // N3: c*y (chosen at ph FOLD-3, loaded with the step); N4: the shift; N5: n*gamma (chosen
-    // at ph FOLD-2, kept at ph 0 when the step moved its word into N5); N6: + beta.
+    // N3: c*y (chosen at ph FOLD-3, kept at ph 0 when the step moved its word into N3); N4: the
+    // shift; N5: n*gamma (chosen at ph FOLD-2, kept at ph 1 likewise); N6: + beta.
     logic [P*PRG-1:0] n3_p;
     logic [P*NNW-1:0] n4_n;
     logic [P*MW-1:0] n5_m;
     logic [P*AW-1:0] n6_a;
-    /// The pipeline stepped at the end of the last beat period (the n*gamma product arriving at
-    /// ph 0 belongs to the word now in N5).
+    /// The pipeline stepped at the end of the last beat period (the c*y product arriving at ph 0
+    /// belongs to the word now in N3, the n*gamma product arriving at ph 1 to the word now in N5).
     logic stepped;
 
     always_ff @(posedge clk) begin
@@ -985,9 +984,8 @@ module mase_layer_norm #(
     for (genvar i = 0; i < P; i++) begin : g_lane
       // One multiplier: ph FOLD-3 c*y, ph FOLD-2 n*gamma, ph FOLD-1 the input square, ph 0 the
       // 1/sqrt unit (lane 0, FOLD >= 4). Operands are sign-extended (y, unsigned,
-      // zero-extended), chosen from registers straight into the DSPs, whose partial products
-      // and their pair sums are the registers (the DSP's output routing meets one adder per
-      // path); products are exact.
+      // zero-extended) and registered, the partial products' pair sums registered (the DSP's
+      // output routing meets one adder per path); products are exact.
       localparam int LA0 = CW > NNW ? CW : NNW;
       localparam int LA1 = LA0 > W ? LA0 : W;
       localparam int LB0 = YW + 1 > GW ? YW + 1 : GW;
@@ -996,9 +994,9 @@ module mase_layer_norm #(
       localparam bit SHARE = i == 0 && FOLD >= 4;
       localparam int LA = SHARE && UMA > LA1 ? UMA : LA1;
       localparam int LB = SHARE && UMB > LB1 ? UMB : LB1;
-      logic signed [LA-1:0] la;
-      logic signed [LB-1:0] lb;
-      /// The product of the operands chosen two cycles ago, and registered (the square).
+      logic signed [LA-1:0] la, la_r;
+      logic signed [LB-1:0] lb, lb_r;
+      /// The product of the operands chosen three cycles ago, and registered (the square).
       logic [LA+LB-1:0] ls, lp_r;
       /// The product's high bits are beyond every exact result; this sink keeps lint quiet.
       logic unused_lp;
@@ -1006,7 +1004,7 @@ module mase_layer_norm #(
       always_comb begin
         if (SHARE && ph[0]) begin
           la = LA'(u_ma);
-          lb = LB'(u_mb);
+          lb = u_nf ? LB'(SW'(3 << YF) - SW'(u_mb)) : LB'(u_mb);
         end else if (ph[FOLD-3]) begin
           la = LA'($signed(n2_c[i*CW+:CW]));
           lb = LB'(n2_y);
@@ -1018,8 +1016,12 @@ module mase_layer_norm #(
           lb = LB'($signed(x_r[i*W+:W]));
         end
       end
-      always_ff @(posedge clk) lp_r <= ls;
-      `MASE_LAYER_NORM_MUL(g_mul, 1'b1, LA, la, LB, lb, LA + LB, ls)
+      always_ff @(posedge clk) begin
+        la_r <= la;
+        lb_r <= lb;
+        lp_r <= ls;
+      end
+      `MASE_LAYER_NORM_MUL(g_mul, 1'b1, LA, la_r, LB, lb_r, LA + LB, ls)
       assign sq[i*S2W+:S2W] = S2W'(lp_r);
       if (SHARE) begin : g_share
         assign u_mp = (UMA + UMB)'(ls);
@@ -1032,8 +1034,8 @@ module mase_layer_norm #(
       logic unused_p_high;
       assign unused_p_high = ^p_sh;
       always_ff @(posedge clk) begin
-        if (step) n3_p[i*PRG+:PRG] <= PRG'(ls);
-        if (ph[0] && stepped) n5_m[i*MW+:MW] <= MW'(ls);
+        if (ph[0] && stepped) n3_p[i*PRG+:PRG] <= PRG'(ls);
+        if (ph[1] && stepped) n5_m[i*MW+:MW] <= MW'(ls);
         if (step) begin
           n4_n[i*NNW+:NNW] <= NNW'(p_sh);
           n6_a[i*AW+:AW] <= (AW'($signed(n5_m[i*MW+:MW])) << (AF - NF - GF))

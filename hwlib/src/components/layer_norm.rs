@@ -180,7 +180,7 @@ const INFO: Info = Info {
             ParamSpec::value(
                 "FOLD",
                 1,
-                "cycles per beat: 1 (full rate, 3P + 7 multipliers) or 3..16 (P + 1 multipliers; FOLD·D/P >= 35 at 3, 47 at 4, 11·FOLD − 1 above)"
+                "cycles per beat: 1 (full rate, 3P + 7 multipliers) or 3..16 (P + 1 multipliers; FOLD·D/P >= 34 at 3, 47 at 4, 59 at 5, 11·FOLD − 1 above)"
             ),
         ],
     ],
@@ -319,14 +319,16 @@ fn unfolded_pair_sum_ff(p: &Params) -> u64 {
     lanes * lane + pair_sum_ff(s1w, s1w, 2 * s1w) + NEWTON_STEPS as u64 * step
 }
 
-/// Flip-flops the folded layer_norm's multipliers hold beyond [`LAYER_NORM_FF`] (fitted when
-/// each had registered operands and no pair sums): per multiplier its pair-sum registers in
-/// place of its operand registers, and at `FOLD ≥ 4` the 1/sqrt unit's operands registered for
-/// lane 0. Not in the fit (added after it).
+/// Flip-flops the folded layer_norm holds beyond [`LAYER_NORM_FF`] (fitted before the pair sums):
+/// per multiplier its pair-sum registers, at `FOLD ≥ 4` the 1/sqrt unit's operand registers
+/// (lane 0's own operand registers take them at phase 0), less the unit's `s` and `t`
+/// registers (`s` and `3·2^YF − t` now go straight into its operand registers). Not in the fit
+/// (added after it).
 fn folded_mult_ff(p: &Params) -> u64 {
     let ProductWidths { s1w, yw1, sw1, mf1, .. } = ProductWidths::of(p);
     let unit_operands = if param(p, "FOLD") >= 4 { s1w.max(yw1).max(mf1) + s1w.max(yw1).max(sw1) } else { 0 };
-    folded_mults(p, |a, b| pair_sum_ff(a, b, a + b) - u64::from(a + b)) + u64::from(unit_operands)
+    let s_t = 2 * u64::from(RSQRT_FRAC + 4);
+    (folded_mults(p, |a, b| pair_sum_ff(a, b, a + b)) + u64::from(unit_operands)).saturating_sub(s_t)
 }
 
 /// Derived constants of an instance (the RTL's localparams, same names).
@@ -384,34 +386,36 @@ impl Geo {
 
 /// Cycles from an input beat being taken to its registered squares (the RTL's `SQ`): the beat
 /// register, the partial products, their pair sums and the squares at full rate; folded, the
-/// square is chosen at phase `FOLD − 1` (the beat arrives at phase 0) and takes three cycles more.
+/// square is chosen at phase `FOLD − 1` (the beat arrives at phase 0) and takes four cycles more
+/// (operands, partials, pair sums, square).
 /// The row's sums are final (`row_end`) two cycles later (the lane sums registered, then
 /// accumulated).
 fn square_delay(fold: i64) -> i64 {
     if fold == 1 {
         4
     } else {
-        fold + 2
+        fold + 3
     }
 }
 
 /// Cycles from a row's last input beat to its statistics being ready (the RTL's `SD`): `row_end`
 /// at `SQ + 2`, then the pipelined `1/sqrt` unit's [`RSQRT_STAGES`] and the write; sequential,
-/// the first step's operands are chosen at the first phase 0 after `row_end` (`SEL1`, a multiple
-/// of `FOLD`), each of the [`RSQRT_STEPS`] steps takes a beat period (its result written two
-/// cycles after its operands are chosen), then the write.
+/// the first step starts at the first phase 0 after `row_end` (`SEL1`, a multiple of `FOLD`),
+/// each of the [`RSQRT_STEPS`] steps takes a beat period (its result written `UL` cycles after
+/// its phase 0: 2 on the unit's own multiplier at `FOLD = 3`, 3 on lane 0's), then the write.
 fn stats_delay(fold: i64) -> i64 {
     let sq = square_delay(fold);
     if fold == 1 {
         return sq + RSQRT_STAGES as i64 + 3;
     }
     let sel1 = fold * (sq + 3 + fold - 1).div_euclid(fold);
-    sel1 + (RSQRT_STEPS - 1) * fold + 4
+    let ul = if fold == 3 { 2 } else { 3 };
+    sel1 + (RSQRT_STEPS - 1) * fold + ul + 2
 }
 
 /// The shortest row period (`FOLD·D/P` cycles) the sequential `1/sqrt` unit keeps up with (one
 /// row in flight): the next row's `row_end` (`SQ + 2` after its last beat) no earlier than the
-/// cycle the statistics of this one are written (`SD − 1`): 35 at `FOLD = 3`, 47 at 4,
+/// cycle the statistics of this one are written (`SD − 1`): 34 at `FOLD = 3`, 47 at 4, 59 at 5,
 /// `11·FOLD − 1` above.
 pub fn min_row_cycles(fold: i64) -> i64 {
     stats_delay(fold) - 1 - (square_delay(fold) + 2)
@@ -741,7 +745,7 @@ impl Component for LayerNorm {
                 .concat(),
             // Folded: defaults (D = 64, P = 4) at FOLD = 3 (the 1/sqrt unit's own multiplier).
             vec![("FOLD", 3)],
-            // Folded at FOLD = 3, P = 1, the shortest row it allows (FOLD·D = 36 ≥ 35).
+            // Folded at FOLD = 3, P = 1, the shortest row it allows (FOLD·D = 36 ≥ 34).
             [row(12, 1), vec![("FOLD", 3)]].concat(),
             // FOLD = 4 (1/sqrt on lane 0's multiplier) at P = 1, the shortest row it allows
             // (FOLD·D = 48 ≥ 47), narrow formats, RND_CONV + SAT_SYM.
