@@ -704,7 +704,12 @@ module mase_layer_norm #(
       .idx(c_u[MF-1-:TB]),
       .y0 (lut_y0)
   );
-  assign r_seed = YW'(lut_y0) << (YF - TF);
+  /// The table's output registered (following c_u, ready long before step 5): the table is
+  /// then a read with an output register, not one that takes c_u's register as its address
+  /// register (which would put the mantissa's shifter before the table).
+  logic [TF+1:0] c_y0;
+  always_ff @(posedge clk) c_y0 <= lut_y0;
+  assign r_seed = YW'(c_y0) << (YF - TF);
   /// The y step cnt writes: the seed at step 5, else the Newton update.
   logic [YW-1:0] r_ny;
   assign r_ny = cnt == 4'd5 ? r_seed : r_y;
@@ -712,9 +717,33 @@ module mase_layer_norm #(
   logic unused_low;
   assign unused_low = ^u_mp;
 
+  /// The next cycle writes the result of step 5, 8 or 11 (y), 6 or 9 (s), 7 or 10 (t): decoded a
+  /// cycle early (cnt holds within a step), so that u_mb's input mux puts t (at FOLD = 3 the
+  /// longest path: the product's sum, then 3<<YF - t) one LUT from the register.
+  logic wn_y, wn_s, wn_t;
+  always_ff @(posedge clk) begin
+    wn_y <= (UL == 2 ? sel_d1 : sel_d2) && (cnt == 4'd5 || cnt == 4'd8 || cnt == 4'd11);
+    wn_s <= (UL == 2 ? sel_d1 : sel_d2) && (cnt == 4'd6 || cnt == 4'd9);
+    wn_t <= (UL == 2 ? sel_d1 : sel_d2) && (cnt == 4'd7 || cnt == 4'd10);
+  end
+
   always_ff @(posedge clk) begin
     // FOLD >= 4: t is written as such (lane 0 forms 3<<YF - t); FOLD = 3: 3<<YF - t.
-    if (row_end || wr) u_nf <= FOLD >= 4 && (cnt == 4'd7 || cnt == 4'd10) && !row_end;
+    if (row_end || wr) u_nf <= FOLD >= 4 && wn_t;
+    // The operands of the next multiply (mutually exclusive conditions; t first, nearest u_mb).
+    if (wn_t) begin
+      u_ma <= UMA'(c_y);
+      u_mb <= UMB'(r_tf);
+    end else if (wn_s) begin
+      u_ma <= UMA'(c_u);
+      u_mb <= UMB'(r_s);
+    end else if (wn_y) begin
+      u_ma <= UMA'(r_ny);
+      u_mb <= UMB'(r_ny);
+    end else if (row_end) begin
+      u_ma <= UMA'(acc_s1);
+      u_mb <= UMB'(acc_s1);
+    end
     if (rst) begin
       cnt    <= '0;
       sel_d1 <= 1'b0;
@@ -735,8 +764,6 @@ module mase_layer_norm #(
       c_s1   <= acc_s1;
       c_s2   <= acc_s2;
       c_slot <= row_slot;
-      u_ma   <= UMA'(acc_s1);
-      u_mb   <= UMB'(acc_s1);
     end
     // D*S2 and its aligned sum with eps follow the captured S2 (ready long before step 2).
     c_ds2 <= ds2;
@@ -753,19 +780,7 @@ module mase_layer_norm #(
           c_h <= q_kh(c_hot, c_idx, 1'b1);
         end
         4'd4: c_u <= q_mant(c_q, c_h);
-        4'd5, 4'd8, 4'd11: begin
-          c_y  <= r_ny;
-          u_ma <= UMA'(r_ny);
-          u_mb <= UMB'(r_ny);
-        end
-        4'd6, 4'd9: begin
-          u_ma <= UMA'(c_u);
-          u_mb <= UMB'(r_s);
-        end
-        4'd7, 4'd10: begin
-          u_ma <= UMA'(c_y);
-          u_mb <= UMB'(r_tf);
-        end
+        4'd5, 4'd8, 4'd11: c_y <= r_ny;
         default: ;
       endcase
     end

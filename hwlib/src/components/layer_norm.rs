@@ -321,14 +321,14 @@ fn unfolded_pair_sum_ff(p: &Params) -> u64 {
 
 /// Flip-flops the folded layer_norm holds beyond [`LAYER_NORM_FF`] (fitted before the pair sums):
 /// per multiplier its pair-sum registers, at `FOLD ≥ 4` the 1/sqrt unit's operand registers
-/// (lane 0's own operand registers take them at phase 0), less the unit's `s` and `t`
-/// registers (`s` and `3·2^YF − t` now go straight into its operand registers). Not in the fit
-/// (added after it).
+/// (lane 0's own operand registers take them at phase 0) and the seed table's output register,
+/// less the unit's `s` and `t` registers (`s` and `3·2^YF − t` now go straight into its operand
+/// registers). Not in the fit (added after it).
 fn folded_mult_ff(p: &Params) -> u64 {
     let ProductWidths { s1w, yw1, sw1, mf1, .. } = ProductWidths::of(p);
     let unit_operands = if param(p, "FOLD") >= 4 { s1w.max(yw1).max(mf1) + s1w.max(yw1).max(sw1) } else { 0 };
-    let s_t = 2 * u64::from(RSQRT_FRAC + 4);
-    (folded_mults(p, |a, b| pair_sum_ff(a, b, a + b)) + u64::from(unit_operands)).saturating_sub(s_t)
+    let (s_t, seed) = (2 * u64::from(RSQRT_FRAC + 4), u64::from(TABLE_FRAC + 2));
+    (folded_mults(p, |a, b| pair_sum_ff(a, b, a + b)) + u64::from(unit_operands) + seed).saturating_sub(s_t)
 }
 
 /// Derived constants of an instance (the RTL's localparams, same names).
