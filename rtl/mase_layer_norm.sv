@@ -42,10 +42,10 @@
 //   Paths cut: data_in_0_ready is a register function (slot flags; folded, a register); the
 //            output is the register of a mase_skid_buffer. Multiplier operands, partial
 //            products and their pair sums are registers; the phase is one-hot (folded); the
-//            1/sqrt unit's Newton factor 3<<YF - t is written as such; the 1/sqrt seed table's
-//            output is registered before
-//            it is squared; the normalising shift amount (k + BASE + G) is added before it is
-//            delayed to the shifter.
+//            sequential 1/sqrt unit's operand mux is decoded a cycle early, and at FOLD >= 4
+//            takes t (lane 0 forms 3<<YF - t after the register); the 1/sqrt seed table's
+//            output is registered before it is squared; the normalising shift amount (k + BASE
+//            + G) is added before it is delayed to the shifter.
 //
 // Folded form (FOLD >= 3): the same algorithm and numbers at 1/FOLD of the rate with fewer
 // multipliers, for nodes that have slack. A free-running one-hot phase ph (0..FOLD-1) shares
