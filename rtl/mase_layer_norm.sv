@@ -20,8 +20,10 @@
 // register holds the partial product), and no path runs through a multiplier and an adder. At
 // full rate a product takes three cycles from registered operands (partials, their pair sums
 // registered, then the product): the DSP's output routing (3.5 ns on ECP5) meets one adder per
-// path. Folded, two (partials, then their sum). The constant multiplies D*S2 and D*x are
-// balanced shift-add trees over the set bits of D.
+// path. Folded, the same from the operands' registers: three cycles from the choice of operands
+// (operands, partials, pair sums, then the product), two for the 1/sqrt unit's own multiplier at
+// FOLD = 3, whose operands are registers loaded with the next multiply's operands. The constant
+// multiplies D*S2 and D*x are balanced shift-add trees over the set bits of D.
 //
 // Schedule. Rows are written into a ring of NSLOT row slots. Each input beat is registered
 // (x_r), squared (SQ cycles after it is taken the squares are registered), summed over the
@@ -37,51 +39,53 @@
 //   Latency: D/P + SQ + RS + 14 = D/P + 47 cycles from the first input beat to the first output
 //            (SQ = 4 at full rate).
 //   II:      D/P cycles per row (P elements per cycle in and out).
-//   Paths cut: data_in_0_ready is a register function (slot flags); the output is the register
-//            of a mase_skid_buffer. Multiplier operands, partial products and (full rate)
-//            their pair sums are registers; the 1/sqrt seed table's output is registered before
-//            it is squared; the normalising shift amount (k + BASE + G) is added before it is
-//            delayed to the shifter.
+//   Paths cut: data_in_0_ready is a register function (slot flags; folded, a register); the
+//            output is the register of a mase_skid_buffer. Multiplier operands, partial
+//            products and their pair sums are registers; the phase is one-hot (folded); the
+//            sequential 1/sqrt unit's operand mux is decoded a cycle early, and at FOLD >= 4
+//            takes t (lane 0 forms 3<<YF - t after the register); the 1/sqrt seed table's
+//            output is registered before it is squared; the normalising shift amount (k + BASE
+//            + G) is added before it is delayed to the shifter.
 //
 // Folded form (FOLD >= 3): the same algorithm and numbers at 1/FOLD of the rate with fewer
-// multipliers, for nodes that have slack. A free-running phase counter ph (0..FOLD-1) shares
+// multipliers, for nodes that have slack. A free-running one-hot phase ph (0..FOLD-1) shares
 // one (split) multiplier per lane, its operands registered (la_r, lb_r) from a mux on ph, its
-// product the sum of the registered partials two cycles after the operands are chosen: ph
-// FOLD-3 chooses c*y of N2 (its product, at ph FOLD-1, enters N3 with the step), ph FOLD-2
-// n*gamma of N4 (its product arrives at ph 0 of the next beat period and is kept in N5 when
-// the step moved that word there), ph FOLD-1 the square of the input beat (input taken only at
-// ph 0, held in x_r). The normalising pipeline advances only at ph FOLD-1 (all of it at once, so
-// a stalled step simply repeats the same products), and a finished beat waits in N6 until the
-// output register takes it. The 1/sqrt unit is sequential, one row at a time: one multiplier
-// steps through S1^2 and the six Newton multiplies of a row, one step per beat period (operands
-// chosen at ph 0, the result written at ph 2), its own at FOLD = 3, lane 0's at FOLD >= 4 (ph 0
-// is free there); FOLD*D/P must be at least ROWMIN (35 at FOLD = 3, 47 at 4, 11*FOLD - 1
-// above).
+// product the sum of the registered pair sums of the partials three cycles after the operands
+// are chosen: ph FOLD-3 chooses c*y of N2 (its product arrives at ph 0 of the next beat period
+// and is kept in N3 when the step moved that word there), ph FOLD-2 n*gamma of N4 (its product
+// arrives at ph 1 and is kept in N5 likewise), ph FOLD-1 the square of the input beat (input
+// taken only at ph 0, held in x_r). The normalising pipeline advances only at ph FOLD-1 (all of
+// it at once, so a stalled step simply repeats the same products), and a finished beat waits in
+// N6 until the output register takes it. The 1/sqrt unit is sequential, one row at a time: one
+// multiplier steps through S1^2 and the six Newton multiplies of a row, one step per beat
+// period (from ph 0, the result written UL cycles later), its own at FOLD = 3 (UL = 2: its
+// operands are registers loaded when the previous result is written), lane 0's at FOLD >= 4
+// (UL = 3: ph 0 is free there); FOLD*D/P must be at least ROWMIN (34 at FOLD = 3, 47 at 4, 59
+// at 5, 11*FOLD - 1 above).
 //   Latency: c0 + 6*FOLD + 2, c0 = the first cycle >= (D/P-1)*FOLD + SD with ph FOLD-1 (SD:
-//            SEL1 + 10*FOLD + 4, SEL1 = the first multiple of FOLD >= FOLD + 5; N6 is handed
-//            to the output register in the cycle after it is loaded).
+//            SEL1 + 10*FOLD + UL + 2, SEL1 = the first multiple of FOLD >= FOLD + 6; N6 is
+//            handed to the output register in the cycle after it is loaded).
 //   II:      FOLD*D/P cycles per row. Multiplier units: 3P + 7 (FOLD = 1), P + 1 (3), P (>= 4),
 //            each split into 18x18-bit partial products.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 
-// S = A * B for the signed AWID-bit A and BWID-bit B (registers: the product's operands), as
-// PWID bits (exact when PWID >= AWID + BWID): A and B are cut into 17-bit unsigned slices below
-// a signed top slice of at most 18 bits, each pair of slices multiplied by one 18x18-bit
-// multiplier into a register (mase_dsp_mul: on ECP5 the DSP's own output register), all
-// registers enabled by EN. RSUM = 0: S is the shifted sum of those registers (combinational),
-// the product of the operands of two (enabled) cycles before. RSUM = 1: the partial products
-// are added in pairs into registers first (the DSP's output routing, 3.5 ns on ECP5, then one
-// adder), S is the sum of those (one adder for up to four partial products), the product of the
-// operands of three cycles before. Declares the generate block NAME.
-`define MASE_LAYER_NORM_MUL(NAME, EN, RSUM, AWID, A, BWID, B, PWID, S) \
+// S = A * B for the signed AWID-bit A and BWID-bit B (registers, or a mux of registers: they
+// route into the DSPs), as PWID bits (exact when PWID >= AWID + BWID): A and B are cut into
+// 17-bit unsigned slices below a signed top slice of at most 18 bits, each pair of slices
+// multiplied by one 18x18-bit multiplier into a register (mase_dsp_mul: on ECP5 the DSP's own
+// output register), the partial products added in pairs into registers (the DSP's output
+// routing, 3.5 ns on ECP5, then one adder), S the sum of those (combinational, one adder for up
+// to four partial products): the product of A and B of two (enabled) cycles before. All
+// registers are enabled by EN. Declares the generate block NAME.
+`define MASE_LAYER_NORM_MUL(NAME, EN, AWID, A, BWID, B, PWID, S) \
   if (1) begin : NAME \
     /* Slices of A and B. */ \
     localparam int NA = (AWID) > 18 ? ((AWID) - 2) / 17 + 1 : 1; \
     localparam int NB = (BWID) > 18 ? ((BWID) - 2) / 17 + 1 : 1; \
-    /* Partial products; leaves of the final sum (pair sums when RSUM); shifted terms (padded). */ \
+    /* Partial products; leaves of the final sum (pair sums); shifted terms (padded to pairs). */ \
     localparam int NT = NA * NB; \
-    localparam int NN = (RSUM) ? (NT + 1) / 2 : NT; \
-    localparam int TN = (RSUM) ? 2 * NN : NT; \
+    localparam int NN = (NT + 1) / 2; \
+    localparam int TN = 2 * NN; \
     /* Partial products, 36 bits each, slice pair (a, b) at a*NB + b. */ \
     logic [NA*NB*36-1:0] pp; \
     for (genvar pa = 0; pa < NA; pa++) begin : g_a \
@@ -105,21 +109,17 @@
             .clk(clk), .ce(EN), .a(ca), .b(cb), .p(pp[(pa*NB+pb)*36+:36])); \
       end \
     end \
-    /* The partial products at their weights (zero padding to pairs when RSUM). */ \
+    /* The partial products at their weights (zero padding to pairs). */ \
     logic [(PWID)-1:0] tl[TN]; \
     always_comb begin \
       for (int k = 0; k < TN; k++) begin \
         tl[k] = k < NT ? (PWID)'($signed(pp[k*36+:36])) << (17 * (k / NB + k % NB)) : '0; \
       end \
     end \
-    /* Leaves of the final sum: the terms, or their pair sums registered (RSUM). */ \
+    /* Leaves of the final sum: the pair sums, registered. */ \
     logic [(PWID)-1:0] lv[NN]; \
-    if (RSUM) begin : g_pairs \
-      always_ff @(posedge clk) begin \
-        if (EN) for (int k = 0; k < NN; k++) lv[k] <= tl[2*k] + tl[2*k+1]; \
-      end \
-    end else begin : g_terms \
-      always_comb for (int k = 0; k < NN; k++) lv[k] = tl[k]; \
+    always_ff @(posedge clk) begin \
+      if (EN) for (int k = 0; k < NN; k++) lv[k] <= tl[2*k] + tl[2*k+1]; \
     end \
     /* The final sum, a balanced tree of the leaves (heap order). */ \
     logic [(PWID)-1:0] tq[2*NN]; \
@@ -159,7 +159,8 @@ module mase_layer_norm #(
     parameter int NORM_FRAC = 16,
     /// Cycles per beat: 1 (full rate, 3 multipliers per lane) or 3..16 (one multiplier per lane
     /// shared by the square, c*y and n*gamma, sequential 1/sqrt with its own multiplier at 3,
-    /// lane 0's above; FOLD*D/P must be >= 35 at 3, >= 47 at 4, >= 11*FOLD - 1 above).
+    /// lane 0's above; FOLD*D/P must be >= 34 at 3, >= 47 at 4, >= 59 at 5, >= 11*FOLD - 1
+    /// above).
     parameter int FOLD = 1,
     /// Path of the gamma .mem file ($readmemh; "" = all-zero gamma).
     parameter WEIGHT_MEM_FILE = "",
@@ -230,25 +231,26 @@ module mase_layer_norm #(
   /// Stages of the fully pipelined 1/sqrt unit (FOLD = 1).
   localparam int RS = 29;
   /// Cycles from an input beat being taken to its registered squares (x_r, the partial products,
-  /// their pair sums, the squares; folded: the square is chosen at ph FOLD-1 and takes three
-  /// cycles more).
-  localparam int SQ = FOLD == 1 ? 4 : FOLD + 2;
+  /// their pair sums, the squares; folded: the square is chosen at ph FOLD-1 and takes four
+  /// cycles more: operands, partials, pair sums, square).
+  localparam int SQ = FOLD == 1 ? 4 : FOLD + 3;
   /// Cycles per row (FOLD per beat); slots that keep a row arriving while earlier ones wait for
   /// their statistics and are read (a read starts up to FOLD-1 cycles after they are ready).
   localparam int ROWC = FOLD * NW;
-  /// Folded: cycle (after a row's last input beat) at which the sequential 1/sqrt unit chooses
-  /// the operands of its first step: the first ph 0 after row_end (SQ + 2).
-  localparam int SEL1 = FOLD * ((FOLD + 5 + FOLD - 1) / FOLD);
+  /// Folded: cycle (after a row's last input beat) at which the sequential 1/sqrt unit's first
+  /// step starts: the first ph 0 after row_end (SQ + 2); cycles from a step's ph 0 to its result
+  /// (the unit's own multiplier at FOLD = 3: partials, pair sums, product; lane 0's at FOLD >= 4
+  /// after its operand register).
+  localparam int SEL1 = FOLD * ((SQ + 3 + FOLD - 1) / FOLD);
+  localparam int UL = FOLD == 3 ? 2 : 3;
   /// Cycles from a row's last input beat to its statistics being ready (the 1/sqrt unit:
   /// row_end at SQ + 2, then RS pipelined stages and the write; sequential, 11 steps one beat
   /// period each from SEL1, the result of a step written two cycles after its operands are
   /// chosen, then the write), and the shortest row period the sequential unit keeps up with (one
   /// row in flight: the next row_end no earlier than the cycle the statistics are written).
-  localparam int SD = FOLD == 1 ? SQ + RS + 3 : SEL1 + 10 * FOLD + 4;
+  localparam int SD = FOLD == 1 ? SQ + RS + 3 : SEL1 + 10 * FOLD + UL + 2;
   localparam int ROWMIN = SD - 1 - (SQ + 2);
   localparam int NSLOT = 2 + (SD - 1 + FOLD + ROWC - 1) / ROWC;
-  /// Phase counter width.
-  localparam int PHW = FOLD > 1 ? $clog2(FOLD) : 1;
   localparam int RAW = $clog2(NSLOT * NW);
   localparam int SLW = $clog2(NSLOT);
   localparam int WDW = NW > 1 ? $clog2(NW) : 1;
@@ -291,19 +293,20 @@ module mase_layer_norm #(
 
   /// The output skid buffer can take a beat; the normalising pipeline advances.
   logic adv, step;
-  /// Phase within the FOLD cycles of a beat (always 0 when FOLD = 1); the last phase.
-  logic [PHW-1:0] ph;
+  /// Phase within the FOLD cycles of a beat, one-hot (bit f in phase f; FOLD = 1: the constant
+  /// 1), so that every decision on the phase reads one register bit, not a counter's compare;
+  /// the last phase.
+  logic [FOLD-1:0] ph;
   logic ph_last;
   if (FOLD > 1) begin : g_phase
     always_ff @(posedge clk) begin
-      if (rst) ph <= '0;
-      else ph <= ph == PHW'(FOLD - 1) ? '0 : ph + 1'b1;
+      if (rst) ph <= FOLD'(1);
+      else ph <= {ph[FOLD-2:0], ph[FOLD-1]};
     end
-    assign ph_last = ph == PHW'(FOLD - 1);
   end else begin : g_no_phase
-    assign ph = '0;
-    assign ph_last = 1'b1;
+    assign ph = 1'b1;
   end
+  assign ph_last = ph[FOLD-1];
 
   // ---------------------------------------------------------------------------------------------
   // Input side: ring of NSLOT row slots, running sums
@@ -333,7 +336,7 @@ module mase_layer_norm #(
   /// Lane sums of the beat: S1 from x_r (registered at x_r's last cycle, then delayed to meet
   /// S2: S1D more registers), S2 from the registered squares (registered SQ+1 cycles after the
   /// beat).
-  localparam int S1D = FOLD == 1 ? SQ - 1 : 2;
+  localparam int S1D = SQ - FOLD;
   logic signed [S1W-1:0] beat_s1, bs1_r, bs1_d;
   logic signed [S2W-1:0] beat_s2, bs2_r;
   /// Running sums (signed).
@@ -343,7 +346,19 @@ module mase_layer_norm #(
   logic row_end;
   logic [SLW-1:0] row_slot;
 
-  assign data_in_0_ready = !slot_used[wr_slot] && ph == '0;
+  /// The slot being written is free. Folded: a register, decided at ph FOLD-1 for ph 0 (beats
+  /// are taken at ph 0 only, so wr_slot holds; the slot is free unless used and not released by
+  /// this cycle's read), off the paths of the phase and the slot flags into the write side.
+  logic in_ok;
+  if (FOLD > 1) begin : g_in_ok
+    always_ff @(posedge clk) begin
+      if (rst) in_ok <= 1'b1;
+      else in_ok <= ph_last && (!slot_used[wr_slot] || (rd_done && rd_slot == wr_slot));
+    end
+  end else begin : g_in_free
+    assign in_ok = !slot_used[wr_slot];
+  end
+  assign data_in_0_ready = in_ok;
   assign in_fire = data_in_0_valid && data_in_0_ready;
   assign in_last = wr_word == WDW'(NW - 1);
 
@@ -430,6 +445,9 @@ module mase_layer_norm #(
   localparam int UMB = UMB0 > SW + 1 ? UMB0 : SW + 1;
   logic signed [UMA-1:0] u_ma;
   logic signed [UMB-1:0] u_mb;
+  /// FOLD >= 4: u_mb holds t and lane 0 takes 3<<YF - t (the subtracter off the path from the
+  /// product into u_mb).
+  logic u_nf;
   logic signed [UMA+UMB-1:0] u_mp;
   /// The unit finishes a row: write its statistics (slot, -S1, y, k; S1 negated here, off the
   /// centring tree's path).
@@ -558,13 +576,13 @@ module mase_layer_norm #(
   assign m22_s = {1'b0, r22_s};
   assign m26_y = {1'b0, ry[26]};
   assign m26_f = {1'b0, r26_f};
-  `MASE_LAYER_NORM_MUL(g_s1sq, 1'b1, 1, S1W, acc_s1, S1W, acc_s1, 2 * S1W, s1sq)
-  `MASE_LAYER_NORM_MUL(g_yy1, 1'b1, 1, YW + 1, m9_y, YW + 1, m9_y, 2 * YW + 2, p12_yy)
-  `MASE_LAYER_NORM_MUL(g_us1, 1'b1, 1, YW + 1, m12_u, SW + 1, m12_s, YW + SW + 2, p15_us)
-  `MASE_LAYER_NORM_MUL(g_yf1, 1'b1, 1, YW + 1, m16_y, SW + 1, m16_f, YW + SW + 2, p19_yf)
-  `MASE_LAYER_NORM_MUL(g_yy2, 1'b1, 1, YW + 1, m19_y, YW + 1, m19_y, 2 * YW + 2, p22_yy)
-  `MASE_LAYER_NORM_MUL(g_us2, 1'b1, 1, YW + 1, m22_u, SW + 1, m22_s, YW + SW + 2, p25_us)
-  `MASE_LAYER_NORM_MUL(g_yf2, 1'b1, 1, YW + 1, m26_y, SW + 1, m26_f, YW + SW + 2, p29_yf)
+  `MASE_LAYER_NORM_MUL(g_s1sq, 1'b1, S1W, acc_s1, S1W, acc_s1, 2 * S1W, s1sq)
+  `MASE_LAYER_NORM_MUL(g_yy1, 1'b1, YW + 1, m9_y, YW + 1, m9_y, 2 * YW + 2, p12_yy)
+  `MASE_LAYER_NORM_MUL(g_us1, 1'b1, YW + 1, m12_u, SW + 1, m12_s, YW + SW + 2, p15_us)
+  `MASE_LAYER_NORM_MUL(g_yf1, 1'b1, YW + 1, m16_y, SW + 1, m16_f, YW + SW + 2, p19_yf)
+  `MASE_LAYER_NORM_MUL(g_yy2, 1'b1, YW + 1, m19_y, YW + 1, m19_y, 2 * YW + 2, p22_yy)
+  `MASE_LAYER_NORM_MUL(g_us2, 1'b1, YW + 1, m22_u, SW + 1, m22_s, YW + SW + 2, p25_us)
+  `MASE_LAYER_NORM_MUL(g_yf2, 1'b1, YW + 1, m26_y, SW + 1, m26_f, YW + SW + 2, p29_yf)
   mase_layer_norm_rsqrt_lut u_lut (
       .idx(ru[8][MF-1-:TB]),
       .y0 (lut_y0)
@@ -624,7 +642,8 @@ module mase_layer_norm #(
   assign u_mb = '0;
   assign u_mp = '0;
   logic unused_u;
-  assign unused_u = ^{u_ma, u_mb, u_mp};
+  assign u_nf = 1'b0;
+  assign unused_u = ^{u_ma, u_mb, u_mp, u_nf};
   assign st_we    = rv[RS];
   assign st_wslot = rslot[RS];
   assign st_ws1   = rs1[RS];
@@ -633,15 +652,18 @@ module mase_layer_norm #(
   end else begin : g_rsqrt_seq
   // Sequential: one row at a time (rows end at least FOLD*D/P cycles apart, see ROWMIN). The
   // row_end cycle captures the sums; then steps 1..11 (S1^2, Q, k, u, the seed and the six
-  // Newton multiplies; D*S2 a shift-add tree) run one per beat period: the operands of step cnt
-  // are chosen at ph 0 (sel), the multiplier (its own at FOLD = 3, lane 0's at FOLD >= 4, where
-  // ph 0 is a phase the lane does not use) has their product two cycles later, at ph 2, when the
-  // step's result is written; the statistics are written the cycle after step 11.
+  // Newton multiplies; D*S2 a shift-add tree) run one per beat period, step cnt's result written
+  // UL cycles after its ph 0 (sel). The multiplier's operands (u_ma, u_mb) are registers, loaded
+  // with the next multiply's operands when a result is written (at row_end S1 for S1^2): at
+  // FOLD = 3 they go straight into the unit's own multiplier, whose product is there at ph 2
+  // (UL = 2); at FOLD >= 4 lane 0's multiplier takes them at ph 0, a phase the lane does not
+  // use, its product there at ph 3 (UL = 3). The statistics are written the cycle after step 11.
   /// Step of the row in flight (0 = idle, 12 = write the statistics).
   logic [3:0] cnt;
-  /// The operands of step cnt are chosen this cycle, one and two cycles ago (write the result).
-  logic sel, sel_d1, sel_d2;
-  /// The row's slot, S1 and S2, D*S2, D*S2 aligned plus eps, V, Q, k, mantissa u, y, s, t.
+  /// Step cnt's beat period starts (ph 0), did one, two and three cycles ago; its result is
+  /// written (UL cycles after sel).
+  logic sel, sel_d1, sel_d2, sel_d3, wr;
+  /// The row's slot, S1 and S2, D*S2, D*S2 aligned plus eps, V, Q, k, mantissa u, y.
   logic [SLW-1:0] c_slot;
   logic signed [S1W-1:0] c_s1;
   logic signed [S2W-1:0] c_s2;
@@ -652,42 +674,23 @@ module mase_layer_norm #(
   logic [KW-1:0] c_k;
   logic [MF-1:0] c_u;
   logic [YW-1:0] c_y;
-  logic [SW-1:0] c_s, c_t;
-  /// Newton factor 3<<YF - t (below 3<<YF, so SW bits hold it).
-  logic [SW-1:0] c_f;
-  assign c_f = SW'(3 << YF) - c_t;
+  /// Results of the product of step cnt: s = (y*y) >> YF, the Newton factor f = 3<<YF - t for
+  /// t = (u*s) >> MF (below 3<<YF, so SW bits hold it), y = (y*f) >> (YF+1); the table seed.
+  logic [SW-1:0] r_s, r_t, r_f;
+  logic [YW-1:0] r_y, r_seed;
+  assign r_s = SW'(u_mp >> YF);
+  assign r_t = SW'(u_mp >> MF);
+  assign r_f = SW'(3 << YF) - r_t;
+  /// What steps 7 and 10 write into u_mb: t at FOLD >= 4 (u_nf), else 3<<YF - t.
+  logic [SW-1:0] r_tf;
+  assign r_tf = FOLD >= 4 ? r_t : r_f;
+  assign r_y = YW'(u_mp >> (YF + 1));
   assign ds2_in = c_s2;
-  assign sel = ph == '0 && cnt != '0 && cnt != 4'd12;
+  assign sel = ph[0] && cnt != '0 && cnt != 4'd12;
+  assign wr = UL == 2 ? sel_d2 : sel_d3;
 
   if (FOLD == 3) begin : g_own_mult
-    /// Registered operands of the unit's own multiplier.
-    logic signed [UMA-1:0] ua_r;
-    logic signed [UMB-1:0] ub_r;
-    always_ff @(posedge clk) begin
-      ua_r <= u_ma;
-      ub_r <= u_mb;
-    end
-    `MASE_LAYER_NORM_MUL(g_mul, 1'b1, 0, UMA, ua_r, UMB, ub_r, UMA + UMB, u_mp)
-  end
-
-  always_comb begin
-    u_ma = UMA'(c_s1);
-    u_mb = UMB'(c_s1);
-    case (cnt)
-      4'd6, 4'd9: begin
-        u_ma = UMA'(c_y);
-        u_mb = UMB'(c_y);
-      end
-      4'd7, 4'd10: begin
-        u_ma = UMA'(c_u);
-        u_mb = UMB'(c_s);
-      end
-      4'd8, 4'd11: begin
-        u_ma = UMA'(c_y);
-        u_mb = UMB'(c_f);
-      end
-      default: ;
-    endcase
+    `MASE_LAYER_NORM_MUL(g_mul, 1'b1, UMA, u_ma, UMB, u_mb, UMA + UMB, u_mp)
   end
 
   /// The groups of Q and then its top group (registered, following c_q, ready by step 3); h of
@@ -701,21 +704,58 @@ module mase_layer_norm #(
       .idx(c_u[MF-1-:TB]),
       .y0 (lut_y0)
   );
+  /// The table's output registered (following c_u, ready long before step 5): the table is
+  /// then a read with an output register, not one that takes c_u's register as its address
+  /// register (which would put the mantissa's shifter before the table).
+  logic [TF+1:0] c_y0;
+  always_ff @(posedge clk) c_y0 <= lut_y0;
+  assign r_seed = YW'(c_y0) << (YF - TF);
+  /// The y step cnt writes: the seed at step 5, else the Newton update.
+  logic [YW-1:0] r_ny;
+  assign r_ny = cnt == 4'd5 ? r_seed : r_y;
   /// The product's high bits are dropped (floor, exact widths); this sink keeps lint quiet.
   logic unused_low;
   assign unused_low = ^u_mp;
 
+  /// The next cycle writes the result of step 5, 8 or 11 (y), 6 or 9 (s), 7 or 10 (t): decoded a
+  /// cycle early (cnt holds within a step), so that u_mb's input mux puts t (at FOLD = 3 the
+  /// longest path: the product's sum, then 3<<YF - t) one LUT from the register.
+  logic wn_y, wn_s, wn_t;
   always_ff @(posedge clk) begin
+    wn_y <= (UL == 2 ? sel_d1 : sel_d2) && (cnt == 4'd5 || cnt == 4'd8 || cnt == 4'd11);
+    wn_s <= (UL == 2 ? sel_d1 : sel_d2) && (cnt == 4'd6 || cnt == 4'd9);
+    wn_t <= (UL == 2 ? sel_d1 : sel_d2) && (cnt == 4'd7 || cnt == 4'd10);
+  end
+
+  always_ff @(posedge clk) begin
+    // FOLD >= 4: t is written as such (lane 0 forms 3<<YF - t); FOLD = 3: 3<<YF - t.
+    if (row_end || wr) u_nf <= FOLD >= 4 && wn_t;
+    // The operands of the next multiply (mutually exclusive conditions; t first, nearest u_mb).
+    if (wn_t) begin
+      u_ma <= UMA'(c_y);
+      u_mb <= UMB'(r_tf);
+    end else if (wn_s) begin
+      u_ma <= UMA'(c_u);
+      u_mb <= UMB'(r_s);
+    end else if (wn_y) begin
+      u_ma <= UMA'(r_ny);
+      u_mb <= UMB'(r_ny);
+    end else if (row_end) begin
+      u_ma <= UMA'(acc_s1);
+      u_mb <= UMB'(acc_s1);
+    end
     if (rst) begin
       cnt    <= '0;
       sel_d1 <= 1'b0;
       sel_d2 <= 1'b0;
+      sel_d3 <= 1'b0;
     end else begin
       sel_d1 <= sel;
       sel_d2 <= sel_d1;
+      sel_d3 <= sel_d2;
       if (row_end) cnt <= 4'd1;
       else if (cnt == 4'd12) cnt <= '0;
-      else if (sel_d2) cnt <= cnt + 1'b1;
+      else if (wr) cnt <= cnt + 1'b1;
     end
   end
 
@@ -731,7 +771,7 @@ module mase_layer_norm #(
     c_grp <= q_groups(c_q);
     c_hot <= q_hot(c_grp[QG-1:0]);
     c_idx <= c_grp[4*QG-1:QG];
-    if (sel_d2) begin
+    if (wr) begin
       case (cnt)
         4'd1: c_v <= VW'(u_mp);
         4'd2: c_q <= c_dq - (QW'(c_v) << SV);
@@ -740,10 +780,7 @@ module mase_layer_norm #(
           c_h <= q_kh(c_hot, c_idx, 1'b1);
         end
         4'd4: c_u <= q_mant(c_q, c_h);
-        4'd5: c_y <= YW'(lut_y0) << (YF - TF);
-        4'd6, 4'd9: c_s <= SW'(u_mp >> YF);
-        4'd7, 4'd10: c_t <= SW'(u_mp >> MF);
-        4'd8, 4'd11: c_y <= YW'(u_mp >> (YF + 1));
+        4'd5, 4'd8, 4'd11: c_y <= r_ny;
         default: ;
       endcase
     end
@@ -923,8 +960,8 @@ module mase_layer_norm #(
       assign m_c = n2_c[i*CW+:CW];
       assign m_n = n6_n[i*NNW+:NNW];
       assign m_g = ng_g[i*GW+:GW];
-      `MASE_LAYER_NORM_MUL(g_cy, step, 1, CW, m_c, YW + 1, m_y, PRG, cy)
-      `MASE_LAYER_NORM_MUL(g_ng, step, 1, NNW, m_n, GW, m_g, MW, ng)
+      `MASE_LAYER_NORM_MUL(g_cy, step, CW, m_c, YW + 1, m_y, PRG, cy)
+      `MASE_LAYER_NORM_MUL(g_ng, step, NNW, m_n, GW, m_g, MW, ng)
       /// Product shifted left by G, then arithmetically right by k + BASE + G.
       logic signed [PRW-1:0] p_ext, p_sh;
       assign p_ext = PRW'($signed(n5_p[i*PRG+:PRG])) << G;
@@ -944,14 +981,14 @@ module mase_layer_norm #(
     end
     assign fin_a = n10_a;
   end else begin : g_norm_fold
-    // N3: c*y (chosen at ph FOLD-3, loaded with the step); N4: the shift; N5: n*gamma (chosen
-    // at ph FOLD-2, kept at ph 0 when the step moved its word into N5); N6: + beta.
+    // N3: c*y (chosen at ph FOLD-3, kept at ph 0 when the step moved its word into N3); N4: the
+    // shift; N5: n*gamma (chosen at ph FOLD-2, kept at ph 1 likewise); N6: + beta.
     logic [P*PRG-1:0] n3_p;
     logic [P*NNW-1:0] n4_n;
     logic [P*MW-1:0] n5_m;
     logic [P*AW-1:0] n6_a;
-    /// The pipeline stepped at the end of the last beat period (the n*gamma product arriving at
-    /// ph 0 belongs to the word now in N5).
+    /// The pipeline stepped at the end of the last beat period (the c*y product arriving at ph 0
+    /// belongs to the word now in N3, the n*gamma product arriving at ph 1 to the word now in N5).
     logic stepped;
 
     always_ff @(posedge clk) begin
@@ -962,7 +999,8 @@ module mase_layer_norm #(
     for (genvar i = 0; i < P; i++) begin : g_lane
       // One multiplier: ph FOLD-3 c*y, ph FOLD-2 n*gamma, ph FOLD-1 the input square, ph 0 the
       // 1/sqrt unit (lane 0, FOLD >= 4). Operands are sign-extended (y, unsigned,
-      // zero-extended) and registered; products are exact.
+      // zero-extended) and registered, the partial products' pair sums registered (the DSP's
+      // output routing meets one adder per path); products are exact.
       localparam int LA0 = CW > NNW ? CW : NNW;
       localparam int LA1 = LA0 > W ? LA0 : W;
       localparam int LB0 = YW + 1 > GW ? YW + 1 : GW;
@@ -973,19 +1011,19 @@ module mase_layer_norm #(
       localparam int LB = SHARE && UMB > LB1 ? UMB : LB1;
       logic signed [LA-1:0] la, la_r;
       logic signed [LB-1:0] lb, lb_r;
-      /// The product of the operands chosen two cycles ago, and registered (the square).
+      /// The product of the operands chosen three cycles ago, and registered (the square).
       logic [LA+LB-1:0] ls, lp_r;
       /// The product's high bits are beyond every exact result; this sink keeps lint quiet.
       logic unused_lp;
       assign unused_lp = ^{ls, lp_r};
       always_comb begin
-        if (SHARE && ph == '0) begin
+        if (SHARE && ph[0]) begin
           la = LA'(u_ma);
-          lb = LB'(u_mb);
-        end else if (ph == PHW'(FOLD - 3)) begin
+          lb = u_nf ? LB'(SW'(3 << YF) - SW'(u_mb)) : LB'(u_mb);
+        end else if (ph[FOLD-3]) begin
           la = LA'($signed(n2_c[i*CW+:CW]));
           lb = LB'(n2_y);
-        end else if (ph == PHW'(FOLD - 2)) begin
+        end else if (ph[FOLD-2]) begin
           la = LA'($signed(n4_n[i*NNW+:NNW]));
           lb = LB'($signed(ng_g[i*GW+:GW]));
         end else begin
@@ -998,7 +1036,7 @@ module mase_layer_norm #(
         lb_r <= lb;
         lp_r <= ls;
       end
-      `MASE_LAYER_NORM_MUL(g_mul, 1'b1, 0, LA, la_r, LB, lb_r, LA + LB, ls)
+      `MASE_LAYER_NORM_MUL(g_mul, 1'b1, LA, la_r, LB, lb_r, LA + LB, ls)
       assign sq[i*S2W+:S2W] = S2W'(lp_r);
       if (SHARE) begin : g_share
         assign u_mp = (UMA + UMB)'(ls);
@@ -1011,8 +1049,8 @@ module mase_layer_norm #(
       logic unused_p_high;
       assign unused_p_high = ^p_sh;
       always_ff @(posedge clk) begin
-        if (step) n3_p[i*PRG+:PRG] <= PRG'(ls);
-        if (ph == '0 && stepped) n5_m[i*MW+:MW] <= MW'(ls);
+        if (ph[0] && stepped) n3_p[i*PRG+:PRG] <= PRG'(ls);
+        if (ph[1] && stepped) n5_m[i*MW+:MW] <= MW'(ls);
         if (step) begin
           n4_n[i*NNW+:NNW] <= NNW'(p_sh);
           n6_a[i*AW+:AW] <= (AW'($signed(n5_m[i*MW+:MW])) << (AF - NF - GF))
@@ -1030,7 +1068,7 @@ module mase_layer_norm #(
       logic signed [W-1:0] m_x;
       logic [S2W-1:0] xx, sq_r;
       assign m_x = x_r[i*W+:W];
-      `MASE_LAYER_NORM_MUL(g_sq, 1'b1, 1, W, m_x, W, m_x, S2W, xx)
+      `MASE_LAYER_NORM_MUL(g_sq, 1'b1, W, m_x, W, m_x, S2W, xx)
       always_ff @(posedge clk) sq_r <= xx;
       assign sq[i*S2W+:S2W] = sq_r;
     end

@@ -32,10 +32,11 @@
 //! row for every row length.
 //!
 //! For timing (≥ 125 MHz on an ECP5-6) every product wider than 18×18 bits is split by the RTL
-//! into 18×18-bit partial products in the DSPs' own output registers; at full rate they are added
-//! in pairs into registers before the product is summed (three cycles from registered operands;
-//! folded, two), the constant multiplies by `D` are balanced shift-add trees, and the lane sums
-//! are balanced adder trees between registers.
+//! into 18×18-bit partial products in the DSPs' own output registers, added in pairs into
+//! registers before the product is summed (at full rate three cycles from registered operands;
+//! folded, two from the choice of operands, which go from a mux of registers straight into the
+//! DSPs), the constant multiplies by `D` are balanced shift-add trees, and the lane sums are
+//! balanced adder trees between registers.
 //!
 //! `FOLD` ≥ 3 is the same algorithm at `1/FOLD` of the rate with `P + 1` multipliers instead of
 //! `3P + 7`: one multiplier per lane serves the square, `c·y` and `n·gamma` in turn (input taken
@@ -179,7 +180,7 @@ const INFO: Info = Info {
             ParamSpec::value(
                 "FOLD",
                 1,
-                "cycles per beat: 1 (full rate, 3P + 7 multipliers) or 3..16 (P + 1 multipliers; FOLD·D/P >= 35 at 3, 47 at 4, 11·FOLD − 1 above)"
+                "cycles per beat: 1 (full rate, 3P + 7 multipliers) or 3..16 (P + 1 multipliers; FOLD·D/P >= 34 at 3, 47 at 4, 59 at 5, 11·FOLD − 1 above)"
             ),
         ],
     ],
@@ -282,23 +283,27 @@ fn unfolded_dsps(p: &Params) -> u64 {
     split_square_dsps(s1w) + newton + lanes * lane
 }
 
-/// DSPs of the folded layer_norm: one split multiplier per lane as wide as the widest product
-/// it serves (lane 0's also the 1/sqrt unit's at `FOLD ≥ 4`), and the unit's own at `FOLD = 3`.
-fn folded_dsps(p: &Params) -> u64 {
+/// `cost(a, b)` summed over the folded layer_norm's multipliers (`a`×`b` operand bits): one per
+/// lane as wide as the widest product it serves (lane 0's also the 1/sqrt unit's at `FOLD ≥ 4`),
+/// and the unit's own at `FOLD = 3`.
+fn folded_mults(p: &Params, cost: impl Fn(u32, u32) -> u64) -> u64 {
     let ProductWidths { w, gw, lanes, nnw, s1w, cw, yw1, sw1, mf1, .. } = ProductWidths::of(p);
-    let fold = param(p, "FOLD");
     let (la, lb) = (cw.max(nnw).max(w), yw1.max(gw).max(w));
     let (uma, umb) = (s1w.max(yw1).max(mf1), s1w.max(yw1).max(sw1));
-    let lane = split_dsps(la, lb);
-    if fold == 3 {
-        lanes * lane + split_dsps(uma, umb)
+    if param(p, "FOLD") == 3 {
+        lanes * cost(la, lb) + cost(uma, umb)
     } else {
-        (lanes - 1) * lane + split_dsps(la.max(uma), lb.max(umb))
+        (lanes - 1) * cost(la, lb) + cost(la.max(uma), lb.max(umb))
     }
 }
 
+/// DSPs of the folded layer_norm: [`split_dsps`] of each of its multipliers ([`folded_mults`]).
+fn folded_dsps(p: &Params) -> u64 {
+    folded_mults(p, split_dsps)
+}
+
 /// Flip-flops of the registered pair sums of an `a`×`b`-bit product of `pw` bits split like the
-/// RTL's `MASE_LAYER_NORM_MUL` with `RSUM = 1`: `ceil(NA·NB/2)` registers of `pw` bits.
+/// RTL's `MASE_LAYER_NORM_MUL`: `ceil(NA·NB/2)` registers of `pw` bits.
 fn pair_sum_ff(a: u32, b: u32, pw: u32) -> u64 {
     let n = (slices(a).len() * slices(b).len()) as u64;
     n.div_ceil(2) * u64::from(pw)
@@ -312,6 +317,18 @@ fn unfolded_pair_sum_ff(p: &Params) -> u64 {
     let lane = pair_sum_ff(w, w, 2 * w + ld + 1) + pair_sum_ff(cw, yw1, cw + yw1) + pair_sum_ff(nnw, gw, nnw + gw);
     let step = pair_sum_ff(yw1, yw1, 2 * yw1) + 2 * pair_sum_ff(yw1, sw1, yw1 + sw1);
     lanes * lane + pair_sum_ff(s1w, s1w, 2 * s1w) + NEWTON_STEPS as u64 * step
+}
+
+/// Flip-flops the folded layer_norm holds beyond [`LAYER_NORM_FF`] (fitted before the pair sums):
+/// per multiplier its pair-sum registers, at `FOLD ≥ 4` the 1/sqrt unit's operand registers
+/// (lane 0's own operand registers take them at phase 0) and the seed table's output register,
+/// less the unit's `s` and `t` registers (`s` and `3·2^YF − t` now go straight into its operand
+/// registers). Not in the fit (added after it).
+fn folded_mult_ff(p: &Params) -> u64 {
+    let ProductWidths { s1w, yw1, sw1, mf1, .. } = ProductWidths::of(p);
+    let unit_operands = if param(p, "FOLD") >= 4 { s1w.max(yw1).max(mf1) + s1w.max(yw1).max(sw1) } else { 0 };
+    let (s_t, seed) = (2 * u64::from(RSQRT_FRAC + 4), u64::from(TABLE_FRAC + 2));
+    (folded_mults(p, |a, b| pair_sum_ff(a, b, a + b)) + u64::from(unit_operands) + seed).saturating_sub(s_t)
 }
 
 /// Derived constants of an instance (the RTL's localparams, same names).
@@ -369,34 +386,36 @@ impl Geo {
 
 /// Cycles from an input beat being taken to its registered squares (the RTL's `SQ`): the beat
 /// register, the partial products, their pair sums and the squares at full rate; folded, the
-/// square is chosen at phase `FOLD − 1` (the beat arrives at phase 0) and takes three cycles more.
+/// square is chosen at phase `FOLD − 1` (the beat arrives at phase 0) and takes four cycles more
+/// (operands, partials, pair sums, square).
 /// The row's sums are final (`row_end`) two cycles later (the lane sums registered, then
 /// accumulated).
 fn square_delay(fold: i64) -> i64 {
     if fold == 1 {
         4
     } else {
-        fold + 2
+        fold + 3
     }
 }
 
 /// Cycles from a row's last input beat to its statistics being ready (the RTL's `SD`): `row_end`
 /// at `SQ + 2`, then the pipelined `1/sqrt` unit's [`RSQRT_STAGES`] and the write; sequential,
-/// the first step's operands are chosen at the first phase 0 after `row_end` (`SEL1`, a multiple
-/// of `FOLD`), each of the [`RSQRT_STEPS`] steps takes a beat period (its result written two
-/// cycles after its operands are chosen), then the write.
+/// the first step starts at the first phase 0 after `row_end` (`SEL1`, a multiple of `FOLD`),
+/// each of the [`RSQRT_STEPS`] steps takes a beat period (its result written `UL` cycles after
+/// its phase 0: 2 on the unit's own multiplier at `FOLD = 3`, 3 on lane 0's), then the write.
 fn stats_delay(fold: i64) -> i64 {
     let sq = square_delay(fold);
     if fold == 1 {
         return sq + RSQRT_STAGES as i64 + 3;
     }
     let sel1 = fold * (sq + 3 + fold - 1).div_euclid(fold);
-    sel1 + (RSQRT_STEPS - 1) * fold + 4
+    let ul = if fold == 3 { 2 } else { 3 };
+    sel1 + (RSQRT_STEPS - 1) * fold + ul + 2
 }
 
 /// The shortest row period (`FOLD·D/P` cycles) the sequential `1/sqrt` unit keeps up with (one
 /// row in flight): the next row's `row_end` (`SQ + 2` after its last beat) no earlier than the
-/// cycle the statistics of this one are written (`SD − 1`): 35 at `FOLD = 3`, 47 at 4,
+/// cycle the statistics of this one are written (`SD − 1`): 34 at `FOLD = 3`, 47 at 4, 59 at 5,
 /// `11·FOLD − 1` above.
 pub fn min_row_cycles(fold: i64) -> i64 {
     stats_delay(fold) - 1 - (square_delay(fold) + 2)
@@ -641,7 +660,8 @@ impl Component for LayerNorm {
     }
 
     /// The row ring by the RAM rule, gamma/beta ROMs where Yosys puts them; LUT/FF from
-    /// [`LAYER_NORM_LUT`] / [`LAYER_NORM_FF`] (unfolded: plus [`unfolded_pair_sum_ff`]), DSPs
+    /// [`LAYER_NORM_LUT`] / [`LAYER_NORM_FF`] (plus [`unfolded_pair_sum_ff`] or
+    /// [`folded_mult_ff`]), DSPs
     /// from [`unfolded_dsps`] or the folded multipliers.
     fn resources(&self, p: &Params) -> crate::Resources {
         use crate::resources::{fitted, pu, ram, rom};
@@ -674,7 +694,7 @@ impl Component for LayerNorm {
         let dsp = if fold > 1 { folded_dsps(p) } else { unfolded_dsps(p) };
         crate::Resources {
             lut: fitted(&LAYER_NORM_LUT, &x) + gl + bl,
-            ff: fitted(&LAYER_NORM_FF, &x) + if fold > 1 { 0 } else { unfolded_pair_sum_ff(p) },
+            ff: fitted(&LAYER_NORM_FF, &x) + if fold > 1 { folded_mult_ff(p) } else { unfolded_pair_sum_ff(p) },
             dsp,
             bram18: ring_bram + gb + bb,
             lutram: ring_lutram + stats,
@@ -725,7 +745,7 @@ impl Component for LayerNorm {
                 .concat(),
             // Folded: defaults (D = 64, P = 4) at FOLD = 3 (the 1/sqrt unit's own multiplier).
             vec![("FOLD", 3)],
-            // Folded at FOLD = 3, P = 1, the shortest row it allows (FOLD·D = 36 ≥ 35).
+            // Folded at FOLD = 3, P = 1, the shortest row it allows (FOLD·D = 36 ≥ 34).
             [row(12, 1), vec![("FOLD", 3)]].concat(),
             // FOLD = 4 (1/sqrt on lane 0's multiplier) at P = 1, the shortest row it allows
             // (FOLD·D = 48 ≥ 47), narrow formats, RND_CONV + SAT_SYM.
