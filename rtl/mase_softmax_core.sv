@@ -54,12 +54,17 @@
 //   tables' read ports and each multiplier's DSPs from its adders; X's and E's LUT RAM reads
 //   from their consumers (OUT_REG); E's occupancy compare from stage B's enable (READY_REG);
 //   the running maximum's compare from M's LUT RAM write (M takes the registered maximum).
-//   Stage B's enable waits for no credit counter (Rq is sized to need none).
+//   Stage B's enable waits for no credit counter (Rq is sized to need none). Every FIFO's
+//   memory is marked free of read-write collisions (NO_RW_CHECK), so no bypass logic follows a
+//   block RAM read and E's and X's output registers become the block RAMs' own.
 //   Folded (FOLD = 2): stage B steps once every 2 cycles (a free-running phase; a finished
 //   beat stays offered to E until taken) and each lane's table product (phase 0) and d*K
 //   (phase 1) share one mase_split_mul whose partial products are registered every cycle: the
 //   table product is taken at the step, d*K at the next phase 0 (6 stages: the partial products
-//   fall between phases). 2P multipliers' worth of DSPs, L/P*2 cycles per row (stages A and C
+//   fall between phases). The table entries pass through the tables' output registers half a
+//   step after their read (block RAM output registers on ECP5) into the stage ST+2 registers,
+//   so the operand multiplexer starts from fabric registers next to the DSPs.
+//   2P multipliers' worth of DSPs, L/P*2 cycles per row (stages A and C
 //   keep their rates; E and the input back-pressure them). Latency 3*L/P + CL + RB + 2*TL + 21:
 //   the first step waits a phase, each beat takes 2 cycles, the last one 5 more through the
 //   later steps.
@@ -329,7 +334,8 @@ module mase_softmax_core #(
       .DATA_WIDTH(XW),
       .LANES(P),
       .DEPTH(DX),
-      .OUT_REG(1)
+      .OUT_REG(1),
+      .NO_RW_CHECK(1)
   ) u_x (
       .clk(clk),
       .rst(rst),
@@ -344,7 +350,8 @@ module mase_softmax_core #(
   mase_fifo #(
       .DATA_WIDTH(W),
       .LANES(1),
-      .DEPTH(DM)
+      .DEPTH(DM),
+      .NO_RW_CHECK(1)
   ) u_m (
       .clk(clk),
       .rst(rst),
@@ -533,6 +540,8 @@ module mase_softmax_core #(
         if (b_en) begin
           tq <= TW'(dk) << 1;
           pq <= ac;
+          aq <= ar;
+          cq <= cr;
         end
       end
     end else begin : g_fold
@@ -562,9 +571,26 @@ module mase_softmax_core #(
       /// this sink keeps lint quiet.
       logic unused_fp;
       assign unused_fp = ^fp;
+      /// The table entries of stage ST+1 half a step later: the tables' output registers (the
+      /// ECP5 flow folds them into the block RAMs), loaded at the phase 0 after the step that
+      /// read them, and held until the phase 0 after the next step, so that aq and cq, fabric
+      /// registers placed by the multiplier, take them at that step (and at a later one after a
+      /// stall). Without them the block RAM's output register fed the operand multiplexer, and
+      /// the routing from the block RAM to the DSP ran into the multiplier's path.
+      logic [EW-1:0] ao, co;
+      always_ff @(posedge clk) begin
+        if (g_b_fold.b_stepped) begin
+          ao <= ar;
+          co <= cr;
+        end
+      end
       always_ff @(posedge clk) begin
         if (!b_ph && g_b_fold.b_stepped) tq <= TW'(fp) << 1;
-        if (b_en) pq <= (2 * EW)'(fp);
+        if (b_en) begin
+          pq <= (2 * EW)'(fp);
+          aq <= ao;
+          cq <= co;
+        end
       end
     end
 
@@ -579,8 +605,6 @@ module mase_softmax_core #(
         ar <= rom_hi[f[2*H-1:H]];
         cr <= rom_lo[f[H-1:0]];
         kq[KB-1:0] <= (!keep_t || 32'(k_full) > 32'(EF)) ? KB'(EF + 1) : KB'(k_full);
-        aq <= ar;
-        cq <= cr;
         b_e[i*EW+:EW] <= (kl > KB'(EF)) ? '0 : EW'(ps >> kl);
       end
     end
@@ -630,7 +654,8 @@ module mase_softmax_core #(
       .LANES(P),
       .DEPTH(DE),
       .OUT_REG(1),
-      .READY_REG(1)
+      .READY_REG(1),
+      .NO_RW_CHECK(1)
   ) u_e (
       .clk(clk),
       .rst(rst),
@@ -709,7 +734,8 @@ module mase_softmax_core #(
   mase_fifo #(
       .DATA_WIDTH(QB),
       .LANES(1),
-      .DEPTH(DR)
+      .DEPTH(DR),
+      .NO_RW_CHECK(1)
   ) u_r (
       .clk(clk),
       .rst(rst),

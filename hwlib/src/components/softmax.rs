@@ -466,7 +466,8 @@ pub(crate) fn cost_of(p: &Params, masked: bool) -> Cost {
 /// of the fitted [`SOFTMAX_FF`] (which was fitted before they existed): the max tree's leaf
 /// register and its `⌈log2 P⌉` registered levels (`W` bits per node, three flags per level), the
 /// second register of the table entries and the registered shift and exp value (per lane
-/// `3·(EF + 1)` bits and the shift's `⌈log2(EF + 2)⌉`, four flags), the adder tree's registered
+/// `3·(EF + 1)` bits and the shift's `⌈log2(EF + 2)⌉`, four flags; folded, also the tables'
+/// output registers between read and second register, `2·(EF + 1)` bits), the adder tree's registered
 /// levels (level `l` needs `EF + 1 + l` bits per node, one flag pair per level), the registered
 /// row sum for the divider and the registered `e · R` products (the partial products of every
 /// `mase_split_mul` sit in the DSPs' multiplier registers).
@@ -480,12 +481,13 @@ fn pipeline_ffs(p: &Params) -> u64 {
     let tl = tree_levels(p);
     let nodes = |l: u64| lanes.div_ceil(1 << l);
     let max_tree = (0..=tl).map(|l| nodes(l) * win).sum::<u64>() + 3 * (tl + 1);
-    let exp = lanes * (3 * ew + kb) + 4;
+    let folded = param(p, "FOLD") > 1;
+    let exp = lanes * (3 * ew + kb + if folded { 2 * ew } else { 0 }) + 4;
     let sum_tree = (1..=tl).map(|l| nodes(l) * (ew + l)).sum::<u64>() + 2 * tl + sw + 1;
     // The split multipliers' partial-product registers are absorbed into the DSPs (multiplier
     // registers), so only the flags of the two extra stages (unfolded) or the step flag (folded)
     // count; the registered `e · R` after the partial products' sum does.
-    let products = if param(p, "FOLD") > 1 { 1 } else { 4 };
+    let products = if folded { 1 } else { 4 };
     let norm = lanes * (ew + w.qb() as u64) + 2;
     max_tree + exp + sum_tree + norm + products
 }
