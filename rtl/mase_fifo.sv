@@ -29,7 +29,14 @@ module mase_fifo #(
     /// 1: input ready is a register of its own (not full after this cycle's push and pop), so a
     /// producer's enable does not wait for the occupancy compare; 0: ready is the compare of the
     /// occupancy register. Same behaviour either way (0..1).
-    parameter int READY_REG = 0
+    parameter int READY_REG = 0,
+    /// 1: the memory carries Yosys's no_rw_check attribute: a read never meets a write of the
+    /// same address here (the pointers are equal only when the memory is empty, when nothing is
+    /// read, or full, when nothing is written), so synthesis needs no collision bypass. In block
+    /// RAM on ECP5, Yosys 0.23 otherwise builds that bypass as a register and a multiplexer per
+    /// bit after the read: the multiplexer follows the block RAM's slow clock-to-out and keeps S2
+    /// out of the block RAM's output register. 0: no attribute. Same behaviour either way (0..1).
+    parameter int NO_RW_CHECK = 0
 ) (
     /// Clock and reset (reset empties the FIFO).
     /// data_in_0: input beats (flat packed lanes), taken while the memory is not full (ready from a
@@ -44,6 +51,7 @@ module mase_fifo #(
     `MASE_CHECK_RANGE(DEPTH, 2, 65536);
     `MASE_CHECK_RANGE(OUT_REG, 0, 1);
     `MASE_CHECK_RANGE(READY_REG, 0, 1);
+    `MASE_CHECK_RANGE(NO_RW_CHECK, 0, 1);
   end
 `endif
 
@@ -55,8 +63,6 @@ module mase_fifo #(
   /// Occupancy counter width (counts 0..DEPTH).
   localparam int CW = $clog2(DEPTH + 1);
 
-  /// The storage: written at wr_ptr, read (registered) at rd_ptr.
-  logic [LANES*DATA_WIDTH-1:0] mem[DEPTH];
   /// Next write address.
   logic [AW-1:0]               wr_ptr;
   /// Next read address.
@@ -77,9 +83,16 @@ module mase_fifo #(
   if (READY_REG != 0) begin : g_ready_reg
     /// The memory is not full (next cycle's occupancy differs from DEPTH).
     logic not_full;
+    /// The memory is full / one beat short of full: compares of the occupancy register alone,
+    /// so that push and pop, which arrive late through their producer's and consumer's
+    /// handshakes, meet them in the last gates (next occupancy is DEPTH exactly when nothing is
+    /// popped and the memory is full, a push being impossible then, or one short and pushed).
+    logic at_full, at_short;
+    assign at_full  = count == CW'(DEPTH);
+    assign at_short = count == CW'(DEPTH - 1);
     always_ff @(posedge clk) begin
       if (rst) not_full <= 1'b1;
-      else not_full <= count + CW'(push) - CW'(pop) != CW'(DEPTH);
+      else not_full <= !(!pop && (at_full || (at_short && push)));
     end
     assign data_in_0_ready = not_full;
   end else begin : g_ready_cmp
@@ -88,13 +101,26 @@ module mase_fifo #(
   assign push = data_in_0_valid && data_in_0_ready;
   assign pop = count != '0 && (!rd_valid || advance);
 
-  always_ff @(posedge clk) begin
-    if (push) mem[wr_ptr] <= data_in_0;
-  end
-
   // Synchronous read with enable: kept apart from S2 so that synthesis maps it into the memory.
-  always_ff @(posedge clk) begin
-    if (pop) rd_data <= mem[rd_ptr];
+  if (NO_RW_CHECK != 0) begin : g_mem_nrw
+    /// The storage: written at wr_ptr, read (registered) at rd_ptr; never both at one address.
+    (* no_rw_check *)
+    logic [LANES*DATA_WIDTH-1:0] mem[DEPTH];
+    always_ff @(posedge clk) begin
+      if (push) mem[wr_ptr] <= data_in_0;
+    end
+    always_ff @(posedge clk) begin
+      if (pop) rd_data <= mem[rd_ptr];
+    end
+  end else begin : g_mem
+    /// The storage: written at wr_ptr, read (registered) at rd_ptr.
+    logic [LANES*DATA_WIDTH-1:0] mem[DEPTH];
+    always_ff @(posedge clk) begin
+      if (push) mem[wr_ptr] <= data_in_0;
+    end
+    always_ff @(posedge clk) begin
+      if (pop) rd_data <= mem[rd_ptr];
+    end
   end
 
   if (OUT_REG != 0) begin : g_out_reg

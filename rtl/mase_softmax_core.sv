@@ -36,17 +36,17 @@
 // so the current beat's bits are always its low P bits (no multiplexer). Masked lanes enter the
 // max tree as the most negative code, and each lane's keep bit travels with it through X (one
 // extra bit per lane) to stage B, where a masked lane's shift is forced past EF (e = 0).
-// (B) when the head row's maximum is known, its beats leave X through 8 registered stages
+// (B) when the head row's maximum is known, its beats leave X through 9 registered stages
 // (difference, d*K partial products, d*K, table reads, table entries again, table product
-// partial products, table product, shifted exp value; products wider than one DSP are
-// mase_split_mul), the exp values enter FIFO E (1 row + divider stages + TL + 9 beats); a
-// pipelined adder tree (TL registered levels) and the accumulator sum them, and the registered
+// operands in the DSPs, table product partial products, table product, shifted exp value;
+// products wider than one DSP are mase_split_mul), the exp values enter FIFO E (1 row + divider
+// stages + TL + 9 beats); a pipelined adder tree (TL registered levels) and the accumulator sum them, and the registered
 // row sum enters the divider, whose quotients enter FIFO Rq (deep enough for the reciprocal of
 // every row whose last beat is in E, so the divider never stalls and needs no credit). (C) when
 // the head row's reciprocal is known, its exp values leave E and are multiplied by R (partial
 // products, then the product registered), cast, and leave through a mase_skid_buffer. Row n+1's maximum and exps are computed while row n is
 // normalized: one beat per cycle in steady state.
-//   Latency: 2*L/P + CL + RB + 2*TL + 18 cycles (first input beat to first output beat, no
+//   Latency: 2*L/P + CL + RB + 2*TL + 19 cycles (first input beat to first output beat, no
 //   stalls).
 //   II: L/P cycles per row (one beat per cycle).
 //   Paths cut: data, valid and ready at both ports (input ready from FIFO registers, output from
@@ -54,12 +54,17 @@
 //   tables' read ports and each multiplier's DSPs from its adders; X's and E's LUT RAM reads
 //   from their consumers (OUT_REG); E's occupancy compare from stage B's enable (READY_REG);
 //   the running maximum's compare from M's LUT RAM write (M takes the registered maximum).
-//   Stage B's enable waits for no credit counter (Rq is sized to need none).
+//   Stage B's enable waits for no credit counter (Rq is sized to need none). Every FIFO's
+//   memory is marked free of read-write collisions (NO_RW_CHECK), so no bypass logic follows a
+//   block RAM read and E's and X's output registers become the block RAMs' own.
 //   Folded (FOLD = 2): stage B steps once every 2 cycles (a free-running phase; a finished
 //   beat stays offered to E until taken) and each lane's table product (phase 0) and d*K
 //   (phase 1) share one mase_split_mul whose partial products are registered every cycle: the
 //   table product is taken at the step, d*K at the next phase 0 (6 stages: the partial products
-//   fall between phases). 2P multipliers' worth of DSPs, L/P*2 cycles per row (stages A and C
+//   fall between phases). The table entries pass through the tables' output registers half a
+//   step after their read (block RAM output registers on ECP5) into the stage ST+2 registers,
+//   so the operand multiplexer starts from fabric registers next to the DSPs.
+//   2P multipliers' worth of DSPs, L/P*2 cycles per row (stages A and C
 //   keep their rates; E and the input back-pressure them). Latency 3*L/P + CL + RB + 2*TL + 21:
 //   the first step waits a phase, each beat takes 2 cycles, the last one 5 more through the
 //   later steps.
@@ -138,8 +143,8 @@ module mase_softmax_core #(
   /// products of stage 2; FOLD = 2: loaded at the phase 0 after the step into it).
   localparam int ST = FOLD == 1 ? 3 : 2;
   /// Stages of the exp pipeline: d, (d*K partial products), t, table read, table register,
-  /// (table product partial products), table product, exp value.
-  localparam int NS = FOLD == 1 ? 8 : 6;
+  /// (table product operands, table product partial products), table product, exp value.
+  localparam int NS = FOLD == 1 ? 9 : 6;
   /// Stages that carry the shift k: ST+1 .. NS-1.
   localparam int NK = NS - ST - 1;
   /// Levels of the max and adder trees: ceil(log2 P).
@@ -329,7 +334,8 @@ module mase_softmax_core #(
       .DATA_WIDTH(XW),
       .LANES(P),
       .DEPTH(DX),
-      .OUT_REG(1)
+      .OUT_REG(1),
+      .NO_RW_CHECK(1)
   ) u_x (
       .clk(clk),
       .rst(rst),
@@ -344,7 +350,8 @@ module mase_softmax_core #(
   mase_fifo #(
       .DATA_WIDTH(W),
       .LANES(1),
-      .DEPTH(DM)
+      .DEPTH(DM),
+      .NO_RW_CHECK(1)
   ) u_m (
       .clk(clk),
       .rst(rst),
@@ -507,7 +514,9 @@ module mase_softmax_core #(
     if (FOLD == 1) begin : g_full
       /// d * (K >> 1), its partial products registered in stage 2.
       logic [W+24-1:0] dk;
-      /// The table product, its partial products registered in stage ST+3.
+      /// The table product: its operands registered in stage ST+3 (the DSPs' input registers,
+      /// so that the routing from the block RAMs' output registers aq, cq to the DSPs is a path
+      /// of its own), its partial products in stage ST+4.
       logic [2*EW-1:0] ac;
       mase_split_mul #(
           .A_WIDTH(W),
@@ -521,7 +530,8 @@ module mase_softmax_core #(
       );
       mase_split_mul #(
           .A_WIDTH(EW),
-          .B_WIDTH(EW)
+          .B_WIDTH(EW),
+          .OP_REG (1)
       ) u_ac (
           .clk(clk),
           .en (b_en),
@@ -533,6 +543,8 @@ module mase_softmax_core #(
         if (b_en) begin
           tq <= TW'(dk) << 1;
           pq <= ac;
+          aq <= ar;
+          cq <= cr;
         end
       end
     end else begin : g_fold
@@ -562,9 +574,26 @@ module mase_softmax_core #(
       /// this sink keeps lint quiet.
       logic unused_fp;
       assign unused_fp = ^fp;
+      /// The table entries of stage ST+1 half a step later: the tables' output registers (the
+      /// ECP5 flow folds them into the block RAMs), loaded at the phase 0 after the step that
+      /// read them, and held until the phase 0 after the next step, so that aq and cq, fabric
+      /// registers placed by the multiplier, take them at that step (and at a later one after a
+      /// stall). Without them the block RAM's output register fed the operand multiplexer, and
+      /// the routing from the block RAM to the DSP ran into the multiplier's path.
+      logic [EW-1:0] ao, co;
+      always_ff @(posedge clk) begin
+        if (g_b_fold.b_stepped) begin
+          ao <= ar;
+          co <= cr;
+        end
+      end
       always_ff @(posedge clk) begin
         if (!b_ph && g_b_fold.b_stepped) tq <= TW'(fp) << 1;
-        if (b_en) pq <= (2 * EW)'(fp);
+        if (b_en) begin
+          pq <= (2 * EW)'(fp);
+          aq <= ao;
+          cq <= co;
+        end
       end
     end
 
@@ -579,8 +608,6 @@ module mase_softmax_core #(
         ar <= rom_hi[f[2*H-1:H]];
         cr <= rom_lo[f[H-1:0]];
         kq[KB-1:0] <= (!keep_t || 32'(k_full) > 32'(EF)) ? KB'(EF + 1) : KB'(k_full);
-        aq <= ar;
-        cq <= cr;
         b_e[i*EW+:EW] <= (kl > KB'(EF)) ? '0 : EW'(ps >> kl);
       end
     end
@@ -630,7 +657,8 @@ module mase_softmax_core #(
       .LANES(P),
       .DEPTH(DE),
       .OUT_REG(1),
-      .READY_REG(1)
+      .READY_REG(1),
+      .NO_RW_CHECK(1)
   ) u_e (
       .clk(clk),
       .rst(rst),
@@ -709,7 +737,8 @@ module mase_softmax_core #(
   mase_fifo #(
       .DATA_WIDTH(QB),
       .LANES(1),
-      .DEPTH(DR)
+      .DEPTH(DR),
+      .NO_RW_CHECK(1)
   ) u_r (
       .clk(clk),
       .rst(rst),

@@ -3,17 +3,22 @@
 // A product wider than one DSP otherwise runs through the DSP and the adders that join the
 // partial products in one cycle; registering the partial products cuts that path in two. Each
 // partial product is a mase_dsp_mul on the caller's operand registers (on ECP5 its register is
-// the DSP's own output register).
-//   Pipeline: the partial products are registered in the cycles en is high; y is their shifted
-//   sum (combinational), for the caller to register.
-//   Latency: 1 cycle (from a and b in a cycle with en to y).
-//   Paths cut: the multipliers from the adders.
+// the DSP's own output register), or with OP_REG = 1 on operands it registers itself (on ECP5
+// the DSPs' input registers, which take the routing into the DSP: for operands that come
+// through logic, or from registers far from the DSPs such as a block RAM's output register).
+//   Pipeline: [a and b registered, OP_REG = 1,] the partial products registered, in the cycles
+//   en is high; y is their shifted sum (combinational), for the caller to register.
+//   Latency: 1 + OP_REG cycles (from a and b in a cycle with en to y).
+//   Paths cut: the multipliers from the adders [and from the operands' logic, OP_REG = 1].
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_split_mul #(
     /// Width of operand a (1..64).
     parameter int A_WIDTH = 25,
     /// Width of operand b (1..64).
-    parameter int B_WIDTH = 25
+    parameter int B_WIDTH = 25,
+    /// 1: the operands are registered here (in the DSPs' input registers on ECP5); 0: they are
+    /// the caller's registers.
+    parameter int OP_REG = 0
 ) (
     /// Clock.
     input  logic                       clk,
@@ -23,13 +28,15 @@ module mase_split_mul #(
     input  logic [        A_WIDTH-1:0] a,
     /// Operand b (unsigned).
     input  logic [        B_WIDTH-1:0] b,
-    /// The product of the operands registered at the last en (unsigned, exact).
+    /// The product of the operands of the last en (OP_REG = 0) or of the en before it (OP_REG =
+    /// 1) (unsigned, exact).
     output logic [A_WIDTH+B_WIDTH-1:0] y
 );
 `ifndef SYNTHESIS
   initial begin
     `MASE_CHECK_RANGE(A_WIDTH, 1, 64);
     `MASE_CHECK_RANGE(B_WIDTH, 1, 64);
+    `MASE_CHECK_RANGE(OP_REG, 0, 1);
   end
 `endif
   /// Chunk width: an unsigned 17 x 17 product fits one DSP multiplier.
@@ -50,15 +57,15 @@ module mase_split_mul #(
       localparam int WA = (A_WIDTH - i * C) < C ? A_WIDTH - i * C : C;
       /// Bits of b's chunk j.
       localparam int WB = (B_WIDTH - j * C) < C ? B_WIDTH - j * C : C;
-      /// The registered partial product of a's chunk i and b's chunk j (the caller registers
-      /// the operands; on ECP5 the product register is the multiplier's own).
+      /// The registered partial product of a's chunk i and b's chunk j (the operands registered
+      /// by the caller, or here with OP_REG = 1; on ECP5 every register is the multiplier's own).
       logic [WA+WB-1:0] pp;
       mase_dsp_mul #(
           .A_WIDTH(WA),
           .B_WIDTH(WB),
           .SIGNED (0),
-          .A_REG  (0),
-          .B_REG  (0)
+          .A_REG  (OP_REG),
+          .B_REG  (OP_REG)
       ) u_pp (
           .clk(clk),
           .ce (en),

@@ -39,9 +39,10 @@
 //! Three stages joined by FIFOs (`mase_fifo`), each moving one beat of `P` lanes per cycle:
 //! (A) input: beats enter the row FIFO `X` (2 rows + 4 beats) while the row maximum is taken by a
 //! pipelined max tree; the maximum enters FIFO `M` `⌈log2 P⌉ + 2` cycles after the row's last
-//! beat (the running maximum is registered before it is written). (B) exp: once a row's maximum is known its beats leave `X` through an 8-stage pipeline
+//! beat (the running maximum is registered before it is written). (B) exp: once a row's maximum is known its beats leave `X` through a 9-stage pipeline
 //! (difference, `·K` as registered partial products and their sum, table reads, table entries
-//! registered again, table product as partial products and sum, shifted exp value), the exp
+//! registered again, table product as registered operands, partial products and sum, shifted
+//! exp value), the exp
 //! values enter FIFO `E` (1 row + divider depth + `⌈log2 P⌉` + 9 beats) and are summed by a
 //! pipelined adder tree; at the row's last beat the registered sum enters a free-running
 //! pipelined restoring divider (one quotient bit per stage,
@@ -451,11 +452,11 @@ pub(crate) fn cost_of(p: &Params, masked: bool) -> Cost {
         // The row maximum (a leaf register, `⌈log2 P⌉` max-tree levels, the registered running
         // maximum) takes `⌈log2 P⌉ + 2` cycles and the row sum (as many adder-tree levels and the
         // accumulator register) `⌈log2 P⌉ + 1`; the
-        // exp pipeline has 8 stages (folded: 6 steps of 2 cycles, the shared multiplier's
+        // exp pipeline has 9 stages (folded: 6 steps of 2 cycles, the shared multiplier's
         // partial products registered between phases) and the normalize stage 3. Folded: the
         // first step waits one phase, the row's beats take 2 cycles each and the last one 5 more
         // cycles through the later steps.
-        latency_cycles: 2 * b + w.qb() as u64 + 17 + 2 * tl + (fold - 1) * (b + 3),
+        latency_cycles: 2 * b + w.qb() as u64 + 18 + 2 * tl + (fold - 1) * (b + 2),
         ii_cycles: fold * b * mask_rows(p, masked),
         multipliers: (4 - fold) * lanes,
         memory_bits: mem,
@@ -466,7 +467,8 @@ pub(crate) fn cost_of(p: &Params, masked: bool) -> Cost {
 /// of the fitted [`SOFTMAX_FF`] (which was fitted before they existed): the max tree's leaf
 /// register and its `⌈log2 P⌉` registered levels (`W` bits per node, three flags per level), the
 /// second register of the table entries and the registered shift and exp value (per lane
-/// `3·(EF + 1)` bits and the shift's `⌈log2(EF + 2)⌉`, four flags), the adder tree's registered
+/// `3·(EF + 1)` bits and the shift's `⌈log2(EF + 2)⌉`, four flags; folded, also the tables'
+/// output registers between read and second register, `2·(EF + 1)` bits), the adder tree's registered
 /// levels (level `l` needs `EF + 1 + l` bits per node, one flag pair per level), the registered
 /// row sum for the divider and the registered `e · R` products (the partial products of every
 /// `mase_split_mul` sit in the DSPs' multiplier registers).
@@ -480,12 +482,15 @@ fn pipeline_ffs(p: &Params) -> u64 {
     let tl = tree_levels(p);
     let nodes = |l: u64| lanes.div_ceil(1 << l);
     let max_tree = (0..=tl).map(|l| nodes(l) * win).sum::<u64>() + 3 * (tl + 1);
-    let exp = lanes * (3 * ew + kb) + 4;
+    let folded = param(p, "FOLD") > 1;
+    let exp = lanes * (3 * ew + kb + if folded { 2 * ew } else { 0 }) + 4;
     let sum_tree = (1..=tl).map(|l| nodes(l) * (ew + l)).sum::<u64>() + 2 * tl + sw + 1;
     // The split multipliers' partial-product registers are absorbed into the DSPs (multiplier
-    // registers), so only the flags of the two extra stages (unfolded) or the step flag (folded)
-    // count; the registered `e · R` after the partial products' sum does.
-    let products = if param(p, "FOLD") > 1 { 1 } else { 4 };
+    // registers; unfolded, the table product's operands sit in their input registers), so only
+    // the flags of the three extra stages (unfolded; the shift's extra stages become shift
+    // registers) or the step flag (folded) count; the registered `e · R` after the partial
+    // products' sum does.
+    let products = if folded { 1 } else { 6 };
     let norm = lanes * (ew + w.qb() as u64) + 2;
     max_tree + exp + sum_tree + norm + products
 }
