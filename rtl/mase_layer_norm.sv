@@ -43,7 +43,9 @@
 //            output is the register of a mase_skid_buffer. Multiplier operands, partial
 //            products and their pair sums are registers; the phase is one-hot (folded); the
 //            sequential 1/sqrt unit's operand mux is decoded a cycle early, and at FOLD >= 4
-//            takes t (lane 0 forms 3<<YF - t after the register); the 1/sqrt seed table's
+//            takes t (lane 0 forms 3<<YF - t after the register), at FOLD = 3 3<<YF - t
+//            from its own multiplier ((-u)*s plus a constant added with the partial
+//            products, no subtracter after the product); the 1/sqrt seed table's
 //            output is registered before it is squared; the normalising shift amount (k + BASE
 //            + G) is added before it is delayed to the shifter.
 //
@@ -75,9 +77,13 @@
 // multiplied by one 18x18-bit multiplier into a register (mase_dsp_mul: on ECP5 the DSP's own
 // output register), the partial products added in pairs into registers (the DSP's output
 // routing, 3.5 ns on ECP5, then one adder), S the sum of those (combinational, one adder for up
-// to four partial products): the product of A and B of two (enabled) cycles before. All
+// to four partial products): the product of A and B of two (enabled) cycles before, plus K (a
+// PWID-bit addend taken with the partial products: '0, or a register function). With at least
+// two slices each, the first pair sum holds the low slices' product and the top slices' product,
+// which do not overlap (the low one is below 2^34, the top one a multiple of 2^34): one is
+// written into the other's low bits, which leaves that pair sum's adder free for K. All
 // registers are enabled by EN. Declares the generate block NAME.
-`define MASE_LAYER_NORM_MUL(NAME, EN, AWID, A, BWID, B, PWID, S) \
+`define MASE_LAYER_NORM_MUL(NAME, EN, AWID, A, BWID, B, PWID, S, K) \
   if (1) begin : NAME \
     /* Slices of A and B. */ \
     localparam int NA = (AWID) > 18 ? ((AWID) - 2) / 17 + 1 : 1; \
@@ -86,6 +92,8 @@
     localparam int NT = NA * NB; \
     localparam int NN = (NT + 1) / 2; \
     localparam int TN = 2 * NN; \
+    /* The first pair sum joins the low and the top slices' products (no overlap). */ \
+    localparam bit LH = NA > 1 && NB > 1 && NT % 2 == 0; \
     /* Partial products, 36 bits each, slice pair (a, b) at a*NB + b. */ \
     logic [NA*NB*36-1:0] pp; \
     for (genvar pa = 0; pa < NA; pa++) begin : g_a \
@@ -109,17 +117,26 @@
             .clk(clk), .ce(EN), .a(ca), .b(cb), .p(pp[(pa*NB+pb)*36+:36])); \
       end \
     end \
-    /* The partial products at their weights (zero padding to pairs). */ \
-    logic [(PWID)-1:0] tl[TN]; \
-    always_comb begin \
-      for (int k = 0; k < TN; k++) begin \
-        tl[k] = k < NT ? (PWID)'($signed(pp[k*36+:36])) << (17 * (k / NB + k % NB)) : '0; \
+    /* The partial products at their weights (zero padding to pairs), term k of pair k/2: */ \
+    /* in order of slice pairs, or (LH) the low and the top slices' products first. */ \
+    logic [TN*(PWID)-1:0] tl; \
+    for (genvar k = 0; k < TN; k++) begin : g_t \
+      /* The partial product (slice pair) of term k. */ \
+      localparam int M = !LH || k == 0 ? k : k == 1 ? NT - 1 : k - 1; \
+      if (M < NT) begin : g_pp \
+        assign tl[k*(PWID)+:(PWID)] = (PWID)'($signed(pp[M*36+:36])) << (17 * (M / NB + M % NB)); \
+      end else begin : g_pad \
+        assign tl[k*(PWID)+:(PWID)] = '0; \
       end \
     end \
-    /* Leaves of the final sum: the pair sums, registered. */ \
+    /* Leaves of the final sum: the pair sums, registered (the first one with K). */ \
     logic [(PWID)-1:0] lv[NN]; \
     always_ff @(posedge clk) begin \
-      if (EN) for (int k = 0; k < NN; k++) lv[k] <= tl[2*k] + tl[2*k+1]; \
+      if (EN) begin \
+        if (LH) lv[0] <= (tl[(PWID)+:(PWID)] | (PWID)'(pp[33:0])) + (PWID)'(K); \
+        else lv[0] <= tl[0+:(PWID)] + tl[(PWID)+:(PWID)] + (PWID)'(K); \
+        for (int k = 1; k < NN; k++) lv[k] <= tl[2*k*(PWID)+:(PWID)] + tl[(2*k+1)*(PWID)+:(PWID)]; \
+      end \
     end \
     /* The final sum, a balanced tree of the leaves (heap order). */ \
     logic [(PWID)-1:0] tq[2*NN]; \
@@ -576,13 +593,13 @@ module mase_layer_norm #(
   assign m22_s = {1'b0, r22_s};
   assign m26_y = {1'b0, ry[26]};
   assign m26_f = {1'b0, r26_f};
-  `MASE_LAYER_NORM_MUL(g_s1sq, 1'b1, S1W, acc_s1, S1W, acc_s1, 2 * S1W, s1sq)
-  `MASE_LAYER_NORM_MUL(g_yy1, 1'b1, YW + 1, m9_y, YW + 1, m9_y, 2 * YW + 2, p12_yy)
-  `MASE_LAYER_NORM_MUL(g_us1, 1'b1, YW + 1, m12_u, SW + 1, m12_s, YW + SW + 2, p15_us)
-  `MASE_LAYER_NORM_MUL(g_yf1, 1'b1, YW + 1, m16_y, SW + 1, m16_f, YW + SW + 2, p19_yf)
-  `MASE_LAYER_NORM_MUL(g_yy2, 1'b1, YW + 1, m19_y, YW + 1, m19_y, 2 * YW + 2, p22_yy)
-  `MASE_LAYER_NORM_MUL(g_us2, 1'b1, YW + 1, m22_u, SW + 1, m22_s, YW + SW + 2, p25_us)
-  `MASE_LAYER_NORM_MUL(g_yf2, 1'b1, YW + 1, m26_y, SW + 1, m26_f, YW + SW + 2, p29_yf)
+  `MASE_LAYER_NORM_MUL(g_s1sq, 1'b1, S1W, acc_s1, S1W, acc_s1, 2 * S1W, s1sq, '0)
+  `MASE_LAYER_NORM_MUL(g_yy1, 1'b1, YW + 1, m9_y, YW + 1, m9_y, 2 * YW + 2, p12_yy, '0)
+  `MASE_LAYER_NORM_MUL(g_us1, 1'b1, YW + 1, m12_u, SW + 1, m12_s, YW + SW + 2, p15_us, '0)
+  `MASE_LAYER_NORM_MUL(g_yf1, 1'b1, YW + 1, m16_y, SW + 1, m16_f, YW + SW + 2, p19_yf, '0)
+  `MASE_LAYER_NORM_MUL(g_yy2, 1'b1, YW + 1, m19_y, YW + 1, m19_y, 2 * YW + 2, p22_yy, '0)
+  `MASE_LAYER_NORM_MUL(g_us2, 1'b1, YW + 1, m22_u, SW + 1, m22_s, YW + SW + 2, p25_us, '0)
+  `MASE_LAYER_NORM_MUL(g_yf2, 1'b1, YW + 1, m26_y, SW + 1, m26_f, YW + SW + 2, p29_yf, '0)
   mase_layer_norm_rsqrt_lut u_lut (
       .idx(ru[8][MF-1-:TB]),
       .y0 (lut_y0)
@@ -674,23 +691,32 @@ module mase_layer_norm #(
   logic [KW-1:0] c_k;
   logic [MF-1:0] c_u;
   logic [YW-1:0] c_y;
-  /// Results of the product of step cnt: s = (y*y) >> YF, the Newton factor f = 3<<YF - t for
-  /// t = (u*s) >> MF (below 3<<YF, so SW bits hold it), y = (y*f) >> (YF+1); the table seed.
-  logic [SW-1:0] r_s, r_t, r_f;
+  /// Results of the product of step cnt: s = (y*y) >> YF, y = (y*f) >> (YF+1); the table seed.
+  logic [SW-1:0] r_s;
   logic [YW-1:0] r_y, r_seed;
   assign r_s = SW'(u_mp >> YF);
-  assign r_t = SW'(u_mp >> MF);
-  assign r_f = SW'(3 << YF) - r_t;
-  /// What steps 7 and 10 write into u_mb: t at FOLD >= 4 (u_nf), else 3<<YF - t.
+  /// What steps 7 and 10 write into u_mb, (u_mp >> MF): at FOLD >= 4 t = (u*s) >> MF (lane 0
+  /// forms 3<<YF - t, u_nf); at FOLD = 3 the Newton factor f = 3<<YF - t itself, the product
+  /// being (-u)*s + UKC there (below 3<<YF, so SW bits hold t and f).
   logic [SW-1:0] r_tf;
-  assign r_tf = FOLD >= 4 ? r_t : r_f;
+  assign r_tf = SW'(u_mp >> MF);
   assign r_y = YW'(u_mp >> (YF + 1));
   assign ds2_in = c_s2;
   assign sel = ph[0] && cnt != '0 && cnt != 4'd12;
   assign wr = UL == 2 ? sel_d2 : sel_d3;
 
+  /// FOLD = 3: the operands are -u and s (steps 7, 10), and the multiplier adds UKC with the
+  /// partial products: floor(x / 2^MF) = q gives 3<<YF - q = (3<<(YF+MF) + 2^MF - 1 - x) >> MF,
+  /// so the product is f << MF plus a remainder, and no subtracter follows the product's sum.
+  logic u_ks;
+  localparam logic [UMA+UMB-1:0] UKC = ((UMA + UMB)'(3) << (YF + MF)) + ((UMA + UMB)'(1) << MF)
+      - 1'b1;
   if (FOLD == 3) begin : g_own_mult
-    `MASE_LAYER_NORM_MUL(g_mul, 1'b1, UMA, u_ma, UMB, u_mb, UMA + UMB, u_mp)
+    `MASE_LAYER_NORM_MUL(g_mul, 1'b1, UMA, u_ma, UMB, u_mb, UMA + UMB, u_mp, u_ks ? UKC : '0)
+  end else begin : g_no_ks
+    /// u_ks is FOLD = 3's; this sink keeps lint quiet.
+    logic unused_ks;
+    assign unused_ks = u_ks;
   end
 
   /// The groups of Q and then its top group (registered, following c_q, ready by step 3); h of
@@ -718,8 +744,8 @@ module mase_layer_norm #(
   assign unused_low = ^u_mp;
 
   /// The next cycle writes the result of step 5, 8 or 11 (y), 6 or 9 (s), 7 or 10 (t): decoded a
-  /// cycle early (cnt holds within a step), so that u_mb's input mux puts t (at FOLD = 3 the
-  /// longest path: the product's sum, then 3<<YF - t) one LUT from the register.
+  /// cycle early (cnt holds within a step), so that u_mb's input mux puts t (at FOLD = 3 f =
+  /// 3<<YF - t, the longest path: the product's sum) one LUT from the register.
   logic wn_y, wn_s, wn_t;
   always_ff @(posedge clk) begin
     wn_y <= (UL == 2 ? sel_d1 : sel_d2) && (cnt == 4'd5 || cnt == 4'd8 || cnt == 4'd11);
@@ -728,14 +754,16 @@ module mase_layer_norm #(
   end
 
   always_ff @(posedge clk) begin
-    // FOLD >= 4: t is written as such (lane 0 forms 3<<YF - t); FOLD = 3: 3<<YF - t.
+    // FOLD >= 4: t is written as such (lane 0 forms 3<<YF - t); FOLD = 3: the product of -u
+    // and s plus UKC gives 3<<YF - t.
     if (row_end || wr) u_nf <= FOLD >= 4 && wn_t;
+    if (row_end || wr) u_ks <= FOLD == 3 && wn_s;
     // The operands of the next multiply (mutually exclusive conditions; t first, nearest u_mb).
     if (wn_t) begin
       u_ma <= UMA'(c_y);
       u_mb <= UMB'(r_tf);
     end else if (wn_s) begin
-      u_ma <= UMA'(c_u);
+      u_ma <= FOLD == 3 ? -(UMA'(c_u)) : UMA'(c_u);
       u_mb <= UMB'(r_s);
     end else if (wn_y) begin
       u_ma <= UMA'(r_ny);
@@ -960,8 +988,8 @@ module mase_layer_norm #(
       assign m_c = n2_c[i*CW+:CW];
       assign m_n = n6_n[i*NNW+:NNW];
       assign m_g = ng_g[i*GW+:GW];
-      `MASE_LAYER_NORM_MUL(g_cy, step, CW, m_c, YW + 1, m_y, PRG, cy)
-      `MASE_LAYER_NORM_MUL(g_ng, step, NNW, m_n, GW, m_g, MW, ng)
+      `MASE_LAYER_NORM_MUL(g_cy, step, CW, m_c, YW + 1, m_y, PRG, cy, '0)
+      `MASE_LAYER_NORM_MUL(g_ng, step, NNW, m_n, GW, m_g, MW, ng, '0)
       /// Product shifted left by G, then arithmetically right by k + BASE + G.
       logic signed [PRW-1:0] p_ext, p_sh;
       assign p_ext = PRW'($signed(n5_p[i*PRG+:PRG])) << G;
@@ -1036,7 +1064,7 @@ module mase_layer_norm #(
         lb_r <= lb;
         lp_r <= ls;
       end
-      `MASE_LAYER_NORM_MUL(g_mul, 1'b1, LA, la_r, LB, lb_r, LA + LB, ls)
+      `MASE_LAYER_NORM_MUL(g_mul, 1'b1, LA, la_r, LB, lb_r, LA + LB, ls, '0)
       assign sq[i*S2W+:S2W] = S2W'(lp_r);
       if (SHARE) begin : g_share
         assign u_mp = (UMA + UMB)'(ls);
@@ -1068,7 +1096,7 @@ module mase_layer_norm #(
       logic signed [W-1:0] m_x;
       logic [S2W-1:0] xx, sq_r;
       assign m_x = x_r[i*W+:W];
-      `MASE_LAYER_NORM_MUL(g_sq, 1'b1, W, m_x, W, m_x, S2W, xx)
+      `MASE_LAYER_NORM_MUL(g_sq, 1'b1, W, m_x, W, m_x, S2W, xx, '0)
       always_ff @(posedge clk) sq_r <= xx;
       assign sq[i*S2W+:S2W] = sq_r;
     end
