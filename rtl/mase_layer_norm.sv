@@ -365,7 +365,8 @@ module mase_layer_norm #(
 
   /// The slot being written is free. Folded: a register, decided at ph FOLD-1 for ph 0 (beats
   /// are taken at ph 0 only, so wr_slot holds; the slot is free unless used and not released by
-  /// this cycle's read), off the paths of the phase and the slot flags into the write side.
+  /// this cycle's read), off the paths of the phase and the slot flags into the write side. Full
+  /// rate: a compare of the count of used slots.
   logic in_ok;
   if (FOLD > 1) begin : g_in_ok
     always_ff @(posedge clk) begin
@@ -373,7 +374,26 @@ module mase_layer_norm #(
       else in_ok <= ph_last && (!slot_used[wr_slot] || (rd_done && rd_slot == wr_slot));
     end
   end else begin : g_in_free
-    assign in_ok = !slot_used[wr_slot];
+    // Slots are taken in ring order at wr_slot and released in ring order at rd_slot, so the slot
+    // at wr_slot is used exactly when all NSLOT are: one compare of a count of used slots replaces
+    // the NSLOT-way select of slot_used on the path into x_r's enable.
+    /// Width of the count of used slots.
+    localparam int UCW = $clog2(NSLOT + 1);
+    /// Used slots (0..NSLOT).
+    logic [UCW-1:0] used_n;
+    /// Its next value.
+    logic [UCW-1:0] used_next;
+    assign used_next = used_n + UCW'(in_fire && in_last) - UCW'(rd_done);
+    always_ff @(posedge clk) begin
+      if (rst) used_n <= '0;
+      else used_n <= used_next;
+    end
+    assign in_ok = used_n != UCW'(NSLOT);
+`ifndef SYNTHESIS
+    // The count stands for the slot flags: the slot at wr_slot is free exactly when it says so.
+    assert property (@(posedge clk) disable iff (rst) in_ok == !slot_used[wr_slot])
+    else $error("%m: used-slot count (%0d) disagrees with slot %0d's flag", used_n, wr_slot);
+`endif
   end
   assign data_in_0_ready = in_ok;
   assign in_fire = data_in_0_valid && data_in_0_ready;

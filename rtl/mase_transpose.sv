@@ -171,9 +171,14 @@ module mase_transpose #(
   logic [L*W-1:0] s1_word;
   logic s1_valid;
 
+  // No read-during-write check: a read whose word is used (rd_avail) never meets a write to its
+  // address. Either its bank is full, so the writer (which needs a bank that is not full) is in
+  // the other bank, or it reads a word below wr_addr of the bank being filled while the write
+  // goes to wr_addr. A read made without rd_avail is discarded (s1_valid low) and repeated.
   mase_pingpong_buffer #(
       .WIDTH(L * W),
-      .WORDS(NW)
+      .WORDS(NW),
+      .NO_RW_CHECK(1)
   ) u_banks (
       .clk            (clk),
       .rst            (rst),
