@@ -471,10 +471,9 @@ pub(crate) fn cost_of(p: &Params, masked: bool) -> Cost {
 /// `3·(EF + 1)` bits and the shift's `⌈log2(EF + 2)⌉`, four flags; folded, also the tables'
 /// output registers between read and second register, `2·(EF + 1)` bits), the adder tree's registered
 /// levels (level `l` needs `EF + 1 + l` bits per node, one flag pair per level), the registered
-/// row sum for the divider, the `e · R` partial products registered again in fabric (after the
-/// DSPs' output registers; one `wa + wb`-bit register per pair of operand chunks) and the
-/// registered `e · R` products (the other partial products of every `mase_split_mul` sit in the
-/// DSPs' multiplier registers).
+/// row sum for the divider and the registered `e · R` products (the partial products of every
+/// `mase_split_mul` sit in the DSPs' multiplier registers; `e · R`'s second copy of them, fabric
+/// registers on ECP5, synth_xilinx absorbs into the DSPs: Yosys counts no FFs for it).
 fn pipeline_ffs(p: &Params) -> u64 {
     let w = Widths::of(p);
     let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
@@ -491,13 +490,10 @@ fn pipeline_ffs(p: &Params) -> u64 {
     // The split multipliers' partial-product registers are absorbed into the DSPs (multiplier
     // registers; unfolded, the table product's operands sit in their input registers), so only
     // the flags of the three extra stages (unfolded; the shift's extra stages become shift
-    // registers) or the step flag (folded) count; `e · R`'s fabric copies of its partial
-    // products and the registered `e · R` after their sum do, with two flags.
+    // registers) or the step flag (folded) count; the registered `e · R` after the partial
+    // products' sum does, with the two flags of its stages.
     let products = if folded { 1 } else { 6 };
-    let er_pp = split_chunks(ew as u32)
-        .flat_map(|(_, wa)| split_chunks(w.qb()).map(move |(_, wb)| u64::from(wa + wb)))
-        .sum::<u64>();
-    let norm = lanes * (er_pp + ew + w.qb() as u64) + 3;
+    let norm = lanes * (ew + w.qb() as u64) + 3;
     max_tree + exp + sum_tree + norm + products
 }
 
