@@ -44,9 +44,9 @@
 // row sum enters the divider, whose quotients enter FIFO Rq (deep enough for the reciprocal of
 // every row whose last beat is in E, so the divider never stalls and needs no credit). (C) when
 // the head row's reciprocal is known, its exp values leave E and are multiplied by R (partial
-// products, then the product registered), cast, and leave through a mase_skid_buffer. Row n+1's maximum and exps are computed while row n is
+// products, registered again in fabric, then the product registered), cast, and leave through a mase_skid_buffer. Row n+1's maximum and exps are computed while row n is
 // normalized: one beat per cycle in steady state.
-//   Latency: 2*L/P + CL + RB + 2*TL + 19 cycles (first input beat to first output beat, no
+//   Latency: 2*L/P + CL + RB + 2*TL + 20 cycles (first input beat to first output beat, no
 //   stalls).
 //   II: L/P cycles per row (one beat per cycle).
 //   Paths cut: data, valid and ready at both ports (input ready from FIFO registers, output from
@@ -65,7 +65,7 @@
 //   step after their read (block RAM output registers on ECP5) into the stage ST+2 registers,
 //   so the operand multiplexer starts from fabric registers next to the DSPs.
 //   2P multipliers' worth of DSPs, L/P*2 cycles per row (stages A and C
-//   keep their rates; E and the input back-pressure them). Latency 3*L/P + CL + RB + 2*TL + 21:
+//   keep their rates; E and the input back-pressure them). Latency 3*L/P + CL + RB + 2*TL + 22:
 //   the first step waits a phase, each beat takes 2 cycles, the last one 5 more through the
 //   later steps.
 //   MASKED = 1: the same latency (the keep beats move with the first row's data beats) and II;
@@ -752,14 +752,15 @@ module mase_softmax_core #(
 
   // ---------------------------------------------------------------------------------------------
   // Stage C: normalize
-  /// Pipeline advance (c1..c3 step together when c3 is empty or the skid buffer takes it).
+  /// Pipeline advance (c1..c4 step together when c4 is empty or the skid buffer takes it).
   logic c_en;
   /// A beat of E enters the multiply stage.
   logic c_go;
   /// Index of the next beat of E in its row.
   logic [BW-1:0] c_cnt;
-  /// c1, c2 (partial products of e * R) and c3 (e * R) valid.
-  logic vc1, vc2, vc3;
+  /// c1, c2 and c3 (partial products of e * R, in the DSPs and again in fabric) and c4 (e * R)
+  /// valid.
+  logic vc1, vc2, vc3, vc4;
   /// c1 exp values.
   logic [P*EW-1:0] ce1;
   /// c1 reciprocal.
@@ -769,7 +770,7 @@ module mase_softmax_core #(
   /// Cast results.
   logic [P*OW-1:0] y;
 
-  assign c_en = !vc3 || sk_ready;
+  assign c_en = !vc4 || sk_ready;
   assign c_go = e_out_valid && r_out_valid && c_en;
   assign e_out_ready = c_go;
   assign r_out_ready = c_go && c_cnt == BW'(NB - 1);
@@ -779,11 +780,13 @@ module mase_softmax_core #(
       vc1   <= 1'b0;
       vc2   <= 1'b0;
       vc3   <= 1'b0;
+      vc4   <= 1'b0;
       c_cnt <= '0;
     end else if (c_en) begin
       vc1 <= c_go;
       vc2 <= vc1;
       vc3 <= vc2;
+      vc4 <= vc3;
       if (c_go) c_cnt <= (c_cnt == BW'(NB - 1)) ? '0 : c_cnt + 1'b1;
     end
   end
@@ -795,13 +798,16 @@ module mase_softmax_core #(
   end
 
   for (genvar i = 0; i < P; i++) begin : g_norm
-    /// e * R (Z fractional bits), its partial products registered in c2.
+    /// e * R (Z fractional bits), its partial products registered in c2 (the DSPs' output
+    /// registers) and again in c3 (fabric registers: the routing out of the DSPs, up to 3.6 ns on
+    /// ECP5, is then a path of its own, not one with the adders that sum the partial products).
     logic [EW+QB-1:0] er;
-    /// c3: e * R, registered so that the cast starts from a register.
+    /// c4: e * R, registered so that the cast starts from a register.
     logic [EW+QB-1:0] prod;
     mase_split_mul #(
         .A_WIDTH(EW),
-        .B_WIDTH(QB)
+        .B_WIDTH(QB),
+        .PP_REG (1)
     ) u_er (
         .clk(clk),
         .en (c_en),
@@ -815,7 +821,7 @@ module mase_softmax_core #(
     `MASE_CAST_TO(DATA_OUT_0, EW + QB, Z, 0, DATA_OUT_0_SIGNED, prod, y[i*OW+:OW]);
   end
 
-  `MASE_OUTPUT_SKID(OW, P, y, vc3, sk_ready);
+  `MASE_OUTPUT_SKID(OW, P, y, vc4, sk_ready);
 
 `ifndef SYNTHESIS
   // DR's sizing keeps Rq from overflowing: the divider never pushes into a full FIFO.

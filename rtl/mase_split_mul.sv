@@ -6,10 +6,15 @@
 // the DSP's own output register), or with OP_REG = 1 on operands it registers itself (on ECP5
 // the DSPs' input registers, which take the routing into the DSP: for operands that come
 // through logic, or from registers far from the DSPs such as a block RAM's output register).
-//   Pipeline: [a and b registered, OP_REG = 1,] the partial products registered, in the cycles
-//   en is high; y is their shifted sum (combinational), for the caller to register.
-//   Latency: 1 + OP_REG cycles (from a and b in a cycle with en to y).
-//   Paths cut: the multipliers from the adders [and from the operands' logic, OP_REG = 1].
+// With PP_REG = 1 the partial products are registered once more in fabric before their sum: on
+// ECP5 the routing out of a DSP's output register costs up to 3.6 ns, too much to add the
+// adders after it in one cycle, so the routing gets a cycle of its own.
+//   Pipeline: [a and b registered, OP_REG = 1,] the partial products registered, [registered
+//   again, PP_REG = 1,] in the cycles en is high; y is their shifted sum (combinational), for
+//   the caller to register.
+//   Latency: 1 + OP_REG + PP_REG cycles (from a and b in a cycle with en to y).
+//   Paths cut: the multipliers from the adders [and from the operands' logic, OP_REG = 1; the
+//   routing out of the DSPs from the adders, PP_REG = 1].
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_split_mul #(
     /// Width of operand a (1..64).
@@ -18,7 +23,10 @@ module mase_split_mul #(
     parameter int B_WIDTH = 25,
     /// 1: the operands are registered here (in the DSPs' input registers on ECP5); 0: they are
     /// the caller's registers.
-    parameter int OP_REG = 0
+    parameter int OP_REG = 0,
+    /// 1: the partial products are registered once more (fabric registers next to the adders)
+    /// before their sum; 0: the sum reads the multipliers' registers.
+    parameter int PP_REG = 0
 ) (
     /// Clock.
     input  logic                       clk,
@@ -28,8 +36,7 @@ module mase_split_mul #(
     input  logic [        A_WIDTH-1:0] a,
     /// Operand b (unsigned).
     input  logic [        B_WIDTH-1:0] b,
-    /// The product of the operands of the last en (OP_REG = 0) or of the en before it (OP_REG =
-    /// 1) (unsigned, exact).
+    /// The product of the operands of the (1 + OP_REG + PP_REG)-th last en (unsigned, exact).
     output logic [A_WIDTH+B_WIDTH-1:0] y
 );
 `ifndef SYNTHESIS
@@ -37,6 +44,7 @@ module mase_split_mul #(
     `MASE_CHECK_RANGE(A_WIDTH, 1, 64);
     `MASE_CHECK_RANGE(B_WIDTH, 1, 64);
     `MASE_CHECK_RANGE(OP_REG, 0, 1);
+    `MASE_CHECK_RANGE(PP_REG, 0, 1);
   end
 `endif
   /// Chunk width: an unsigned 17 x 17 product fits one DSP multiplier.
@@ -73,7 +81,16 @@ module mase_split_mul #(
           .b  (b[j*C+:WB]),
           .p  (pp)
       );
-      assign terms[(i*NB+j)*YW+:YW] = YW'(pp) << (C * (i + j));
+      /// The partial product the sum reads: pp, or pp registered once more (PP_REG = 1).
+      logic [WA+WB-1:0] ppq;
+      if (PP_REG == 1) begin : g_pp_reg
+        always_ff @(posedge clk) begin
+          if (en) ppq <= pp;
+        end
+      end else begin : g_pp_wire
+        assign ppq = pp;
+      end
+      assign terms[(i*NB+j)*YW+:YW] = YW'(ppq) << (C * (i + j));
     end
   end
 

@@ -453,10 +453,11 @@ pub(crate) fn cost_of(p: &Params, masked: bool) -> Cost {
         // maximum) takes `⌈log2 P⌉ + 2` cycles and the row sum (as many adder-tree levels and the
         // accumulator register) `⌈log2 P⌉ + 1`; the
         // exp pipeline has 9 stages (folded: 6 steps of 2 cycles, the shared multiplier's
-        // partial products registered between phases) and the normalize stage 3. Folded: the
+        // partial products registered between phases) and the normalize stage 4 (e·R's partial
+        // products registered in the DSPs and again in fabric, then summed). Folded: the
         // first step waits one phase, the row's beats take 2 cycles each and the last one 5 more
         // cycles through the later steps.
-        latency_cycles: 2 * b + w.qb() as u64 + 18 + 2 * tl + (fold - 1) * (b + 2),
+        latency_cycles: 2 * b + w.qb() as u64 + 19 + 2 * tl + (fold - 1) * (b + 2),
         ii_cycles: fold * b * mask_rows(p, masked),
         multipliers: (4 - fold) * lanes,
         memory_bits: mem,
@@ -471,7 +472,8 @@ pub(crate) fn cost_of(p: &Params, masked: bool) -> Cost {
 /// output registers between read and second register, `2·(EF + 1)` bits), the adder tree's registered
 /// levels (level `l` needs `EF + 1 + l` bits per node, one flag pair per level), the registered
 /// row sum for the divider and the registered `e · R` products (the partial products of every
-/// `mase_split_mul` sit in the DSPs' multiplier registers).
+/// `mase_split_mul` sit in the DSPs' multiplier registers; `e · R`'s second copy of them, fabric
+/// registers on ECP5, synth_xilinx absorbs into the DSPs: Yosys counts no FFs for it).
 fn pipeline_ffs(p: &Params) -> u64 {
     let w = Widths::of(p);
     let lanes = param(p, "DATA_IN_0_PARALLELISM_DIM_0") as u64;
@@ -489,9 +491,9 @@ fn pipeline_ffs(p: &Params) -> u64 {
     // registers; unfolded, the table product's operands sit in their input registers), so only
     // the flags of the three extra stages (unfolded; the shift's extra stages become shift
     // registers) or the step flag (folded) count; the registered `e · R` after the partial
-    // products' sum does.
+    // products' sum does, with the two flags of its stages.
     let products = if folded { 1 } else { 6 };
-    let norm = lanes * (ew + w.qb() as u64) + 2;
+    let norm = lanes * (ew + w.qb() as u64) + 3;
     max_tree + exp + sum_tree + norm + products
 }
 
