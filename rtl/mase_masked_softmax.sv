@@ -10,7 +10,7 @@
 // with the data beats of the tensor's first row and reused for its other MASK_ROWS - 1 rows.
 // Masked elements are left out of the row's maximum and sum and output exactly 0; a row with
 // every element masked outputs all zeros.
-//   Latency: 2*L/P + CL + RB + 2*TL + 20 cycles (first input beat to first output beat, no stalls;
+//   Latency: 2*L/P + CL + RB + 2*TL + 21 cycles (first input beat to first output beat, no stalls;
 //   CL = clog2(L), RB = RECIP_BITS, TL = clog2(P)); folded (FOLD = 2): 3*L/P + CL + RB + 2*TL
 //   + 22.
 //   II: L/P cycles per row (one beat per cycle; folded: 2*L/P), MASK_ROWS*L/P per tensor: the

@@ -2,7 +2,7 @@
 // elements, P = DATA_IN_0_PARALLELISM_DIM_0 per beat) by an exact integer algorithm,
 // bit-identical to mase_hwlib's softmax model: mase_softmax_core without a mask (MASKED = 0),
 // which describes the algorithm and the architecture.
-//   Latency: 2*L/P + CL + RB + 2*TL + 20 cycles (first input beat to first output beat, no stalls;
+//   Latency: 2*L/P + CL + RB + 2*TL + 21 cycles (first input beat to first output beat, no stalls;
 //   CL = clog2(L), RB = RECIP_BITS, TL = clog2(P)); folded (FOLD = 2): 3*L/P + CL + RB + 2*TL
 //   + 22.
 //   II: L/P cycles per row (one beat per cycle); folded: 2*L/P.

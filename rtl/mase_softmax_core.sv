@@ -36,9 +36,10 @@
 // so the current beat's bits are always its low P bits (no multiplexer). Masked lanes enter the
 // max tree as the most negative code, and each lane's keep bit travels with it through X (one
 // extra bit per lane) to stage B, where a masked lane's shift is forced past EF (e = 0).
-// (B) when the head row's maximum is known, its beats leave X through 9 registered stages
+// (B) when the head row's maximum is known, its beats leave X through 10 registered stages
 // (difference, d*K partial products, d*K, table reads, table entries again, table product
-// operands in the DSPs, table product partial products, table product, shifted exp value;
+// operands in the DSPs, table product partial products, registered again in fabric, table
+// product, shifted exp value;
 // products wider than one DSP are mase_split_mul), the exp values enter FIFO E (1 row + divider
 // stages + TL + 9 beats); a pipelined adder tree (TL registered levels) and the accumulator sum them, and the registered
 // row sum enters the divider, whose quotients enter FIFO Rq (deep enough for the reciprocal of
@@ -46,7 +47,7 @@
 // the head row's reciprocal is known, its exp values leave E and are multiplied by R (partial
 // products, registered again in fabric, then the product registered), cast, and leave through a mase_skid_buffer. Row n+1's maximum and exps are computed while row n is
 // normalized: one beat per cycle in steady state.
-//   Latency: 2*L/P + CL + RB + 2*TL + 20 cycles (first input beat to first output beat, no
+//   Latency: 2*L/P + CL + RB + 2*TL + 21 cycles (first input beat to first output beat, no
 //   stalls).
 //   II: L/P cycles per row (one beat per cycle).
 //   Paths cut: data, valid and ready at both ports (input ready from FIFO registers, output from
@@ -143,8 +144,9 @@ module mase_softmax_core #(
   /// products of stage 2; FOLD = 2: loaded at the phase 0 after the step into it).
   localparam int ST = FOLD == 1 ? 3 : 2;
   /// Stages of the exp pipeline: d, (d*K partial products), t, table read, table register,
-  /// (table product operands, table product partial products), table product, exp value.
-  localparam int NS = FOLD == 1 ? 9 : 6;
+  /// (table product operands, table product partial products and again in fabric), table
+  /// product, exp value.
+  localparam int NS = FOLD == 1 ? 10 : 6;
   /// Stages that carry the shift k: ST+1 .. NS-1.
   localparam int NK = NS - ST - 1;
   /// Levels of the max and adder trees: ceil(log2 P).
@@ -516,7 +518,8 @@ module mase_softmax_core #(
       logic [W+24-1:0] dk;
       /// The table product: its operands registered in stage ST+3 (the DSPs' input registers,
       /// so that the routing from the block RAMs' output registers aq, cq to the DSPs is a path
-      /// of its own), its partial products in stage ST+4.
+      /// of its own), its partial products in stage ST+4 and again in fabric in ST+5 (the
+      /// routing out of the DSPs then has a cycle of its own, not shared with the adders).
       logic [2*EW-1:0] ac;
       mase_split_mul #(
           .A_WIDTH(W),
@@ -531,7 +534,8 @@ module mase_softmax_core #(
       mase_split_mul #(
           .A_WIDTH(EW),
           .B_WIDTH(EW),
-          .OP_REG (1)
+          .OP_REG (1),
+          .PP_REG (1)
       ) u_ac (
           .clk(clk),
           .en (b_en),

@@ -39,9 +39,9 @@
 //! Three stages joined by FIFOs (`mase_fifo`), each moving one beat of `P` lanes per cycle:
 //! (A) input: beats enter the row FIFO `X` (2 rows + 4 beats) while the row maximum is taken by a
 //! pipelined max tree; the maximum enters FIFO `M` `⌈log2 P⌉ + 2` cycles after the row's last
-//! beat (the running maximum is registered before it is written). (B) exp: once a row's maximum is known its beats leave `X` through a 9-stage pipeline
+//! beat (the running maximum is registered before it is written). (B) exp: once a row's maximum is known its beats leave `X` through a 10-stage pipeline
 //! (difference, `·K` as registered partial products and their sum, table reads, table entries
-//! registered again, table product as registered operands, partial products and sum, shifted
+//! registered again, table product as registered operands, partial products (registered again in fabric) and sum, shifted
 //! exp value), the exp
 //! values enter FIFO `E` (1 row + divider depth + `⌈log2 P⌉` + 9 beats) and are summed by a
 //! pipelined adder tree; at the row's last beat the registered sum enters a free-running
@@ -452,12 +452,12 @@ pub(crate) fn cost_of(p: &Params, masked: bool) -> Cost {
         // The row maximum (a leaf register, `⌈log2 P⌉` max-tree levels, the registered running
         // maximum) takes `⌈log2 P⌉ + 2` cycles and the row sum (as many adder-tree levels and the
         // accumulator register) `⌈log2 P⌉ + 1`; the
-        // exp pipeline has 9 stages (folded: 6 steps of 2 cycles, the shared multiplier's
+        // exp pipeline has 10 stages (folded: 6 steps of 2 cycles, the shared multiplier's
         // partial products registered between phases) and the normalize stage 4 (e·R's partial
         // products registered in the DSPs and again in fabric, then summed). Folded: the
         // first step waits one phase, the row's beats take 2 cycles each and the last one 5 more
         // cycles through the later steps.
-        latency_cycles: 2 * b + w.qb() as u64 + 19 + 2 * tl + (fold - 1) * (b + 2),
+        latency_cycles: 2 * b + w.qb() as u64 + 20 + 2 * tl + (fold - 1) * (b + 1),
         ii_cycles: fold * b * mask_rows(p, masked),
         multipliers: (4 - fold) * lanes,
         memory_bits: mem,
@@ -489,10 +489,10 @@ fn pipeline_ffs(p: &Params) -> u64 {
     let sum_tree = (1..=tl).map(|l| nodes(l) * (ew + l)).sum::<u64>() + 2 * tl + sw + 1;
     // The split multipliers' partial-product registers are absorbed into the DSPs (multiplier
     // registers; unfolded, the table product's operands sit in their input registers), so only
-    // the flags of the three extra stages (unfolded; the shift's extra stages become shift
+    // the flags of the four extra stages (unfolded; the shift's extra stages become shift
     // registers) or the step flag (folded) count; the registered `e · R` after the partial
     // products' sum does, with the two flags of its stages.
-    let products = if folded { 1 } else { 6 };
+    let products = if folded { 1 } else { 8 };
     let norm = lanes * (ew + w.qb() as u64) + 3;
     max_tree + exp + sum_tree + norm + products
 }
