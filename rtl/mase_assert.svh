@@ -70,6 +70,7 @@
 // argument itself (`"P`"), so name and value cannot drift apart.
 //   `MASE_CHECK_RANGE(P, LO, HI);            P must be between LO and HI, got V
 //   `MASE_CHECK_RANGE_OF(NAME, V, LO, HI);   the same for a derived value V named by string NAME
+//   `MASE_CHECK_FLAG(P);                     the same with LO = 0, HI = 1 (an option)
 //   `MASE_CHECK_DIVIDES(A, B);               A (VA) must divide B (VB)    (also when A <= 0)
 //   `MASE_CHECK_EQUAL(A, B);                 A (VA) must equal B (VB)
 //   `MASE_CHECK_EQUAL_TO(A, NAME, V);        A (VA) must equal NAME (V)   (V derived)
@@ -248,6 +249,8 @@
     $fatal(1, "%s must be between %0d and %0d, got %0d", NAME, LO, HI, V)
 
 `define MASE_CHECK_RANGE(P, LO, HI) `MASE_CHECK_RANGE_OF(`"P`", P, LO, HI)
+
+`define MASE_CHECK_FLAG(P) `MASE_CHECK_RANGE(P, 0, 1)
 
 `define MASE_CHECK_DIVIDES(A, B) \
   if ((A) <= 0 || (B) % (A) != 0) $fatal(1, "%s (%0d) must divide %s (%0d)", `"A`", A, `"B`", B)

@@ -29,7 +29,7 @@ module mase_delay #(
   initial begin
     `MASE_CHECK_RANGE(DEPTH, 0, 1024);
     `MASE_CHECK_RANGE(WIDTH, 1, 65536);
-    `MASE_CHECK_RANGE(RESET, 0, 1);
+    `MASE_CHECK_FLAG(RESET);
   end
 `endif
   if (DEPTH == 0) begin : g_wire

@@ -49,9 +49,9 @@ module mase_dsp_mul #(
   initial begin
     `MASE_CHECK_RANGE(A_WIDTH, 1, 64);
     `MASE_CHECK_RANGE(B_WIDTH, 1, 64);
-    `MASE_CHECK_RANGE(SIGNED, 0, 1);
-    `MASE_CHECK_RANGE(A_REG, 0, 1);
-    `MASE_CHECK_RANGE(B_REG, 0, 1);
+    `MASE_CHECK_FLAG(SIGNED);
+    `MASE_CHECK_FLAG(A_REG);
+    `MASE_CHECK_FLAG(B_REG);
   end
 `endif
   /// Product width.

@@ -49,9 +49,9 @@ module mase_fifo #(
   initial begin
     `MASE_CHECK_WORD;
     `MASE_CHECK_RANGE(DEPTH, 2, 65536);
-    `MASE_CHECK_RANGE(OUT_REG, 0, 1);
-    `MASE_CHECK_RANGE(READY_REG, 0, 1);
-    `MASE_CHECK_RANGE(NO_RW_CHECK, 0, 1);
+    `MASE_CHECK_FLAG(OUT_REG);
+    `MASE_CHECK_FLAG(READY_REG);
+    `MASE_CHECK_FLAG(NO_RW_CHECK);
   end
 `endif
 
@@ -102,25 +102,15 @@ module mase_fifo #(
   assign pop = count != '0 && (!rd_valid || advance);
 
   // Synchronous read with enable: kept apart from S2 so that synthesis maps it into the memory.
-  if (NO_RW_CHECK != 0) begin : g_mem_nrw
-    /// The storage: written at wr_ptr, read (registered) at rd_ptr; never both at one address.
-    (* no_rw_check *)
-    logic [LANES*DATA_WIDTH-1:0] mem[DEPTH];
-    always_ff @(posedge clk) begin
-      if (push) mem[wr_ptr] <= data_in_0;
-    end
-    always_ff @(posedge clk) begin
-      if (pop) rd_data <= mem[rd_ptr];
-    end
-  end else begin : g_mem
-    /// The storage: written at wr_ptr, read (registered) at rd_ptr.
-    logic [LANES*DATA_WIDTH-1:0] mem[DEPTH];
-    always_ff @(posedge clk) begin
-      if (push) mem[wr_ptr] <= data_in_0;
-    end
-    always_ff @(posedge clk) begin
-      if (pop) rd_data <= mem[rd_ptr];
-    end
+  /// The storage: written at wr_ptr, read (registered) at rd_ptr; never both at one address, so
+  /// NO_RW_CHECK may spare synthesis the collision bypass.
+  (* no_rw_check = NO_RW_CHECK *)
+  logic [LANES*DATA_WIDTH-1:0] mem[DEPTH];
+  always_ff @(posedge clk) begin
+    if (push) mem[wr_ptr] <= data_in_0;
+  end
+  always_ff @(posedge clk) begin
+    if (pop) rd_data <= mem[rd_ptr];
   end
 
   if (OUT_REG != 0) begin : g_out_reg

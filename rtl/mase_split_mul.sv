@@ -43,8 +43,8 @@ module mase_split_mul #(
   initial begin
     `MASE_CHECK_RANGE(A_WIDTH, 1, 64);
     `MASE_CHECK_RANGE(B_WIDTH, 1, 64);
-    `MASE_CHECK_RANGE(OP_REG, 0, 1);
-    `MASE_CHECK_RANGE(PP_REG, 0, 1);
+    `MASE_CHECK_FLAG(OP_REG);
+    `MASE_CHECK_FLAG(PP_REG);
   end
 `endif
   /// Chunk width: an unsigned 17 x 17 product fits one DSP multiplier.
