@@ -209,6 +209,14 @@ pub struct Affine {
     pub axis: usize,
 }
 
+impl Affine {
+    /// The scale and zero point of index `i` of the axis (the only ones of a per-tensor grid).
+    pub fn channel(&self, i: usize) -> (f32, i64) {
+        let i = if self.scale.len() == 1 { 0 } else { i };
+        (self.scale[i], self.zero_point[i])
+    }
+}
+
 /// A quantized tensor: integer codes and the fixed-point format that gives them meaning
 /// (value = code × 2^-frac), or, with [`QuantTensor::affine`], codes of that format (fraction 0)
 /// on a real grid.
@@ -272,7 +280,7 @@ impl QuantTensor {
             let mut v = ArrayD::<f32>::zeros(self.codes.raw_dim());
             let ax = ndarray::Axis(a.axis);
             for (i, (mut out, q)) in v.axis_iter_mut(ax).zip(self.codes.axis_iter(ax)).enumerate() {
-                let (s, z) = (a.scale[i], a.zero_point[i]);
+                let (s, z) = a.channel(i);
                 ndarray::Zip::from(&mut out).and(&q).for_each(|o, &q| *o = (q - z) as f32 * s);
             }
             return v;

@@ -45,14 +45,15 @@ pub fn run(g: MaseGraph, _args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
         let Some((id, scale, to)) = find(g) else { return Ok(false) };
         let name = g.node(id).name.clone();
         let x = g.node(id).inputs[0];
-        // The pair owns its parameters, as the importer's QDQ ops do.
+        // Each of the pair owns its scale and (zero) zero point, as the importer's QDQ ops do.
         let s = g.weights[&scale].clone();
-        let (sk, zk) = (format!("{name}_q.scale"), format!("{name}_q.zero_point"));
-        g.weights.insert(sk.clone(), s.clone());
-        g.weights.insert(zk.clone(), Tensor::zeros(crate::tensor::DType::I64, s.shape()));
-        let (dsk, dzk) = (format!("{name}_dq.scale"), format!("{name}_dq.zero_point"));
-        g.weights.insert(dsk.clone(), s.clone());
-        g.weights.insert(dzk.clone(), Tensor::zeros(crate::tensor::DType::I64, s.shape()));
+        let mut own = |node: &str| {
+            let (sk, zk) = (format!("{name}_{node}.scale"), format!("{name}_{node}.zero_point"));
+            g.weights.insert(sk.clone(), s.clone());
+            g.weights.insert(zk.clone(), Tensor::zeros(crate::tensor::DType::I64, s.shape()));
+            (sk, zk)
+        };
+        let ((sk, zk), (dsk, dzk)) = (own("q"), own("dq"));
         let q_op = Op::QuantizeLinear { scale: sk, zero_point: Some(zk), axis: 1, to };
         let q = g.add_node(g.fresh_name(&format!("{name}_q")), q_op, vec![x])?;
         let mut codes = g.node(id).meta.common.results.get("data_out_0").cloned().unwrap_or_default();

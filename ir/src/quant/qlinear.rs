@@ -46,7 +46,7 @@ fn weight_grid<'g>(g: &'g MaseGraph, key: &str) -> Result<(&'g QuantTensor, Vec<
             "its weight '{key}' has the zero point {z}; only symmetric weights (zero point 0) are supported"
         ));
     }
-    let scales = (0..out).map(|j| a.scale[if a.scale.len() == 1 { 0 } else { j }]).collect();
+    let scales = (0..out).map(|j| a.channel(j).0).collect();
     Ok((q, scales))
 }
 
@@ -54,11 +54,9 @@ fn weight_grid<'g>(g: &'g MaseGraph, key: &str) -> Result<(&'g QuantTensor, Vec<
 fn bias_codes(g: &MaseGraph, key: &str, sum_scale: &[f32]) -> Result<(Vec<i128>, i32), String> {
     if let Some(q) = g.qweights.get(key) {
         if let Some(a) = &q.affine {
-            let on_grid = (0..sum_scale.len()).all(|j| {
-                let i = if a.scale.len() == 1 { 0 } else { j };
-                a.scale.get(i) == Some(&sum_scale[j]) && a.zero_point.get(i) == Some(&0)
-            });
-            if on_grid && q.codes.len() == sum_scale.len() {
+            let fits =
+                q.codes.len() == sum_scale.len() && (a.scale.len() == 1 || a.scale.len() == q.codes.len());
+            if fits && (0..sum_scale.len()).all(|j| a.channel(j) == (sum_scale[j], 0)) {
                 return Ok((q.codes.iter().map(|&c| i128::from(c)).collect(), 0));
             }
         }
