@@ -1,7 +1,9 @@
-//! A model quantized by its own QONNX quantizers, from ONNX to RTL: `mase flow` on the Brevitas
-//! power-of-two fixture raises its quantizers (no calibration), the emitted design is bit-exact
-//! under Verilator with random stalls, and its output codes on the 360 labelled evaluation rows
-//! equal qonnx's execution of the same model, code for code. `mase info` shows what each
+//! Models quantized by their own quantizers, from ONNX to RTL: `mase flow` on the Brevitas
+//! power-of-two fixture raises its quantizers (no calibration); on onnxruntime's QDQ fixture and
+//! Brevitas's float-scale one it raises each quantized linear into a `qlinear` on the model's
+//! codes. Each emitted design is bit-exact under Verilator with random stalls, and its outputs
+//! on the 360 labelled evaluation rows equal the reference tool's (qonnx's executor,
+//! onnxruntime), value for value. `mase info` shows what each
 //! quantizer and each raised result holds; `mase accuracy --against` compares the raised
 //! model's integer execution with the model's own quantized execution.
 
@@ -38,42 +40,51 @@ fn f32s(path: &Path) -> Vec<f32> {
     t.to_f32().iter().copied().collect()
 }
 
-#[test]
-fn brevitas_po2_rtl_equals_qonnx_code_for_code() {
+/// `mase flow` of a fixture model, then `mase sim` of its project on the 360 evaluation rows:
+/// bit-exact under random stalls, and the model's outputs (the host's dequantization of the
+/// device's codes, where the model has one) equal the reference tool's `want`, value for value.
+fn rtl_equals_reference(model: &str, want: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    ok(&on_model("flow", "brevitas_mlp_po2.onnx", "p", dir));
+    ok(&on_model("flow", model, "p", dir));
     let x = quant("eval.x.npy");
     let x = format!("x={}", x.display());
     let report = ok(&mase(&["sim", "p", "--input", &x, "--json"], dir));
     let v: serde_json::Value = serde_json::from_str(&report).unwrap();
-    assert_eq!(v["bit_exact"], true, "{v}");
+    assert_eq!(v["bit_exact"], true, "{model}: {v}");
     assert_eq!(v["mismatches"], 0);
+    // `mase sim` writes the device's outputs, then the model's (after the host's part) if any.
     let out = v["outputs"]
         .as_array()
         .unwrap()
         .iter()
         .map(|o| o.as_str().unwrap())
-        .find(|o| !o.ends_with(".codes.npy"));
+        .rfind(|o| !o.ends_with(".codes.npy"));
     let got = f32s(&dir.join(out.unwrap()));
-    let want = f32s(&quant("brevitas_mlp_po2.eval.out.y.npy"));
+    let want = f32s(&quant(want));
     assert_eq!(got.len(), want.len());
     assert_eq!(got.len(), 3600);
+    // By value: a dequantized zero code may be -0.0 in one tool and 0.0 in the other.
     let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-    assert_eq!(differ, 0, "{differ} of {} output values differ from qonnx's", got.len());
+    assert_eq!(differ, 0, "{model}: {differ} of {} output values differ from the reference's", got.len());
 }
 
 #[test]
-fn float_scale_quantizers_are_refused_by_node() {
-    let tmp = tempfile::tempdir().unwrap();
-    for model in ["brevitas_mlp_float.onnx", "ort_qdq_mlp.onnx"] {
-        let e = err(&on_model("flow", model, "p", tmp.path()));
-        assert!(
-            e.contains("node '") && e.contains("not a power of two") && e.contains("requantising hardware"),
-            "{model}: {e}"
-        );
-    }
-    assert!(!tmp.path().join("p").exists(), "a refused flow wrote its project");
+fn brevitas_po2_rtl_equals_qonnx_code_for_code() {
+    rtl_equals_reference("brevitas_mlp_po2.onnx", "brevitas_mlp_po2.eval.out.y.npy");
+}
+
+/// onnxruntime's QDQ model (uint8 activations with zero points, per-channel int8 weights, int32
+/// bias codes): its linears become `qlinear` instances on the model's own codes.
+#[test]
+fn qdq_rtl_equals_onnxruntime_code_for_code() {
+    rtl_equals_reference("ort_qdq_mlp.onnx", "ort_qdq_mlp.eval.out.y.npy");
+}
+
+/// Brevitas's float scales (4-bit per-channel weights, int8 activations), exported to QONNX.
+#[test]
+fn float_scale_qonnx_rtl_equals_qonnx_code_for_code() {
+    rtl_equals_reference("brevitas_mlp_float.onnx", "brevitas_mlp_float.eval.out.y.npy");
 }
 
 /// The `quantization` cell of node `name`'s row in a `mase info` table.

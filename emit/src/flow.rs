@@ -164,19 +164,6 @@ pub fn quantized_graph(onnx: &[u8], opts: &FlowOptions) -> Result<Quantized> {
     let t = Instant::now();
     let data_given = opts.calibration.is_some() || !config.calibration.inputs.is_empty();
     use mase_ir::Op;
-    let scaled = graph.nodes().find(|(_, n)| {
-        matches!(n.op, Op::QuantizeLinear { .. } | Op::DequantizeLinear { .. } | Op::Qlinear { .. })
-    });
-    if let Some((_, n)) = scaled {
-        return Err(Error::Config(format!(
-            "{origin}: node '{}' ({}) quantizes with a real scale that is not a power of two (a QDQ or \
-             float-scale QONNX model): `mase run --quantized` executes its linear layers in integers \
-             (qlinear), but the requantising hardware is not built yet. For RTL now, import the float model \
-             and let `mase flow` calibrate it, or quantize with power-of-two scales",
-            n.name,
-            n.op.mase_op()
-        )));
-    }
     let own = graph.nodes().find(|(_, n)| matches!(n.op, Op::Quant { .. }));
     let qgraph = if let Some((_, q)) = own {
         if data_given || config.passes.quantize.is_some() {

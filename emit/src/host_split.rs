@@ -117,9 +117,11 @@ pub fn device_capable(g: &MaseGraph, id: NodeId, cfg: &HwConfig) -> bool {
         }
         match dtype(i) {
             Some(DType::F32) => true,
-            // A softmax's key mask; an embedding's token ids.
+            // A softmax's key mask; an embedding's token ids; a qlinear's input codes.
             Some(DType::Bool) => k == 1 && matches!(n.op, Op::Softmax { .. }),
-            Some(DType::I64 | DType::I32) => k == 0 && matches!(n.op, Op::Embedding { .. }),
+            Some(DType::I64 | DType::I32) => {
+                k == 0 && matches!(n.op, Op::Embedding { .. } | Op::Qlinear { .. })
+            }
             None => false,
         }
     });
@@ -305,11 +307,18 @@ pub fn device_graph(g: &MaseGraph, s: &Split) -> Result<MaseGraph> {
 /// outside the table saturates to the largest code (the lookup of an index past the table gives
 /// zeros). A graph not quantized yet is left as it is.
 pub fn index_formats(d: &mut MaseGraph) -> Result<()> {
+    code_formats(d)?;
+    // Inputs that already stream codes (a qlinear's, from `code_formats`) keep them.
     let inputs: Vec<NodeId> = d
         .input_ids()
         .into_iter()
         .filter(|&i| {
-            d.node(i).meta.common.results.get("data_out_0").is_some_and(|r| r.ty == ValueType::Integer)
+            d.node(i)
+                .meta
+                .common
+                .results
+                .get("data_out_0")
+                .is_some_and(|r| r.ty == ValueType::Integer && r.precision.len() == 1)
         })
         .collect();
     'inputs: for i in inputs {
@@ -341,6 +350,52 @@ pub fn index_formats(d: &mut MaseGraph) -> Result<()> {
         }
         if let Some(tm) = d.node_mut(i).meta.common.results.get_mut("data_out_0") {
             code(tm);
+        }
+    }
+    Ok(())
+}
+
+/// Gives every qlinear's input and output the integer code format of its model's quantizer
+/// (`u8` / `s8` …, integer metadata `precision = [storage bits, code bits]`), on the node and on
+/// the producer of its input: the streams between quantized layers, and the top's ports where
+/// the host quantizes before the device and dequantizes after it, carry exactly the model's
+/// codes. A qlinear fed by another whose output codes mean something else (another type, scale
+/// or zero point) is an error naming both.
+pub fn code_formats(d: &mut MaseGraph) -> Result<()> {
+    let ids: Vec<NodeId> =
+        d.nodes().filter(|(_, n)| matches!(n.op, Op::Qlinear { .. })).map(|(i, _)| i).collect();
+    for id in ids {
+        let Op::Qlinear { x_type, x_scale, x_zero_point, .. } = d.node(id).op.clone() else { continue };
+        let src = d.node(id).inputs[0];
+        if let Op::Qlinear { y_type, y_scale, y_zero_point, .. } = &d.node(src).op {
+            if (*y_type, *y_scale, *y_zero_point) != (x_type, x_scale, x_zero_point) {
+                return Err(d.node(id).error(format!(
+                    "reads the codes of qlinear '{}' ({y_type:?}, scale {y_scale}, zero point {y_zero_point}) as \
+                     {x_type:?} with scale {x_scale} and zero point {x_zero_point}; a requantisation between them \
+                     is not supported",
+                    d.node(src).name
+                )));
+            }
+        }
+        let code = |tm: &mut TensorMeta, ty| {
+            let f = mase_ir::quant::affine::code_format(ty);
+            tm.ty = ValueType::Integer;
+            tm.precision = vec![64, i64::from(f.width)];
+            tm.unsigned = !f.signed;
+        };
+        let y_type = match &d.node(id).op {
+            Op::Qlinear { y_type, .. } => *y_type,
+            _ => continue,
+        };
+        if let Some(tm) = d.node_mut(src).meta.common.results.get_mut("data_out_0") {
+            code(tm, x_type);
+        }
+        let n = d.node_mut(id);
+        if let Some(tm) = n.meta.common.args.get_mut("data_in_0") {
+            code(tm, x_type);
+        }
+        if let Some(tm) = n.meta.common.results.get_mut("data_out_0") {
+            code(tm, y_type);
         }
     }
     Ok(())

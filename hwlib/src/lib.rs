@@ -96,8 +96,17 @@ pub fn resolve_params<S: AsRef<str>>(c: &dyn Component, overrides: &[(S, i64)]) 
             ));
         }
     }
+    let p = fill_params(c, overrides)?;
+    c.validate(&p).map_err(|e| format!("component `{}`: invalid parameters: {e}", c.name()))?;
+    Ok(p)
+}
+
+/// The parameters of `c` with `overrides` and every other default, not validated (for a wrapper
+/// component that validates its inner module's parameters itself, in that module's words).
+/// Overrides of names `c` does not declare are ignored.
+pub fn fill_params<S: AsRef<str>>(c: &dyn Component, overrides: &[(S, i64)]) -> Result<Params, String> {
     let mut p = Params::new();
-    for s in specs {
+    for s in c.params() {
         let given = overrides.iter().rev().find(|(k, _)| k.as_ref() == s.name).map(|(_, v)| *v);
         let v = match (given, s.default) {
             (Some(v), _) => v,
@@ -108,7 +117,6 @@ pub fn resolve_params<S: AsRef<str>>(c: &dyn Component, overrides: &[(S, i64)]) 
         };
         p.insert(s.name.to_string(), v);
     }
-    c.validate(&p).map_err(|e| format!("component `{}`: invalid parameters: {e}", c.name()))?;
     Ok(p)
 }
 

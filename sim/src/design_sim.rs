@@ -381,13 +381,25 @@ pub fn quantize_samples(p: &Project, samples: &[HashMap<String, Tensor>]) -> Res
 }
 
 /// Inference `i`'s elements of output port `port` (the `k`-th output; its codes, inferences
-/// back to back, in `outputs[k]`), dequantized in the port's format.
-fn output_tensor(outputs: &[Vec<i64>], k: usize, port: &TopPort, i: usize) -> Result<Tensor> {
+/// back to back, in `outputs[k]`), dequantized in the port's format; an integer tensor of the
+/// codes when the port carries integers (a quantized model's codes, which the host dequantizes).
+fn output_tensor(p: &Project, outputs: &[Vec<i64>], k: usize, port: &TopPort, i: usize) -> Result<Tensor> {
     let m = port.numel();
     let got = outputs
         .get(k)
         .and_then(|o| o.get(i * m..(i + 1) * m))
         .ok_or_else(|| invalid(format!("output {}: too few elements", port.name)))?;
+    let integer = p.graph.nodes().any(|(_, n)| {
+        n.name == port.tensor
+            && n.meta
+                .common
+                .results
+                .get("data_out_0")
+                .is_some_and(|r| r.ty == mase_ir::metadata::ValueType::Integer)
+    });
+    if integer {
+        return Tensor::from_i64(&port.shape, got.to_vec()).ok_or_else(|| invalid("output shape"));
+    }
     let vals: Vec<f32> = got.iter().map(|c| to_f64(*c, &port.format) as f32).collect();
     Tensor::from_f32(&port.shape, vals).ok_or_else(|| invalid("output shape"))
 }
@@ -401,7 +413,7 @@ pub fn device_outputs_named(p: &Project, outputs: &[Vec<i64>]) -> Result<Vec<cra
         .map(|i| {
             outs.iter()
                 .enumerate()
-                .map(|(k, port)| Ok((port.tensor.clone(), output_tensor(outputs, k, port, i)?)))
+                .map(|(k, port)| Ok((port.tensor.clone(), output_tensor(p, outputs, k, port, i)?)))
                 .collect()
         })
         .collect()
@@ -420,7 +432,7 @@ pub fn accuracy_against_float(
     for (i, s) in samples.iter().enumerate() {
         let f = mase_ir::interp::run_outputs(&p.graph, s).map_err(|e| invalid(e.to_string()))?;
         for (k, port) in outs.iter().enumerate() {
-            hw_outs.push(output_tensor(outputs, k, port, i)?);
+            hw_outs.push(output_tensor(p, outputs, k, port, i)?);
             float_outs
                 .push(f.get(k).cloned().ok_or_else(|| invalid(format!("the float run has no output {k}")))?);
         }

@@ -6,7 +6,8 @@ use mase_ir::op::OpKind;
 
 use super::Binding;
 use crate::components::{
-    add, embedding, gelu, layer_norm, linear, matmul, mul, relu, row_select, softmax, sub, tanh, transpose,
+    add, embedding, gelu, layer_norm, linear, matmul, mul, qlinear, relu, row_select, softmax, sub, tanh,
+    transpose,
 };
 
 /// What the hardware does with an op.
@@ -40,6 +41,7 @@ pub fn op_role(kind: OpKind) -> OpRole {
         | OpKind::Identity
         | OpKind::Dropout => Implicit,
         OpKind::Linear => Bound(&linear::Linear, ""),
+        OpKind::Qlinear => Bound(&qlinear::Qlinear, "symmetric weights, per-tensor activation scales"),
         OpKind::Matmul => Bound(&matmul::Matmul, ""),
         OpKind::Relu => Bound(&relu::Relu, ""),
         OpKind::Gelu => Bound(&gelu::Gelu, "erf and tanh forms"),
@@ -79,14 +81,13 @@ pub fn op_role(kind: OpKind) -> OpRole {
         | OpKind::ConstantOfShape
         | OpKind::Cast
         | OpKind::Shape
-        // Quantizers run on the host (power-of-two QONNX ones become formats, `raise_qonnx`);
-        // the requantising linear's hardware is issue 24's next step.
+        // Quantizers run on the host (power-of-two QONNX ones become formats, `raise_qonnx`; the
+        // QDQ pairs around a linear become a `qlinear`, `raise_qdq`).
         | OpKind::Quant
         | OpKind::BipolarQuant
         | OpKind::Trunc
         | OpKind::QuantizeLinear
-        | OpKind::DequantizeLinear
-        | OpKind::Qlinear => Unsupported,
+        | OpKind::DequantizeLinear => Unsupported,
     }
 }
 

@@ -23,6 +23,7 @@ registry! {
     relu::Relu,
     cast::Cast,
     linear::Linear,
+    qlinear::Qlinear,
     fork::Fork,
     lane_converter::LaneConverter,
     add::Add,

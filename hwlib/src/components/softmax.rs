@@ -285,7 +285,7 @@ fn split_chunks(bits: u32) -> impl Iterator<Item = (u32, u32)> {
 /// product per pair of 17-bit chunks, each [`mul_dsps`] of its widths (with `b` the constant
 /// `const_b`: each chunk of it trimmed by [`const_factor_bits`]; a chunk that is 0 or a power of
 /// two needs no multiplier).
-fn split_dsps(a: u32, b: u32, const_b: Option<u64>) -> u64 {
+pub(crate) fn split_dsps(a: u32, b: u32, const_b: Option<u64>) -> u64 {
     split_chunks(a)
         .flat_map(|(_, wa)| split_chunks(b).map(move |(ob, wb)| (wa, ob, wb)))
         .map(|(wa, ob, wb)| {

@@ -17,7 +17,8 @@
 use ndarray::{ArrayD, Axis, IxDyn};
 
 use super::affine::code_format;
-use super::requant::{apply, requant_for};
+use super::requant::{apply, requant_for, Requant};
+use crate::fixed::FixedFormat;
 use crate::graph::MaseGraph;
 use crate::op::Op;
 use crate::tensor::QuantTensor;
@@ -74,46 +75,112 @@ fn bias_codes(g: &MaseGraph, key: &str, sum_scale: &[f32]) -> Result<(Vec<i128>,
     Ok((codes, frac))
 }
 
-/// The output codes of the `qlinear` node `op` on the input codes `x` (see the module
-/// documentation). Errors say what is not supported; the caller names the node.
-pub fn qlinear_codes(g: &MaseGraph, op: &Op, x: &ArrayD<i64>) -> Result<ArrayD<i64>, String> {
-    let Op::Qlinear { weight, bias, x_scale, x_zero_point, y_scale, y_zero_point, y_type, relu, .. } = op
+/// Everything a `qlinear`'s integer arithmetic needs, read once from the node and the graph: what
+/// quantized execution and the hardware binding both use (see the module documentation).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QlinearPlan {
+    /// Output features.
+    pub out: usize,
+    /// Input features.
+    pub inp: usize,
+    /// The weight codes, `[out][in]` row-major.
+    pub weight: Vec<i64>,
+    /// The bias codes on the sum's grid (`frac` fraction bits), one per output channel; `None`
+    /// without a bias.
+    pub bias: Option<Vec<i128>>,
+    /// Fraction bits of the sum's grid (the bias's; 0 without a bias).
+    pub frac: i32,
+    /// The requantisation multipliers, one per output channel.
+    pub requant: Requant,
+    /// The input codes' format (fraction 0).
+    pub x_format: FixedFormat,
+    /// The output codes' format (fraction 0, saturating).
+    pub y_format: FixedFormat,
+    /// The input zero point.
+    pub x_zero_point: i64,
+    /// The output zero point.
+    pub y_zero_point: i64,
+    /// ReLU on the exact sum.
+    pub relu: bool,
+}
+
+/// The integer plan of the `qlinear` node `op` in `g`. Errors say what is not supported; the
+/// caller names the node.
+pub fn plan(g: &MaseGraph, op: &Op) -> Result<QlinearPlan, String> {
+    let Op::Qlinear { weight, bias, x_type, x_scale, x_zero_point, y_scale, y_zero_point, y_type, relu } = op
     else {
         return Err("not a qlinear".into());
     };
     let (w, w_scale) = weight_grid(g, weight)?;
     let (out, inp) = (w.codes.shape()[0], w.codes.shape()[1]);
-    if x.shape().last() != Some(&inp) {
-        return Err(format!("its input has shape {:?}; the weight takes {inp} features", x.shape()));
-    }
     // The sum's grid per channel as onnxruntime computes the bias scale: a float32 product.
     let sum_scale: Vec<f32> = w_scale.iter().map(|&s| x_scale * s).collect();
-    let (b, frac) = match bias {
-        Some(k) => bias_codes(g, k, &sum_scale)?,
-        None => (vec![0; out], 0),
+    let (bias, frac) = match bias {
+        Some(k) => {
+            let (b, f) = bias_codes(g, k, &sum_scale)?;
+            (Some(b), f)
+        }
+        None => (None, 0),
     };
     let real: Vec<f64> =
         w_scale.iter().map(|&s| f64::from(*x_scale) * f64::from(s) / f64::from(*y_scale)).collect();
-    let r = requant_for(&real)?;
-    let fmt = code_format(*y_type);
-    let rows = x.len() / inp;
-    let xs = x.to_shape(IxDyn(&[rows, inp])).map_err(|e| e.to_string())?;
-    let mut y = Vec::with_capacity(rows * out);
+    Ok(QlinearPlan {
+        out,
+        inp,
+        weight: w.codes.iter().copied().collect(),
+        bias,
+        frac,
+        requant: requant_for(&real)?,
+        x_format: code_format(*x_type),
+        y_format: code_format(*y_type),
+        x_zero_point: *x_zero_point,
+        y_zero_point: *y_zero_point,
+        relu: *relu,
+    })
+}
+
+impl QlinearPlan {
+    /// The output codes of one row of input codes (`inp` of them): `out` codes.
+    pub fn row(&self, x: &[i64]) -> Vec<i64> {
+        (0..self.out)
+            .map(|j| {
+                let wrow = &self.weight[j * self.inp..(j + 1) * self.inp];
+                let dot: i128 = x
+                    .iter()
+                    .zip(wrow)
+                    .map(|(&a, &c)| i128::from(a - self.x_zero_point) * i128::from(c))
+                    .sum();
+                let mut acc = (dot << self.frac) + self.bias.as_ref().map_or(0, |b| b[j]);
+                if self.relu {
+                    acc = acc.max(0);
+                }
+                apply(
+                    acc,
+                    self.frac,
+                    self.requant.multiplier[j],
+                    &self.requant,
+                    self.y_zero_point,
+                    &self.y_format,
+                )
+            })
+            .collect()
+    }
+}
+
+/// The output codes of the `qlinear` node `op` on the input codes `x` (see the module
+/// documentation). Errors say what is not supported; the caller names the node.
+pub fn qlinear_codes(g: &MaseGraph, op: &Op, x: &ArrayD<i64>) -> Result<ArrayD<i64>, String> {
+    let p = plan(g, op)?;
+    if x.shape().last() != Some(&p.inp) {
+        return Err(format!("its input has shape {:?}; the weight takes {} features", x.shape(), p.inp));
+    }
+    let rows = x.len() / p.inp;
+    let xs = x.to_shape(IxDyn(&[rows, p.inp])).map_err(|e| e.to_string())?;
+    let mut y = Vec::with_capacity(rows * p.out);
     for row in xs.axis_iter(Axis(0)) {
-        for (j, wrow) in w.codes.axis_iter(Axis(0)).enumerate() {
-            let dot: i128 = row
-                .iter()
-                .zip(wrow.iter())
-                .map(|(&a, &c)| i128::from(a - x_zero_point) * i128::from(c))
-                .sum();
-            let mut acc = (dot << frac) + b[j];
-            if *relu {
-                acc = acc.max(0);
-            }
-            y.push(apply(acc, frac, r.multiplier[j], &r, *y_zero_point, &fmt));
-        }
+        y.extend(p.row(&row.iter().copied().collect::<Vec<_>>()));
     }
     let mut shape = x.shape().to_vec();
-    *shape.last_mut().expect("checked") = out;
+    *shape.last_mut().expect("checked") = p.out;
     ArrayD::from_shape_vec(IxDyn(&shape), y).map_err(|e| e.to_string())
 }
