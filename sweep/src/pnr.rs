@@ -35,9 +35,9 @@ pub fn place_and_route(ctx: &Context, points: &[&PointResult], dir: &Path) -> Re
     let opts = mase_sim::PnrOptions::default();
     let mut out = Vec::new();
     for p in points {
-        let (graph, design) = ctx.build(&p.spec)?;
         let proj_dir = dir.join(&p.id);
-        mase_emit::project::write_project(&graph, &design, &proj_dir, ctx.hw.clock_mhz)?;
+        // Held until the point's run is done: no other writer replaces the project meanwhile.
+        let _lock = ctx.emit(&p.spec, &proj_dir)?;
         let r = mase_sim::pnr_project(&proj_dir, &opts, false)?;
         let m = p.metrics.as_ref();
         let (ii, latency) = (m.map(|m| m.ii_cycles as f64), m.map_or(0.0, |m| m.latency_cycles as f64));

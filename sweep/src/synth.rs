@@ -30,9 +30,9 @@ pub struct Synthesized {
 pub fn synthesize(ctx: &Context, points: &[&PointResult], dir: &Path) -> Result<Vec<Synthesized>> {
     let mut out = Vec::new();
     for p in points {
-        let (graph, design) = ctx.build(&p.spec)?;
         let proj_dir = dir.join(&p.id);
-        mase_emit::project::write_project(&graph, &design, &proj_dir, ctx.hw.clock_mhz)?;
+        // Held until the point's run is done: no other writer replaces the project meanwhile.
+        let _lock = ctx.emit(&p.spec, &proj_dir)?;
         let r = mase_sim::synth_project(&proj_dir, false)?;
         out.push(Synthesized {
             id: p.id.clone(),

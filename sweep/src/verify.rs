@@ -43,9 +43,9 @@ pub struct Verified {
 pub fn verify(ctx: &Context, points: &[&PointResult], dir: &Path) -> Result<Vec<Verified>> {
     let mut out = Vec::new();
     for p in points {
-        let (graph, design) = ctx.build(&p.spec)?;
         let proj_dir = dir.join(&p.id);
-        mase_emit::project::write_project(&graph, &design, &proj_dir, ctx.hw.clock_mhz)?;
+        // Held until the point's run is done: no other writer replaces the project meanwhile.
+        let _lock = ctx.emit(&p.spec, &proj_dir)?;
         let proj = mase_sim::load_project(&proj_dir)?;
         let n = ctx.eval.len().min(VERIFY_INFERENCES);
         let codes = ctx.input_codes(&proj.design, &ctx.eval[..n])?;
