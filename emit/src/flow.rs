@@ -28,7 +28,7 @@ use serde_json::json;
 use crate::calibration::{load_samples, Sample};
 use crate::config::{FlowConfig, HwConfig};
 use crate::design::Design;
-use crate::project::{write_project, Emitted};
+use crate::project::{write_project_in, Emitted, ProjectLock};
 use crate::system::{system_of, System};
 
 /// What the flow produced.
@@ -234,11 +234,16 @@ pub fn run_flow(onnx: &[u8], opts: &FlowOptions) -> Result<Flow> {
     info.insert(pass.into(), hinfo.into());
     times.push(("hardware", t.elapsed().as_secs_f64() * 1e3));
     let t = Instant::now();
-    let mut emitted = write_emitted(&graph, &design, system.as_ref(), &opts.out_dir, hw.clock_mhz)?;
+    // The device's project and the host parts are one project: written under one lock, the
+    // marker last.
+    let lock = ProjectLock::write(&opts.out_dir)?;
+    let mut emitted = write_emitted_in(&lock, &graph, &design, system.as_ref(), hw.clock_mhz)?;
     if let Some(h) = &host {
-        emitted.files.extend(crate::host_project::write_host(h, &design, &opts.out_dir)?);
+        emitted.files.extend(crate::host_project::write_host(h, &design, &lock)?);
         emitted.files.sort();
     }
+    lock.finish(&emitted.files)?;
+    drop(lock);
     times.push(("emit", t.elapsed().as_secs_f64() * 1e3));
     let mut warnings: Vec<String> = info
         .get("calibration")
@@ -272,7 +277,8 @@ pub fn hardware(qgraph: MaseGraph, hw: &HwConfig) -> Result<Hardware> {
 }
 
 /// Writes the project: one design, or a multi-device system; `clock_mhz` is
-/// [`HwConfig::clock_mhz`].
+/// [`HwConfig::clock_mhz`]. The directory is taken with [`ProjectLock::write`] (a concurrent
+/// writer of the same directory waits) and finished before it is released.
 pub fn write_emitted(
     graph: &MaseGraph,
     design: &Design,
@@ -280,8 +286,22 @@ pub fn write_emitted(
     dir: &std::path::Path,
     clock_mhz: Option<f64>,
 ) -> Result<Emitted> {
+    let lock = ProjectLock::write(dir)?;
+    let e = write_emitted_in(&lock, graph, design, system, clock_mhz)?;
+    lock.finish(&e.files)?;
+    Ok(e)
+}
+
+/// [`write_emitted`] into the directory `lock` holds, without the marker.
+fn write_emitted_in(
+    lock: &ProjectLock,
+    graph: &MaseGraph,
+    design: &Design,
+    system: Option<&System>,
+    clock_mhz: Option<f64>,
+) -> Result<Emitted> {
     match system {
-        None => write_project(graph, design, dir, clock_mhz),
-        Some(sys) => crate::system_project::write_system(graph, sys, dir, clock_mhz),
+        None => write_project_in(lock, graph, design, clock_mhz),
+        Some(sys) => crate::system_project::write_system_in(lock, graph, sys, clock_mhz),
     }
 }

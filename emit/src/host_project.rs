@@ -209,9 +209,11 @@ pub fn readme_section(r: &HostReport, d: &Design) -> String {
     s
 }
 
-/// Writes `host/pre.onnx`, `host/post.onnx` and `host/host.json` into the project `dir` and
-/// adds the host section to its `README.md`; returns the paths written, relative to `dir`.
-pub fn write_host(h: &HostParts, d: &Design, dir: &Path) -> Result<Vec<PathBuf>> {
+/// Writes `host/pre.onnx`, `host/post.onnx` and `host/host.json` into the project directory
+/// `lock` holds (after the device's project) and adds the host section to its `README.md`;
+/// returns the paths written, relative to the directory.
+pub fn write_host(h: &HostParts, d: &Design, lock: &crate::project::ProjectLock) -> Result<Vec<PathBuf>> {
+    let dir = lock.dir();
     let host = dir.join("host");
     std::fs::create_dir_all(&host).map_err(|e| Error::io(&host, e))?;
     let mut files = Vec::new();

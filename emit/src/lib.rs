@@ -18,6 +18,7 @@ pub mod host_project;
 pub mod host_split;
 pub mod hw_pass;
 pub mod latency;
+pub mod lock;
 pub mod parallel;
 pub mod partition;
 pub mod parts;

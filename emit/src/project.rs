@@ -13,9 +13,21 @@
 //! DIR/tb/Makefile       its cocotb makefile (SIM=verilator)
 //! ```
 //!
-//! The directory must be new, empty, or written by an earlier emit (it carries a `.mase-emit`
-//! marker); only the files and folders above are replaced (in `tb/` only the two files, so a
-//! cocotb run's build and results there survive). Output is byte-for-byte deterministic.
+//! The directory must be new, empty, or written by an earlier emit (it carries the `.mase-emit`
+//! marker or the `.mase-lock` lock file); only the files and folders above are replaced (in `tb/`
+//! only the two files, so a cocotb run's build and results there survive). Output is
+//! byte-for-byte deterministic.
+//!
+//! Writers are exclusive ([`ProjectLock`]): every writer of a project directory (`mase flow`,
+//! `mase emit`, `mase demo`'s project, the sweep's verified and synthesized points, the Python
+//! package) first takes the exclusive lock of `DIR/.mase-lock`; a second writer of the same
+//! directory waits for the first, saying on stderr which directory it waits for, and then
+//! replaces its project whole. Under the lock the writer removes the marker, clears what the
+//! previous emit wrote (the files its marker lists and the folders above), writes, and writes
+//! the marker, listing its files, last: a directory holds one model's project, and one whose
+//! writer died has no marker, which readers ([`read_lock`]: `mase sim`, `mase synth`, `mase pnr`)
+//! refuse. The lock file lives inside the directory, so nothing outside it is touched; it stays
+//! there (deleting a lock file others may be waiting on would break the lock).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -29,8 +41,14 @@ use crate::design::{Design, PortDir};
 use crate::report::{report, Report};
 use crate::sv::{check_against_rtl, mem_file_name, top_sv};
 
-/// Marker file of an emitted project.
+/// Marker file of an emitted project: written last, listing the files the emit wrote.
 pub const MARKER: &str = ".mase-emit";
+
+/// Lock file of a project directory (see the module documentation).
+pub const LOCK: &str = ".mase-lock";
+
+/// The first line of the marker; the files the emit wrote follow, one per line.
+const MARKER_HEAD: &str = "written by mase emit; the next emit into this directory replaces the files below";
 
 /// What [`write_project`] wrote.
 #[derive(Debug, Clone)]
@@ -65,41 +83,156 @@ pub(crate) fn write(dir: &Path, rel: &str, text: &str, files: &mut Vec<PathBuf>)
     Ok(())
 }
 
-/// Prepares `dir`: creates it, or clears what an earlier emit wrote there; refuses a non-empty
-/// directory without the marker.
-pub(crate) fn prepare(dir: &Path) -> Result<()> {
-    if dir.exists() {
-        let mut entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-        if entries.next().is_some() && !dir.join(MARKER).exists() {
-            return Err(Error::file(
-                dir,
-                "exists, is not empty and was not written by `mase emit`; name a new or empty directory",
-            ));
+/// A project directory held for writing: the exclusive lock of `DIR/.mase-lock`, taken by
+/// [`ProjectLock::write`], which also clears what the previous emit wrote; released when
+/// dropped. Hold it for as long as the written project is used (a sweep simulates its points
+/// under it), and call [`ProjectLock::finish`] once every file is written.
+#[derive(Debug)]
+pub struct ProjectLock {
+    dir: PathBuf,
+    _lock: crate::lock::Lock,
+}
+
+impl ProjectLock {
+    /// Takes `dir` for writing: refuses a non-empty directory that is not a project (naming it),
+    /// creates it, takes its lock (waiting for another writer, with a message on stderr naming
+    /// the directory), then removes the marker and what the previous emit wrote.
+    pub fn write(dir: &Path) -> Result<ProjectLock> {
+        check_ours(dir)?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let path = dir.join(LOCK);
+        let lock = crate::lock::lock(&path, crate::lock::Kind::Exclusive, || {
+            eprintln!(
+                "mase: waiting for {}: another process is writing that project directory",
+                dir.display()
+            )
+        })
+        .map_err(|e| Error::io(&path, e))?;
+        // Files may have appeared while we waited; the check holds under the lock.
+        check_ours(dir)?;
+        clear(dir)?;
+        Ok(ProjectLock { dir: dir.to_path_buf(), _lock: lock })
+    }
+
+    /// The project directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Writes the marker listing `files` (relative to the directory): the project is complete,
+    /// and the next emit replaces exactly these files.
+    pub fn finish(&self, files: &[PathBuf]) -> Result<()> {
+        let mut text = format!("{MARKER_HEAD}\n");
+        for f in files {
+            let _ = writeln!(text, "{}", f.display());
         }
-        // device_<k>/ and system/ are a multi-device emit's ([`crate::system_project`]); a
-        // re-emit with fewer devices must not leave stale ones.
-        let stale =
-            std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?.filter_map(|e| e.ok()).filter(|e| {
-                let n = e.file_name().to_string_lossy().into_owned();
-                n == "system" || n.strip_prefix("device_").is_some_and(|k| k.parse::<usize>().is_ok())
-            });
-        for e in stale {
-            std::fs::remove_dir_all(e.path()).map_err(|err| Error::io(e.path(), err))?;
-        }
-        for sub in ["rtl", "mem", "mase", "external", "host"] {
-            let p = dir.join(sub);
-            if p.exists() {
-                std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
-            }
+        write(&self.dir, MARKER, &text, &mut Vec::new())
+    }
+}
+
+/// Takes `dir` for reading: the shared lock of its `.mase-lock` (waiting, with a message naming
+/// the directory, while a writer holds it), so no writer replaces the project while it is read,
+/// built or simulated; any number of readers share it. `None` when the directory has no lock
+/// file (a project written before projects had locks, or not a project: loading it says so).
+/// Refuses a locked directory without the marker: its writer died before finishing.
+pub fn read_lock(dir: &Path) -> Result<Option<crate::lock::Lock>> {
+    let path = dir.join(LOCK);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let lock = crate::lock::lock(&path, crate::lock::Kind::Shared, || {
+        eprintln!("mase: waiting for {}: another process is writing that project directory", dir.display())
+    })
+    .map_err(|e| Error::io(&path, e))?;
+    if !dir.join(MARKER).is_file() {
+        return Err(Error::file(
+            dir,
+            "holds an unfinished project (its writer stopped before writing the .mase-emit marker); emit it again",
+        ));
+    }
+    Ok(Some(lock))
+}
+
+/// Refuses an existing `dir` that is not a directory, or is neither empty nor a project's (no
+/// marker, no lock file).
+fn check_ours(dir: &Path) -> Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    let mut entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    if entries.next().is_some() && !dir.join(MARKER).exists() && !dir.join(LOCK).exists() {
+        return Err(Error::file(
+            dir,
+            "exists, is not empty and was not written by `mase emit`; name a new or empty directory",
+        ));
+    }
+    Ok(())
+}
+
+/// The files the marker of `dir` lists (none when it lists none, as an older marker), relative
+/// paths inside the directory only.
+fn marked_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(dir.join(MARKER)) else { return Vec::new() };
+    text.lines()
+        .skip(1)
+        .map(PathBuf::from)
+        .filter(|p| {
+            !p.as_os_str().is_empty() && p.components().all(|c| matches!(c, std::path::Component::Normal(_)))
+        })
+        .collect()
+}
+
+/// Clears what an earlier emit wrote into `dir`: the marker first (the directory holds no
+/// finished project until the next one is), the files it lists, and the generated folders.
+fn clear(dir: &Path) -> Result<()> {
+    let listed = marked_files(dir);
+    let marker = dir.join(MARKER);
+    if marker.exists() {
+        std::fs::remove_file(&marker).map_err(|e| Error::io(&marker, e))?;
+    }
+    for f in listed {
+        let p = dir.join(f);
+        if p.is_file() {
+            std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
         }
     }
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+    // device_<k>/ and system/ are a multi-device emit's ([`crate::system_project`]); a
+    // re-emit with fewer devices must not leave stale ones.
+    let stale = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?.filter_map(|e| e.ok()).filter(|e| {
+        let n = e.file_name().to_string_lossy().into_owned();
+        n == "system" || n.strip_prefix("device_").is_some_and(|k| k.parse::<usize>().is_ok())
+    });
+    for e in stale {
+        std::fs::remove_dir_all(e.path()).map_err(|err| Error::io(e.path(), err))?;
+    }
+    for sub in ["rtl", "mem", "mase", "external", "host"] {
+        let p = dir.join(sub);
+        if p.exists() {
+            std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes `d` (built from `graph`) into `dir`; with `clock_mhz` (`[hardware] clock_mhz`) the
 /// report and README also give its figures in real units.
+/// The directory is taken with [`ProjectLock::write`] and finished before it is released.
 pub fn write_project(graph: &MaseGraph, d: &Design, dir: &Path, clock_mhz: Option<f64>) -> Result<Emitted> {
-    prepare(dir)?;
+    let lock = ProjectLock::write(dir)?;
+    let e = write_project_in(&lock, graph, d, clock_mhz)?;
+    lock.finish(&e.files)?;
+    Ok(e)
+}
+
+/// [`write_project`] into the directory `lock` holds, without the marker ([`ProjectLock::finish`]
+/// writes it), for callers that write more files or use the project under the same lock.
+pub fn write_project_in(
+    lock: &ProjectLock,
+    graph: &MaseGraph,
+    d: &Design,
+    clock_mhz: Option<f64>,
+) -> Result<Emitted> {
+    let dir = lock.dir();
     let mut files = Vec::new();
     let lib = write_sources(d, dir, &[], &mut files)?;
     write(dir, "top.sv", &top_sv(d), &mut files)?;
@@ -186,7 +319,7 @@ pub(crate) fn write_sources(
 }
 
 /// Writes the quantized graph (`mase/model.*`, EXTERNAL manifests under `external/`) that
-/// `mase sim` rebuilds the design from, and the marker of an emitted directory.
+/// `mase sim` rebuilds the design from.
 pub(crate) fn write_model(graph: &MaseGraph, d: &Design, dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
     let model = dir.join("mase").join("model");
     std::fs::create_dir_all(dir.join("mase")).map_err(|e| Error::io(dir.join("mase"), e))?;
@@ -194,12 +327,7 @@ pub(crate) fn write_model(graph: &MaseGraph, d: &Design, dir: &Path, files: &mut
     mase_ir::checkpoint::export(&graph, &model)?;
     files.push(PathBuf::from("mase/model.json"));
     files.push(PathBuf::from("mase/model.safetensors"));
-    write(
-        dir,
-        MARKER,
-        "written by mase emit; the files listed in README.md are replaced on the next emit\n",
-        &mut Vec::new(),
-    )
+    Ok(())
 }
 
 /// Copies every EXTERNAL manifest (and its table) into `external/<instance>/`, pointing at the

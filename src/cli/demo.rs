@@ -19,7 +19,8 @@ const MARKER: &str = ".mase-demo";
 
 /// Runs the demo, writing only inside `out`.
 pub fn run(out: &Path) -> anyhow::Result<()> {
-    prepare_dir(out)?;
+    // Held for the whole run: a second demo into the same directory waits for this one.
+    let _lock = prepare_dir(out)?;
     let project = out.join("encoder_layer_hw");
     // Calibrated on seeded random inputs without the flow's warning: the built-in layer has
     // seeded weights and the demo feeds it inputs from the same seeded distribution.
@@ -32,6 +33,7 @@ pub fn run(out: &Path) -> anyhow::Result<()> {
     std::fs::write(&svg, mase_ir::draw::to_svg(&f.float_graph))
         .with_context(|| format!("writing {}", svg.display()))?;
 
+    let _read = mase_emit::project::read_lock(&project)?;
     let p = load_project(&project)?;
     let samples: Vec<_> = (0..2).map(|k| seeded_inputs(&f.graph, 1 + k)).collect::<Result<_, _>>()?;
     let stalled = RunConfig { seed: 1, stall_prob: 0.2, ..RunConfig::default() };
@@ -85,8 +87,10 @@ pub fn run(out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Creates `out`, or accepts it if empty or made by an earlier demo run.
-fn prepare_dir(out: &Path) -> anyhow::Result<()> {
+/// Creates `out`, or accepts it if empty or made by an earlier demo run, and takes it: the
+/// exclusive lock of its marker (another demo writing it is waited for, with a message naming
+/// the directory).
+fn prepare_dir(out: &Path) -> anyhow::Result<mase_emit::lock::Lock> {
     if out.exists() {
         let empty =
             std::fs::read_dir(out).with_context(|| format!("reading {}", out.display()))?.next().is_none();
@@ -95,6 +99,11 @@ fn prepare_dir(out: &Path) -> anyhow::Result<()> {
         }
     }
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    std::fs::write(out.join(MARKER), "written by mase demo\n")?;
-    Ok(())
+    let marker = out.join(MARKER);
+    let lock = mase_emit::lock::lock(&marker, mase_emit::lock::Kind::Exclusive, || {
+        eprintln!("mase: waiting for {}: another `mase demo` is writing it", out.display())
+    })
+    .with_context(|| format!("locking {}", marker.display()))?;
+    std::fs::write(&marker, "written by mase demo\n")?;
+    Ok(lock)
 }

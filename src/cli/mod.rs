@@ -319,15 +319,24 @@ pub fn main() -> anyhow::Result<()> {
                 None => hw::synth(&name, &params, json),
             }
         }
-        Command::Synth { what: None, dir, target, json } => match (dir, target.ecp5()?) {
-            (Some(dir), Some(opts)) => pnr::project(&dir, &opts, json),
-            (Some(dir), None) => hw::synth_project(&dir, json),
-            (None, _) => anyhow::bail!("mase synth: name a project directory (or `component NAME`)"),
-        },
+        Command::Synth { what: None, dir, target, json } => {
+            let Some(dir) = dir else {
+                anyhow::bail!("mase synth: name a project directory (or `component NAME`)")
+            };
+            // Read under the project's shared lock: no writer replaces it meanwhile.
+            let _read = mase_emit::project::read_lock(&dir)?;
+            match target.ecp5()? {
+                Some(opts) => pnr::project(&dir, &opts, json),
+                None => hw::synth_project(&dir, json),
+            }
+        }
         Command::Emit { prefix, config, rate, output } => {
             flow::emit(&prefix, config.as_deref(), rate, &output)
         }
-        Command::Sim { dir, args } => sim::sim(&dir, &args),
+        Command::Sim { dir, args } => {
+            let _read = mase_emit::project::read_lock(&dir)?;
+            sim::sim(&dir, &args)
+        }
         Command::Flow { model, input_shape, config, calibrate, rate, output } => {
             flow::flow(&model, &flow::FlowArgs { shapes: input_shape, config, calibrate, rate }, &output)
         }

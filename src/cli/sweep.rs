@@ -104,6 +104,10 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
         );
         print_front(&o.points);
         for v in &o.verified {
+            if let Some(e) = &v.error {
+                println!("verify     {}: failed: {e}", v.id);
+                continue;
+            }
             println!(
                 "verify     {}: bit_exact {} ({} mismatches, {} inferences), ii measured {} vs model {}",
                 v.id,
@@ -115,6 +119,10 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
             );
         }
         for s in &o.synthesized {
+            if let Some(e) = &s.error {
+                println!("synth      {}: failed: {e}", s.id);
+                continue;
+            }
             let (m, e) = (&s.measured, &s.estimate);
             println!(
                 "synth      {}: LUT {} (estimate {}), FF {} ({}), DSP {} ({}), BRAM18 {} ({}), {:.1} s",
@@ -122,6 +130,10 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
             );
         }
         for r in &o.routed {
+            if let Some(e) = &r.error {
+                println!("pnr        {}: failed: {e}", r.id);
+                continue;
+            }
             println!(
                 "pnr        {}: {:.1} MHz on LFE5U-85F-6, {:.1} inferences/s, latency {:.2} µs; critical path {}, {:.1} s",
                 r.id, r.fmax_mhz, r.inferences_per_s, r.latency_us, r.critical_path, r.seconds
@@ -129,6 +141,22 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
         }
         println!(
             "wrote      {}/{{points.csv,points.json,pareto.csv,pareto.svg,README.md,configs/}}",
+            out.display()
+        );
+    }
+    // Every point ran and every file is written; the exit status still says what failed.
+    let failed: Vec<String> = o
+        .verified
+        .iter()
+        .filter_map(|v| v.error.as_ref().map(|_| format!("verify {}", v.id)))
+        .chain(o.synthesized.iter().filter_map(|s| s.error.as_ref().map(|_| format!("synth {}", s.id))))
+        .chain(o.routed.iter().filter_map(|r| r.error.as_ref().map(|_| format!("pnr {}", r.id))))
+        .collect();
+    if !failed.is_empty() {
+        anyhow::bail!(
+            "{} failed ({}); the errors are in {}/{{verify,synth,pnr}}.json and the other points' results are written",
+            failed.len(),
+            failed.join(", "),
             out.display()
         );
     }

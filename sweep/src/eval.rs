@@ -6,11 +6,12 @@
 //! model (the bit-exact model of the RTL) on the evaluation inputs.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use mase_emit::calibration::{load_samples, Sample};
 use mase_emit::config::AutoPrecision;
 use mase_emit::design::{Design, PortDir};
+use mase_emit::project::ProjectLock;
 use mase_emit::{FlowConfig, HwConfig};
 use mase_ir::fixed::to_f64;
 use mase_ir::onnx::{import_bytes, ImportOptions};
@@ -201,6 +202,16 @@ impl Context {
         let (graph, _) = mase_emit::add_hardware_metadata(qgraph, &hw)?;
         let design = mase_emit::design_of(&graph, hw.top_name())?;
         Ok((graph, design))
+    }
+
+    /// Emits a point's project into `dir` and returns the directory's write lock, still held, so
+    /// the caller simulates or synthesizes the project before another writer may replace it.
+    pub fn emit(&self, spec: &PointSpec, dir: &Path) -> Result<ProjectLock> {
+        let (graph, design) = self.build(spec)?;
+        let lock = ProjectLock::write(dir)?;
+        let e = mase_emit::project::write_project_in(&lock, &graph, &design, self.hw.clock_mhz)?;
+        lock.finish(&e.files)?;
+        Ok(lock)
     }
 
     /// Evaluates a point: cost-model figures and golden-model accuracy.

@@ -117,7 +117,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 
 /// The CSV of points (every column of [`Metrics`], the settings and the flags; with `routed`
 /// not empty, `fmax_mhz` and `inferences_per_s` of the points `mase sweep --pnr` placed and
-/// routed, empty for the others).
+/// routed, empty for the others and for those that failed).
 pub fn csv(points: &[PointResult], rows: &[&PointResult], routed: &[crate::pnr::Routed]) -> String {
     let rate = rate_column(points);
     let ops = op_columns(points);
@@ -190,7 +190,8 @@ pub fn csv(points: &[PointResult], rows: &[&PointResult], routed: &[crate::pnr::
             None => f.extend(std::iter::repeat_n(String::new(), 15)),
         }
         if !routed.is_empty() {
-            let r = routed.iter().find(|r| r.id == p.id);
+            // A point whose place and route failed has no figures (its error is in pnr.json).
+            let r = routed.iter().find(|r| r.id == p.id && r.error.is_none());
             f.push(opt(r.map(|r| format!("{:.3}", r.fmax_mhz))));
             f.push(opt(r.map(|r| format!("{:.1}", r.inferences_per_s))));
         }

@@ -1,7 +1,8 @@
 //! `--pnr K`: the first K points of the front (best accuracy first) are emitted as projects
 //! (`DIR/pnr/<id>/`) and placed and routed on a Lattice ECP5 (`mase synth DIR --target ecp5`'s
 //! library function, default part), so that each stands with its Fmax and its throughput in
-//! inferences per second next to its cycles (`points.csv`, `pnr.json`).
+//! inferences per second next to its cycles (`points.csv`, `pnr.json`). A point whose place and
+//! route fails is recorded with its error and the others still run.
 
 use std::path::Path;
 
@@ -28,34 +29,59 @@ pub struct Routed {
     pub critical_path: String,
     /// Seconds synthesis and place and route took.
     pub seconds: f64,
+    /// Why the point could not be placed and routed (its figures are then zero).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
-/// Emits, places and routes `points` under `dir`.
-pub fn place_and_route(ctx: &Context, points: &[&PointResult], dir: &Path) -> Result<Vec<Routed>> {
+/// Emits, places and routes `points` under `dir`, each point on its own: one that fails is
+/// recorded with its error (`Routed::error`) and the others still run.
+pub fn place_and_route(ctx: &Context, points: &[&PointResult], dir: &Path) -> Vec<Routed> {
     let opts = mase_sim::PnrOptions::default();
-    let mut out = Vec::new();
-    for p in points {
-        let (graph, design) = ctx.build(&p.spec)?;
-        let proj_dir = dir.join(&p.id);
-        mase_emit::project::write_project(&graph, &design, &proj_dir, ctx.hw.clock_mhz)?;
-        let r = mase_sim::pnr_project(&proj_dir, &opts, false)?;
-        let m = p.metrics.as_ref();
-        let (ii, latency) = (m.map(|m| m.ii_cycles as f64), m.map_or(0.0, |m| m.latency_cycles as f64));
-        let t = mase_emit::report::real_time(r.fmax_mhz, ii, latency);
-        let at = |pl: &mase_sim::pnr::Place| format!("{} ({})", pl.instance, pl.component);
-        out.push(Routed {
-            id: p.id.clone(),
-            project: proj_dir.display().to_string(),
-            fmax_mhz: r.fmax_mhz,
-            inferences_per_s: t.inferences_per_s.unwrap_or(0.0),
-            latency_us: t.latency_us,
-            critical_path: r
-                .critical_path
-                .as_ref()
-                .map(|c| format!("{} → {}", at(&c.start), at(&c.end)))
-                .unwrap_or_default(),
-            seconds: r.synth_s + r.pnr_s,
-        });
-    }
-    Ok(out)
+    points
+        .iter()
+        .map(|p| {
+            let proj_dir = dir.join(&p.id);
+            route_point(ctx, p, &proj_dir, &opts).unwrap_or_else(|e| Routed {
+                id: p.id.clone(),
+                project: proj_dir.display().to_string(),
+                fmax_mhz: 0.0,
+                inferences_per_s: 0.0,
+                latency_us: 0.0,
+                critical_path: String::new(),
+                seconds: 0.0,
+                error: Some(e.to_string()),
+            })
+        })
+        .collect()
+}
+
+/// Emits, places and routes one point into `proj_dir`.
+fn route_point(
+    ctx: &Context,
+    p: &PointResult,
+    proj_dir: &Path,
+    opts: &mase_sim::PnrOptions,
+) -> Result<Routed> {
+    // Held until nextpnr is done: no other writer replaces the project meanwhile.
+    let _lock = ctx.emit(&p.spec, proj_dir)?;
+    let r = mase_sim::pnr_project(proj_dir, opts, false)?;
+    let m = p.metrics.as_ref();
+    let (ii, latency) = (m.map(|m| m.ii_cycles as f64), m.map_or(0.0, |m| m.latency_cycles as f64));
+    let t = mase_emit::report::real_time(r.fmax_mhz, ii, latency);
+    let at = |pl: &mase_sim::pnr::Place| format!("{} ({})", pl.instance, pl.component);
+    Ok(Routed {
+        id: p.id.clone(),
+        project: proj_dir.display().to_string(),
+        fmax_mhz: r.fmax_mhz,
+        inferences_per_s: t.inferences_per_s.unwrap_or(0.0),
+        latency_us: t.latency_us,
+        critical_path: r
+            .critical_path
+            .as_ref()
+            .map(|c| format!("{} → {}", at(&c.start), at(&c.end)))
+            .unwrap_or_default(),
+        seconds: r.synth_s + r.pnr_s,
+        error: None,
+    })
 }

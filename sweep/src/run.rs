@@ -217,15 +217,15 @@ fn sweep_on(opts: &SweepOptions) -> Result<SweepOutcome> {
         };
         let front = front_sorted(&results);
         if opts.verify > 0 {
-            verified = verify(&c, &front[..front.len().min(opts.verify)], &opts.out_dir.join("verify"))?;
+            verified = verify(&c, &front[..front.len().min(opts.verify)], &opts.out_dir.join("verify"));
             write_json(&opts.out_dir.join("verify.json"), &verified)?;
         }
         if opts.synth > 0 {
-            synthesized = synthesize(&c, &front[..front.len().min(opts.synth)], &opts.out_dir.join("synth"))?;
+            synthesized = synthesize(&c, &front[..front.len().min(opts.synth)], &opts.out_dir.join("synth"));
             write_json(&opts.out_dir.join("synth.json"), &synthesized)?;
         }
         if opts.pnr > 0 {
-            routed = place_and_route(&c, &front[..front.len().min(opts.pnr)], &opts.out_dir.join("pnr"))?;
+            routed = place_and_route(&c, &front[..front.len().min(opts.pnr)], &opts.out_dir.join("pnr"));
             write_json(&opts.out_dir.join("pnr.json"), &routed)?;
             write_csvs(&opts.out_dir, &results, &routed)?;
         }

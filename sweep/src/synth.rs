@@ -1,6 +1,7 @@
 //! `--synth K`: the first K points of the front (best accuracy first) are emitted as projects
 //! (`DIR/synth/<id>/`) and synthesized with Yosys (`mase synth DIR`'s library function), so the
-//! resource model's estimates that placed them on the front stand next to a measurement.
+//! resource model's estimates that placed them on the front stand next to a measurement. A
+//! point whose synthesis fails is recorded with its error and the others still run.
 
 use std::path::Path;
 
@@ -24,23 +25,51 @@ pub struct Synthesized {
     pub estimate: Resources,
     /// Seconds Yosys took.
     pub synth_s: f64,
+    /// Why the point could not be synthesized (`measured` is then all zero).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
-/// Emits and synthesizes `points` under `dir`.
-pub fn synthesize(ctx: &Context, points: &[&PointResult], dir: &Path) -> Result<Vec<Synthesized>> {
-    let mut out = Vec::new();
-    for p in points {
-        let (graph, design) = ctx.build(&p.spec)?;
-        let proj_dir = dir.join(&p.id);
-        mase_emit::project::write_project(&graph, &design, &proj_dir, ctx.hw.clock_mhz)?;
-        let r = mase_sim::synth_project(&proj_dir, false)?;
-        out.push(Synthesized {
-            id: p.id.clone(),
-            project: proj_dir.display().to_string(),
-            measured: r.measured,
-            estimate: r.estimate,
-            synth_s: r.synth_s,
-        });
-    }
-    Ok(out)
+/// Emits and synthesizes `points` under `dir`, each point on its own: one that fails is
+/// recorded with its error (`Synthesized::error`) and the others still run.
+pub fn synthesize(ctx: &Context, points: &[&PointResult], dir: &Path) -> Vec<Synthesized> {
+    points
+        .iter()
+        .map(|p| {
+            let proj_dir = dir.join(&p.id);
+            synthesize_point(ctx, p, &proj_dir).unwrap_or_else(|e| Synthesized {
+                id: p.id.clone(),
+                project: proj_dir.display().to_string(),
+                measured: Resources::default(),
+                estimate: p
+                    .metrics
+                    .as_ref()
+                    .map(|m| Resources {
+                        lut: m.lut,
+                        ff: m.ff,
+                        dsp: m.dsp,
+                        bram18: m.bram18,
+                        lutram: m.lutram,
+                    })
+                    .unwrap_or_default(),
+                synth_s: 0.0,
+                error: Some(e.to_string()),
+            })
+        })
+        .collect()
+}
+
+/// Emits and synthesizes one point into `proj_dir`.
+fn synthesize_point(ctx: &Context, p: &PointResult, proj_dir: &Path) -> Result<Synthesized> {
+    // Held until Yosys is done: no other writer replaces the project meanwhile.
+    let _lock = ctx.emit(&p.spec, proj_dir)?;
+    let r = mase_sim::synth_project(proj_dir, false)?;
+    Ok(Synthesized {
+        id: p.id.clone(),
+        project: proj_dir.display().to_string(),
+        measured: r.measured,
+        estimate: r.estimate,
+        synth_s: r.synth_s,
+        error: None,
+    })
 }
