@@ -33,23 +33,35 @@
 // is read like the bias ROM (its registered word is due in S3), so latency and II do not change.
 // WEIGHT_PER_CHANNEL = 0 builds no shift ROM and no shifter: the per-tensor datapath.
 //
-// Pipeline: issue (ROM / row-memory address) -> S1 memory words -> R (operands registered: on ECP5
-// the weight ROM's output register) -> D (operands registered again: the multipliers' input
-// registers) -> S2 products -> [P partial sums, for products wider than 24 bits and P_IN >= 3]
-// -> S3 per-output product sums -> S4 accumulators -> output register of a mase_skid_buffer;
+// Pipeline: issue (ROM / row-memory address) -> S1 memory words -> [M, split weight ROM only]
+// -> R (operands registered: on ECP5 the weight ROM's output register) -> D (operands registered
+// again: the multipliers' input registers) -> S2 products -> [P partial sums, for products wider
+// than 24 bits and P_IN >= 3] -> S3 per-output product sums -> S4 accumulators -> output register
+// of a mase_skid_buffer;
 // the bias and shift words are read two stages before S3 and registered twice, so no block RAM
 // output drives the accumulator's adder. Every stage advances together when the skid buffer can
 // take a beat. The row memory is a mase_pingpong_buffer and R onwards the mase_dot_product
 // shared with mase_matmul (which decides whether P exists: its SUM_STAGES).
-//   Latency: 2*IN/P_IN + 5 + SUM_STAGES cycles from the first input beat to the first output
-//            beat (SUM_STAGES = 2 with P, else 1).
+// Split weight ROM (M). A weight ROM deeper than its cheapest block-RAM aspect ratio (see
+// w_piece_depth: 4096 words of 128 bits, the FFN of a BERT-tiny layer at P 4x4, take 30 block
+// RAMs as 2048x9, two deep, against 32 as 4096x4) is split by depth by the synthesis tool, and its
+// multiplexer between the block RAMs and R kept R out of their output registers: 95.1 MHz for
+// the demo's encoder on LFE5U-85F-6, block-RAM clock-to-out (5.6 ns) and the LUT in one path.
+// Here such a ROM is cut into WK pieces of WPD words read side by side; their read is registered
+// in M (the block RAMs' output registers) and the piece is selected between M and R, one more
+// cycle of latency (the row chunk, flags and tag wait in M too). A ROM that one aspect ratio
+// holds unsplit at the lowest cost has no M.
+//   Latency: 2*IN/P_IN + 5 + SUM_STAGES + WM cycles from the first input beat to the first output
+//            beat (SUM_STAGES = 2 with P, else 1; WM = 1 with M, else 0).
 //   II:      (OUT/P_OUT) * (IN/P_IN) cycles per row (every multiplier busy every cycle);
 //            the input side takes IN/P_IN cycles per row and overlaps the computation.
 //   Paths cut: data, valid and ready of the output (skid buffer); data_in_0_ready is a register.
 //
 // Memories: weights, bias and channel shifts are synchronous-read ROMs loaded by $readmemh from the
-// files named by WEIGHT_MEM_FILE, BIAS_MEM_FILE and WEIGHT_SHIFT_MEM_FILE (contents in the read order above, laid out by the Rust
-// side, hwlib/src/components/linear.rs); an empty file name gives an all-zero ROM. The row memory
+// files named by WEIGHT_MEM_FILE, BIAS_MEM_FILE and WEIGHT_SHIFT_MEM_FILE (contents in the read
+// order above, laid out by the Rust side, hwlib/src/components/linear.rs; a split weight ROM's
+// file word a holds weight words a, WPD + a, 2*WPD + a, ... side by side, zeros past the last);
+// an empty file name gives an all-zero ROM. The row memory
 // is a 1-write 1-read RAM (distributed RAM on FPGAs).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_linear #(
@@ -135,6 +147,54 @@ module mase_linear #(
   localparam int SUMW = PW + (IN > 1 ? $clog2(IN) : 0) + SP + SMAX;
   localparam int AW = (HAS_BIAS != 0 && BW + SB > SUMW) ? BW + SB + 1 : SUMW + 1;
 
+  /// Block RAMs of 18 kbit (ECP5 DP16KD; a 7-series RAMB18E1 has the same aspect ratios
+  /// 16384x1, 8192x2, 4096x4, 2048x9, 1024x18, 512x36) that a memory of `depth` words of `width`
+  /// bits takes in its cheapest aspect ratio: over all ratios when `unsplit` = 0, over the ratios
+  /// at least `depth` deep (no split by depth, so no multiplexer after the reads) when 1 (a large
+  /// number when none is that deep).
+  function automatic int w_brams(int depth, int width, int unsplit);
+    int rw, rd, n;
+    w_brams = 1 << 30;
+    for (int r = 0; r < 6; r++) begin
+      rw = r < 3 ? 1 << r : 9 << (r - 3);
+      rd = 16384 >> r;
+      n  = ((width + rw - 1) / rw) * ((depth + rd - 1) / rd);
+      if ((unsplit == 0 || rd >= depth) && n < w_brams) w_brams = n;
+    end
+  endfunction
+
+  /// Words per weight-ROM piece. A memory deeper than its cheapest block-RAM aspect ratio is
+  /// split by depth by the synthesis tool, whose multiplexer then sits between the block RAMs'
+  /// reads and the first register, so the block RAMs' output registers cannot take it. So the
+  /// ROM stays whole when a ratio deep enough for it is among the cheapest, and is otherwise cut
+  /// into the fewest pieces of a power-of-two depth (at least 512, where every ratio fits) whose
+  /// side-by-side words are cheapest unsplit.
+  function automatic int w_piece_depth(int words, int width);
+    int pd;
+    if (w_brams(words, width, 1) <= w_brams(words, width, 0)) begin
+      w_piece_depth = words;
+    end else begin
+      pd = 1 << ($clog2(words) - 1);
+      for (int j = 0; j < 32; j++) begin
+        if (pd > 512 &&
+            w_brams(pd, ((words + pd - 1) / pd) * width, 1) >
+            w_brams(pd, ((words + pd - 1) / pd) * width, 0))
+          pd = pd / 2;
+      end
+      w_piece_depth = pd;
+    end
+  endfunction
+
+  /// Bits of a weight word (one P_OUT x P_IN block) and weight words.
+  localparam int WB = P_OUT * P_IN * WW;
+  localparam int NW = NOB * NIB;
+  /// Words per piece (NW when unsplit, else a power of two) and pieces (see w_piece_depth).
+  localparam int WPD = w_piece_depth(NW, WB);
+  localparam int WK = (NW + WPD - 1) / WPD;
+  /// Extra stage on the weight path when split (the pieces' output registers, then the select);
+  /// the chunk, flags and tag wait in it too.
+  localparam int WM = WK > 1 ? 1 : 0;
+
 `ifndef SYNTHESIS
   initial begin
     `MASE_CHECK_FORMAT(DATA_IN_0, 32);
@@ -210,7 +270,6 @@ module mase_linear #(
 
   /// S1: input chunk (row-memory read register), weight block and their tags.
   logic [P_IN*IW-1:0] s1_x;
-  logic [P_OUT*P_IN*WW-1:0] s1_w;
   logic s1_valid, s1_first, s1_last;
   logic [OBW-1:0] s1_block;
 
@@ -233,15 +292,8 @@ module mase_linear #(
       .rd_release     (rd_done)
   );
 
-  // ---------------------------------------------------------------------------------------------
-  // Weight ROM (synchronous read, advancing with the pipeline)
-  /// Weight ROM: word ob*NIB + ib, lane o*P_IN + i = W[ob*P_OUT + o][ib*P_IN + i].
-  (* rom_style = "block" *) logic [P_OUT*P_IN*WW-1:0] w_rom[NOB*NIB];
-  `MASE_ROM_INIT(w_rom, NOB * NIB, WEIGHT_MEM_FILE)
-
   always_ff @(posedge clk) begin
     if (adv) begin
-      s1_w     <= w_rom[w_addr];
       s1_first <= rd_chunk == '0;
       s1_last  <= chunk_last;
       s1_block <= rd_block;
@@ -249,6 +301,57 @@ module mase_linear #(
   end
 
   `MASE_VALID_REG(s1_valid, adv, row_full)
+
+  // ---------------------------------------------------------------------------------------------
+  // Weight ROM (synchronous read, advancing with the pipeline), split by depth when one block
+  // RAM's depth at the word's width does not hold it
+  /// Weight block and chunk, flags, tag and valid as the dot product takes them (S1's, or one
+  /// advance later when the ROM is split).
+  logic [WB-1:0] dp_w;
+  logic [P_IN*IW-1:0] dp_x;
+  logic dp_valid, dp_first, dp_last;
+  logic [OBW-1:0] dp_block;
+
+  if (WK == 1) begin : g_w_whole
+    /// Weight ROM: word ob*NIB + ib, lane o*P_IN + i = W[ob*P_OUT + o][ib*P_IN + i].
+    (* rom_style = "block" *) logic [WB-1:0] w_rom[NW];
+    `MASE_ROM_INIT(w_rom, NW, WEIGHT_MEM_FILE)
+    always_ff @(posedge clk) begin
+      if (adv) dp_w <= w_rom[w_addr];
+    end
+  end else begin : g_w_pieces
+    // The pieces sit side by side in one memory of WPD words (piece k at [k*WB +: WB] of word a
+    // holds weight word k*WPD + a), so one $readmemh file fills them all; the word is read at the
+    // low address bits and registered again (the pieces' output registers, folded into the block
+    // RAMs), and only then does the registered high address bits' select pick the piece: the
+    // multiplexer runs from those registers into the dot product's register R.
+    /// Bits of a piece's address and of the piece select.
+    localparam int PAW = $clog2(WPD);
+    localparam int SW = WAW - PAW;
+    /// The pieces (contents laid out by the Rust side, hwlib/src/components/linear.rs).
+    (* rom_style = "block" *) logic [WK*WB-1:0] w_rom[WPD];
+    `MASE_ROM_INIT(w_rom, WPD, WEIGHT_MEM_FILE)
+    /// The read (S1) and its register (M); the select beside them.
+    logic [WK*WB-1:0] s1_pieces, m_pieces;
+    logic [SW-1:0] s1_sel, m_sel;
+    always_ff @(posedge clk) begin
+      if (adv) begin
+        s1_pieces <= w_rom[w_addr[PAW-1:0]];
+        s1_sel    <= w_addr[WAW-1:PAW];
+        m_pieces  <= s1_pieces;
+        m_sel     <= s1_sel;
+      end
+    end
+    always_comb begin
+      dp_w = m_pieces[0+:WB];
+      for (int k = 1; k < WK; k++) if (m_sel == SW'(k)) dp_w = m_pieces[k*WB+:WB];
+    end
+  end
+
+  mase_delay #(.DEPTH(WM), .WIDTH(P_IN * IW + 2 + OBW)) u_m (.clk(clk), .rst(rst), .en(adv),
+      .d({s1_x, s1_first, s1_last, s1_block}), .q({dp_x, dp_first, dp_last, dp_block}));
+  mase_delay #(.DEPTH(WM), .WIDTH(1), .RESET(1)) u_m_valid (.clk(clk), .rst(rst), .en(adv),
+      .d(s1_valid), .q(dp_valid));
 
   // ---------------------------------------------------------------------------------------------
   // Bias: the accumulators of a block start from its aligned bias word (read two advances before
@@ -326,12 +429,12 @@ module mase_linear #(
       .clk             (clk),
       .rst             (rst),
       .adv             (adv),
-      .in_valid        (s1_valid),
-      .in_first        (s1_first),
-      .in_last         (s1_last),
-      .in_tag          (s1_block),
-      .x               (s1_x),
-      .w               (s1_w),
+      .in_valid        (dp_valid),
+      .in_first        (dp_first),
+      .in_last         (dp_last),
+      .in_tag          (dp_block),
+      .x               (dp_x),
+      .w               (dp_w),
       .init_tag        (init_block),
       .init            (bias_al),
       .lane_shift      (s3_shift),

@@ -10,7 +10,8 @@
 //! each output. The input row is double-buffered, so every multiplier is busy every cycle:
 //! II = `(OUT/P_OUT)·(IN/P_IN)` cycles per row, first output `2·IN/P_IN + 6` cycles after the
 //! first input beat, `+ 7` with products wider than 24 bits and `P_IN ≥ 3`
-//! ([`dot_product_stages`]).
+//! ([`dot_product_stages`]), one more when the weight ROM is split by depth ([`weight_pieces`]:
+//! weight word `a` of a split ROM holds the words `a`, `depth + a`, … side by side).
 //!
 //! Per-channel weight precision (`WEIGHT_PER_CHANNEL = 1`): output channel `o` has weight fraction
 //! width `f_o = WEIGHT_PRECISION_1 − s_o` with the shift code `s_o ∈ 0..2^WEIGHT_SHIFT_WIDTH`
@@ -71,6 +72,50 @@ pub(crate) fn dot_product_p_ffs(x_width: u64, w_width: u64, p_in: u64, p_out: u6
     let l = levels.div_ceil(2);
     let groups = p_in.div_ceil(1 << l);
     p_out * groups * (x_width + w_width + l) + 3 + tag_bits
+}
+
+/// Aspect ratios `(bits, words)` of an 18-kbit block RAM: ECP5's DP16KD and 7-series' RAMB18E1
+/// alike.
+const BRAM_RATIOS: [(u64, u64); 6] = [(1, 16384), (2, 8192), (4, 4096), (9, 2048), (18, 1024), (36, 512)];
+
+/// Block RAMs a memory of `depth` words of `width` bits takes in its cheapest aspect ratio: over
+/// every ratio, or (`unsplit`) over those at least `depth` deep, with no multiplexer after the
+/// reads (`u64::MAX` when none is that deep). The RTL's `w_brams`.
+fn ratio_brams(depth: u64, width: u64, unsplit: bool) -> u64 {
+    BRAM_RATIOS
+        .iter()
+        .filter(|&&(_, d)| !unsplit || d >= depth)
+        .map(|&(w, d)| width.div_ceil(w) * depth.div_ceil(d))
+        .min()
+        .unwrap_or(u64::MAX)
+}
+
+/// `(words per piece, pieces)` of a weight ROM of `words` words of `width` bits (the RTL's
+/// `w_piece_depth` and `WK`). Whole (`(words, 1)`) when an aspect ratio at least `words` deep is
+/// among the cheapest; otherwise synthesis would split it by depth with a multiplexer between the
+/// block RAMs and their first register (so their output registers could not take that register),
+/// and the ROM is cut into the fewest pieces of a power-of-two depth, at least 512, whose
+/// side-by-side words are cheapest unsplit. A split ROM's read is registered once more before the
+/// piece is selected: one more cycle of latency ([`weight_stages`]).
+pub(crate) fn weight_pieces(words: u64, width: u64) -> (u64, u64) {
+    if ratio_brams(words, width, true) <= ratio_brams(words, width, false) {
+        return (words, 1);
+    }
+    let mut pd = 1u64 << (crate::resources::clog2(words) - 1);
+    while pd > 512 {
+        let w = words.div_ceil(pd) * width;
+        if ratio_brams(pd, w, true) <= ratio_brams(pd, w, false) {
+            break;
+        }
+        pd /= 2;
+    }
+    (pd, words.div_ceil(pd))
+}
+
+/// Stages a weight ROM adds before the dot product: 1 (the pieces' read registered, stage M) when
+/// [`weight_pieces`] splits it, else 0.
+fn weight_stages(d: &Dims, p: &Params) -> u64 {
+    u64::from(d.weight_pieces(p).1 > 1)
 }
 
 /// LUT model of linear over the features of [`Linear`]'s `resources`, fitted to Yosys 0.23 with
@@ -227,6 +272,12 @@ impl Dims {
     fn nob(&self) -> usize {
         self.out / self.p_out
     }
+
+    /// The weight ROM's `(words per piece, pieces)` ([`weight_pieces`]).
+    fn weight_pieces(&self, p: &Params) -> (u64, u64) {
+        let width = (self.p_out * self.p_in) as u64 * param(p, "WEIGHT_PRECISION_0") as u64;
+        weight_pieces((self.nob() * self.nib()) as u64, width)
+    }
 }
 
 /// Fractional bits of a product, `frac_x + frac_w`.
@@ -295,12 +346,13 @@ impl Component for Linear {
 
     fn memories(&self, p: &Params) -> Vec<MemorySpec> {
         let d = Dims::of(p);
+        let (piece_depth, pieces) = d.weight_pieces(p);
         let mut m = vec![MemorySpec {
             name: "weight".into(),
             param: "WEIGHT_MEM_FILE".into(),
             values: d.out * d.inp,
-            depth: d.nob() * d.nib(),
-            lanes: d.p_out * d.p_in,
+            depth: piece_depth as usize,
+            lanes: pieces as usize * d.p_out * d.p_in,
             lane_width: param(p, "WEIGHT_PRECISION_0") as u32,
             signed: true,
         }];
@@ -348,7 +400,22 @@ impl Component for Linear {
                         words.push(w);
                     }
                 }
-                Ok(words)
+                // A split ROM: word a holds words a, depth + a, 2·depth + a, … side by side
+                // (zeros past the last).
+                let (depth, pieces) = d.weight_pieces(p);
+                if pieces == 1 {
+                    return Ok(words);
+                }
+                let lanes = d.p_out * d.p_in;
+                Ok((0..depth as usize)
+                    .map(|a| {
+                        (0..pieces as usize)
+                            .flat_map(|k| {
+                                words.get(k * depth as usize + a).cloned().unwrap_or_else(|| vec![0; lanes])
+                            })
+                            .collect()
+                    })
+                    .collect())
             }
             "bias" if d.has_bias => {
                 check_memory_len("linear", mem, values, d.out, "OUT")?;
@@ -424,13 +491,15 @@ impl Component for Linear {
     }
 
     /// Memory bits include the channel shift ROM (`OUT × WEIGHT_SHIFT_WIDTH` bits) when
-    /// per-channel; the shift adds no stage, so latency and II are the per-tensor ones.
+    /// per-channel; the shift adds no stage, so latency and II are the per-tensor ones. A split
+    /// weight ROM ([`weight_pieces`]) counts its padding words and adds a cycle (stage M).
     fn cost(&self, p: &Params) -> Cost {
         let d = Dims::of(p);
         let row_buffer = pingpong_bits(d.nib(), d.p_in as u64 * param(p, "DATA_IN_0_PRECISION_0") as u64);
         let roms: u64 = self.memories(p).iter().map(MemorySpec::bits).sum();
         Cost {
             latency_cycles: 2 * d.nib() as u64
+                + weight_stages(&d, p)
                 + dot_product_stages(
                     param(p, "DATA_IN_0_PRECISION_0") as u64,
                     param(p, "WEIGHT_PRECISION_0") as u64,
@@ -525,6 +594,10 @@ impl Component for Linear {
                 vec![("WEIGHT_PER_CHANNEL", 1), ("WEIGHT_SHIFT_WIDTH", 1)],
             ]
             .concat(),
+            // A weight ROM split by depth: 5120 words of 36 bits are cheapest in 2048x9 block
+            // RAMs, so three pieces of 2048 words side by side (the last one half padding), stage
+            // M and a three-way piece select.
+            [row(80, 1), weight(9, 7), outputs(256, 4)].concat(),
         ]
     }
 
@@ -626,14 +699,30 @@ fn linear_resources(p: &Params, weight_bits: Option<u64>) -> crate::Resources {
     let x = [1, lut_mul, po * (iw + ww + clog2(inn)), po * ow, clog2(nib) + clog2(nob), bias_lut];
     let (buf_bram, buf_lutram) = pingpong(nib, pi * iw);
     // A one-word ROM is a constant; Yosys also drops the bit columns that are constant in the
-    // data (`weight_bits` counts the others when the contents are known).
-    let weights = if nob * nib > 1 { rom_bram18(nob * nib, weight_bits.unwrap_or(po * pi * ww)) } else { 0 };
+    // data (`weight_bits` counts the others when the contents are known). A split ROM is
+    // `pieces` words side by side.
+    let wb = po * pi * ww;
+    let (depth, pieces) = weight_pieces(nob * nib, wb);
+    let rom_bits = weight_bits.unwrap_or(pieces * wb);
+    let weights = if nob * nib > 1 { rom_bram18(depth, rom_bits) } else { 0 };
+    // Stage M of a split ROM: the read registered again (in fabric under synth_xilinx), the
+    // piece select twice, the row chunk, flags and tag; the multiplexer, a LUT6 per bit for up
+    // to four pieces.
+    let (split_lut, split_ff) = if pieces > 1 {
+        let sel = clog2(nob * nib) - clog2(depth);
+        (wb * (pieces - 1).div_ceil(3), rom_bits + 2 * sel + pi * iw + 3 + clog2(nob))
+    } else {
+        (0, 0)
+    };
     crate::Resources {
-        lut: fitted(&LINEAR_LUT, &x),
+        lut: fitted(&LINEAR_LUT, &x) + split_lut,
         // The bias and shift words are registered once more after their ROM reads (their read
         // moved a stage earlier so that no block RAM output drives the accumulator's adder); the
         // split product sum's stage P (wide products only) reads the tag a stage later.
-        ff: fitted(&LINEAR_FF, &x) + po * (bw + shw) + super::linear::dot_product_p_ffs(iw, ww, pi, po, clog2(nob)),
+        ff: fitted(&LINEAR_FF, &x)
+            + po * (bw + shw)
+            + super::linear::dot_product_p_ffs(iw, ww, pi, po, clog2(nob))
+            + split_ff,
         dsp: pi * po * dsp_each,
         bram18: weights + bias_bram + buf_bram,
         lutram: buf_lutram,
@@ -680,6 +769,52 @@ mod tests {
         assert_eq!(Linear.cost(&p).latency_cycles, 2 * 3 + 7);
         // P holds 5 outputs × 2 partial sums of 33 bits, 3 flags and no used tag bits (one block).
         assert_eq!(dot_product_p_ffs(16, 16, 4, 5, 0), 5 * 2 * 33 + 3);
+    }
+
+    /// The weight ROM stays whole where an aspect ratio deep enough for it is among the cheapest
+    /// (up to 512 words always; the encoder's 128 × 128 linears at P 2×2, 4096 words of 32 bits,
+    /// take 8 block RAMs as 4096×4 as in any other ratio) and is split where a shallower ratio
+    /// packs it into fewer (the FFN's 4096 words of 128 bits: 30 as 2048×9, two deep, against 32
+    /// as 4096×4; as two pieces side by side, 2048 words of 256 bits, 29 as 2048×9).
+    #[test]
+    fn weight_rom_splits_only_where_a_shallower_ratio_is_cheaper() {
+        assert_eq!(weight_pieces(512, 4096), (512, 1));
+        assert_eq!(weight_pieces(4096, 32), (4096, 1));
+        assert_eq!(ratio_brams(4096, 128, true), 32);
+        assert_eq!(ratio_brams(4096, 128, false), 30);
+        assert_eq!(weight_pieces(4096, 128), (2048, 2));
+        assert_eq!(ratio_brams(2048, 256, true), 29);
+        // The split test set: 5120 words of 36 bits in three pieces of 2048 (12 block RAMs).
+        assert_eq!(weight_pieces(5120, 36), (2048, 3));
+        assert_eq!(ratio_brams(2048, 108, true), 12);
+        // Deeper than any ratio: pieces of at most 16384 words.
+        assert_eq!(weight_pieces(32768, 1).1, 2);
+    }
+
+    /// A split ROM's word `a` holds words `a`, `depth + a`, … of the unsplit layout side by side,
+    /// zeros past the last; the split adds stage M to the latency.
+    #[test]
+    fn split_weight_rom_lays_pieces_side_by_side() {
+        let set = Linear.test_params().last().cloned().unwrap();
+        let p = resolve_params(&Linear, &set).unwrap();
+        let (inp, out) = (80usize, 256usize);
+        let w: Vec<i64> = (0..inp * out).map(|k| (k % 251) as i64 - 125).collect();
+        let words = Linear.layout_memory(&p, "weight", &w).unwrap();
+        let m = &Linear.memories(&p)[0];
+        assert_eq!((words.len(), m.depth, m.lanes), (2048, 2048, 3 * 4));
+        // Unsplit word n (block n / 80, chunk n % 80), lane o = W[4·(n / 80) + o][n % 80].
+        let unsplit = |n: usize| -> Vec<i64> {
+            if n >= 5120 {
+                return vec![0; 4];
+            }
+            (0..4).map(|o| w[(4 * (n / inp) + o) * inp + n % inp]).collect()
+        };
+        for a in [0, 1, 1023, 1024, 2047] {
+            let expect: Vec<i64> = (0..3).flat_map(|k| unsplit(k * 2048 + a)).collect();
+            assert_eq!(words[a], expect, "word {a}");
+        }
+        // 2·IN/P_IN, the dot product's 6 stages (17-bit products) and M.
+        assert_eq!(Linear.cost(&p).latency_cycles, 2 * 80 + 6 + 1);
     }
 
     #[test]
