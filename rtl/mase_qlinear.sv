@@ -11,7 +11,7 @@
 // MULT_WIDTH bits by the Rust side), rounds half to even, adds the output zero point and
 // saturates into the output codes. The Rust model is mase_ir::quant::qlinear's arithmetic.
 // Rows, lanes, schedule and memories of the weights and bias are mase_linear's.
-//   Latency: mase_linear's + 7 (mase_requant).
+//   Latency: mase_linear's + 8 (mase_requant).
 //   II: mase_linear's, (OUT/P_OUT) * (IN/P_IN) cycles per row.
 //   Paths cut: those of mase_linear and mase_requant; the zero-point subtraction sits before
 //   mase_linear's row buffer.

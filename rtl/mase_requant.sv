@@ -13,13 +13,16 @@
 // sign, so the multiplier is mase_split_mul's unsigned partial products (one DSP per 17 x 17
 // piece, operands and partial products registered) and the sign costs one subtraction.
 // Pipeline: S1 input register and ROM read -> mase_split_mul (operand, partial-product and
-// fabric registers) -> P signed product -> R rounded -> zero point and saturation
+// fabric registers) -> U sum of the partial products -> P signed product -> R rounded -> zero
+// point and saturation
 // (combinational) -> mase_skid_buffer; every stage advances together when the skid buffer can
 // take a beat or the pipeline has room.
-//   Latency: 7 cycles. II: 1 beat per cycle.
+//   Latency: 8 cycles. II: 1 beat per cycle.
 //   Paths cut: data, valid and ready (input ready is a function of registers only); the
-//   multipliers from the adders; the rounding from the saturation.
+//   multipliers from the adders; the partial products' sum from the sign correction; the
+//   rounding from the saturation.
 // An internal module of mase_qlinear, whose parameter checks cover these parameters.
+`ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_requant #(
     /// Input: exact sums, two's complement, 2..64 bits.
     parameter int DATA_IN_0_PRECISION_0 = 24,
@@ -74,8 +77,8 @@ module mase_requant #(
 
   /// Pipeline advance: the last stage is empty or drains into the skid buffer this cycle.
   logic en;
-  /// Valid bits: S1, the multiplier's stages, P, R.
-  logic [MUL_STAGES+2:0] v;
+  /// Valid bits: S1, the multiplier's stages, U, P, R.
+  logic [MUL_STAGES+3:0] v;
   /// Skid buffer can take a beat (registered).
   logic out_ready;
   /// Index of the next input beat within its row.
@@ -87,7 +90,7 @@ module mase_requant #(
   logic [N*MW-1:0] rom[NB];
   `MASE_ROM_INIT(rom, NB, MULT_MEM_FILE)
 
-  assign en = !v[MUL_STAGES+2] || out_ready;
+  assign en = !v[MUL_STAGES+3] || out_ready;
   assign data_in_0_ready = en;
 
   always_ff @(posedge clk) begin
@@ -95,7 +98,7 @@ module mase_requant #(
       v    <= '0;
       beat <= '0;
     end else if (en) begin
-      v <= {v[MUL_STAGES+1:0], data_in_0_valid};
+      v <= {v[MUL_STAGES+2:0], data_in_0_valid};
       if (data_in_0_valid) beat <= (beat == BW'(NB - 1)) ? '0 : beat + 1'b1;
     end
   end
@@ -134,12 +137,20 @@ module mase_requant #(
         m_d   <= {m_d[(MUL_STAGES-1)*MW-1:0], s1_m[i*MW+:MW]};
       end
     end
+    /// U: u * m (the partial products' sum) registered with the correction it needs, so that
+    /// the sum and the subtraction are each a cycle's carry chains.
+    logic [AW+MW-1:0] u_um;
+    logic [PW-1:0] u_corr;
+    always_ff @(posedge clk) begin
+      if (en) begin
+        u_um   <= um;
+        u_corr <= sgn_d[MUL_STAGES-1] ? PW'({m_d[(MUL_STAGES-1)*MW+:MW], AW'(0)}) : PW'(0);
+      end
+    end
     /// P: the signed product acc * m = u * m - s * m * 2^AW.
     logic signed [PW-1:0] p;
     always_ff @(posedge clk) begin
-      if (en) begin
-        p <= $signed({1'b0, um}) - (sgn_d[MUL_STAGES-1] ? PW'({m_d[(MUL_STAGES-1)*MW+:MW], AW'(0)}) : PW'(0));
-      end
+      if (en) p <= $signed({1'b0, u_um}) - $signed(u_corr);
     end
     /// The product rounded half to even to an integer (saturating at RW bits).
     logic [RW-1:0] rounded;
@@ -179,7 +190,7 @@ module mase_requant #(
     );
   end
 
-  `MASE_OUTPUT_SKID(OW, N, y, v[MUL_STAGES+2], out_ready);
+  `MASE_OUTPUT_SKID(OW, N, y, v[MUL_STAGES+3], out_ready);
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)
   `MASE_ASSERT_STREAM_STABLE(data_out_0)

@@ -15,7 +15,7 @@
 //!   bits, plus the output zero point, saturated into the output codes (`rtl/mase_requant.sv`).
 //!
 //! Weights, bias, rows, lanes and schedule are `linear`'s (its memory layouts, its latency and
-//! II); the requantisation adds 7 cycles of latency and `P_OUT` multipliers of
+//! II); the requantisation adds 8 cycles of latency and `P_OUT` multipliers of
 //! `sum bits × MULT_WIDTH` (one DSP per 17 × 17 piece).
 
 use mase_ir::fixed::{FixedFormat, Overflow, Rounding};
@@ -36,7 +36,7 @@ use crate::{check_range, param, param_list, port_format, port_shape};
 pub struct Qlinear;
 
 /// Cycles `rtl/mase_requant.sv` adds after the linear's output.
-pub const REQUANT_LATENCY: u64 = 7;
+pub const REQUANT_LATENCY: u64 = 8;
 
 /// Name, description, RTL dependencies and parameters.
 const INFO: Info = Info {
@@ -303,7 +303,7 @@ impl Component for Qlinear {
 
     /// `linear`'s resources on the codes plus the requantisation's: per lane the
     /// `mase_split_mul` DSPs of the sum times the multiplier and its registers (input, operand,
-    /// partial products, sign and multiplier delays, product, rounded value, output skid), the
+    /// partial products, sign and multiplier delays, sum, product, rounded value, output skid), the
     /// multiplier ROM in LUTs, and the rounding, zero point and saturation adders.
     fn resources(&self, p: &Params) -> crate::Resources {
         let Ok(inner) = inner_linear(p) else { return crate::Resources::default() };
@@ -400,9 +400,10 @@ fn requant_resources(p: &Params, lin: crate::Resources) -> crate::Resources {
     let pieces = aw.div_ceil(17) * mw.div_ceil(17);
     let dsp = p_out * super::softmax::split_dsps(aw as u32, mw as u32, None);
     // Registers per lane: S1 (aw + mw), the DSPs' operand registers (aw + mw), the partial
-    // products twice, the sign and multiplier delays, P, R (about pw − shift + 2, bounded by
-    // ow + 3), the skid buffer's two words.
-    let per_lane_ff = 2 * (aw + mw) + 2 * pieces * 34 + 3 * (mw + 1) + pw + (ow + 3) + 2 * ow;
+    // products twice, the sign and multiplier delays, U (the sum and the correction's
+    // multiplier bits), P, R (about pw − shift + 2, bounded by ow + 3), the skid buffer's two
+    // words.
+    let per_lane_ff = 2 * (aw + mw) + 2 * pieces * 34 + 3 * (mw + 1) + (aw + 2 * mw) + pw + (ow + 3) + 2 * ow;
     // Adders per lane: the sign correction and the sum of the partial products (about pw each),
     // the rounding and zero point (about ow + 3 each), the saturation.
     let per_lane_lut = 2 * pw + 2 * (ow + 3) + ow;
