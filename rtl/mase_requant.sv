@@ -24,14 +24,9 @@
 // An internal module of mase_qlinear, whose parameter checks cover these parameters.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_requant #(
-    /// Input: exact sums, two's complement, 2..64 bits.
-    parameter int DATA_IN_0_PRECISION_0 = 24,
-    /// Input fractional bits (ACC_FRAC).
-    parameter int DATA_IN_0_PRECISION_1 = 0,
-    /// Columns per row (multipliers in the ROM).
-    parameter int DATA_IN_0_TENSOR_SIZE_DIM_0 = 8,
-    /// Columns per beat (lanes).
-    parameter int DATA_IN_0_PARALLELISM_DIM_0 = 4,
+    /// Input: exact sums, two's complement, 2..64 bits with ACC_FRAC fractional bits; columns
+    /// per row (multipliers in the ROM) and per beat (lanes).
+    `MASE_VECTOR_PARAMS(DATA_IN_0, 24, 0, 8, 4),
     /// Bits of an unsigned multiplier (1..32).
     parameter int MULT_WIDTH = 24,
     /// Fraction bits of every multiplier (m * 2^-MULT_SHIFT is the real factor).

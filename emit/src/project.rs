@@ -218,8 +218,17 @@ fn clear(dir: &Path) -> Result<()> {
 /// report and README also give its figures in real units.
 /// The directory is taken with [`ProjectLock::write`] and finished before it is released.
 pub fn write_project(graph: &MaseGraph, d: &Design, dir: &Path, clock_mhz: Option<f64>) -> Result<Emitted> {
+    write_locked(dir, |lock| write_project_in(lock, graph, d, clock_mhz))
+}
+
+/// Takes `dir` with [`ProjectLock::write`], writes into it with `write` and finishes it (its
+/// marker lists the files written) before releasing it.
+pub(crate) fn write_locked(
+    dir: &Path,
+    write: impl FnOnce(&ProjectLock) -> Result<Emitted>,
+) -> Result<Emitted> {
     let lock = ProjectLock::write(dir)?;
-    let e = write_project_in(&lock, graph, d, clock_mhz)?;
+    let e = write(&lock)?;
     lock.finish(&e.files)?;
     Ok(e)
 }

@@ -516,10 +516,7 @@ impl SystemReport {
 /// With `clock_mhz` the system's report and README also give its figures in real units.
 /// The directory is taken with [`ProjectLock::write`] and finished before it is released.
 pub fn write_system(graph: &MaseGraph, sys: &System, dir: &Path, clock_mhz: Option<f64>) -> Result<Emitted> {
-    let lock = ProjectLock::write(dir)?;
-    let e = write_system_in(&lock, graph, sys, clock_mhz)?;
-    lock.finish(&e.files)?;
-    Ok(e)
+    crate::project::write_locked(dir, |lock| write_system_in(lock, graph, sys, clock_mhz))
 }
 
 /// [`write_system`] into the directory `lock` holds, without the marker

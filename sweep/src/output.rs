@@ -391,3 +391,21 @@ pub fn write_all(
     }
     Ok(())
 }
+
+/// Runs `step` on each of `points` in its own project directory `dir/<id>`: a point whose step
+/// fails gets `failed(point, project directory, error)` and the others still run (the verify,
+/// synth and place-and-route steps of a sweep's front).
+pub(crate) fn each_point<T>(
+    points: &[&PointResult],
+    dir: &std::path::Path,
+    step: impl Fn(&PointResult, &std::path::Path) -> crate::error::Result<T>,
+    failed: impl Fn(&PointResult, String, String) -> T,
+) -> Vec<T> {
+    points
+        .iter()
+        .map(|p| {
+            let proj_dir = dir.join(&p.id);
+            step(p, &proj_dir).unwrap_or_else(|e| failed(p, proj_dir.display().to_string(), e.to_string()))
+        })
+        .collect()
+}

@@ -38,22 +38,21 @@ pub struct Routed {
 /// recorded with its error (`Routed::error`) and the others still run.
 pub fn place_and_route(ctx: &Context, points: &[&PointResult], dir: &Path) -> Vec<Routed> {
     let opts = mase_sim::PnrOptions::default();
-    points
-        .iter()
-        .map(|p| {
-            let proj_dir = dir.join(&p.id);
-            route_point(ctx, p, &proj_dir, &opts).unwrap_or_else(|e| Routed {
-                id: p.id.clone(),
-                project: proj_dir.display().to_string(),
-                fmax_mhz: 0.0,
-                inferences_per_s: 0.0,
-                latency_us: 0.0,
-                critical_path: String::new(),
-                seconds: 0.0,
-                error: Some(e.to_string()),
-            })
-        })
-        .collect()
+    crate::output::each_point(
+        points,
+        dir,
+        |p, d| route_point(ctx, p, d, &opts),
+        |p, project, error| Routed {
+            id: p.id.clone(),
+            project,
+            fmax_mhz: 0.0,
+            inferences_per_s: 0.0,
+            latency_us: 0.0,
+            critical_path: String::new(),
+            seconds: 0.0,
+            error: Some(error),
+        },
+    )
 }
 
 /// Emits, places and routes one point into `proj_dir`.

@@ -33,30 +33,23 @@ pub struct Synthesized {
 /// Emits and synthesizes `points` under `dir`, each point on its own: one that fails is
 /// recorded with its error (`Synthesized::error`) and the others still run.
 pub fn synthesize(ctx: &Context, points: &[&PointResult], dir: &Path) -> Vec<Synthesized> {
-    points
-        .iter()
-        .map(|p| {
-            let proj_dir = dir.join(&p.id);
-            synthesize_point(ctx, p, &proj_dir).unwrap_or_else(|e| Synthesized {
-                id: p.id.clone(),
-                project: proj_dir.display().to_string(),
-                measured: Resources::default(),
-                estimate: p
-                    .metrics
-                    .as_ref()
-                    .map(|m| Resources {
-                        lut: m.lut,
-                        ff: m.ff,
-                        dsp: m.dsp,
-                        bram18: m.bram18,
-                        lutram: m.lutram,
-                    })
-                    .unwrap_or_default(),
-                synth_s: 0.0,
-                error: Some(e.to_string()),
-            })
-        })
-        .collect()
+    crate::output::each_point(
+        points,
+        dir,
+        |p, d| synthesize_point(ctx, p, d),
+        |p, project, error| Synthesized {
+            id: p.id.clone(),
+            project,
+            measured: Resources::default(),
+            estimate: p
+                .metrics
+                .as_ref()
+                .map(|m| Resources { lut: m.lut, ff: m.ff, dsp: m.dsp, bram18: m.bram18, lutram: m.lutram })
+                .unwrap_or_default(),
+            synth_s: 0.0,
+            error: Some(error),
+        },
+    )
 }
 
 /// Emits and synthesizes one point into `proj_dir`.

@@ -46,23 +46,22 @@ pub struct Verified {
 /// Emits and simulates `points` under `dir`, each point on its own: one that fails is recorded
 /// with its error (`Verified::error`) and the others still run.
 pub fn verify(ctx: &Context, points: &[&PointResult], dir: &Path) -> Vec<Verified> {
-    points
-        .iter()
-        .map(|p| {
-            let proj_dir = dir.join(&p.id);
-            verify_point(ctx, p, &proj_dir).unwrap_or_else(|e| Verified {
-                id: p.id.clone(),
-                project: proj_dir.display().to_string(),
-                bit_exact: false,
-                mismatches: 0,
-                inferences: 0,
-                measured_ii: None,
-                model_ii: p.metrics.as_ref().map_or(0, |m| m.ii_cycles),
-                measured_latency: 0,
-                error: Some(e.to_string()),
-            })
-        })
-        .collect()
+    crate::output::each_point(
+        points,
+        dir,
+        |p, d| verify_point(ctx, p, d),
+        |p, project, error| Verified {
+            id: p.id.clone(),
+            project,
+            bit_exact: false,
+            mismatches: 0,
+            inferences: 0,
+            measured_ii: None,
+            model_ii: p.metrics.as_ref().map_or(0, |m| m.ii_cycles),
+            measured_latency: 0,
+            error: Some(error),
+        },
+    )
 }
 
 /// Emits and simulates one point into `proj_dir`.

@@ -148,6 +148,41 @@ pub(crate) const DOT_PRODUCT_RTL: &[&str] = &[
     "mase_dot_product.sv",
 ];
 
+/// The input rows' shape parameters of a layer (`linear`'s and `qlinear`'s).
+pub(crate) const IN_SHAPE: [ParamSpec; 4] = port_shape!(
+    "DATA_IN_0",
+    [64, 1, 4, 1],
+    [
+        "IN: elements per input row (1..65536)",
+        "rows per tensor (any number of rows may stream)",
+        "P_IN: input elements per beat (divides IN)",
+        "input rows per beat (must be 1)",
+    ]
+);
+
+/// The weight's shape parameters and `HAS_BIAS` (`linear`'s and `qlinear`'s).
+pub(crate) const WEIGHT_SHAPE: [ParamSpec; 5] = [
+    ParamSpec::same_as("WEIGHT_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0", "weight columns (= IN)"),
+    ParamSpec::value("WEIGHT_TENSOR_SIZE_DIM_1", 64, "OUT: weight rows = outputs per row (1..65536)"),
+    ParamSpec::same_as("WEIGHT_PARALLELISM_DIM_0", "DATA_IN_0_PARALLELISM_DIM_0", "weight block columns (= P_IN)"),
+    ParamSpec::value("WEIGHT_PARALLELISM_DIM_1", 4, "P_OUT: outputs per beat (divides OUT)"),
+    ParamSpec::value("HAS_BIAS", 1, "1: add the bias vector, 0: no bias"),
+];
+
+/// The bias's shape parameters (`linear`'s and `qlinear`'s).
+pub(crate) const BIAS_SHAPE: [ParamSpec; 2] = [
+    ParamSpec::same_as("BIAS_TENSOR_SIZE_DIM_0", "WEIGHT_TENSOR_SIZE_DIM_1", "bias elements (= OUT)"),
+    ParamSpec::same_as("BIAS_PARALLELISM_DIM_0", "WEIGHT_PARALLELISM_DIM_1", "bias elements per word (= P_OUT)"),
+];
+
+/// The output rows' shape parameters of a layer (`linear`'s and `qlinear`'s).
+pub(crate) const OUT_SHAPE: [ParamSpec; 4] = [
+    ParamSpec::same_as("DATA_OUT_0_TENSOR_SIZE_DIM_0", "WEIGHT_TENSOR_SIZE_DIM_1", "output elements per row (= OUT)"),
+    ParamSpec::same_as("DATA_OUT_0_TENSOR_SIZE_DIM_1", "DATA_IN_0_TENSOR_SIZE_DIM_1", "output rows (= input rows)"),
+    ParamSpec::same_as("DATA_OUT_0_PARALLELISM_DIM_0", "WEIGHT_PARALLELISM_DIM_1", "outputs per beat (= P_OUT)"),
+    ParamSpec::same_as("DATA_OUT_0_PARALLELISM_DIM_1", "DATA_IN_0_PARALLELISM_DIM_1", "output rows per beat (= 1)"),
+];
+
 /// Name, description, RTL dependencies and parameters.
 const INFO: Info = Info {
     name: "linear",
@@ -156,28 +191,9 @@ const INFO: Info = Info {
     buffers_whole_unit: true,
     params: param_list![
         port_format!("DATA_IN_0", 8, "input element bits (1..32, signed)", 4, "input fractional bits"),
-        port_shape!(
-            "DATA_IN_0",
-            [64, 1, 4, 1],
-            [
-                "IN: elements per input row (1..65536)",
-                "rows per tensor (any number of rows may stream)",
-                "P_IN: input elements per beat (divides IN)",
-                "input rows per beat (must be 1)",
-            ]
-        ),
+        IN_SHAPE,
         port_format!("WEIGHT", 8, "weight bits (1..32, signed)", 4, "weight fractional bits"),
-        [
-            ParamSpec::same_as("WEIGHT_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0", "weight columns (= IN)"),
-            ParamSpec::value("WEIGHT_TENSOR_SIZE_DIM_1", 64, "OUT: weight rows = outputs per row (1..65536)"),
-            ParamSpec::same_as(
-                "WEIGHT_PARALLELISM_DIM_0",
-                "DATA_IN_0_PARALLELISM_DIM_0",
-                "weight block columns (= P_IN)",
-            ),
-            ParamSpec::value("WEIGHT_PARALLELISM_DIM_1", 4, "P_OUT: outputs per beat (divides OUT)"),
-            ParamSpec::value("HAS_BIAS", 1, "1: add the bias vector, 0: no bias"),
-        ],
+        WEIGHT_SHAPE,
         port_format!(
             "BIAS",
             8,
@@ -185,37 +201,9 @@ const INFO: Info = Info {
             4,
             "bias fractional bits (within 32 of input + weight frac)"
         ),
-        [
-            ParamSpec::same_as("BIAS_TENSOR_SIZE_DIM_0", "WEIGHT_TENSOR_SIZE_DIM_1", "bias elements (= OUT)"),
-            ParamSpec::same_as(
-                "BIAS_PARALLELISM_DIM_0",
-                "WEIGHT_PARALLELISM_DIM_1",
-                "bias elements per word (= P_OUT)",
-            ),
-        ],
+        BIAS_SHAPE,
         port_format!("DATA_OUT_0", 8, "output element bits (1..64, signed)", 4, "output fractional bits"),
-        [
-            ParamSpec::same_as(
-                "DATA_OUT_0_TENSOR_SIZE_DIM_0",
-                "WEIGHT_TENSOR_SIZE_DIM_1",
-                "output elements per row (= OUT)",
-            ),
-            ParamSpec::same_as(
-                "DATA_OUT_0_TENSOR_SIZE_DIM_1",
-                "DATA_IN_0_TENSOR_SIZE_DIM_1",
-                "output rows (= input rows)",
-            ),
-            ParamSpec::same_as(
-                "DATA_OUT_0_PARALLELISM_DIM_0",
-                "WEIGHT_PARALLELISM_DIM_1",
-                "outputs per beat (= P_OUT)",
-            ),
-            ParamSpec::same_as(
-                "DATA_OUT_0_PARALLELISM_DIM_1",
-                "DATA_IN_0_PARALLELISM_DIM_1",
-                "output rows per beat (= 1)",
-            ),
-        ],
+        OUT_SHAPE,
         output_modes!("DATA_OUT_0", "output rounding", "output overflow"),
         [
             ParamSpec::value("FUSED_RELU", 0, "1: max(0, ·) on the exact sum before the output cast"),

@@ -22,7 +22,7 @@ use mase_ir::fixed::{FixedFormat, Overflow, Rounding};
 use mase_ir::quant::qlinear::QlinearPlan;
 use mase_ir::quant::requant::{apply, Requant};
 
-use super::linear::Linear;
+use super::linear::{Linear, BIAS_SHAPE, IN_SHAPE, OUT_SHAPE, WEIGHT_SHAPE};
 use crate::binding::{Binding, NodeView, Par};
 use crate::component::{
     data_out_0, Component, Cost, Direction, Info, MemorySpec, ParamSpec, Params, Stimulus, StreamSpec,
@@ -30,7 +30,7 @@ use crate::component::{
 };
 use crate::overrides::row;
 use crate::port::{beats_per_row, lanes};
-use crate::{check_range, param, param_list, port_format, port_shape};
+use crate::{check_range, param, param_list, port_format};
 
 /// The quantized-linear component.
 pub struct Qlinear;
@@ -46,40 +46,16 @@ const INFO: Info = Info {
     buffers_whole_unit: true,
     params: param_list![
         port_format!("DATA_IN_0", 8, "input code bits (1..31)", 0, "input fractional bits (must be 0)"),
-        port_shape!(
-            "DATA_IN_0",
-            [64, 1, 4, 1],
-            [
-                "IN: elements per input row (1..65536)",
-                "rows per tensor (any number of rows may stream)",
-                "P_IN: input elements per beat (divides IN)",
-                "input rows per beat (must be 1)",
-            ]
-        ),
+        IN_SHAPE,
         [
             ParamSpec::value("DATA_IN_0_SIGNED", 1, "1: two's complement input codes, 0: unsigned"),
             ParamSpec::value("DATA_IN_0_ZERO_POINT", 0, "input zero point (within the input code range)"),
         ],
         port_format!("WEIGHT", 8, "weight code bits (1..32, signed, zero point 0)", 0, "weight fractional bits (must be 0)"),
-        [
-            ParamSpec::same_as("WEIGHT_TENSOR_SIZE_DIM_0", "DATA_IN_0_TENSOR_SIZE_DIM_0", "weight columns (= IN)"),
-            ParamSpec::value("WEIGHT_TENSOR_SIZE_DIM_1", 64, "OUT: weight rows = outputs per row (1..65536)"),
-            ParamSpec::same_as(
-                "WEIGHT_PARALLELISM_DIM_0",
-                "DATA_IN_0_PARALLELISM_DIM_0",
-                "weight block columns (= P_IN)",
-            ),
-            ParamSpec::value("WEIGHT_PARALLELISM_DIM_1", 4, "P_OUT: outputs per beat (divides OUT)"),
-            ParamSpec::value("HAS_BIAS", 1, "1: add the bias vector, 0: no bias"),
-        ],
+        WEIGHT_SHAPE,
         port_format!("BIAS", 32, "bias code bits (1..32, signed)", 0, "bias fraction bits on the sum's grid (0..16)"),
+        BIAS_SHAPE,
         [
-            ParamSpec::same_as("BIAS_TENSOR_SIZE_DIM_0", "WEIGHT_TENSOR_SIZE_DIM_1", "bias elements (= OUT)"),
-            ParamSpec::same_as(
-                "BIAS_PARALLELISM_DIM_0",
-                "WEIGHT_PARALLELISM_DIM_1",
-                "bias elements per word (= P_OUT)",
-            ),
             ParamSpec::value("FUSED_RELU", 0, "1: max(0, ·) on the exact sum before the requantisation"),
             ParamSpec::value("MULT_WIDTH", 24, "bits of each column's unsigned requantisation multiplier (1..32)"),
             ParamSpec::value("MULT_SHIFT", 30, "fraction bits of every multiplier (0..62)"),
@@ -92,27 +68,8 @@ const INFO: Info = Info {
                 0,
                 "output zero point, added after the rounding (within the output code range)",
             ),
-            ParamSpec::same_as(
-                "DATA_OUT_0_TENSOR_SIZE_DIM_0",
-                "WEIGHT_TENSOR_SIZE_DIM_1",
-                "output elements per row (= OUT)",
-            ),
-            ParamSpec::same_as(
-                "DATA_OUT_0_TENSOR_SIZE_DIM_1",
-                "DATA_IN_0_TENSOR_SIZE_DIM_1",
-                "output rows (= input rows)",
-            ),
-            ParamSpec::same_as(
-                "DATA_OUT_0_PARALLELISM_DIM_0",
-                "WEIGHT_PARALLELISM_DIM_1",
-                "outputs per beat (= P_OUT)",
-            ),
-            ParamSpec::same_as(
-                "DATA_OUT_0_PARALLELISM_DIM_1",
-                "DATA_IN_0_PARALLELISM_DIM_1",
-                "output rows per beat (= 1)",
-            ),
         ],
+        OUT_SHAPE,
     ],
     ..Info::DEFAULT
 };
@@ -463,19 +420,9 @@ impl Binding for Qlinear {
         o.done()
     }
 
-    /// `linear`'s: every `P_IN` dividing the input row and `P_OUT` dividing the output row, up to
-    /// 256 each and 4096 multipliers.
+    /// `linear`'s: every `P_IN` dividing the input row and `P_OUT` dividing the output row.
     fn candidates(&self, v: &NodeView) -> mase_ir::Result<Vec<Par>> {
-        let out = *v.out_shape()?.last().unwrap_or(&1);
-        let mut c = Vec::new();
-        for p_in in crate::binding::divisors(v.row_len()?, 256) {
-            for p_out in crate::binding::divisors(out, 256) {
-                if p_in * p_out <= 4096 {
-                    c.push(Par::io(p_in, p_out));
-                }
-            }
-        }
-        Ok(c)
+        Linear.candidates(v)
     }
 
     /// The model's own weight codes, the bias codes on the sum's grid and the multipliers.
