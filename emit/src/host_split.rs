@@ -365,7 +365,9 @@ pub fn code_formats(d: &mut MaseGraph) -> Result<()> {
     let ids: Vec<NodeId> =
         d.nodes().filter(|(_, n)| matches!(n.op, Op::Qlinear { .. })).map(|(i, _)| i).collect();
     for id in ids {
-        let Op::Qlinear { x_type, x_scale, x_zero_point, .. } = d.node(id).op.clone() else { continue };
+        let Op::Qlinear { x_type, x_scale, x_zero_point, y_type, .. } = d.node(id).op.clone() else {
+            continue;
+        };
         let src = d.node(id).inputs[0];
         if let Op::Qlinear { y_type, y_scale, y_zero_point, .. } = &d.node(src).op {
             if (*y_type, *y_scale, *y_zero_point) != (x_type, x_scale, x_zero_point) {
@@ -382,10 +384,6 @@ pub fn code_formats(d: &mut MaseGraph) -> Result<()> {
             tm.ty = ValueType::Integer;
             tm.precision = vec![64, i64::from(f.width)];
             tm.unsigned = !f.signed;
-        };
-        let y_type = match &d.node(id).op {
-            Op::Qlinear { y_type, .. } => *y_type,
-            _ => continue,
         };
         if let Some(tm) = d.node_mut(src).meta.common.results.get_mut("data_out_0") {
             code(tm, x_type);
