@@ -129,6 +129,12 @@ pub fn param(p: &Params, name: &str) -> i64 {
     }
 }
 
+/// The values of `names` in resolved parameters `p`, as overrides for an inner module's
+/// parameters (a wrapper passes its own shape and formats on unchanged).
+pub fn copy_params<S: AsRef<str>>(p: &Params, names: impl IntoIterator<Item = S>) -> Vec<(String, i64)> {
+    names.into_iter().map(|n| (n.as_ref().to_string(), param(p, n.as_ref()))).collect()
+}
+
 /// The SV module name of a component (`mase_<name>`).
 pub fn module_name(c: &dyn Component) -> String {
     format!("mase_{}", c.name())

@@ -115,21 +115,12 @@ fn embedding_params(p: &Params) -> Result<Params, String> {
 /// The parameters of the `add` instance inside: input 0 = this component's input, input 1 = the
 /// table's format, this component's output format and modes.
 fn add_params(p: &Params) -> Result<Params, String> {
-    let names = [
-        "DATA_IN_0_PRECISION_0",
-        "DATA_IN_0_PRECISION_1",
-        "DATA_IN_0_TENSOR_SIZE_DIM_0",
-        "DATA_IN_0_TENSOR_SIZE_DIM_1",
-        "DATA_IN_0_PARALLELISM_DIM_0",
-        "DATA_IN_0_PARALLELISM_DIM_1",
-        "DATA_OUT_0_PRECISION_0",
-        "DATA_OUT_0_PRECISION_1",
-        "DATA_OUT_0_ROUNDING",
-        "DATA_OUT_0_OVERFLOW",
-    ];
-    let mut ov: Vec<(&str, i64)> = names.iter().map(|&n| (n, param(p, n))).collect();
-    ov.push(("DATA_IN_1_PRECISION_0", param(p, "WEIGHT_PRECISION_0")));
-    ov.push(("DATA_IN_1_PRECISION_1", param(p, "WEIGHT_PRECISION_1")));
+    let shape = crate::port::SHAPE.map(|s| format!("DATA_IN_0_{s}"));
+    let formats = ["DATA_IN_0_PRECISION_0", "DATA_IN_0_PRECISION_1", "DATA_OUT_0_PRECISION_0", "DATA_OUT_0_PRECISION_1"];
+    let modes = ["DATA_OUT_0_ROUNDING", "DATA_OUT_0_OVERFLOW"];
+    let mut ov = crate::copy_params(p, shape.iter().map(String::as_str).chain(formats).chain(modes));
+    ov.push(("DATA_IN_1_PRECISION_0".into(), param(p, "WEIGHT_PRECISION_0")));
+    ov.push(("DATA_IN_1_PRECISION_1".into(), param(p, "WEIGHT_PRECISION_1")));
     crate::resolve_params(&Add, &ov)
 }
 

@@ -98,36 +98,21 @@ pub fn sum_bits(p: &Params) -> i64 {
 /// The parameters of the `linear` inside: the codes minus the zero point (one bit wider, signed,
 /// fraction 0), the weights and bias as they are, an output format holding every exact sum.
 fn inner_linear(p: &Params) -> Result<Params, String> {
-    let keep = [
-        "DATA_IN_0_TENSOR_SIZE_DIM_0",
-        "DATA_IN_0_TENSOR_SIZE_DIM_1",
-        "DATA_IN_0_PARALLELISM_DIM_0",
-        "DATA_IN_0_PARALLELISM_DIM_1",
-        "WEIGHT_PRECISION_0",
-        "WEIGHT_PRECISION_1",
-        "WEIGHT_TENSOR_SIZE_DIM_1",
-        "WEIGHT_PARALLELISM_DIM_1",
-        "HAS_BIAS",
-        "BIAS_PRECISION_0",
-        "BIAS_PRECISION_1",
-        "FUSED_RELU",
-        "DATA_OUT_0_TENSOR_SIZE_DIM_0",
-        "DATA_OUT_0_TENSOR_SIZE_DIM_1",
-        "DATA_OUT_0_PARALLELISM_DIM_0",
-        "DATA_OUT_0_PARALLELISM_DIM_1",
-    ];
-    let mut o: Vec<(&str, i64)> = keep.iter().map(|k| (*k, param(p, k))).collect();
-    o.extend([
-        ("DATA_IN_0_PRECISION_0", param(p, "DATA_IN_0_PRECISION_0") + 1),
-        ("DATA_IN_0_PRECISION_1", 0),
-        ("DATA_OUT_0_PRECISION_0", sum_bits(p)),
-        (
-            "DATA_OUT_0_PRECISION_1",
-            if param(p, "HAS_BIAS") == 1 { param(p, "BIAS_PRECISION_1") } else { 0 },
-        ),
-        ("DATA_OUT_0_ROUNDING", 0),
-        ("DATA_OUT_0_OVERFLOW", 1),
-    ]);
+    let shapes = [&IN_SHAPE[..], &WEIGHT_SHAPE, &BIAS_SHAPE, &OUT_SHAPE].concat();
+    let own = ["WEIGHT_PRECISION_0", "WEIGHT_PRECISION_1", "BIAS_PRECISION_0", "BIAS_PRECISION_1", "FUSED_RELU"];
+    let mut o = crate::copy_params(p, shapes.iter().map(|s| s.name).chain(own));
+    let bias_frac = if param(p, "HAS_BIAS") == 1 { param(p, "BIAS_PRECISION_1") } else { 0 };
+    o.extend(
+        [
+            ("DATA_IN_0_PRECISION_0", param(p, "DATA_IN_0_PRECISION_0") + 1),
+            ("DATA_IN_0_PRECISION_1", 0),
+            ("DATA_OUT_0_PRECISION_0", sum_bits(p)),
+            ("DATA_OUT_0_PRECISION_1", bias_frac),
+            ("DATA_OUT_0_ROUNDING", 0),
+            ("DATA_OUT_0_OVERFLOW", 1),
+        ]
+        .map(|(k, v)| (k.to_string(), v)),
+    );
     crate::fill_params(&Linear, &o)
 }
 
