@@ -1,16 +1,10 @@
 //! `mase sweep` from the user's side: a small sweep of the fixture classifier, its rerun from
 //! the cache, two shards merged, `--json`, and an unknown axis. No Verilator needed.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn mase(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mase")).args(args).current_dir(dir).output().expect("runs mase")
-}
-
-fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name).display().to_string()
-}
+mod common;
+use common::{classifier_sweep_args, fixture, mase, CLASSIFIER_AXES};
 
 /// A temp dir holding `SWEEP.toml` with these contents.
 fn sweep_dir(sweep_toml: &str) -> tempfile::TempDir {
@@ -27,29 +21,13 @@ fn ok(out: &Output) -> String {
 
 #[test]
 fn sweep_rerun_shards_merge_and_errors() {
-    let tmp = sweep_dir("[sweep]\nwidth = [8, 12]\nweight_width = [8]\ntarget_ii = [16, 128]\n");
+    let tmp = sweep_dir(CLASSIFIER_AXES);
     let dir = tmp.path();
-    let model = fixture("mlp_classifier.onnx");
-    let (cal, ev, lab) = (
-        format!("x={}", fixture("mlp_classifier.calib.x.npy")),
-        format!("x={}", fixture("mlp_classifier.eval.x.npy")),
-        fixture("mlp_classifier.eval.labels.npy"),
-    );
+    let model = fixture("mlp_classifier.onnx").display().to_string();
     let run = |extra: &[&str]| {
-        let mut a = vec![
-            "sweep",
-            &model,
-            "--config",
-            "SWEEP.toml",
-            "--calibrate",
-            &cal,
-            "--eval",
-            &ev,
-            "--labels",
-            &lab,
-        ];
-        a.extend_from_slice(extra);
-        mase(&a, dir)
+        let mut a = classifier_sweep_args(true);
+        a.extend(extra.iter().map(|s| s.to_string()));
+        mase(&a.iter().map(String::as_str).collect::<Vec<_>>(), dir)
     };
     let first = ok(&run(&["-j", "2", "-o", "full"]));
     assert!(first.contains("4 points (4 evaluated, 0 cached)"), "{first}");
@@ -93,8 +71,10 @@ fn sweep_rerun_shards_merge_and_errors() {
 fn sweep_pnr_adds_fmax_and_inferences_per_second() {
     let tmp = sweep_dir("[sweep]\nwidth = [8]\nweight_width = [8]\ntarget_ii = [16, 128]\n");
     let dir = tmp.path();
-    let (model, cal) =
-        (fixture("mlp_classifier.onnx"), format!("x={}", fixture("mlp_classifier.calib.x.npy")));
+    let (model, cal) = (
+        fixture("mlp_classifier.onnx").display().to_string(),
+        format!("x={}", fixture("mlp_classifier.calib.x.npy").display()),
+    );
     let out = ok(&mase(
         &["sweep", &model, "--config", "SWEEP.toml", "--calibrate", &cal, "--pnr", "1", "-o", "s"],
         dir,

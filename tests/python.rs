@@ -1,6 +1,7 @@
 //! The Python package's suite inside `cargo test`: a cached venv (`target/py-venv`, or
-//! `$MASE_PY_VENV`) gets maturin, numpy, pytest, pytest-xdist and onnxruntime (the whole-model
-//! test runs the project's host parts with it) from PyPI, then `pip install ./py` (built with the
+//! `$MASE_PY_VENV`) gets maturin, numpy, pytest, pytest-xdist, onnxruntime (the whole-model
+//! test runs the project's host parts with it) and Dask (the sweep over an executor) from PyPI,
+//! then `pip install ./py` (built with the
 //! dev profile into this workspace's target dir, so the dependencies `cargo test` just compiled
 //! are reused), then pytest, one worker per core, runs `py/tests` (API, harness, the README's
 //! Python example) and `testbenches/` (one cocotb-style testbench per library component). Any
@@ -34,13 +35,13 @@ fn venv(dir: &Path) -> PathBuf {
         run(Command::new(&base).args(["-m", "venv"]).arg(dir), "creating the venv");
     }
     // The marker lists what was installed, so a venv made before a tool joined the list gets it.
-    let tools = ["maturin>=1.5,<2", "numpy", "pytest", "pytest-xdist", "onnxruntime"];
+    let tools = ["maturin>=1.5,<2", "numpy", "pytest", "pytest-xdist", "onnxruntime", "dask[distributed]"];
     let ready = dir.join(".mase-tools");
     let listed = tools.join(" ") + "\n";
     if std::fs::read_to_string(&ready).ok().as_deref() != Some(listed.as_str()) {
         run(
             Command::new(&py).args(["-m", "pip", "install", "-q"]).args(tools),
-            "installing maturin, numpy, pytest, pytest-xdist, onnxruntime",
+            "installing maturin, numpy, pytest, pytest-xdist, onnxruntime, dask[distributed]",
         );
         std::fs::write(&ready, listed).expect("marking the venv ready");
     }

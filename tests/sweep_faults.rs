@@ -4,37 +4,20 @@
 //! still verified, every output is written and the exit status says what failed; the rerun takes
 //! every point from the cache and verifies both.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
-fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name).display().to_string()
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-    })
-}
+mod common;
+use common::{classifier_sweep_args, stdout_json as json, CLASSIFIER_AXES};
 
 #[test]
 fn a_failed_verification_is_recorded_and_the_rerun_completes_from_the_cache() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    std::fs::write(
-        dir.join("SWEEP.toml"),
-        "[sweep]\nwidth = [8, 12]\nweight_width = [8]\ntarget_ii = [16, 128]\n",
-    )
-    .unwrap();
-    let model = fixture("mlp_classifier.onnx");
-    let (cal, ev) = (
-        format!("x={}", fixture("mlp_classifier.calib.x.npy")),
-        format!("x={}", fixture("mlp_classifier.eval.x.npy")),
-    );
+    std::fs::write(dir.join("SWEEP.toml"), CLASSIFIER_AXES).unwrap();
     let run = |extra: &[&str]| {
-        let mut a = vec!["sweep", &model, "--config", "SWEEP.toml", "--calibrate", &cal, "--eval", &ev];
-        a.extend_from_slice(&["--json", "-o", "out"]);
-        a.extend_from_slice(extra);
+        let mut a = classifier_sweep_args(false);
+        a.extend(["--json", "-o", "out"].iter().chain(extra).map(|s| s.to_string()));
         Command::new(env!("CARGO_BIN_EXE_mase")).args(&a).current_dir(dir).output().expect("runs mase")
     };
     let first = run(&[]);

@@ -31,6 +31,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(passes::emit_project, m)?)?;
     m.add_function(wrap_pyfunction!(flow::flow, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::sweep_files, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_build_design, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_build_component, m)?)?;
     m.add_function(wrap_pyfunction!(sim::component_stimulus, m)?)?;

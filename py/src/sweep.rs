@@ -52,15 +52,65 @@ fn data_files(
     Ok(out)
 }
 
+/// The sweep's data as files: arrays saved under `out_dir/data/`, labels as `labels.npy`.
+fn files(
+    out_dir: &Path,
+    calibrate: Option<&Bound<'_, PyDict>>,
+    eval: Option<&Bound<'_, PyDict>>,
+    labels: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Data> {
+    let labels = match labels {
+        None => None,
+        Some(l) => Some(match l.extract::<PathBuf>() {
+            Ok(p) => p,
+            Err(_) => {
+                let (shape, data) = i64_from_py(l, "labels")?;
+                let t = mase_ir::Tensor::from_i64(&shape, data)
+                    .ok_or_else(|| mase_err(format!("labels: shape {shape:?} does not match its data")))?;
+                save(out_dir, "labels.npy", &t)?
+            }
+        }),
+    };
+    Ok(Data {
+        input_shapes: Default::default(),
+        calibrate: data_files(calibrate, out_dir, "calibrate")?,
+        eval: data_files(eval, out_dir, "eval")?,
+        labels,
+    })
+}
+
+/// The files [`sweep`] would read for `calibrate`, `eval` and `labels` (arrays saved as it saves
+/// them), as `{"calibrate": {input: [path]}, "eval": {…}, "labels": path or None}`: what a sweep
+/// spread over workers hands each of them, so that every worker reads the same files.
+#[pyfunction]
+#[pyo3(signature = (out_dir, calibrate=None, eval=None, labels=None))]
+pub fn sweep_files<'py>(
+    py: Python<'py>,
+    out_dir: PathBuf,
+    calibrate: Option<&Bound<'py, PyDict>>,
+    eval: Option<&Bound<'py, PyDict>>,
+    labels: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let data = files(&out_dir, calibrate, eval, labels)?;
+    let out = PyDict::new(py);
+    out.set_item("calibrate", to_py(py, &data.calibrate)?)?;
+    out.set_item("eval", to_py(py, &data.eval)?)?;
+    out.set_item("labels", to_py(py, &data.labels)?)?;
+    Ok(out.into_any())
+}
+
 /// Runs a sweep of `model` into `out_dir` (the files `mase sweep` writes). `config` is SWEEP.toml
 /// as a dict (a flow configuration plus a `sweep` table of axes) or its path; `calibrate` and
 /// `eval` map graph inputs to `.npy` paths, lists of paths or arrays; `labels` is a path or an
-/// integer array; `pnr` places and routes the K most accurate front points on an ECP5. Returns
-/// `{"points": [...], "front": [...], "evaluated", "cached", "verified", "synthesized", "routed",
-/// "sweep", "out_dir"}`: every point as a dict (`id`, its settings, `metrics` or `error`,
+/// integer array; `pnr` places and routes the K most accurate front points on an ECP5; `cache`
+/// is the point cache directory (default `out_dir/cache`; shards may share one); `front_rank`
+/// runs only that front point's verify/synth/pnr share and keeps the results as records for a
+/// later call to collect (every point must be cached already). Returns `{"points": [...],
+/// "front": [...], "evaluated", "cached", "verified", "synthesized", "routed", "steps", "sweep",
+/// "out_dir"}`: every point as a dict (`id`, its settings, `metrics` or `error`,
 /// `pareto`), the front's points most accurate first, and the sweep's description.
 #[pyfunction]
-#[pyo3(signature = (model, out_dir, config, input_shapes=None, calibrate=None, eval=None, labels=None, jobs=1, shard=None, verify=0, synth=0, pnr=0))]
+#[pyo3(signature = (model, out_dir, config, input_shapes=None, calibrate=None, eval=None, labels=None, jobs=1, shard=None, verify=0, synth=0, pnr=0, cache=None, front_rank=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn sweep<'py>(
     py: Python<'py>,
@@ -76,30 +126,16 @@ pub fn sweep<'py>(
     verify: usize,
     synth: usize,
     pnr: usize,
+    cache: Option<PathBuf>,
+    front_rank: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let config = if config.is_instance_of::<PyDict>() {
         SweepConfig::from_table(table_from_py(Some(config), "sweep config")?, "sweep config", None).py()?
     } else {
         SweepConfig::from_file(&config.extract::<PathBuf>()?).py()?
     };
-    let labels = match labels {
-        None => None,
-        Some(l) => Some(match l.extract::<PathBuf>() {
-            Ok(p) => p,
-            Err(_) => {
-                let (shape, data) = i64_from_py(l, "labels")?;
-                let t = mase_ir::Tensor::from_i64(&shape, data)
-                    .ok_or_else(|| mase_err(format!("labels: shape {shape:?} does not match its data")))?;
-                save(&out_dir, "labels.npy", &t)?
-            }
-        }),
-    };
-    let data = Data {
-        input_shapes: input_shapes.unwrap_or_default(),
-        calibrate: data_files(calibrate, &out_dir, "calibrate")?,
-        eval: data_files(eval, &out_dir, "eval")?,
-        labels,
-    };
+    let mut data = files(&out_dir, calibrate, eval, labels)?;
+    data.input_shapes = input_shapes.unwrap_or_default();
     let shard = shard.as_deref().map(str::parse::<Shard>).transpose().py()?;
     let opts = SweepOptions {
         model,
@@ -112,7 +148,8 @@ pub fn sweep<'py>(
         pnr,
         out_dir: out_dir.clone(),
         progress: false,
-        cache_dir: None,
+        cache_dir: cache,
+        front_rank,
     };
     let o = py.detach(|| mase_sweep::run_sweep(&opts)).py()?;
     let out = PyDict::new(py);
@@ -123,8 +160,9 @@ pub fn sweep<'py>(
     out.set_item("front", to_py(py, &front)?)?;
     out.set_item("evaluated", o.evaluated)?;
     out.set_item("cached", o.cached)?;
-    out.set_item("verified", to_py(py, &o.verified)?)?;
-    out.set_item("synthesized", to_py(py, &o.synthesized)?)?;
-    out.set_item("routed", to_py(py, &o.routed)?)?;
+    out.set_item("verified", to_py(py, &o.steps.verified)?)?;
+    out.set_item("synthesized", to_py(py, &o.steps.synthesized)?)?;
+    out.set_item("routed", to_py(py, &o.steps.routed)?)?;
+    out.set_item("steps", to_py(py, &o.steps.tally)?)?;
     Ok(out.into_any())
 }

@@ -34,10 +34,16 @@ pub fn input_shapes(specs: &[String]) -> anyhow::Result<BTreeMap<String, Vec<usi
 /// Parses `--calibrate NAME=FILE.npy` values: files per graph input name, in the order given
 /// (a name may repeat; each file may stack several inferences).
 pub fn calibration_files(specs: &[String]) -> anyhow::Result<BTreeMap<String, Vec<PathBuf>>> {
+    named_files("--calibrate", specs)
+}
+
+/// Parses `FLAG NAME=FILE.npy` values (`--calibrate`, `--eval`): files per graph input name, in
+/// the order given.
+pub fn named_files(flag: &str, specs: &[String]) -> anyhow::Result<BTreeMap<String, Vec<PathBuf>>> {
     let mut out: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
     for s in specs {
         let Some((name, file)) = s.split_once('=') else {
-            bail!("--calibrate '{s}': expected NAME=FILE.npy (NAME a graph input)");
+            bail!("{flag} '{s}': expected NAME=FILE.npy (NAME a graph input)");
         };
         out.entry(name.to_string()).or_default().push(PathBuf::from(file));
     }

@@ -14,6 +14,7 @@ mod quantize;
 mod run;
 mod sim;
 mod sweep;
+mod sweep_slurm;
 
 use std::path::PathBuf;
 

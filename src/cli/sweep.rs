@@ -50,10 +50,30 @@ pub struct SweepArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// The point cache (default DIR/cache); the shards of one sweep may share one.
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// Run only front point R's --verify/--synth/--pnr share (0-based, best accuracy first),
+    /// keeping the results as records in DIR/steps for a later run to collect; every point must
+    /// be in the cache already (how --slurm spreads the steps).
+    #[arg(long, value_name = "R", conflicts_with = "shard")]
+    pub front_rank: Option<usize>,
+    /// Submit the sweep to Slurm instead of running it: an array of N tasks for the points
+    /// (shards), one over the front for --verify/--synth/--pnr, then a job collecting the
+    /// results into DIR; the scripts are kept in DIR/slurm/ (submit.sh resubmits).
+    #[arg(long, value_name = "N", conflicts_with_all = ["shard", "front_rank"])]
+    pub slurm: Option<usize>,
+    /// Extra sbatch options for every job of --slurm, as one shell-quoted string, e.g.
+    /// "--partition=short --time=2:00:00".
+    #[arg(long, value_name = "OPTIONS", requires = "slurm")]
+    pub sbatch: Option<String>,
 }
 
 /// `mase sweep MODEL --config SWEEP.toml -o DIR`.
 pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
+    if let Some(tasks) = a.slurm {
+        return super::sweep_slurm::submit(model, a, out, tasks);
+    }
     let t = Instant::now();
     let config = SweepConfig::from_file(
         a.config.as_deref().ok_or_else(|| anyhow::anyhow!("mase sweep needs --config SWEEP.toml"))?,
@@ -61,7 +81,7 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
     let data = Data {
         input_shapes: super::args::input_shapes(&a.shapes)?,
         calibrate: super::args::calibration_files(&a.calibrate)?,
-        eval: eval_files(&a.eval)?,
+        eval: super::args::named_files("--eval", &a.eval)?,
         labels: a.labels.clone(),
     };
     let shard = a.shard.as_deref().map(str::parse::<Shard>).transpose()?;
@@ -76,7 +96,8 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
         pnr: a.pnr,
         out_dir: out.to_path_buf(),
         progress: std::io::stderr().is_terminal() && !a.json,
-        cache_dir: None,
+        cache_dir: a.cache.clone(),
+        front_rank: a.front_rank,
     };
     let o = mase_sweep::run_sweep(&opts)?;
     let secs = t.elapsed().as_secs_f64();
@@ -87,9 +108,10 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
             "cached": o.cached,
             "failed": o.points.iter().filter(|p| p.error.is_some()).count(),
             "pareto": front_sorted(&o.points).iter().map(|p| &p.id).collect::<Vec<_>>(),
-            "verified": o.verified,
-            "synthesized": o.synthesized,
-            "routed": o.routed,
+            "verified": o.steps.verified,
+            "synthesized": o.steps.synthesized,
+            "routed": o.steps.routed,
+            "steps": o.steps.tally,
             "seconds": secs,
             "out": out.display().to_string(),
         });
@@ -103,54 +125,56 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
             a.jobs
         );
         print_front(&o.points);
-        for v in &o.verified {
-            if let Some(e) = &v.error {
-                println!("verify     {}: failed: {e}", v.id);
-                continue;
-            }
-            println!(
-                "verify     {}: bit_exact {} ({} mismatches, {} inferences), ii measured {} vs model {}",
-                v.id,
-                v.bit_exact,
-                v.mismatches,
-                v.inferences,
-                v.measured_ii.map(|x| format!("{x:.0}")).unwrap_or_else(|| "n/a".into()),
-                v.model_ii
-            );
+        for v in &o.steps.verified {
+            step_line(&o.steps.tally, "verify", &v.id, &v.error, || {
+                format!(
+                    "bit_exact {} ({} mismatches, {} inferences), ii measured {} vs model {}",
+                    v.bit_exact,
+                    v.mismatches,
+                    v.inferences,
+                    v.measured_ii.map(|x| format!("{x:.0}")).unwrap_or_else(|| "n/a".into()),
+                    v.model_ii
+                )
+            });
         }
-        for s in &o.synthesized {
-            if let Some(e) = &s.error {
-                println!("synth      {}: failed: {e}", s.id);
-                continue;
-            }
+        for s in &o.steps.synthesized {
             let (m, e) = (&s.measured, &s.estimate);
-            println!(
-                "synth      {}: LUT {} (estimate {}), FF {} ({}), DSP {} ({}), BRAM18 {} ({}), {:.1} s",
-                s.id, m.lut, e.lut, m.ff, e.ff, m.dsp, e.dsp, m.bram18, e.bram18, s.synth_s
-            );
+            step_line(&o.steps.tally, "synth", &s.id, &s.error, || {
+                format!(
+                    "LUT {} (estimate {}), FF {} ({}), DSP {} ({}), BRAM18 {} ({})",
+                    m.lut, e.lut, m.ff, e.ff, m.dsp, e.dsp, m.bram18, e.bram18
+                )
+            });
         }
-        for r in &o.routed {
-            if let Some(e) = &r.error {
-                println!("pnr        {}: failed: {e}", r.id);
-                continue;
-            }
-            println!(
-                "pnr        {}: {:.1} MHz on LFE5U-85F-6, {:.1} inferences/s, latency {:.2} µs; critical path {}, {:.1} s",
-                r.id, r.fmax_mhz, r.inferences_per_s, r.latency_us, r.critical_path, r.seconds
-            );
+        for r in &o.steps.routed {
+            step_line(&o.steps.tally, "pnr", &r.id, &r.error, || {
+                format!(
+                    "{:.1} MHz on LFE5U-85F-6, {:.1} inferences/s, latency {:.2} µs; critical path {}",
+                    r.fmax_mhz, r.inferences_per_s, r.latency_us, r.critical_path
+                )
+            });
         }
-        println!(
-            "wrote      {}/{{points.csv,points.json,pareto.csv,pareto.svg,README.md,configs/}}",
-            out.display()
-        );
+        match a.front_rank {
+            Some(r) => println!(
+                "steps      front point {r}: {} run, {} reused (records in {}/steps)",
+                o.steps.tally.ran,
+                o.steps.tally.reused,
+                out.display()
+            ),
+            None => println!(
+                "wrote      {}/{{points.csv,points.json,pareto.csv,pareto.svg,README.md,configs/}}",
+                out.display()
+            ),
+        }
     }
     // Every point ran and every file is written; the exit status still says what failed.
     let failed: Vec<String> = o
+        .steps
         .verified
         .iter()
         .filter_map(|v| v.error.as_ref().map(|_| format!("verify {}", v.id)))
-        .chain(o.synthesized.iter().filter_map(|s| s.error.as_ref().map(|_| format!("synth {}", s.id))))
-        .chain(o.routed.iter().filter_map(|r| r.error.as_ref().map(|_| format!("pnr {}", r.id))))
+        .chain(o.steps.synthesized.iter().filter_map(|s| s.error.as_ref().map(|_| format!("synth {}", s.id))))
+        .chain(o.steps.routed.iter().filter_map(|r| r.error.as_ref().map(|_| format!("pnr {}", r.id))))
         .collect();
     if !failed.is_empty() {
         anyhow::bail!(
@@ -160,7 +184,7 @@ pub fn sweep(model: &Path, a: &SweepArgs, out: &Path) -> anyhow::Result<()> {
             out.display()
         );
     }
-    if let Some(v) = o.verified.iter().find(|v| !v.bit_exact) {
+    if let Some(v) = o.steps.verified.iter().find(|v| !v.bit_exact) {
         anyhow::bail!("{}: the RTL differs from the golden model in {} elements", v.id, v.mismatches);
     }
     Ok(())
@@ -192,18 +216,6 @@ fn print_front(points: &[PointResult]) {
     }
 }
 
-/// Parses `--eval NAME=FILE.npy` values (files per graph input, in order).
-fn eval_files(specs: &[String]) -> anyhow::Result<std::collections::BTreeMap<String, Vec<PathBuf>>> {
-    let mut out: std::collections::BTreeMap<String, Vec<PathBuf>> = Default::default();
-    for s in specs {
-        let Some((name, file)) = s.split_once('=') else {
-            anyhow::bail!("--eval '{s}': expected NAME=FILE.npy (NAME a graph input)");
-        };
-        out.entry(name.to_string()).or_default().push(PathBuf::from(file));
-    }
-    Ok(out)
-}
-
 /// `mase sweep merge DIR… -o DIR`.
 pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
     let doc = mase_sweep::merge(dirs, out)?;
@@ -222,4 +234,21 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
     print_front(&doc.points);
     println!("wrote      {}", out.display());
     Ok(())
+}
+
+/// Prints one expensive step's line for a point: its figures and how long it took (or that an
+/// earlier run's record gave it), or why it failed.
+fn step_line(
+    tally: &mase_sweep::StepTally,
+    step: &str,
+    id: &str,
+    error: &Option<String>,
+    figures: impl FnOnce() -> String,
+) {
+    let took = tally.seconds.get(&format!("{step} {id}"));
+    match (error, took) {
+        (Some(e), _) => println!("{step:<10} {id}: failed: {e}"),
+        (None, Some(s)) => println!("{step:<10} {id}: {}, {s:.1} s", figures()),
+        (None, None) => println!("{step:<10} {id}: {} (from its record)", figures()),
+    }
 }

@@ -66,6 +66,7 @@ fn main() {
         out_dir: tmp.path().join(dir),
         progress: false,
         cache_dir: None,
+        front_rank: None,
     };
     // The fastest of REPEATS fresh runs each, `-j 1` and `-j 2` alternating (the sweep takes well
     // under a second, so one run measures the machine's noise as much as the sweep).

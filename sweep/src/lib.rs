@@ -9,7 +9,8 @@
 //! (shared preparation and per-point evaluation), [`cache`] (finished points by content hash),
 //! [`pareto`], [`output`] (CSV, JSON, README, per-point configs), [`svg`] (the plot),
 //! [`verify`] (Verilator runs of front points), [`synth`] (Yosys runs of front points), [`pnr`]
-//! (ECP5 place and route of front points), [`run`] (the driver and merge).
+//! (ECP5 place and route of front points), [`steps`] (their records, reruns and spreading over
+//! workers), [`slurm`] (a sweep as Slurm jobs), [`run`] (the driver and merge).
 //!
 //! Resources (LUT, FF, DSP, BRAM) are the resource model's estimates
 //! (`mase_hwlib::Component::resources`); `--synth K` measures K front points with Yosys, and
@@ -24,6 +25,8 @@ pub mod pareto;
 pub mod pnr;
 pub mod point;
 pub mod run;
+pub mod slurm;
+pub mod steps;
 pub mod svg;
 pub mod synth;
 pub mod verify;
@@ -34,5 +37,6 @@ pub use eval::{Context, Data, Metrics};
 pub use output::{Document, Meta, PointResult};
 pub use point::{PointSpec, Shard};
 pub use run::{merge, run_sweep, SweepOptions, SweepOutcome};
+pub use steps::{StepCounts, StepResult, StepTally, Steps};
 pub use synth::Synthesized;
 pub use verify::Verified;

@@ -170,23 +170,15 @@ pub fn csv(points: &[PointResult], rows: &[&PointResult], routed: &[crate::pnr::
         }
         f.extend(ops.iter().map(|o| opt(p.spec.ops.get(o))));
         match &p.metrics {
-            Some(m) => f.extend([
-                opt(m.top1),
-                opt(m.float_top1),
-                m.cosine.to_string(),
-                m.max_abs_error.to_string(),
-                m.mean_abs_error.to_string(),
-                m.argmax_agreement.to_string(),
-                m.ii_cycles.to_string(),
-                m.latency_cycles.to_string(),
-                m.multipliers.to_string(),
-                m.memory_bits.to_string(),
-                m.lut.to_string(),
-                m.ff.to_string(),
-                m.dsp.to_string(),
-                m.bram18.to_string(),
-                m.lutram.to_string(),
-            ]),
+            Some(m) => {
+                f.extend([opt(m.top1), opt(m.float_top1)]);
+                f.extend(
+                    [m.cosine, m.max_abs_error, m.mean_abs_error, m.argmax_agreement].map(|x| x.to_string()),
+                );
+                let counts = [m.ii_cycles, m.latency_cycles, m.multipliers, m.memory_bits];
+                let resources = [m.lut, m.ff, m.dsp, m.bram18, m.lutram];
+                f.extend(counts.iter().chain(&resources).map(u64::to_string));
+            }
             None => f.extend(std::iter::repeat_n(String::new(), 15)),
         }
         if !routed.is_empty() {
@@ -390,22 +382,4 @@ pub fn write_all(
         write_point_config(dir, &base, &p.id, &p.spec)?;
     }
     Ok(())
-}
-
-/// Runs `step` on each of `points` in its own project directory `dir/<id>`: a point whose step
-/// fails gets `failed(point, project directory, error)` and the others still run (the verify,
-/// synth and place-and-route steps of a sweep's front).
-pub(crate) fn each_point<T>(
-    points: &[&PointResult],
-    dir: &std::path::Path,
-    step: impl Fn(&PointResult, &std::path::Path) -> crate::error::Result<T>,
-    failed: impl Fn(&PointResult, String, String) -> T,
-) -> Vec<T> {
-    points
-        .iter()
-        .map(|p| {
-            let proj_dir = dir.join(&p.id);
-            step(p, &proj_dir).unwrap_or_else(|e| failed(p, proj_dir.display().to_string(), e.to_string()))
-        })
-        .collect()
 }

@@ -6,19 +6,20 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::eval::Context;
 use crate::output::PointResult;
+use crate::steps::{StepResult, StepRun};
 
-/// One placed and routed point.
-#[derive(Debug, Clone, Serialize)]
-pub struct Routed {
-    /// The point.
-    pub id: String,
-    /// The project placed and routed (its `pnr_ecp5.json` holds the whole report).
-    pub project: String,
+/// One placed and routed point (its figures zero when it failed); the project's
+/// `pnr_ecp5.json` holds the whole report.
+pub type Routed = StepResult<Timing>;
+
+/// A routed front point's clock and what it makes of the cycles.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
     /// Achieved Fmax, MHz.
     pub fmax_mhz: f64,
     /// Inferences per second at that clock (the cost model's ii).
@@ -27,31 +28,20 @@ pub struct Routed {
     pub latency_us: f64,
     /// Where the critical path starts and ends (instance and component).
     pub critical_path: String,
-    /// Seconds synthesis and place and route took.
-    pub seconds: f64,
-    /// Why the point could not be placed and routed (its figures are then zero).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
 }
 
-/// Emits, places and routes `points` under `dir`, each point on its own: one that fails is
-/// recorded with its error (`Routed::error`) and the others still run.
-pub fn place_and_route(ctx: &Context, points: &[&PointResult], dir: &Path) -> Vec<Routed> {
+/// Emits, places and routes `points` (as `DIR/pnr/<id>`), each point on its own: one that fails
+/// is recorded with its error (`Routed::error`) and the others still run; finished points are
+/// reused from their records ([`crate::steps`]).
+pub(crate) fn place_and_route(ctx: &Context, points: &[&PointResult], steps: &mut StepRun) -> Vec<Routed> {
     let opts = mase_sim::PnrOptions::default();
-    crate::output::each_point(
+    crate::steps::each_point(
+        "pnr",
+        &format!("{opts:?}"),
         points,
-        dir,
+        steps,
         |p, d| route_point(ctx, p, d, &opts),
-        |p, project, error| Routed {
-            id: p.id.clone(),
-            project,
-            fmax_mhz: 0.0,
-            inferences_per_s: 0.0,
-            latency_us: 0.0,
-            critical_path: String::new(),
-            seconds: 0.0,
-            error: Some(error),
-        },
+        |_| Timing::default(),
     )
 }
 
@@ -61,7 +51,7 @@ fn route_point(
     p: &PointResult,
     proj_dir: &Path,
     opts: &mase_sim::PnrOptions,
-) -> Result<Routed> {
+) -> Result<Timing> {
     // Held until nextpnr is done: no other writer replaces the project meanwhile.
     let _lock = ctx.emit(&p.spec, proj_dir)?;
     let r = mase_sim::pnr_project(proj_dir, opts, false)?;
@@ -69,9 +59,7 @@ fn route_point(
     let (ii, latency) = (m.map(|m| m.ii_cycles as f64), m.map_or(0.0, |m| m.latency_cycles as f64));
     let t = mase_emit::report::real_time(r.fmax_mhz, ii, latency);
     let at = |pl: &mase_sim::pnr::Place| format!("{} ({})", pl.instance, pl.component);
-    Ok(Routed {
-        id: p.id.clone(),
-        project: proj_dir.display().to_string(),
+    Ok(Timing {
         fmax_mhz: r.fmax_mhz,
         inferences_per_s: t.inferences_per_s.unwrap_or(0.0),
         latency_us: t.latency_us,
@@ -80,7 +68,5 @@ fn route_point(
             .as_ref()
             .map(|c| format!("{} → {}", at(&c.start), at(&c.end)))
             .unwrap_or_default(),
-        seconds: r.synth_s + r.pnr_s,
-        error: None,
     })
 }

@@ -17,10 +17,11 @@ use crate::output::{
     base_table, front_sorted, mark_front, write_all, write_csvs, write_point_config, Document, Meta,
     PointResult,
 };
-use crate::pnr::{place_and_route, Routed};
+use crate::pnr::place_and_route;
 use crate::point::{selected, Shard};
-use crate::synth::{synthesize, Synthesized};
-use crate::verify::{verify, Verified};
+use crate::steps::{StepCounts, StepRun, StepTally, Steps};
+use crate::synth::synthesize;
+use crate::verify::verify;
 
 /// Everything a sweep needs.
 #[derive(Debug, Clone)]
@@ -46,8 +47,12 @@ pub struct SweepOptions {
     pub out_dir: PathBuf,
     /// Show a progress bar on stderr (the CLI sets it when stderr is a terminal).
     pub progress: bool,
-    /// The point cache (`out_dir/cache` when `None`).
+    /// The point cache (`out_dir/cache` when `None`); the shards of one sweep may share one.
     pub cache_dir: Option<PathBuf>,
+    /// Run only the expensive steps of this front point (0-based, best accuracy first) and
+    /// write nothing but their records ([`crate::steps`]): every point must be in the cache
+    /// already. A later run without it collects the records (how a cluster spreads the steps).
+    pub front_rank: Option<usize>,
 }
 
 /// What a sweep did.
@@ -61,12 +66,8 @@ pub struct SweepOutcome {
     pub evaluated: usize,
     /// Points taken from the cache.
     pub cached: usize,
-    /// The `--verify` results.
-    pub verified: Vec<Verified>,
-    /// The `--synth` results.
-    pub synthesized: Vec<Synthesized>,
-    /// The `--pnr` results.
-    pub routed: Vec<Routed>,
+    /// The expensive steps' results.
+    pub steps: Steps,
 }
 
 fn absolute(p: &Path) -> String {
@@ -149,6 +150,13 @@ fn sweep_on(opts: &SweepOptions) -> Result<SweepOutcome> {
     let keys: Vec<String> = points.iter().map(|p| point_key(&meta.key, p)).collect();
     let mut entries: Vec<Option<Entry>> = keys.iter().map(|k| cache.get(k)).collect();
     let missing: Vec<usize> = (0..points.len()).filter(|&i| entries[i].is_none()).collect();
+    if let (Some(r), Some(&i)) = (opts.front_rank, missing.first()) {
+        return Err(SweepError::Config(format!(
+            "front rank {r}: {} of the sweep's points are not in the cache ({} is the first); run the points first (the sweep without a front rank, or its shards with the same cache)",
+            missing.len(),
+            points[i].id(product)
+        )));
+    }
     let ops: Vec<String> = opts.config.axes.ops.keys().cloned().collect();
     let origin = opts.model.display().to_string();
     let mut ctx: Option<Context> = None;
@@ -207,27 +215,51 @@ fn sweep_on(opts: &SweepOptions) -> Result<SweepOutcome> {
         })
         .collect();
     mark_front(&mut results);
-    let written = missing.iter().map(|&i| points[i].index).collect();
-    write_all(&opts.out_dir, &meta, &results, &written)?;
-    let (mut verified, mut synthesized, mut routed) = (Vec::new(), Vec::new(), Vec::new());
-    if opts.verify > 0 || opts.synth > 0 || opts.pnr > 0 {
+    let collect = opts.front_rank.is_none();
+    if collect {
+        let written = missing.iter().map(|&i| points[i].index).collect();
+        write_all(&opts.out_dir, &meta, &results, &written)?;
+    }
+    let mut steps = Steps::default();
+    let counts = StepCounts { verify: opts.verify, synth: opts.synth, pnr: opts.pnr };
+    if counts.ranks() > 0 {
         let c = match ctx {
             Some(c) => c,
             None => Context::prepare(&onnx, &origin, &opts.config.base, &opts.data, &ops)?,
         };
         let front = front_sorted(&results);
+        // The first k front points, or with a front rank that point alone if it is among them.
+        let take = |k: usize| -> Vec<&PointResult> {
+            match opts.front_rank {
+                None => front[..front.len().min(k)].to_vec(),
+                Some(r) => front.get(r).filter(|_| r < k).into_iter().copied().collect(),
+            }
+        };
+        let mut run = StepRun { out_dir: &opts.out_dir, sweep_key: &meta.key, tally: StepTally::default() };
         if opts.verify > 0 {
-            verified = verify(&c, &front[..front.len().min(opts.verify)], &opts.out_dir.join("verify"));
-            write_json(&opts.out_dir.join("verify.json"), &verified)?;
+            steps.verified = verify(&c, &take(opts.verify), &mut run);
         }
         if opts.synth > 0 {
-            synthesized = synthesize(&c, &front[..front.len().min(opts.synth)], &opts.out_dir.join("synth"));
-            write_json(&opts.out_dir.join("synth.json"), &synthesized)?;
+            steps.synthesized = synthesize(&c, &take(opts.synth), &mut run);
         }
         if opts.pnr > 0 {
-            routed = place_and_route(&c, &front[..front.len().min(opts.pnr)], &opts.out_dir.join("pnr"));
-            write_json(&opts.out_dir.join("pnr.json"), &routed)?;
-            write_csvs(&opts.out_dir, &results, &routed)?;
+            steps.routed = place_and_route(&c, &take(opts.pnr), &mut run);
+        }
+        steps.tally = run.tally;
+        if collect {
+            for (on, name, json) in [
+                (opts.verify > 0, "verify.json", to_json(&steps.verified)),
+                (opts.synth > 0, "synth.json", to_json(&steps.synthesized)),
+                (opts.pnr > 0, "pnr.json", to_json(&steps.routed)),
+            ] {
+                if on {
+                    let p = opts.out_dir.join(name);
+                    std::fs::write(&p, json).map_err(io("writing", &p))?;
+                }
+            }
+            if opts.pnr > 0 {
+                write_csvs(&opts.out_dir, &results, &steps.routed)?;
+            }
         }
     }
     Ok(SweepOutcome {
@@ -235,15 +267,12 @@ fn sweep_on(opts: &SweepOptions) -> Result<SweepOutcome> {
         evaluated: missing.len(),
         cached: points.len() - missing.len(),
         points: results,
-        verified,
-        synthesized,
-        routed,
+        steps,
     })
 }
 
-fn write_json<T: serde::Serialize>(p: &Path, v: &T) -> Result<()> {
-    let text = serde_json::to_string_pretty(v).expect("reports serialize") + "\n";
-    std::fs::write(p, text).map_err(io("writing", p))
+fn to_json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string_pretty(v).expect("reports serialize") + "\n"
 }
 
 fn progress_bar(n: usize, show: bool) -> ProgressBar {

@@ -41,6 +41,7 @@ fn options(toml_text: &str, out: &Path) -> SweepOptions {
         out_dir: out.to_path_buf(),
         progress: false,
         cache_dir: None,
+        front_rank: None,
     }
 }
 

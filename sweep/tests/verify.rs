@@ -32,10 +32,11 @@ fn verify_two_pareto_points_bit_exact_and_synthesize_one() {
         out_dir: tmp.path().join("s"),
         progress: false,
         cache_dir: None,
+        front_rank: None,
     };
     let o = mase_sweep::run_sweep(&opts).unwrap();
-    assert_eq!(o.verified.len(), 2, "{:?}", o.verified);
-    for v in &o.verified {
+    assert_eq!(o.steps.verified.len(), 2, "{:?}", o.steps.verified);
+    for v in &o.steps.verified {
         assert!(v.bit_exact, "{v:?}");
         let p = o.points.iter().find(|p| p.id == v.id).unwrap();
         assert!(p.pareto);
@@ -44,9 +45,9 @@ fn verify_two_pareto_points_bit_exact_and_synthesize_one() {
         assert!(ii >= v.model_ii as f64 * 0.9, "{v:?}");
     }
     assert!(tmp.path().join("s/verify.json").exists());
-    assert_eq!(o.synthesized.len(), 1, "{:?}", o.synthesized);
-    let s = &o.synthesized[0];
-    assert_eq!(s.id, o.verified[0].id, "both take the front's most accurate point first");
+    assert_eq!(o.steps.synthesized.len(), 1, "{:?}", o.steps.synthesized);
+    let s = &o.steps.synthesized[0];
+    assert_eq!(s.id, o.steps.verified[0].id, "both take the front's most accurate point first");
     let m = o.points.iter().find(|p| p.id == s.id).unwrap().metrics.clone().unwrap();
     assert_eq!(
         (s.estimate.lut, s.estimate.dsp),

@@ -97,3 +97,27 @@ pub fn onnx_node(op: &str, name: &str, inputs: &[&str], out: &str) -> NodeProto 
         ..Default::default()
     }
 }
+
+/// The sweep axes of the sweep tests (four points of the fixture classifier, two or more of
+/// them on the front).
+pub const CLASSIFIER_AXES: &str = "[sweep]\nwidth = [8, 12]\nweight_width = [8]\ntarget_ii = [16, 128]\n";
+
+/// `mase sweep` of the fixture classifier: the model, `--config SWEEP.toml` (a file of the run's
+/// directory), its calibration and evaluation data and, with `labels`, the evaluation labels.
+pub fn classifier_sweep_args(labels: bool) -> Vec<String> {
+    let f = |name: &str| fixture(name).display().to_string();
+    let mut a = vec!["sweep".to_string(), f("mlp_classifier.onnx"), "--config".into(), "SWEEP.toml".into()];
+    a.extend(["--calibrate".into(), format!("x={}", f("mlp_classifier.calib.x.npy"))]);
+    a.extend(["--eval".into(), format!("x={}", f("mlp_classifier.eval.x.npy"))]);
+    if labels {
+        a.extend(["--labels".into(), f("mlp_classifier.eval.labels.npy")]);
+    }
+    a
+}
+
+/// A command's standard output as JSON, failing with both of its streams when it is not.
+pub fn stdout_json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    })
+}

@@ -6,7 +6,7 @@
 //! `DEPTH + 1 + OUT_REG` beats.
 
 use crate::component::{Component, Cost, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
-use crate::components::skid_buffer::{check_lanes, passthrough_model, passthrough_streams};
+use crate::components::skid_buffer::{check_lanes, passthrough_model, passthrough_streams, WORD_PARAMS};
 use crate::{check_range, param};
 
 /// The FIFO component.
@@ -19,11 +19,12 @@ const INFO: Info = Info {
         "first-word-fall-through FIFO on an inferred sync-read RAM; cuts data, valid and ready paths",
     dependencies: &["mase_assert.svh"],
     keeps_input_format: true,
-    params: &[
-        ParamSpec::value("DATA_WIDTH", 8, "bits per lane (1..64)"),
-        ParamSpec::value("LANES", 1, "lanes per beat (1..1024); ports are LANES*DATA_WIDTH bits"),
-        ParamSpec::value("DEPTH", 16, "memory depth in beats (2..65536); capacity is DEPTH + 1 + OUT_REG"),
-        ParamSpec::value("OUT_REG", 0, "1: register the memory's read once more (latency +1)"),
+    params: crate::param_list![
+        WORD_PARAMS,
+        [
+            ParamSpec::value("DEPTH", 16, "memory depth in beats (2..65536); capacity is DEPTH + 1 + OUT_REG"),
+            ParamSpec::value("OUT_REG", 0, "1: register the memory's read once more (latency +1)"),
+        ],
     ],
     ..Info::DEFAULT
 };

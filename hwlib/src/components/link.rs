@@ -61,12 +61,13 @@ const INFO: Info = Info {
         "mase_link_model.sv",
     ],
     keeps_input_format: true,
-    params: &[
-        ParamSpec::value("DATA_WIDTH", 8, "bits per lane (1..64)"),
-        ParamSpec::value("LANES", 1, "lanes per beat (1..1024); ports are LANES*DATA_WIDTH bits"),
-        ParamSpec::value("LINK_WIDTH", 8, "bits the link carries per cycle (1..65536)"),
-        ParamSpec::value("LATENCY", 1, "cycles a flit or credit takes across the link, each way (1..4096)"),
-        ParamSpec::value("DEPTH", 8, "beats the receiver buffers = the sender's credits (1..65536)"),
+    params: crate::param_list![
+        crate::components::skid_buffer::WORD_PARAMS,
+        [
+            ParamSpec::value("LINK_WIDTH", 8, "bits the link carries per cycle (1..65536)"),
+            ParamSpec::value("LATENCY", 1, "cycles a flit or credit takes across the link, each way (1..4096)"),
+            ParamSpec::value("DEPTH", 8, "beats the receiver buffers = the sender's credits (1..65536)"),
+        ],
     ],
     ..Info::DEFAULT
 };

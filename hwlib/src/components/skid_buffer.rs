@@ -14,12 +14,16 @@ const INFO: Info = Info {
     name: "skid_buffer",
     description: "two-entry register slice cutting data, valid and ready paths at full throughput",
     dependencies: &["mase_assert.svh"],
-    params: &[
-        ParamSpec::value("DATA_WIDTH", 8, "bits per lane (1..64)"),
-        ParamSpec::value("LANES", 1, "lanes per beat (1..1024); ports are LANES*DATA_WIDTH bits"),
-    ],
+    params: &WORD_PARAMS,
     ..Info::DEFAULT
 };
+
+/// The word of an opaque pass-through (the RTL's `MASE_WORD_PARAMS`): `LANES` lanes of
+/// `DATA_WIDTH` bits, checked by [`check_lanes`].
+pub(crate) const WORD_PARAMS: [ParamSpec; 2] = [
+    ParamSpec::value("DATA_WIDTH", 8, "bits per lane (1..64)"),
+    ParamSpec::value("LANES", 1, "lanes per beat (1..1024); ports are LANES*DATA_WIDTH bits"),
+];
 
 /// Checks the lane parameters of an opaque pass-through: `DATA_WIDTH` in 1..64, `LANES` in
 /// 1..1024.

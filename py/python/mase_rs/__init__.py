@@ -9,6 +9,7 @@ whose clock, handshakes, stalls and scoreboard run in Rust.
 Errors raise :class:`MaseError` with the same messages as the ``mase`` CLI.
 """
 
+from concurrent.futures import Executor
 from os import PathLike
 from typing import Any, Dict, List, Optional, Union
 
@@ -53,6 +54,10 @@ def sweep(
     verify: int = 0,
     synth: int = 0,
     pnr: int = 0,
+    cache: Optional[Union[str, PathLike]] = None,
+    front_rank: Optional[int] = None,
+    executor: Optional[Executor] = None,
+    tasks: int = 2,
 ) -> Dict[str, Any]:
     """Runs a design-space sweep (``mase sweep``) and writes its files into ``out_dir``.
 
@@ -66,7 +71,15 @@ def sweep(
     under Verilator; ``synth=K`` synthesizes them with Yosys (measured resources next to the
     resource model's estimate); ``pnr=K`` places and routes them on an ECP5 (Fmax and
     inferences per second, also in ``points.csv``). Finished points are cached in
-    ``out_dir/cache/``.
+    ``out_dir/cache/`` (or ``cache``, which shards may share), finished steps kept as records in
+    ``out_dir/steps/``; ``front_rank=R`` runs only front point R's steps (every point must be
+    cached already).
+
+    ``executor`` (any :class:`concurrent.futures.Executor`: a process pool, Dask's
+    ``Client.get_executor()``, submitit's Slurm executor) spreads the sweep over its workers:
+    ``tasks`` shards of the points, then one task per front point with steps, then the files
+    written here from the cache and the records, the same bytes as a local run. A task lost
+    with its worker loses no finished point or step: calling again redoes only what is missing.
 
     Returns plain data: ``points`` (one dict per point: ``id``, its settings such as ``width``,
     ``weight_width``, ``weight_granularity``, ``rate``, then ``metrics`` — accuracy, cosine,
@@ -74,9 +87,16 @@ def sweep(
     ``front`` (the Pareto points, most accurate first), ``evaluated``, ``cached``, ``verified``,
     ``synthesized``, ``routed`` and ``sweep`` (the model, data, base configuration, axes and cache key).
     """
-    return _native.sweep(
-        model, out_dir, config, input_shapes, calibrate, eval, labels, jobs, shard, verify, synth, pnr
+    kwargs = dict(
+        model=str(model), out_dir=str(out_dir), config=config, input_shapes=input_shapes,
+        calibrate=calibrate, eval=eval, labels=labels, jobs=jobs, shard=shard, verify=verify,
+        synth=synth, pnr=pnr, cache=None if cache is None else str(cache), front_rank=front_rank,
     )
+    if executor is not None:
+        from ._spread import sweep_over
+
+        return sweep_over(executor, tasks, kwargs)
+    return _native.sweep(**kwargs)
 
 
 from . import passes, sim  # noqa: E402  (they import the names above)

@@ -117,6 +117,14 @@ def sweep(
     verify: int = 0,
     synth: int = 0,
     pnr: int = 0,
+    cache: Optional[_Path] = None,
+    front_rank: Optional[int] = None,
+) -> Dict[str, Any]: ...
+def sweep_files(
+    out_dir: _Path,
+    calibrate: Optional[Dict[str, Any]] = None,
+    eval: Optional[Dict[str, Any]] = None,
+    labels: Optional[Any] = None,
 ) -> Dict[str, Any]: ...
 def sim_build_design(project_dir: _Path, seed: int = 1) -> NativeSim: ...
 def sim_build_component(
