@@ -8,6 +8,7 @@ a local run writes, byte for byte. A task lost with its worker loses nothing fin
 ``sweep`` again redoes only the missing points and steps.
 """
 
+import os
 from concurrent.futures import Executor, wait
 from pathlib import Path
 from typing import Any, Dict, List
@@ -15,15 +16,17 @@ from typing import Any, Dict, List
 from . import _native
 
 
-def run_task(kwargs: Dict[str, Any]) -> Dict[str, Any]:
-    """One task, as a worker runs it (a module-level function, so executors can pickle it)."""
+def run_task(kwargs: Dict[str, Any], call: str = "") -> Dict[str, Any]:
+    """One task, as a worker runs it (a module-level function, so executors can pickle it).
+    ``call`` names the ``sweep`` call it belongs to: executors that key tasks by their arguments
+    (Dask) would otherwise answer a rerun after a failure with the failure they remember."""
     return _native.sweep(**kwargs)
 
 
-def _all(executor: Executor, calls: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def _all(executor: Executor, calls: List[Dict[str, Any]], call: str) -> List[Dict[str, Any]]:
     """Runs the calls on the executor; when one fails, waits for the others (their finished
     points and steps are kept) before raising its error."""
-    futures = [executor.submit(run_task, c) for c in calls]
+    futures = [executor.submit(run_task, c, call) for c in calls]
     wait(futures)
     return [f.result() for f in futures]
 
@@ -38,12 +41,14 @@ def sweep_over(executor: Executor, tasks: int, kwargs: Dict[str, Any]) -> Dict[s
     files = _native.sweep_files(out, kwargs["calibrate"], kwargs["eval"], kwargs["labels"])
     kw = dict(kwargs, out_dir=str(out), cache=str(kwargs.get("cache") or out / "cache"), **files)
     points = dict(kw, verify=0, synth=0, pnr=0)
+    call = os.urandom(8).hex()
     shards = _all(
         executor,
         [dict(points, shard=f"{i}/{tasks}", out_dir=str(out / "shards" / str(i))) for i in range(tasks)],
+        call,
     )
     ranks = max(kw["verify"], kw["synth"], kw["pnr"])
-    steps = _all(executor, [dict(kw, front_rank=r) for r in range(ranks)])
+    steps = _all(executor, [dict(kw, front_rank=r) for r in range(ranks)], call)
     result = _native.sweep(**kw)
     result["evaluated"] = sum(s["evaluated"] for s in shards)
     result["cached"] = sum(s["cached"] for s in shards)
