@@ -38,10 +38,11 @@
 // (x >>> S) + OFF of the band) and tail flags, registered -> ROM read (the block RAM's own
 // register; the upper tail's cast beside it) -> the ROM word again in flip-flops (a block RAM's
 // clock-to-out, ~5.8 ns on ECP5, leaves no room after it) -> [banked FORM 0: the word copied,
-// registered] -> FORM 1: d_k * r, registered -> y_k + step, registered -> its rounding,
-// registered -> the overflow mode (the cast in two halves), registered -> bank select (banked
-// FORM 0), negation (SHAPE 1) and tail select -> skid.
-//   Latency: 4 cycles (FORM 0; 5 banked), 9 (FORM 1), two more with SHAPE 1. II: 1 beat per cycle;
+// registered] -> FORM 1: d_k and r registered again (the DSP's input registers on ECP5) ->
+// d_k * r, registered -> y_k + step, registered -> its rounding, registered -> the overflow
+// mode (the cast in two halves), registered -> bank select (banked FORM 0), negation (SHAPE 1)
+// and tail select -> skid.
+//   Latency: 4 cycles (FORM 0; 5 banked), 10 (FORM 1), two more with SHAPE 1. II: 1 beat per cycle;
 //   TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
 //   Paths cut: data, valid and ready (input ready is a function of registers only).
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
@@ -196,13 +197,13 @@ module mase_gelu #(
 
   /// Register stages before the skid buffer: SHAPE 1's sign and magnitude stages, FORM 1's band
   /// stage, the address, the ROM read and the ROM word, a banked table's bank stage, and FORM 1's
-  /// product, interpolated value, its rounding and its overflow mode.
-  localparam int NS = 2 * SHAPE + 3 + 5 * FORM + (NB > 1 ? 1 : 0);
+  /// operands, product, interpolated value, its rounding and its overflow mode.
+  localparam int NS = 2 * SHAPE + 3 + 6 * FORM + (NB > 1 ? 1 : 0);
   /// Register stages from the ROM read to the last (the ROM read and the ROM word, a banked
-  /// table's bank stage, FORM 1's product, value, rounding and overflow mode): what the output
-  /// stage needs of the address stage (the tail output and flags, the sign, the bank) travels
-  /// beside the word through as many registers.
-  localparam int SB = 2 + (NB > 1 ? 1 : 0) + 4 * FORM;
+  /// table's bank stage, FORM 1's operands, product, value, rounding and overflow mode): what
+  /// the output stage needs of the address stage (the tail output and flags, the sign, the
+  /// bank) travels beside the word through as many registers.
+  localparam int SB = 2 + (NB > 1 ? 1 : 0) + 5 * FORM;
 
   /// Pipeline advance: the last register stage is empty or drains into the skid buffer (every
   /// stage moves together; the skid buffer's second entry takes the beat that moves while its
@@ -347,12 +348,14 @@ module mase_gelu #(
           /// Normalised in-segment offset r << (M - S) at the word stage (registered with the
           /// address, then beside the ROM read and the word).
           logic [RW-1:0] c_r;
-          /// d_k * r (exact).
+          /// Product stage: d_k * r (exact), registered two cycles after the word stage (the
+          /// operands registered first, in the DSP's input registers on ECP5: the word register
+          /// sits by its block RAM, and the routing from it to the DSP, the multiplier and the
+          /// routing back do not fit one cycle).
           logic signed [DW+RW:0] prod;
           /// d_k * r floored by 2^M (|d_k * r / 2^M| < |d_k|: DW bits hold it).
           logic signed [DW-1:0] step;
-          /// Product stage: registered step and breakpoint.
-          logic signed [DW-1:0] d_step;
+          /// Breakpoint at the product stage (two registers after the word stage).
           logic signed [YW-1:0] d_yk;
           /// Interpolated value v = y_k + step (F_out + G fractional bits).
           logic signed [YW:0] v;
@@ -425,14 +428,27 @@ module mase_gelu #(
           assign addr = AW'(k);
           assign yk = c_t[DW+:YW];
           assign dk = c_t[DW-1:0];
-          assign prod = dk * $signed({1'b0, c_r});
+          mase_dsp_mul #(
+              .A_WIDTH(DW),
+              .B_WIDTH(RW + 1),
+              .SIGNED (1),
+              .A_REG  (1),
+              .B_REG  (1)
+          ) u_prod (
+              .clk(clk),
+              .ce (en),
+              .a  (dk),
+              .b  ({1'b0, c_r}),
+              .p  (prod)
+          );
           assign step = DW'(prod >>> M);
-          assign v = (YW + 1)'(d_yk) + (YW + 1)'(d_step);
+          assign v = (YW + 1)'(d_yk) + (YW + 1)'(step);
           mase_delay #(.DEPTH(3), .WIDTH(RW)) u_r (.clk(clk), .rst(rst), .en(en), .d(rn), .q(c_r));
+          mase_delay #(.DEPTH(2), .WIDTH(YW)) u_yk (
+              .clk(clk), .rst(rst), .en(en), .d(yk), .q(d_yk)
+          );
           always_ff @(posedge clk) begin
             if (en) begin
-              d_step <= step;
-              d_yk   <= yk;
               e_v    <= v;
               n_v    <= vr;
               f_body <= cv;

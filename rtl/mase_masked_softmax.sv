@@ -12,7 +12,7 @@
 // every element masked outputs all zeros.
 //   Latency: 2*L/P + CL + RB + 2*TL + 21 cycles (first input beat to first output beat, no stalls;
 //   CL = clog2(L), RB = RECIP_BITS, TL = clog2(P)); folded (FOLD = 2): 3*L/P + CL + RB + 2*TL
-//   + 22.
+//   + 24.
 //   II: L/P cycles per row (one beat per cycle; folded: 2*L/P), MASK_ROWS*L/P per tensor: the
 //   keep beats cost no cycles (they move with the first row's beats).
 //   Paths cut: data and valid at both inputs; their readies are registered except during a

@@ -4,7 +4,7 @@
 // which describes the algorithm and the architecture.
 //   Latency: 2*L/P + CL + RB + 2*TL + 21 cycles (first input beat to first output beat, no stalls;
 //   CL = clog2(L), RB = RECIP_BITS, TL = clog2(P)); folded (FOLD = 2): 3*L/P + CL + RB + 2*TL
-//   + 22.
+//   + 24.
 //   II: L/P cycles per row (one beat per cycle); folded: 2*L/P.
 //   Paths cut: data, valid and ready at both ports (input ready from FIFO registers, output from
 //   the skid buffer).

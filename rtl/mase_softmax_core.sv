@@ -60,14 +60,16 @@
 //   block RAM read and E's and X's output registers become the block RAMs' own.
 //   Folded (FOLD = 2): stage B steps once every 2 cycles (a free-running phase; a finished
 //   beat stays offered to E until taken) and each lane's table product (phase 0) and d*K
-//   (phase 1) share one mase_split_mul whose partial products are registered every cycle: the
-//   table product is taken at the step, d*K at the next phase 0 (6 stages: the partial products
-//   fall between phases). The table entries pass through the tables' output registers half a
-//   step after their read (block RAM output registers on ECP5) into the stage ST+2 registers,
-//   so the operand multiplexer starts from fabric registers next to the DSPs.
+//   (phase 1) share one mase_split_mul whose partial products are registered every cycle and
+//   again in fabric (PP_REG = 1), so each product is summed two cycles after its operands, in
+//   their phase: the table product is taken at the phase 0 after a step, d*K at the phase 1
+//   two cycles after a step (7 stages: d*K's partial products occupy stage 2). The table
+//   entries pass through the tables' output registers half a step after their read (block RAM
+//   output registers on ECP5) into the stage ST+2 registers, so the operand multiplexer starts
+//   from fabric registers next to the DSPs.
 //   2P multipliers' worth of DSPs, L/P*2 cycles per row (stages A and C
-//   keep their rates; E and the input back-pressure them). Latency 3*L/P + CL + RB + 2*TL + 22:
-//   the first step waits a phase, each beat takes 2 cycles, the last one 5 more through the
+//   keep their rates; E and the input back-pressure them). Latency 3*L/P + CL + RB + 2*TL + 24:
+//   the first step waits a phase, each beat takes 2 cycles, the last one 7 more through the
 //   later steps.
 //   MASKED = 1: the same latency (the keep beats move with the first row's data beats) and II;
 //   ready of data_in_0 depends on data_in_1_valid during a tensor's first row and vice versa (a
@@ -140,13 +142,14 @@ module mase_softmax_core #(
   localparam int DM = 8;
   /// K >> 1 (K is even): the multiplier's constant operand, 24 bits.
   localparam logic [23:0] KO = 24'(K >> 1);
-  /// Stage of the exp pipeline that holds t = d * K (FOLD = 1: after the registered partial
-  /// products of stage 2; FOLD = 2: loaded at the phase 0 after the step into it).
-  localparam int ST = FOLD == 1 ? 3 : 2;
-  /// Stages of the exp pipeline: d, (d*K partial products), t, table read, table register,
-  /// (table product operands, table product partial products and again in fabric), table
-  /// product, exp value.
-  localparam int NS = FOLD == 1 ? 10 : 6;
+  /// Stage of the exp pipeline that holds t = d * K: after the registered partial products of
+  /// stage 2 (FOLD = 2: the shared multiplier's partial products, registered twice, are in
+  /// flight during stage 2 and t is loaded at the phase 1 two cycles after the step into it).
+  localparam int ST = 3;
+  /// Stages of the exp pipeline: d, d*K partial products, t, table read, table register,
+  /// (FOLD = 1: table product operands, table product partial products and again in fabric),
+  /// table product, exp value.
+  localparam int NS = FOLD == 1 ? 10 : 7;
   /// Stages that carry the shift k: ST+1 .. NS-1.
   localparam int NK = NS - ST - 1;
   /// Levels of the max and adder trees: ceil(log2 P).
@@ -436,11 +439,19 @@ module mase_softmax_core #(
     assign e_in_valid = vbl && !bl_done;
     assign b_en = b_ph && (!vbl || bl_done || b_push_ok);
     /// The pipeline stepped at the last edge, so the shared multipliers' products of this
-    /// (phase 0) cycle are d*K of the beats that entered stage ST.
+    /// (phase 0) cycle are a*c of the beats that entered stage NS-1.
     logic b_stepped;
+    /// The pipeline stepped two edges ago, so the shared multipliers' products of this (phase 1)
+    /// cycle are d*K of the beats that entered stage 2.
+    logic b_stepped2;
     always_ff @(posedge clk) begin
-      if (rst) b_stepped <= 1'b0;
-      else b_stepped <= b_en;
+      if (rst) begin
+        b_stepped  <= 1'b0;
+        b_stepped2 <= 1'b0;
+      end else begin
+        b_stepped  <= b_en;
+        b_stepped2 <= b_stepped;
+      end
     end
   end
 
@@ -550,10 +561,15 @@ module mase_softmax_core #(
         end
       end
     end else begin : g_fold
-      // One shared multiplier, its partial products registered every cycle: phase 0 takes a*c
-      // (the product registered at the step that follows, phase 1), phase 1 takes d*K (the
-      // product registered at the next phase 0 after a step, when d1's beat has moved to stage
-      // ST); both products exact.
+      // One shared multiplier, its partial products registered every cycle and again in fabric
+      // (PP_REG = 1: the routing out of the DSPs gets a cycle of its own before the adders), so
+      // a product is summed two cycles after its operands, in the same phase: phase 0 takes
+      // a*c (the product registered into pq at the phase 0 after the step that follows, when
+      // aq's beat has moved to stage NS-1), phase 1 takes d*K (the product registered into tq
+      // at the phase 1 two cycles after a step, when d1's beat is in stage 2; it moves to ST
+      // at the next step). Operands of a phase are those of the cycle before the step (a
+      // phase 0 cycle's aq, a phase 1 cycle's d1 hold until the step), so a stall changes
+      // neither product. Both products exact.
       localparam int FA = W > EW ? W : EW;
       localparam int FB = 24 > EW ? 24 : EW;
       /// Multiplier operands and product.
@@ -564,7 +580,8 @@ module mase_softmax_core #(
       assign fb = b_ph ? FB'(KO) : FB'(cq);
       mase_split_mul #(
           .A_WIDTH(FA),
-          .B_WIDTH(FB)
+          .B_WIDTH(FB),
+          .PP_REG (1)
       ) u_f (
           .clk(clk),
           .en (1'b1),
@@ -590,9 +607,9 @@ module mase_softmax_core #(
         end
       end
       always_ff @(posedge clk) begin
-        if (!b_ph && g_b_fold.b_stepped) tq <= TW'(fp) << 1;
+        if (b_ph && g_b_fold.b_stepped2) tq <= TW'(fp) << 1;
+        if (!b_ph && g_b_fold.b_stepped) pq <= (2 * EW)'(fp);
         if (b_en) begin
-          pq <= (2 * EW)'(fp);
           aq <= ao;
           cq <= co;
         end

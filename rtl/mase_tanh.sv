@@ -14,7 +14,7 @@
 // larger magnitude rounds to the same output code.
 // Resource choice, pipeline and timing: mase_gelu's (FORM 0: two lanes per ROM, FORM 1: one ROM
 //   and one multiplier per lane), with its stages for |x| and the compares, then the clamp.
-//   Latency: 6 cycles (FORM 0; 7 for more than 2048 entries, banked), 11 (FORM 1). II: 1 beat
+//   Latency: 6 cycles (FORM 0; 7 for more than 2048 entries, banked), 12 (FORM 1). II: 1 beat
 //   per cycle;
 //   TENSOR_SIZE_DIM_0 / PARALLELISM_DIM_0 beats per row.
 //   Paths cut: data, valid and ready (mase_gelu's input ready is a function of registers only).

@@ -74,12 +74,14 @@
 //! address (`FORM = 0`: `x − LO`; `FORM = 1`: `(x >> S) + OFF` of the band) and the tail flags,
 //! registered → the ROM read (the
 //! block RAM's own register; the upper tail's cast beside it) → the ROM word again in flip-flops
-//! (a block RAM's clock-to-out is most of a cycle) → `FORM = 1`: the product
-//! `⌊d·(r·2^(M−S)) / 2^M⌋` (one `DW × M` multiplier per lane, `M` the largest segment bits in
-//! use, a DSP48 under Yosys), registered → `v = y + product`, registered → its cast in two
+//! (a block RAM's clock-to-out is most of a cycle) → `FORM = 1`: `d` and `r` registered again
+//! (on ECP5 the DSP's input registers: the routing from the word register by its block RAM
+//! into the DSP gets a cycle of its own) → the product `d·(r·2^(M−S))` (one `DW × M`
+//! multiplier per lane, `M` the largest segment bits in use, a DSP48 under Yosys), registered
+//! → its floor by `2^M` added: `v = y + product`, registered → its cast in two
 //! halves (the rounding, registered → the overflow mode, registered; exact, as the cast is the
 //! overflow mode of the rounded integer) → the tail select and `mase_skid_buffer`. Latency 4
-//! (`FORM = 0`; 5 for a banked table), 9 (`FORM = 1`); `SHAPE = 1` two more (below).
+//! (`FORM = 0`; 5 for a banked table), 10 (`FORM = 1`); `SHAPE = 1` two more (below).
 //! One beat per cycle in both.
 //!
 //! # The lookup of other functions
@@ -115,7 +117,7 @@ pub struct Gelu;
 const INFO: Info = Info {
     name: "gelu",
     description: "element-wise GELU (erf form): full table (a ROM per two lanes) or interpolated breakpoints (≤ 1 LSB), identity/zero tails; inputs up to 16 bits",
-    dependencies: &["mase_assert.svh", "mase_delay.sv", "mase_cast_core.sv", "mase_skid_buffer.sv"],
+    dependencies: &["mase_assert.svh", "mase_delay.sv", "mase_dsp_mul.sv", "mase_cast_core.sv", "mase_skid_buffer.sv"],
     params: param_list![
         lookup_io_params!(4, "rounding of the table entries and the upper tail"),
         [
@@ -449,10 +451,10 @@ fn lanes(p: &Params) -> usize {
 /// Cycles from an accepted input beat to its output beat: the register stages of `mase_gelu`
 /// (`SHAPE = 1`: `|x|` and the compares, then the magnitude; `FORM = 1`: the band; then the
 /// address, the ROM read and the ROM word; a banked table ([`banks`]): the word's copy;
-/// `FORM = 1`: the product, the interpolated value, its rounding and its overflow mode) plus the
-/// output skid buffer.
+/// `FORM = 1`: the product's operands, the product, the interpolated value, its rounding and its
+/// overflow mode) plus the output skid buffer.
 pub fn latency(p: &Params) -> u64 {
-    2 * is_odd(p) as u64 + 3 + (banks(p) > 1) as u64 + 5 * is_interp(p) as u64 + 1
+    2 * is_odd(p) as u64 + 3 + (banks(p) > 1) as u64 + 6 * is_interp(p) as u64 + 1
 }
 
 /// Flip-flops per lane that the pipeline has beyond the two-register one the FF model
@@ -461,7 +463,8 @@ pub fn latency(p: &Params) -> u64 {
 /// tail and sign flags carried through the added stages; `SHAPE = 1`: the clamped magnitude and
 /// its sign, and the sign stage before them (`|x|`, its clamp flag and the sign); a banked table
 /// ([`banks`]): the other banks' entries in the word register, its copy and the bank index; `FORM = 1`: the band stage (the coordinate, a one-hot band per non-empty band and
-/// the flags), the offset's two more delays, the product (`DW` bits), breakpoint (`YW`), rounded
+/// the flags), the offset's two more delays, the breakpoint's two registers (`2·YW`; the
+/// product's operand and product registers are the DSP's own, as in softmax's model), rounded
 /// (`YW − G + 3`) and cast (`OW`) registers (the band stage's input code replaces the old sum
 /// stage's copy).
 fn added_ff_per_lane(p: &Params) -> u64 {
@@ -482,19 +485,18 @@ fn added_ff_per_lane(p: &Params) -> u64 {
     };
     if is_interp(p) {
         let spec = interp_spec(p);
-        let (yw, dw) = spec.widths();
-        let (yw, dw, rw) = (yw as u64, dw as u64, u64::from(spec.seg_max().max(1)));
+        let (yw, rw) = (spec.widths().0 as u64, u64::from(spec.seg_max().max(1)));
         let nbands = spec.bands().iter().filter(|b| b.end > b.start).count() as u64;
         let rounded = yw + 3 - spec.guard as u64;
-        let common = aw + 2 * rw + word + dw + yw + nbands + rounded;
+        let common = aw + 2 * rw + word + 2 * yw + nbands + rounded;
         if odd {
-            // The band stage's magnitude and sign; the sign has five more copies (seven stages
+            // The band stage's magnitude and sign; the sign has six more copies (eight stages
             // where it had two).
-            common + ow + 2 * mag + 1 + sign_stage
+            common + ow + 2 * mag + 2 + sign_stage
         } else {
             // The band stage's code (its input-code copy merges with it; the sum stage's copy
-            // is gone) and two flags; six carried tail outputs, four more tail flags.
-            common + 7 * ow + 6
+            // is gone) and two flags; seven carried tail outputs, five more tail flags.
+            common + 8 * ow + 7
         }
     } else {
         // The word register holds an entry of every bank and is copied once more (with the tail

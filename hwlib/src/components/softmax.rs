@@ -452,12 +452,13 @@ pub(crate) fn cost_of(p: &Params, masked: bool) -> Cost {
         // The row maximum (a leaf register, `⌈log2 P⌉` max-tree levels, the registered running
         // maximum) takes `⌈log2 P⌉ + 2` cycles and the row sum (as many adder-tree levels and the
         // accumulator register) `⌈log2 P⌉ + 1`; the
-        // exp pipeline has 10 stages (folded: 6 steps of 2 cycles, the shared multiplier's
-        // partial products registered between phases) and the normalize stage 4 (e·R's partial
-        // products registered in the DSPs and again in fabric, then summed). Folded: the
-        // first step waits one phase, the row's beats take 2 cycles each and the last one 5 more
+        // exp pipeline has 10 stages (folded: 7 steps of 2 cycles, the shared multiplier's
+        // partial products registered in the DSPs and again in fabric, so each product is
+        // summed in its operands' phase two cycles later) and the normalize stage 4 (e·R's
+        // partial products registered in the DSPs and again in fabric, then summed). Folded: the
+        // first step waits one phase, the row's beats take 2 cycles each and the last one 7 more
         // cycles through the later steps.
-        latency_cycles: 2 * b + w.qb() as u64 + 20 + 2 * tl + (fold - 1) * (b + 1),
+        latency_cycles: 2 * b + w.qb() as u64 + 20 + 2 * tl + (fold - 1) * (b + 3),
         ii_cycles: fold * b * mask_rows(p, masked),
         multipliers: (4 - fold) * lanes,
         memory_bits: mem,
@@ -488,11 +489,13 @@ fn pipeline_ffs(p: &Params) -> u64 {
     let exp = lanes * (3 * ew + kb + if folded { 2 * ew } else { 0 }) + 4;
     let sum_tree = (1..=tl).map(|l| nodes(l) * (ew + l)).sum::<u64>() + 2 * tl + sw + 1;
     // The split multipliers' partial-product registers are absorbed into the DSPs (multiplier
-    // registers; unfolded, the table product's operands sit in their input registers), so only
-    // the flags of the four extra stages (unfolded; the shift's extra stages become shift
-    // registers) or the step flag (folded) count; the registered `e · R` after the partial
-    // products' sum does, with the two flags of its stages.
-    let products = if folded { 1 } else { 8 };
+    // registers; unfolded, the table product's operands sit in their input registers; folded,
+    // the shared multiplier's second copy of its partial products, as `e · R`'s), so only the
+    // flags of the four extra stages (unfolded; the shift's extra stages become shift
+    // registers) or of the one extra stage and the two step flags (folded) count; the
+    // registered `e · R` after the partial products' sum does, with the two flags of its
+    // stages.
+    let products = if folded { 4 } else { 8 };
     let norm = lanes * (ew + w.qb() as u64) + 3;
     max_tree + exp + sum_tree + norm + products
 }

@@ -59,7 +59,7 @@
 //! negation after the cast (no tails: the clamp replaces them). Sharing, pipeline and cost are
 //! gelu's ([`gelu::latency`]) with those two stages: `FORM = 0` two lanes per ROM, latency 6 (7
 //! with more than 2048 entries: banks); `FORM = 1` one ROM and one `DW × M` multiplier per lane,
-//! latency 11; one beat per cycle.
+//! latency 12; one beat per cycle.
 
 use mase_ir::fixed::{from_f64, to_f64, FixedFormat, Overflow, Rounding};
 use rand::Rng;
