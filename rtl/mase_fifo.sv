@@ -29,7 +29,14 @@ module mase_fifo #(
     /// 1: input ready is a register of its own (not full after this cycle's push and pop), so a
     /// producer's enable does not wait for the occupancy compare; 0: ready is the compare of the
     /// occupancy register. Same behaviour either way (0..1).
-    parameter int READY_REG = 0
+    parameter int READY_REG = 0,
+    /// 1: the memory carries Yosys's no_rw_check attribute: a read never meets a write of the
+    /// same address here (the pointers are equal only when the memory is empty, when nothing is
+    /// read, or full, when nothing is written), so synthesis needs no collision bypass. In block
+    /// RAM on ECP5, Yosys 0.23 otherwise builds that bypass as a register and a multiplexer per
+    /// bit after the read: the multiplexer follows the block RAM's slow clock-to-out and keeps S2
+    /// out of the block RAM's output register. 0: no attribute. Same behaviour either way (0..1).
+    parameter int NO_RW_CHECK = 0
 ) (
     /// Clock and reset (reset empties the FIFO).
     /// data_in_0: input beats (flat packed lanes), taken while the memory is not full (ready from a
@@ -44,6 +51,7 @@ module mase_fifo #(
     `MASE_CHECK_RANGE(DEPTH, 2, 65536);
     `MASE_CHECK_FLAG(OUT_REG);
     `MASE_CHECK_FLAG(READY_REG);
+    `MASE_CHECK_FLAG(NO_RW_CHECK);
   end
 `endif
 
@@ -94,13 +102,9 @@ module mase_fifo #(
   assign pop = count != '0 && (!rd_valid || advance);
 
   // Synchronous read with enable: kept apart from S2 so that synthesis maps it into the memory.
-  /// The storage: written at wr_ptr, read (registered) at rd_ptr. The two pointers are equal only
-  /// when the memory is empty (nothing is read) or full (nothing is written), so a read never
-  /// meets a write of its address and synthesis is told so (no_rw_check). Without the attribute,
-  /// Yosys 0.23 builds a collision bypass after a block RAM's read, a register and a multiplexer
-  /// per bit; the multiplexer follows the block RAM's slow clock-to-out and keeps S2 out of the
-  /// block RAM's output register.
-  (* no_rw_check *)
+  /// The storage: written at wr_ptr, read (registered) at rd_ptr; never both at one address, so
+  /// NO_RW_CHECK may spare synthesis the collision bypass.
+  (* no_rw_check = NO_RW_CHECK *)
   logic [LANES*DATA_WIDTH-1:0] mem[DEPTH];
   always_ff @(posedge clk) begin
     if (push) mem[wr_ptr] <= data_in_0;

@@ -56,7 +56,7 @@
 //   from their consumers (OUT_REG); E's occupancy compare from stage B's enable (READY_REG);
 //   the running maximum's compare from M's LUT RAM write (M takes the registered maximum).
 //   Stage B's enable waits for no credit counter (Rq is sized to need none). Every FIFO's
-//   memory is marked free of read-write collisions (mase_fifo), so no bypass logic follows a
+//   memory is marked free of read-write collisions (NO_RW_CHECK), so no bypass logic follows a
 //   block RAM read and E's and X's output registers become the block RAMs' own.
 //   Folded (FOLD = 2): stage B steps once every 2 cycles (a free-running phase; a finished
 //   beat stays offered to E until taken) and each lane's table product (phase 0) and d*K
@@ -339,7 +339,8 @@ module mase_softmax_core #(
       .DATA_WIDTH(XW),
       .LANES(P),
       .DEPTH(DX),
-      .OUT_REG(1)
+      .OUT_REG(1),
+      .NO_RW_CHECK(1)
   ) u_x (
       .clk(clk),
       .rst(rst),
@@ -354,7 +355,8 @@ module mase_softmax_core #(
   mase_fifo #(
       .DATA_WIDTH(W),
       .LANES(1),
-      .DEPTH(DM)
+      .DEPTH(DM),
+      .NO_RW_CHECK(1)
   ) u_m (
       .clk(clk),
       .rst(rst),
@@ -676,7 +678,8 @@ module mase_softmax_core #(
       .LANES(P),
       .DEPTH(DE),
       .OUT_REG(1),
-      .READY_REG(1)
+      .READY_REG(1),
+      .NO_RW_CHECK(1)
   ) u_e (
       .clk(clk),
       .rst(rst),
@@ -755,7 +758,8 @@ module mase_softmax_core #(
   mase_fifo #(
       .DATA_WIDTH(QB),
       .LANES(1),
-      .DEPTH(DR)
+      .DEPTH(DR),
+      .NO_RW_CHECK(1)
   ) u_r (
       .clk(clk),
       .rst(rst),

@@ -16,7 +16,9 @@ module mase_wide_fifo #(
     /// Every group registers its memory's read once more (see mase_fifo).
     parameter int OUT_REG = 0,
     /// Every group's input ready is a register of its own (see mase_fifo).
-    parameter int READY_REG = 0
+    parameter int READY_REG = 0,
+    /// Every group's memory is free of read-write collision checks (see mase_fifo).
+    parameter int NO_RW_CHECK = 0
 ) (
     /// Clock and reset (reset empties the FIFO).
     /// data_in_0: input beats (flat packed lanes), taken when every group can accept the beat
@@ -41,7 +43,8 @@ module mase_wide_fifo #(
         .LANES      (GL),
         .DEPTH      (DEPTH),
         .OUT_REG    (OUT_REG),
-        .READY_REG  (READY_REG)
+        .READY_REG  (READY_REG),
+        .NO_RW_CHECK(NO_RW_CHECK)
     ) u_fifo (
         .clk             (clk),
         .rst             (rst),
