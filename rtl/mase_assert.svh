@@ -177,6 +177,23 @@
     /* Lanes per beat; the data ports are LANES*DATA_WIDTH bits wide. */ \
     parameter int LANES = 1
 
+`define MASE_FIFO_PARAMS \
+    `MASE_WORD_PARAMS, \
+    /* Memory depth in beats (2..65536); capacity is DEPTH + 1 + OUT_REG. */ \
+    parameter int DEPTH = 16, \
+    /* 1: the memory's read (after any depth mux) registered once more before the output */ \
+    /* (latency +1); 0: the memory's read register is the output register (0..1). */ \
+    parameter int OUT_REG = 0, \
+    /* 1: input ready is a register of its own (not full after this cycle's push and pop), */ \
+    /* so a producer's enable does not wait for the occupancy compare; 0: ready is the */ \
+    /* compare of the occupancy register. Same behaviour either way (0..1). */ \
+    parameter int READY_REG = 0, \
+    /* 1: the memory carries Yosys's no_rw_check attribute (a read never meets a write of */ \
+    /* its address: the pointers are equal only when the memory is empty or full), so */ \
+    /* synthesis builds no collision bypass after the read; 0: no attribute. Same behaviour */ \
+    /* either way (0..1). */ \
+    parameter int NO_RW_CHECK = 0
+
 `define MASE_LINK_WORD_PARAMS \
     `MASE_WORD_PARAMS, \
     /* Bits the link carries per cycle (1..65536). */ \

@@ -19,24 +19,12 @@
 // The data word is opaque: LANES lanes of DATA_WIDTH bits, lane i at [i*DATA_WIDTH +: DATA_WIDTH].
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_fifo #(
-    /// The word: LANES lanes (1..1024) of DATA_WIDTH bits (1..64).
-    `MASE_WORD_PARAMS,
-    /// Memory depth in beats (2..65536); total capacity is DEPTH + 1 + OUT_REG.
-    parameter int DEPTH = 16,
-    /// 1: register the memory's read (after any depth mux) once more before the output (latency
-    /// +1); 0: the memory's read register is the output register (0..1).
-    parameter int OUT_REG = 0,
-    /// 1: input ready is a register of its own (not full after this cycle's push and pop), so a
-    /// producer's enable does not wait for the occupancy compare; 0: ready is the compare of the
-    /// occupancy register. Same behaviour either way (0..1).
-    parameter int READY_REG = 0,
-    /// 1: the memory carries Yosys's no_rw_check attribute: a read never meets a write of the
-    /// same address here (the pointers are equal only when the memory is empty, when nothing is
-    /// read, or full, when nothing is written), so synthesis needs no collision bypass. In block
-    /// RAM on ECP5, Yosys 0.23 otherwise builds that bypass as a register and a multiplexer per
-    /// bit after the read: the multiplexer follows the block RAM's slow clock-to-out and keeps S2
-    /// out of the block RAM's output register. 0: no attribute. Same behaviour either way (0..1).
-    parameter int NO_RW_CHECK = 0
+    /// The word (LANES 1..1024 lanes of DATA_WIDTH 1..64 bits), DEPTH, OUT_REG, READY_REG and
+    /// NO_RW_CHECK (mase_assert.svh). Without NO_RW_CHECK, Yosys 0.23 builds the collision
+    /// bypass in block RAM on ECP5 as a register and a multiplexer per bit after the read: the
+    /// multiplexer follows the block RAM's slow clock-to-out and keeps S2 out of the block
+    /// RAM's output register.
+    `MASE_FIFO_PARAMS
 ) (
     /// Clock and reset (reset empties the FIFO).
     /// data_in_0: input beats (flat packed lanes), taken while the memory is not full (ready from a

@@ -8,17 +8,9 @@
 // of mase_fifo.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_wide_fifo #(
-    /// The word: LANES lanes of DATA_WIDTH bits (the parent checks the parameters; this wrapper
-    /// has no checks of its own).
-    `MASE_WORD_PARAMS,
-    /// Memory depth in beats of every group.
-    parameter int DEPTH = 16,
-    /// Every group registers its memory's read once more (see mase_fifo).
-    parameter int OUT_REG = 0,
-    /// Every group's input ready is a register of its own (see mase_fifo).
-    parameter int READY_REG = 0,
-    /// Every group's memory is free of read-write collision checks (see mase_fifo).
-    parameter int NO_RW_CHECK = 0
+    /// The word, DEPTH and every group's OUT_REG, READY_REG and NO_RW_CHECK, as mase_fifo's
+    /// (the parent checks the parameters; this wrapper has no checks of its own).
+    `MASE_FIFO_PARAMS
 ) (
     /// Clock and reset (reset empties the FIFO).
     /// data_in_0: input beats (flat packed lanes), taken when every group can accept the beat
