@@ -17,8 +17,9 @@
 //   mase_linear's row buffer.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_qlinear #(
-    /// Input codes: 1..31 bits, 0 fractional bits; rows of IN elements, P_IN per beat, as
-    /// mase_linear's input.
+    /// Input codes: 1..31 bits; rows of IN elements, P_IN per beat, as mase_linear's input. The
+    /// fraction only names the grid the neighbours see (a weight-only layer's fixed-point input);
+    /// the arithmetic is on the codes, and the multipliers carry every scale.
     `MASE_TENSOR_PARAMS(DATA_IN_0, 8, 0, 64, 1, 4, 1),
     /// 1: two's complement input codes; 0: unsigned.
     parameter int DATA_IN_0_SIGNED = 1,
@@ -38,7 +39,7 @@ module mase_qlinear #(
     parameter int MULT_WIDTH = 24,
     /// Fraction bits of every multiplier (0..62).
     parameter int MULT_SHIFT = 30,
-    /// Output codes: 1..32 bits, 0 fractional bits.
+    /// Output codes: 1..32 bits; the fraction, like the input's, only names the grid.
     `MASE_FORMAT_PARAMS(DATA_OUT_0, 8, 0),
     /// 1: two's complement output codes; 0: unsigned.
     parameter int DATA_OUT_0_SIGNED = 1,
@@ -89,16 +90,14 @@ module mase_qlinear #(
 
 `ifndef SYNTHESIS
   initial begin
-    `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_0, 1, 31);
-    `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_1, 0, 0);
+    `MASE_CHECK_FORMAT(DATA_IN_0, 31);
     `MASE_CHECK_FLAG(DATA_IN_0_SIGNED);
     `MASE_CHECK_RANGE_OF("DATA_IN_0_ZERO_POINT", ZX, IN_MIN, IN_MAX);
     `MASE_CHECK_RANGE(WEIGHT_PRECISION_1, 0, 0);
     if (HAS_BIAS != 0) `MASE_CHECK_RANGE(BIAS_PRECISION_1, 0, 16);
     `MASE_CHECK_RANGE(MULT_WIDTH, 1, 32);
     `MASE_CHECK_RANGE(MULT_SHIFT, 0, 62);
-    `MASE_CHECK_RANGE(DATA_OUT_0_PRECISION_0, 1, 32);
-    `MASE_CHECK_RANGE(DATA_OUT_0_PRECISION_1, 0, 0);
+    `MASE_CHECK_FORMAT(DATA_OUT_0, 32);
     `MASE_CHECK_FLAG(DATA_OUT_0_SIGNED);
     `MASE_CHECK_RANGE_OF("DATA_OUT_0_ZERO_POINT", ZY, OUT_MIN, OUT_MAX);
     if (AW > 64) $fatal(1, "the exact sum needs %0d bits; at most 64 are supported", AW);

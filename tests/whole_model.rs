@@ -39,9 +39,19 @@ fn batch(ids_file: &str) -> Named {
         .collect()
 }
 
+/// The weight-only fixtures (`tests/fixtures/weight_only/`, from `scripts/export_weight_only.py`).
+fn weight_only(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/weight_only").join(name)
+}
+
 /// Runs the flow on a static export, calibrated on the batch.
 fn flow(model: &str, dir: &Path) -> mase_emit::flow::Flow {
-    let bytes = std::fs::read(hf(&format!("{model}.onnx"))).unwrap();
+    flow_file(&hf(&format!("{model}.onnx")), model, dir)
+}
+
+/// Runs the flow on the model file `file`, calibrated on the batch.
+fn flow_file(file: &Path, model: &str, dir: &Path) -> mase_emit::flow::Flow {
+    let bytes = std::fs::read(file).unwrap();
     let mut opts = FlowOptions::new(model, dir);
     opts.config = FlowConfig::from_table(&CONFIG.parse().unwrap(), model, None).unwrap();
     opts.calibration = Some(vec![batch("batch.input_ids.npy").into_iter().collect()]);
@@ -240,5 +250,62 @@ fn a_word_table_beyond_the_budget_is_looked_up_on_the_host() {
     let ort = npy(&format!("{model}.out.logits.npy"));
     let c = cosine(&m.hardware[0][0], &ort);
     assert!(c >= 0.999, "logits cosine {c} against onnxruntime");
+    assert_eq!(argmax_rows(&m.hardware[0][0]), argmax_rows(&ort));
+}
+
+/// A weight-only int8 export (each weight an INT8 initializer cast to float and scaled per
+/// output channel): every linear binds `qlinear`, whose weight memory holds the model's own
+/// codes, read back from the emitted `.mem` files; the device is bit-exact under stalls and the
+/// logits keep a cosine of 0.999 against onnxruntime's execution of the same int8 model.
+#[test]
+fn a_weight_only_int8_export_keeps_its_codes_in_the_weight_memories() {
+    let model = "bert_cls_w8_ts_static";
+    let dir = tempfile::tempdir().unwrap();
+    let f = flow_file(&weight_only(&format!("{model}.onnx")), model, dir.path());
+    let p = load_project(dir.path()).unwrap();
+    let qlinears: Vec<_> = p.design.instances.iter().filter(|i| i.component == "qlinear").collect();
+    let mut files: Vec<_> = std::fs::read_dir(weight_only(""))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(&format!("{model}.codes.")))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 14, "the export script writes one codes file per linear: {files:?}");
+    assert_eq!(qlinears.len(), files.len(), "one qlinear per int8 linear");
+    // Each model weight, laid out as the component lays out its weight memory, is the text of
+    // exactly one instance's weight .mem file.
+    let mut matched = std::collections::BTreeSet::new();
+    for file in &files {
+        let codes: Vec<i64> =
+            mase_ir::npy::read_npy(weight_only(file)).unwrap().to_i64().iter().copied().collect();
+        let hits: Vec<&str> = qlinears
+            .iter()
+            .filter(|inst| {
+                let c = inst.component();
+                let Some(mem) = c.memories(&inst.params).into_iter().find(|m| m.name == "weight") else {
+                    return false;
+                };
+                let Ok(words) = c.layout_memory(&inst.params, "weight", &codes) else { return false };
+                let path = dir.path().join("mem").join(mase_emit::sv::mem_file_name(inst, "weight"));
+                std::fs::read_to_string(path).unwrap() == mase_hwlib::mem_file_text(&words, mem.lane_width)
+            })
+            .map(|inst| inst.name.as_str())
+            .collect();
+        assert_eq!(hits.len(), 1, "{file}: weight memories holding its codes: {hits:?}");
+        assert!(matched.insert(hits[0]), "{file}: {} holds two weights' codes", hits[0]);
+        let inst = qlinears.iter().find(|i| i.name == hits[0]).unwrap();
+        assert_eq!(inst.params["WEIGHT_PRECISION_0"], 8, "{}: 8-bit weight lanes", inst.name);
+    }
+    assert!(f.host.is_some());
+    let host = p.host.as_ref().unwrap();
+    let pre = host.run_pre(&batch("batch.input_ids.npy")).unwrap();
+    let cfg = RunConfig { seed: 5, stall_prob: 0.3, ..RunConfig::default() };
+    let (run, _) = check_project(&p, &[device_inputs(&p, &pre)], &cfg).unwrap();
+    let r = &run.report;
+    assert!(r.bit_exact, "{} mismatches, first {:?}", r.mismatches, r.first_mismatches);
+    let m = model_outputs(host, &p.graph, &[pre], &device_outputs_named(&p, &run.outputs).unwrap()).unwrap();
+    let ort = mase_ir::npy::read_npy(weight_only(&format!("{model}.out.logits.npy"))).unwrap();
+    let c = cosine(&m.hardware[0][0], &ort);
+    assert!(c >= 0.999, "logits cosine {c} against onnxruntime's int8 model");
     assert_eq!(argmax_rows(&m.hardware[0][0]), argmax_rows(&ort));
 }

@@ -612,6 +612,13 @@ fn channel_shifts(w: &mase_ir::tensor::QuantTensor) -> Option<Vec<i64>> {
 }
 
 impl Binding for Linear {
+    /// A weight-only linear (the model's own weight codes with real scales, see
+    /// [`mase_ir::quant::qlinear::is_weight_only`]) binds `qlinear`, whose requantisation applies
+    /// the scales; its weight memory holds the model's codes.
+    fn variant(&self, v: &NodeView) -> Option<&'static dyn Binding> {
+        mase_ir::quant::qlinear::is_weight_only(v.graph, v.node).then_some(&super::qlinear::Qlinear as _)
+    }
+
     fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
         let mase_ir::Op::Linear { weight, bias } = &v.node.op else {
             return Err(v.error("the linear component binds linear nodes only"));

@@ -1,5 +1,7 @@
 //! `qlinear`: a fully connected layer on integer codes with real scales (`rtl/mase_qlinear.sv`),
-//! the hardware of [`mase_ir::Op::Qlinear`].
+//! the hardware of [`mase_ir::Op::Qlinear`] and of a weight-only `linear` (the model's own weight
+//! codes with real scales between fixed-point activations; its ports then carry those formats'
+//! fractions, which only name the grid).
 //!
 //! A model quantized elsewhere (onnxruntime's QDQ, Brevitas float scales) gives its input codes
 //! a scale and zero point, its weights integer codes with a scale per output channel, and its
@@ -45,7 +47,7 @@ const INFO: Info = Info {
     dependencies: &["mase_assert.svh", "mase_linear.sv", "mase_split_mul.sv", "mase_requant.sv"],
     buffers_whole_unit: true,
     params: param_list![
-        port_format!("DATA_IN_0", 8, "input code bits (1..31)", 0, "input fractional bits (must be 0)"),
+        port_format!("DATA_IN_0", 8, "input code bits (1..31)", 0, "input fraction: names the grid only (a weight-only layer's fixed-point input; the multipliers hold the scales)"),
         IN_SHAPE,
         [
             ParamSpec::value("DATA_IN_0_SIGNED", 1, "1: two's complement input codes, 0: unsigned"),
@@ -60,7 +62,7 @@ const INFO: Info = Info {
             ParamSpec::value("MULT_WIDTH", 24, "bits of each column's unsigned requantisation multiplier (1..32)"),
             ParamSpec::value("MULT_SHIFT", 30, "fraction bits of every multiplier (0..62)"),
         ],
-        port_format!("DATA_OUT_0", 8, "output code bits (1..32)", 0, "output fractional bits (must be 0)"),
+        port_format!("DATA_OUT_0", 8, "output code bits (1..32)", 0, "output fraction: names the grid only, as the input's"),
         [
             ParamSpec::value("DATA_OUT_0_SIGNED", 1, "1: two's complement output codes, 0: unsigned"),
             ParamSpec::value(
@@ -139,8 +141,7 @@ impl Component for Qlinear {
     }
 
     fn validate(&self, p: &Params) -> Result<(), String> {
-        check_range(p, "DATA_IN_0_PRECISION_0", 1, 31)?;
-        check_range(p, "DATA_IN_0_PRECISION_1", 0, 0)?;
+        crate::port::check_format(p, "DATA_IN_0", 31)?;
         check_range(p, "DATA_IN_0_SIGNED", 0, 1)?;
         check_zero_point(p, "DATA_IN_0_ZERO_POINT", "DATA_IN_0_PRECISION_0", "DATA_IN_0_SIGNED")?;
         check_range(p, "WEIGHT_PRECISION_1", 0, 0)?;
@@ -149,8 +150,7 @@ impl Component for Qlinear {
         }
         check_range(p, "MULT_WIDTH", 1, 32)?;
         check_range(p, "MULT_SHIFT", 0, 62)?;
-        check_range(p, "DATA_OUT_0_PRECISION_0", 1, 32)?;
-        check_range(p, "DATA_OUT_0_PRECISION_1", 0, 0)?;
+        crate::port::check_format(p, "DATA_OUT_0", 32)?;
         check_range(p, "DATA_OUT_0_SIGNED", 0, 1)?;
         check_zero_point(p, "DATA_OUT_0_ZERO_POINT", "DATA_OUT_0_PRECISION_0", "DATA_OUT_0_SIGNED")?;
         let aw = sum_bits(p);
@@ -266,8 +266,15 @@ impl Component for Qlinear {
     fn test_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         vec![
             // int8 codes, 64 × 64 at P 4 × 4, a 20-bit bias, 24-bit multipliers: sums of about
-            // 2^26 times 2^24 at shift 45 give outputs of about ±2^5.
-            [vec![("BIAS_PRECISION_0", 20), ("MULT_SHIFT", 45)]].concat(),
+            // 2^26 times 2^24 at shift 45 give outputs of about ±2^5. The port fractions of a
+            // weight-only layer, which name the grids and change no bit of the arithmetic.
+            [vec![
+                ("BIAS_PRECISION_0", 20),
+                ("MULT_SHIFT", 45),
+                ("DATA_IN_0_PRECISION_1", 6),
+                ("DATA_OUT_0_PRECISION_1", -3),
+            ]]
+            .concat(),
             // uint8 input and output with zero points (onnxruntime's activations), ReLU, P = 1,
             // odd sizes, bias with 3 fraction bits.
             [
@@ -321,7 +328,7 @@ impl Component for Qlinear {
 
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
         vec![
-            vec![("DATA_IN_0_PRECISION_1", 2)],
+            vec![("WEIGHT_PRECISION_1", 2)],
             vec![("DATA_IN_0_SIGNED", 0), ("DATA_IN_0_ZERO_POINT", -1)],
             vec![("DATA_OUT_0_ZERO_POINT", 128)],
             vec![("MULT_SHIFT", 63)],
@@ -361,6 +368,7 @@ fn requant_resources(p: &Params, lin: crate::Resources) -> crate::Resources {
 impl Binding for Qlinear {
     fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
         let q = plan_of(v)?;
+        let (x_frac, y_frac) = fracs_of(v)?;
         let shape = v.in_shape(0)?;
         let (rows, cols) = crate::binding::rows_cols(&shape);
         if cols != q.inp {
@@ -372,7 +380,7 @@ impl Binding for Qlinear {
         }
         let mut o = crate::binding::Overrides::default();
         o.set("DATA_IN_0_PRECISION_0", i64::from(q.x_format.width))
-            .set("DATA_IN_0_PRECISION_1", 0)
+            .set("DATA_IN_0_PRECISION_1", i64::from(x_frac))
             .set("DATA_IN_0_TENSOR_SIZE_DIM_0", cols as i64)
             .set("DATA_IN_0_TENSOR_SIZE_DIM_1", rows as i64)
             .set("DATA_IN_0_PARALLELISM_DIM_0", par.p_in as i64)
@@ -387,7 +395,7 @@ impl Binding for Qlinear {
             .set("MULT_WIDTH", i64::from(mase_ir::quant::requant::MULTIPLIER_BITS))
             .set("MULT_SHIFT", i64::from(q.requant.shift))
             .set("DATA_OUT_0_PRECISION_0", i64::from(q.y_format.width))
-            .set("DATA_OUT_0_PRECISION_1", 0)
+            .set("DATA_OUT_0_PRECISION_1", i64::from(y_frac))
             .set("DATA_OUT_0_SIGNED", i64::from(q.y_format.signed))
             .set("DATA_OUT_0_ZERO_POINT", q.y_zero_point);
         match &q.bias {
@@ -422,9 +430,26 @@ impl Binding for Qlinear {
     }
 }
 
-/// The integer plan of the node, its errors naming it.
+/// The integer plan of the node (a `qlinear`, or a weight-only `linear` between its fixed-point
+/// formats), its errors naming it.
 fn plan_of(v: &NodeView) -> mase_ir::Result<QlinearPlan> {
-    mase_ir::quant::qlinear::plan(v.graph, &v.node.op).map_err(|m| v.error(m))
+    use mase_ir::quant::qlinear::{plan, weight_only_plan};
+    match &v.node.op {
+        mase_ir::Op::Linear { .. } => {
+            weight_only_plan(v.graph, v.node, &v.in_format(0)?, &v.out_format()?).map_err(|m| v.error(m))
+        }
+        op => plan(v.graph, op).map_err(|m| v.error(m)),
+    }
+}
+
+/// The fractions the input and output ports carry: 0 for a `qlinear`'s codes, the fixed-point
+/// formats' of a weight-only `linear` (its codes are those formats' codes; the requantisation
+/// multipliers hold the scales), so the stitcher sees the formats its neighbours have.
+fn fracs_of(v: &NodeView) -> mase_ir::Result<(i32, i32)> {
+    match &v.node.op {
+        mase_ir::Op::Linear { .. } => Ok((v.in_format(0)?.frac, v.out_format()?.frac)),
+        _ => Ok((0, 0)),
+    }
 }
 
 /// Bits of the narrowest two's complement lane holding every value (at least 2).

@@ -337,8 +337,8 @@ impl Importer {
 
     /// The codes and format of a folded constant `t` = `op(inputs)` when it is the output of a
     /// power-of-two QONNX `Quant` (see [`crate::quant::qonnx`]), of a `DequantizeLinear` of
-    /// constant codes (the codes on their affine grid, [`crate::quant::affine`]) or a transpose
-    /// of such a constant.
+    /// constant codes (the codes on their affine grid, [`crate::quant::affine`]), of int8 codes
+    /// cast to float times a scale (the weight-only pattern) or a transpose of such a constant.
     fn folded_codes(&self, op: &Op, inputs: &[Val], t: &Tensor) -> Option<crate::tensor::QuantTensor> {
         match op {
             Op::Quant { .. } => match crate::quant::qonnx::quant_format(op, &self.graph.weights) {
@@ -360,6 +360,19 @@ impl Importer {
                     *axis,
                     &self.graph.weights,
                 )
+            }
+            Op::Mul => {
+                // Codes times a scale, either way round (the weight-only pattern).
+                let [a, b] = inputs else { return None };
+                let codes_of = |v: &Val| match v {
+                    Val::Const { key, .. } => self.qconsts.get(key),
+                    _ => None,
+                };
+                match (codes_of(a), codes_of(b)) {
+                    (Some(q), None) => crate::quant::affine::scaled_codes(q, b.known()?),
+                    (None, Some(q)) => crate::quant::affine::scaled_codes(q, a.known()?),
+                    _ => None,
+                }
             }
             Op::Transpose { perm } => {
                 let Some(Val::Const { key, .. }) = inputs.first() else { return None };

@@ -48,6 +48,41 @@ pub fn folded_dequantize(
     Some(QuantTensor::on_grid(code_format(ty), codes, affine))
 }
 
+/// The codes of a folded `Cast` of the constant integer `codes` of ONNX type `ty` to float:
+/// the codes on the grid of scale 1 and zero point 0, which a following multiplication by a
+/// scale ([`scaled_codes`]) turns into a weight-only model's grid.
+pub fn cast_codes(ty: QuantIntType, codes: &Tensor) -> QuantTensor {
+    let affine = Affine { scale: vec![1.0], zero_point: vec![0], axis: 0 };
+    QuantTensor::on_grid(code_format(ty), codes.to_i64(), affine)
+}
+
+/// The codes of a folded `codes · scale`, where `codes` came from [`cast_codes`] (scale 1, zero
+/// point 0) and `scale` is a positive float32 constant, one value or one per index of one axis
+/// of the codes (the weight-only pattern `Cast(int8) → Mul(scale)`): the codes on the grid of
+/// that scale. `None` when the product is not such a grid (the importer then keeps only the
+/// float values).
+pub fn scaled_codes(codes: &QuantTensor, scale: &Tensor) -> Option<QuantTensor> {
+    let a = codes.affine.as_ref()?;
+    if a.scale != [1.0] || a.zero_point != [0] {
+        return None;
+    }
+    let s = scale.as_f32()?;
+    let shape = codes.codes.shape();
+    // The product must keep the codes' shape: every scale dimension is 1 or the codes'.
+    let offset = shape.len().checked_sub(s.ndim())?;
+    if s.shape().iter().enumerate().any(|(i, &d)| d != 1 && d != shape[i + offset]) {
+        return None;
+    }
+    if s.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+        return None;
+    }
+    let axis = broadcast_axis(s.shape(), shape)?;
+    let flat: Vec<f32> = s.iter().copied().collect();
+    let scale = if axis.is_some() { flat } else { vec![flat[0]] };
+    let affine = Affine { zero_point: vec![0; scale.len()], scale, axis: axis.unwrap_or(0) };
+    Some(QuantTensor { affine: Some(affine), ..codes.clone() })
+}
+
 /// The axis of `x` (shape `x_shape`) a parameter of shape `p` varies along once broadcast:
 /// `Some(None)` when it is one value, `None` when it varies along more than one.
 fn broadcast_axis(p: &[usize], x_shape: &[usize]) -> Option<Option<usize>> {
@@ -125,5 +160,31 @@ mod tests {
         assert_eq!(q.dequantize(), want);
         assert_eq!(q.affine.as_ref().unwrap().axis, 1);
         assert!(q.fixed().is_none());
+    }
+
+    /// `Cast(int8) · scale` keeps the codes on the scale's grid exactly when the scale is one
+    /// value or varies along one axis of the codes, without changing their shape.
+    #[test]
+    fn cast_codes_times_a_scale_are_the_codes_on_its_grid() {
+        let codes = Tensor::I64(ArrayD::from_shape_vec(vec![2, 3], vec![1i64, -2, 3, 127, -127, 0]).unwrap());
+        let cast = cast_codes(QuantIntType::Int8, &codes);
+        let f32s = |shape: Vec<usize>, v: Vec<f32>| Tensor::F32(ArrayD::from_shape_vec(shape, v).unwrap());
+        let rows = scaled_codes(&cast, &f32s(vec![2, 1], vec![0.013, 0.0071])).unwrap();
+        let want = codes.to_f32() * f32s(vec![2, 1], vec![0.013, 0.0071]).to_f32();
+        assert_eq!(rows.dequantize(), want, "the float product the importer folds");
+        assert_eq!(
+            (rows.affine.as_ref().unwrap().axis, &rows.codes, rows.format),
+            (0, &codes.to_i64(), cast.format)
+        );
+        let cols = scaled_codes(&cast, &f32s(vec![3], vec![0.5, 0.25, 0.125])).unwrap();
+        assert_eq!(cols.affine.as_ref().unwrap().axis, 1);
+        let one = scaled_codes(&cast, &f32s(vec![], vec![0.3])).unwrap();
+        assert_eq!(one.affine.as_ref().unwrap().scale, [0.3]);
+        // Not a grid: two varying axes, a negative scale, a product of another shape, codes that
+        // already have a scale.
+        assert!(scaled_codes(&cast, &f32s(vec![2, 3], vec![0.1; 6])).is_none());
+        assert!(scaled_codes(&cast, &f32s(vec![2, 1], vec![0.1, -0.1])).is_none());
+        assert!(scaled_codes(&cast, &f32s(vec![4, 1, 1], vec![0.1; 4])).is_none());
+        assert!(scaled_codes(&rows, &f32s(vec![], vec![2.0])).is_none());
     }
 }

@@ -15,8 +15,9 @@
 //! `constant`, `embedding` (rows of the quantized table), and the element-moving ops `reshape`,
 //! `transpose`, `flatten`, `squeeze`, `unsqueeze`, `slice`, `gather`, `gather_nd`, `expand`,
 //! `where`, `cat` (fixed inputs of one format; integer indices and boolean conditions go along
-//! unchanged), `identity`, `dropout`; and `qlinear` on integer codes with real scales
-//! ([`super::qlinear`], the hardware's integer requantisation).
+//! unchanged), `identity`, `dropout`; and `qlinear` on integer codes with real scales, and a
+//! weight-only `linear` (the model's own weight codes with real scales) between fixed-point
+//! formats ([`super::qlinear`], the hardware's integer requantisation).
 //!
 //! Integer and boolean results (token ids, masks, comparisons, shapes) have no format and are
 //! computed exactly by the interpreter.
@@ -389,6 +390,12 @@ fn run_values(
                 let x = ins.first().ok_or_else(|| node.error("qlinear has no input"))?.to_tensor().to_i64();
                 let y = super::qlinear::qlinear_codes(graph, &node.op, &x).map_err(|m| node.error(m))?;
                 QValue::Float(Tensor::I64(y))
+            } else if let (Some(y), Some(QValue::Fixed { codes, format: x }), true) =
+                (out_fmt, ins.first(), super::qlinear::is_weight_only(graph, node))
+            {
+                let p = super::qlinear::weight_only_plan(graph, node, x, &y).map_err(|m| node.error(m))?;
+                let codes = super::qlinear::linear_codes(&p, codes).map_err(|m| node.error(m))?;
+                QValue::Fixed { codes, format: y }
             } else {
                 match out_fmt.and_then(|_| exact(node, &ins, graph)) {
                     Some(Ok(w)) => {

@@ -60,17 +60,22 @@ pub struct ApplyReport {
     pub overflows: BTreeMap<String, (Overflow, usize, usize)>,
     /// Human-readable warnings (wrapped weights, unusual situations).
     pub warnings: Vec<String>,
+    /// Weight-only linears, which keep the model's own weight codes (not requantized).
+    pub weight_only: Vec<String>,
 }
 
 impl ApplyReport {
-    /// Writes the report into a pass info map: `quantized`, `carried`, `untouched` (node
-    /// names), `tensors` (key → `[width, frac]`), `clipped` and `wrapped` (key → count of
+    /// Writes the report into a pass info map: `quantized`, `carried`, `untouched` and, when
+    /// there are any, `weight_only` (node names), `tensors` (key → `[width, frac]`), `clipped` and `wrapped` (key → count of
     /// values that saturated/zeroed or wrapped), `warnings`.
     pub fn write_info(&self, info: &mut PassInfo) {
         let names = |v: &Vec<String>| serde_json::Value::from(v.clone());
         info.insert("quantized".into(), names(&self.quantized));
         info.insert("carried".into(), names(&self.carried));
         info.insert("untouched".into(), names(&self.untouched));
+        if !self.weight_only.is_empty() {
+            info.insert("weight_only".into(), names(&self.weight_only));
+        }
         let tensors: serde_json::Map<String, serde_json::Value> =
             self.tensors.iter().map(|(k, f)| (k.clone(), serde_json::json!([f.width, f.frac]))).collect();
         info.insert("tensors".into(), tensors.into());
@@ -194,7 +199,22 @@ fn apply_node(graph: &mut MaseGraph, id: NodeId, f: &NodeFormats, report: &mut A
         }
     }
     let roles = node.op.weight_names();
+    // A weight-only linear computes on the model's own codes (super::qlinear): its weight keeps
+    // them and its bias stays real, to be put on the sum's grid by the integer plan.
+    let own_codes = super::qlinear::is_weight_only(graph, &node);
+    if own_codes {
+        if let Op::Linear { weight, .. } = &node.op {
+            let fmt = graph.qweights[weight].format;
+            if let Some(tm) = graph.node_mut(id).meta.common.args.get_mut("weight") {
+                set_format(tm, &fmt);
+            }
+            report.weight_only.push(node.name.clone());
+        }
+    }
     for (role, key) in roles {
+        if own_codes && (role == "weight" || role == "bias") {
+            continue;
+        }
         let fmt = match role {
             "value" => f.data_out,
             "weight" => f.weight,

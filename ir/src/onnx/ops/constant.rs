@@ -93,5 +93,21 @@ fn cast(imp: &mut Importer, n: &OnnxNode) -> Result<Vec<Val>> {
         }
     };
     let x = n.first()?;
-    Ok(vec![imp.emit(n.ctx, n.base, Op::Cast { to }, &[x])?])
+    let v = imp.emit(n.ctx, n.base, Op::Cast { to }, &[x])?;
+    // int8 / uint8 weight codes cast to float: kept as codes, the start of the weight-only
+    // pattern `Cast → Mul(scale)` (crate::quant::affine::scaled_codes).
+    let from = n.names.first().and_then(|x| imp.elem_types.get(x)).copied();
+    let ty = match from {
+        Some(data_type::INT8) => Some(crate::op::QuantIntType::Int8),
+        Some(data_type::UINT8) => Some(crate::op::QuantIntType::Uint8),
+        _ => None,
+    };
+    if let (Some(ty), DType::F32, Val::Const { key, t, .. }) = (ty, to, &v) {
+        if let Some(codes) = n.first().ok().as_ref().and_then(Val::known) {
+            if codes.len() == t.len() {
+                imp.qconsts.insert(*key, crate::quant::affine::cast_codes(ty, codes));
+            }
+        }
+    }
+    Ok(vec![v])
 }
