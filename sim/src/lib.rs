@@ -9,7 +9,7 @@
 //!   the same way, and nextpnr-ecp5 likewise ([`yowasp`]); provisioned wheels are pinned by
 //!   version and sha256.
 //! - [`shim`]: a C ABI shim generated from the port list (`mase_new/free/eval/port/log/trace_*`).
-//! - [`verilate`]: `verilator --cc --build` into a shared library (C++ `-O3`, `-fPIC
+//! - [`verilate`]: `verilator --cc --build` into a shared library (C++ `-O1` by default, `-fPIC
 //!   -fno-semantic-interposition -fvisibility=hidden`, `--assert`, ccache when present), cached
 //!   by a content hash in [`cache`] (atomic rename, per-key lock). Traced (VCD) builds are a
 //!   separate variant built on demand. Verilator's runtime objects are compiled once per
