@@ -66,8 +66,8 @@ pub struct ApplyReport {
 
 impl ApplyReport {
     /// Writes the report into a pass info map: `quantized`, `carried`, `untouched` and, when
-    /// there are any, `weight_only` (node names), `tensors` (key → `[width, frac]`), `clipped` and `wrapped` (key → count of
-    /// values that saturated/zeroed or wrapped), `warnings`.
+    /// there are any, `weight_only` (node names), `tensors` (key → `[width, frac]`), `clipped`
+    /// and `wrapped` (key → count of values that saturated/zeroed or wrapped), `warnings`.
     pub fn write_info(&self, info: &mut PassInfo) {
         let names = |v: &Vec<String>| serde_json::Value::from(v.clone());
         info.insert("quantized".into(), names(&self.quantized));
