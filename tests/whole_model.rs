@@ -278,7 +278,7 @@ fn a_weight_only_int8_export_keeps_its_codes_in_the_weight_memories() {
     for file in &files {
         let codes: Vec<i64> =
             mase_ir::npy::read_npy(weight_only(file)).unwrap().to_i64().iter().copied().collect();
-        let hits: Vec<&str> = qlinears
+        let hits: Vec<_> = qlinears
             .iter()
             .filter(|inst| {
                 let c = inst.component();
@@ -289,11 +289,11 @@ fn a_weight_only_int8_export_keeps_its_codes_in_the_weight_memories() {
                 let path = dir.path().join("mem").join(mase_emit::sv::mem_file_name(inst, "weight"));
                 std::fs::read_to_string(path).unwrap() == mase_hwlib::mem_file_text(&words, mem.lane_width)
             })
-            .map(|inst| inst.name.as_str())
             .collect();
-        assert_eq!(hits.len(), 1, "{file}: weight memories holding its codes: {hits:?}");
-        assert!(matched.insert(hits[0]), "{file}: {} holds two weights' codes", hits[0]);
-        let inst = qlinears.iter().find(|i| i.name == hits[0]).unwrap();
+        let names: Vec<&str> = hits.iter().map(|inst| inst.name.as_str()).collect();
+        assert_eq!(hits.len(), 1, "{file}: weight memories holding its codes: {names:?}");
+        let inst = hits[0];
+        assert!(matched.insert(&inst.name), "{file}: {} holds two weights' codes", inst.name);
         assert_eq!(inst.params["WEIGHT_PRECISION_0"], 8, "{}: 8-bit weight lanes", inst.name);
     }
     assert!(f.host.is_some());

@@ -367,8 +367,7 @@ fn requant_resources(p: &Params, lin: crate::Resources) -> crate::Resources {
 
 impl Binding for Qlinear {
     fn overrides(&self, v: &NodeView, par: Par) -> mase_ir::Result<Vec<(String, i64)>> {
-        let q = plan_of(v)?;
-        let (x_frac, y_frac) = fracs_of(v)?;
+        let (q, x_frac, y_frac) = plan_of(v)?;
         let shape = v.in_shape(0)?;
         let (rows, cols) = crate::binding::rows_cols(&shape);
         if cols != q.inp {
@@ -420,7 +419,7 @@ impl Binding for Qlinear {
 
     /// The model's own weight codes, the bias codes on the sum's grid and the multipliers.
     fn data_memories(&self, v: &NodeView, _p: &Params) -> mase_ir::Result<Vec<(String, Vec<i64>)>> {
-        let q = plan_of(v)?;
+        let (q, ..) = plan_of(v)?;
         let mut m = vec![("weight".to_string(), q.weight.clone())];
         if let Some(b) = &q.bias {
             m.push(("bias".to_string(), b.iter().map(|&c| c as i64).collect()));
@@ -431,24 +430,19 @@ impl Binding for Qlinear {
 }
 
 /// The integer plan of the node (a `qlinear`, or a weight-only `linear` between its fixed-point
-/// formats), its errors naming it.
-fn plan_of(v: &NodeView) -> mase_ir::Result<QlinearPlan> {
+/// formats), its errors naming it, and the fractions its input and output ports carry: 0 for a
+/// `qlinear`'s codes, the fixed-point formats' of a weight-only `linear` (its codes are those
+/// formats' codes; the multipliers hold the scales), so the stitcher sees the formats its
+/// neighbours have.
+fn plan_of(v: &NodeView) -> mase_ir::Result<(QlinearPlan, i32, i32)> {
     use mase_ir::quant::qlinear::{plan, weight_only_plan};
     match &v.node.op {
         mase_ir::Op::Linear { .. } => {
-            weight_only_plan(v.graph, v.node, &v.in_format(0)?, &v.out_format()?).map_err(|m| v.error(m))
+            let (x, y) = (v.in_format(0)?, v.out_format()?);
+            let q = weight_only_plan(v.graph, v.node, &x, &y).map_err(|m| v.error(m))?;
+            Ok((q, x.frac, y.frac))
         }
-        op => plan(v.graph, op).map_err(|m| v.error(m)),
-    }
-}
-
-/// The fractions the input and output ports carry: 0 for a `qlinear`'s codes, the fixed-point
-/// formats' of a weight-only `linear` (its codes are those formats' codes; the requantisation
-/// multipliers hold the scales), so the stitcher sees the formats its neighbours have.
-fn fracs_of(v: &NodeView) -> mase_ir::Result<(i32, i32)> {
-    match &v.node.op {
-        mase_ir::Op::Linear { .. } => Ok((v.in_format(0)?.frac, v.out_format()?.frac)),
-        _ => Ok((0, 0)),
+        op => Ok((plan(v.graph, op).map_err(|m| v.error(m))?, 0, 0)),
     }
 }
 
