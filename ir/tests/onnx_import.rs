@@ -463,3 +463,59 @@ fn unsupported_attribute_names_node_attribute_and_alternatives() {
         error("sm", AttributeProto { name: "axis".into(), r#type: 1, f: Some(1.0), ..Default::default() });
     assert!(err.contains("'axis'") && err.contains("INT"), "{err}");
 }
+
+/// The weight-only pattern as the dynamo exporter writes it: int8 codes `CastLike` an
+/// activation, times a scale per output channel, transposed into a MatMul. The linear's weight
+/// keeps the model's codes on the scales' grid, and its float values are the product.
+#[test]
+fn cast_like_of_int8_codes_times_a_scale_keeps_the_codes() {
+    use mase_ir::onnx::proto::*;
+    use prost::Message;
+    let codes = [3i32, -127, 0, 5, 127, -1, 2, 9, -64, 1, 0, 100];
+    let w = TensorProto {
+        name: "w".into(),
+        dims: vec![3, 4],
+        data_type: 3,
+        int32_data: codes.to_vec(),
+        ..Default::default()
+    };
+    let scale = [0.011f32, 0.0031, 0.27];
+    let s = TensorProto {
+        name: "s".into(),
+        dims: vec![3, 1],
+        data_type: 1,
+        float_data: scale.to_vec(),
+        ..Default::default()
+    };
+    let perm = AttributeProto { name: "perm".into(), r#type: 7, ints: vec![1, 0], ..Default::default() };
+    let nodes = vec![
+        built::node("CastLike", "cast", &["w", "x"], "wf", vec![]),
+        built::node("Mul", "scale", &["wf", "s"], "ws", vec![]),
+        built::node("Transpose", "t", &["ws"], "wt", vec![perm]),
+        built::node("MatMul", "mm", &["x", "wt"], "y", vec![]),
+    ];
+    let bytes = ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 17 }],
+        graph: Some(GraphProto {
+            name: "w8".into(),
+            node: nodes,
+            initializer: vec![w, s],
+            input: vec![built::vi("x", &[2, 4])],
+            output: vec![built::vi("y", &[2, 3])],
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    let g = import_bytes(&bytes, "w8.onnx", &ImportOptions::default()).unwrap();
+    let (_, lin) = g.nodes().find(|(_, n)| matches!(n.op, Op::Linear { .. })).expect("a linear");
+    let Op::Linear { weight, .. } = &lin.op else { unreachable!() };
+    let q = &g.qweights[weight];
+    let a = q.affine.as_ref().expect("the codes on their grid");
+    assert_eq!(q.codes.iter().map(|&c| c as i32).collect::<Vec<_>>(), codes, "[out, in] codes");
+    assert_eq!((a.scale.as_slice(), a.axis), (scale.as_slice(), 0));
+    let want: Vec<f32> = codes.iter().enumerate().map(|(i, &c)| c as f32 * scale[i / 4]).collect();
+    assert_eq!(g.weights[weight].to_f32().iter().copied().collect::<Vec<_>>(), want);
+    assert!(mase_ir::quant::qlinear::is_weight_only(&g, lin));
+}

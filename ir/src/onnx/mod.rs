@@ -198,6 +198,14 @@ impl Val {
             Val::Unusable(_) => &[],
         }
     }
+    /// The element type of the value (int8 and uint8 are int64 here, see `elem_types`).
+    fn dtype(&self) -> Option<DType> {
+        match self {
+            Val::Node { dtype, .. } => Some(*dtype),
+            Val::Const { t, .. } => Some(t.dtype()),
+            Val::Unusable(_) => None,
+        }
+    }
     /// The value when it is known at import time: a constant, or a node on constants only.
     fn known(&self) -> Option<&Tensor> {
         match self {

@@ -1,5 +1,5 @@
 //! Values known at import time and type conversion: `Constant`, `Shape` (of any value: every
-//! shape is known, so it folds to a constant), `ConstantOfShape`, `Range` and `Cast`.
+//! shape is known, so it folds to a constant), `ConstantOfShape`, `Range`, `Cast` and `CastLike`.
 
 use super::{OnnxNode, OnnxOp};
 use crate::error::Result;
@@ -15,6 +15,7 @@ pub(super) const OPS: &[OnnxOp] = &[
     OnnxOp { name: "ConstantOfShape", max_inputs: 1, convert: constant_of_shape },
     OnnxOp { name: "Range", max_inputs: 3, convert: range },
     OnnxOp { name: "Cast", max_inputs: 1, convert: cast },
+    OnnxOp { name: "CastLike", max_inputs: 2, convert: cast_like },
 ];
 
 fn constant(imp: &mut Importer, n: &OnnxNode) -> Result<Vec<Val>> {
@@ -92,8 +93,22 @@ fn cast(imp: &mut Importer, n: &OnnxNode) -> Result<Vec<Val>> {
             )))
         }
     };
+    emit_cast(imp, n, to)
+}
+
+/// `CastLike` (the dynamo exporter's cast to an activation's type): a cast to the element type
+/// of its second input, which it does not otherwise read.
+fn cast_like(imp: &mut Importer, n: &OnnxNode) -> Result<Vec<Val>> {
+    n.at.check(&["saturate"])?;
+    let to = n.inputs(2)?[1].dtype().ok_or_else(|| n.ctx.err("the type of its second input is not known"))?;
+    emit_cast(imp, n, to)
+}
+
+/// The cast of the node's first input to `to`; int8 / uint8 constant codes cast to float keep
+/// their codes.
+fn emit_cast(imp: &mut Importer, n: &OnnxNode, to: DType) -> Result<Vec<Val>> {
     let x = n.first()?;
-    let v = imp.emit(n.ctx, n.base, Op::Cast { to }, &[x])?;
+    let v = imp.emit(n.ctx, n.base, Op::Cast { to }, std::slice::from_ref(&x))?;
     // int8 / uint8 weight codes cast to float: kept as codes, the start of the weight-only
     // pattern `Cast → Mul(scale)` (crate::quant::affine::scaled_codes).
     let from = n.names.first().and_then(|x| imp.elem_types.get(x)).copied();
@@ -103,7 +118,7 @@ fn cast(imp: &mut Importer, n: &OnnxNode) -> Result<Vec<Val>> {
         _ => None,
     };
     if let (Some(ty), DType::F32, Val::Const { key, t, .. }) = (ty, to, &v) {
-        if let Some(codes) = n.first().ok().as_ref().and_then(Val::known) {
+        if let Some(codes) = x.known() {
             if codes.len() == t.len() {
                 imp.qconsts.insert(*key, crate::quant::affine::cast_codes(ty, codes));
             }
