@@ -393,9 +393,20 @@ mod built {
         inputs: Vec<ValueInfoProto>,
         out: &str,
     ) -> Vec<u8> {
+        model_at(13, nodes, inits, inputs, out)
+    }
+
+    /// [`model`] at the default domain's `opset`.
+    pub fn model_at(
+        opset: i64,
+        nodes: Vec<NodeProto>,
+        inits: Vec<TensorProto>,
+        inputs: Vec<ValueInfoProto>,
+        out: &str,
+    ) -> Vec<u8> {
         ModelProto {
             ir_version: 8,
-            opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 13 }],
+            opset_import: vec![OperatorSetIdProto { domain: String::new(), version: opset }],
             graph: Some(GraphProto {
                 name: "built".into(),
                 node: nodes,
@@ -470,23 +481,16 @@ fn unsupported_attribute_names_node_attribute_and_alternatives() {
 #[test]
 fn cast_like_of_int8_codes_times_a_scale_keeps_the_codes() {
     use mase_ir::onnx::proto::*;
-    use prost::Message;
     let codes = [3i32, -127, 0, 5, 127, -1, 2, 9, -64, 1, 0, 100];
-    let w = TensorProto {
-        name: "w".into(),
-        dims: vec![3, 4],
-        data_type: 3,
-        int32_data: codes.to_vec(),
+    let init = |name: &str, dims: Vec<i64>, data_type: i32| TensorProto {
+        name: name.into(),
+        dims,
+        data_type,
         ..Default::default()
     };
+    let w = TensorProto { int32_data: codes.to_vec(), ..init("w", vec![3, 4], 3) };
     let scale = [0.011f32, 0.0031, 0.27];
-    let s = TensorProto {
-        name: "s".into(),
-        dims: vec![3, 1],
-        data_type: 1,
-        float_data: scale.to_vec(),
-        ..Default::default()
-    };
+    let s = TensorProto { float_data: scale.to_vec(), ..init("s", vec![3, 1], 1) };
     let perm = AttributeProto { name: "perm".into(), r#type: 7, ints: vec![1, 0], ..Default::default() };
     let nodes = vec![
         built::node("CastLike", "cast", &["w", "x"], "wf", vec![]),
@@ -494,20 +498,8 @@ fn cast_like_of_int8_codes_times_a_scale_keeps_the_codes() {
         built::node("Transpose", "t", &["ws"], "wt", vec![perm]),
         built::node("MatMul", "mm", &["x", "wt"], "y", vec![]),
     ];
-    let bytes = ModelProto {
-        ir_version: 8,
-        opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 17 }],
-        graph: Some(GraphProto {
-            name: "w8".into(),
-            node: nodes,
-            initializer: vec![w, s],
-            input: vec![built::vi("x", &[2, 4])],
-            output: vec![built::vi("y", &[2, 3])],
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-    .encode_to_vec();
+    // CastLike is an opset 15 op.
+    let bytes = built::model_at(17, nodes, vec![w, s], vec![built::vi("x", &[2, 4])], "y");
     let g = import_bytes(&bytes, "w8.onnx", &ImportOptions::default()).unwrap();
     let (_, lin) = g.nodes().find(|(_, n)| matches!(n.op, Op::Linear { .. })).expect("a linear");
     let Op::Linear { weight, .. } = &lin.op else { unreachable!() };
