@@ -179,11 +179,15 @@
 
 `define MASE_FIFO_PARAMS \
     `MASE_WORD_PARAMS, \
-    /* Memory depth in beats (2..65536); capacity is DEPTH + 1 + OUT_REG. */ \
+    /* Memory depth in beats (2..65536); capacity is DEPTH + 1 + OUT_REG + IN_REG. */ \
     parameter int DEPTH = 16, \
     /* 1: the memory's read (after any depth mux) registered once more before the output */ \
     /* (latency +1); 0: the memory's read register is the output register (0..1). */ \
     parameter int OUT_REG = 0, \
+    /* 1: the input beat registered before the memory write (latency +1, capacity +1), */ \
+    /* so the producer's valid reaches neither the write enable nor the occupancy counter */ \
+    /* and input ready is a register; 0: the input writes the memory directly (0..1). */ \
+    parameter int IN_REG = 0, \
     /* 1: input ready is a register of its own (not full after this cycle's push and pop), */ \
     /* so a producer's enable does not wait for the occupancy compare; 0: ready is the */ \
     /* compare of the occupancy register. Same behaviour either way (0..1). */ \

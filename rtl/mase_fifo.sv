@@ -1,5 +1,5 @@
 // mase_fifo: first-word-fall-through FIFO of DEPTH beats plus one read register and, with
-// OUT_REG, one output register after it.
+// OUT_REG, one output register after it and, with IN_REG, one input register before it.
 //
 // Storage is a plain simple-dual-port memory with synchronous (registered) read, so synthesis
 // infers block RAM or distributed (LUT) RAM depending on size; the memory's read register (S1) is
@@ -11,16 +11,24 @@
 // registers stream one beat per cycle without a skid. Input ready comes from the occupancy
 // register and the output data/valid from registers, so the FIFO cuts the data, valid and ready
 // paths.
-//   Pipeline: memory write -> S1 memory read register [-> S2 output register if OUT_REG].
-//   Capacity: DEPTH + 1 + OUT_REG beats (DEPTH in the memory, one in S1, one in S2).
-//   Latency:  2 + OUT_REG cycles (write at edge t, read into S1 at edge t+1, into S2 at t+2).
+// IN_REG adds a register S0 before the memory: the producer's beat lands in S0 and S0 writes the
+// memory, so the producer's valid reaches only S0's valid flag and the ready register, not the
+// memory's write enable, the pointers or the occupancy counter (the stitcher's join FIFOs sit
+// behind a fork, whose valid arrives late), and S0's data enable is the ready register itself.
+// Input ready is then a register: S0 is empty or the memory has room to take S0's beat.
+//   Pipeline: [S0 input register if IN_REG ->] memory write -> S1 memory read register
+//             [-> S2 output register if OUT_REG].
+//   Capacity: DEPTH + 1 + OUT_REG + IN_REG beats (DEPTH in the memory, one in S1, one in S2, one
+//             in S0).
+//   Latency:  2 + OUT_REG + IN_REG cycles (into S0 at edge t, write at t+1, read into S1 at t+2,
+//             into S2 at t+3).
 //   II:       1 beat per cycle with no back-pressure.
 //   Paths cut: data, valid, ready.
 // The data word is opaque: LANES lanes of DATA_WIDTH bits, lane i at [i*DATA_WIDTH +: DATA_WIDTH].
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_fifo #(
-    /// The word (LANES 1..1024 lanes of DATA_WIDTH 1..64 bits), DEPTH, OUT_REG, READY_REG and
-    /// NO_RW_CHECK (mase_assert.svh). Without NO_RW_CHECK, Yosys 0.23 builds the collision
+    /// The word (LANES 1..1024 lanes of DATA_WIDTH 1..64 bits), DEPTH, OUT_REG, IN_REG,
+    /// READY_REG and NO_RW_CHECK (mase_assert.svh). Without NO_RW_CHECK, Yosys 0.23 builds the collision
     /// bypass in block RAM on ECP5 as a register and a multiplexer per bit after the read: the
     /// multiplexer follows the block RAM's slow clock-to-out and keeps S2 out of the block
     /// RAM's output register.
@@ -28,7 +36,7 @@ module mase_fifo #(
 ) (
     /// Clock and reset (reset empties the FIFO).
     /// data_in_0: input beats (flat packed lanes), taken while the memory is not full (ready from a
-    /// register).
+    /// register), or with IN_REG while S0 is empty or moving into the memory (ready a register).
     /// data_out_0: output beats from the memory's read register, or from S2 with OUT_REG (valid
     /// registered).
     `MASE_STAGE_PORTS(LANES * DATA_WIDTH, LANES * DATA_WIDTH)
@@ -38,6 +46,7 @@ module mase_fifo #(
     `MASE_CHECK_WORD;
     `MASE_CHECK_RANGE(DEPTH, 2, 65536);
     `MASE_CHECK_FLAG(OUT_REG);
+    `MASE_CHECK_FLAG(IN_REG);
     `MASE_CHECK_FLAG(READY_REG);
     `MASE_CHECK_FLAG(NO_RW_CHECK);
   end
@@ -57,6 +66,10 @@ module mase_fifo #(
   logic [AW-1:0]               rd_ptr;
   /// Beats held in the memory (not counting S1 and S2).
   logic [CW-1:0]               count;
+  /// The memory's write side: the beat offered to the memory (data_in_0, or S0 with IN_REG),
+  /// its valid, and the memory's room for it (not full).
+  logic [LANES*DATA_WIDTH-1:0] wr_data;
+  logic                        wr_valid, wr_ready;
   /// A beat is written this cycle.
   logic                        push;
   /// A beat is read from memory into S1 this cycle.
@@ -82,11 +95,48 @@ module mase_fifo #(
       if (rst) not_full <= 1'b1;
       else not_full <= !(!pop && (at_full || (at_short && push)));
     end
-    assign data_in_0_ready = not_full;
+    assign wr_ready = not_full;
   end else begin : g_ready_cmp
-    assign data_in_0_ready = count != CW'(DEPTH);
+    assign wr_ready = count != CW'(DEPTH);
   end
-  assign push = data_in_0_valid && data_in_0_ready;
+  assign push = wr_valid && wr_ready;
+
+  if (IN_REG != 0) begin : g_in_reg
+    /// S0's beat and valid flag.
+    logic [LANES*DATA_WIDTH-1:0] s0_data;
+    logic                        s0_valid;
+    /// Input ready as a register: S0 will be empty or the memory will not be full next cycle
+    /// (S0 then moves into the memory while it takes the next beat).
+    logic                        in_ready;
+    /// S0 holds a beat next cycle: one is taken now, or S0's beat stays for want of room.
+    logic                        s0_valid_next;
+    /// The memory is full next cycle: full and nothing popped, or one short, pushed and nothing
+    /// popped (registers and the internal push/pop only: the producer's valid is not in it).
+    logic                        full_next;
+    assign s0_valid_next = (data_in_0_valid && in_ready) || (s0_valid && !push);
+    assign full_next = !pop && (count == CW'(DEPTH) || (count == CW'(DEPTH - 1) && push));
+    always_ff @(posedge clk) begin
+      if (rst) begin
+        s0_valid <= 1'b0;
+        in_ready <= 1'b1;
+      end else begin
+        s0_valid <= s0_valid_next;
+        in_ready <= !(s0_valid_next && full_next);
+      end
+    end
+    // While ready, S0 is empty or moving into the memory, so it may load whatever is offered;
+    // s0_valid says whether that was a beat.
+    always_ff @(posedge clk) begin
+      if (in_ready) s0_data <= data_in_0;
+    end
+    assign data_in_0_ready = in_ready;
+    assign wr_data         = s0_data;
+    assign wr_valid        = s0_valid;
+  end else begin : g_no_in_reg
+    assign data_in_0_ready = wr_ready;
+    assign wr_data         = data_in_0;
+    assign wr_valid        = data_in_0_valid;
+  end
   assign pop = count != '0 && (!rd_valid || advance);
 
   // Synchronous read with enable: kept apart from S2 so that synthesis maps it into the memory.
@@ -95,7 +145,7 @@ module mase_fifo #(
   (* no_rw_check = NO_RW_CHECK *)
   logic [LANES*DATA_WIDTH-1:0] mem[DEPTH];
   always_ff @(posedge clk) begin
-    if (push) mem[wr_ptr] <= data_in_0;
+    if (push) mem[wr_ptr] <= wr_data;
   end
   always_ff @(posedge clk) begin
     if (pop) rd_data <= mem[rd_ptr];

@@ -8,7 +8,7 @@
 // of mase_fifo.
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_wide_fifo #(
-    /// The word, DEPTH and every group's OUT_REG, READY_REG and NO_RW_CHECK, as mase_fifo's
+    /// The word, DEPTH and every group's OUT_REG, IN_REG, READY_REG and NO_RW_CHECK, as mase_fifo's
     /// (the parent checks the parameters; this wrapper has no checks of its own).
     `MASE_FIFO_PARAMS
 ) (
@@ -35,6 +35,7 @@ module mase_wide_fifo #(
         .LANES      (GL),
         .DEPTH      (DEPTH),
         .OUT_REG    (OUT_REG),
+        .IN_REG     (IN_REG),
         .READY_REG  (READY_REG),
         .NO_RW_CHECK(NO_RW_CHECK)
     ) u_fifo (

@@ -35,8 +35,14 @@ fn resource_model_matches_yosys_on_small_instances() {
         ("link", ov(&[("DATA_WIDTH", 16), ("LANES", 4), ("LINK_WIDTH", 16), ("LATENCY", 3), ("DEPTH", 4)])),
         // A deep FIFO: block RAM, not LUT RAM.
         ("fifo", ov(&[("DEPTH", 1024), ("DATA_WIDTH", 16)])),
-        // The stitcher's FIFO: the block RAM's read registered once more in FFs.
+        // The block RAM's read registered once more in FFs.
         ("fifo", ov(&[("DEPTH", 1024), ("DATA_WIDTH", 16), ("OUT_REG", 1)])),
+        // The stitcher's join FIFO: also its input registered and its memory free of collision
+        // checks.
+        (
+            "fifo",
+            ov(&[("DEPTH", 552), ("DATA_WIDTH", 16), ("OUT_REG", 1), ("IN_REG", 1), ("NO_RW_CHECK", 1)]),
+        ),
         // Softmax at its defaults: products at the widths Yosys keeps, exp tables in block RAM,
         // FIFOs in block and distributed RAM by memory_libmap's costs.
         ("softmax", vec![]),
