@@ -327,7 +327,14 @@ module mase_layer_norm #(
 
   // ---------------------------------------------------------------------------------------------
   // Input side: ring of NSLOT row slots, running sums
-  /// Ring memory: slot s word j at s*NW + j, P elements per word.
+  /// Ring memory: slot s word j at s*NW + j, P elements per word. A slot is written only while
+  /// free and issued (read into N1 with its valid flag) only while used, freed by its last
+  /// issue, so no used read meets a write of its address (a step that issues nothing may read
+  /// the slot being written, into an invalid N1) and synthesis is told so (no_rw_check):
+  /// without it, Yosys 0.23 puts a collision bypass multiplexer between the block RAM's read
+  /// and NR, which keeps NR out of the block RAM's output register and follows its slow
+  /// clock-to-out (the encoder layer's critical path once the join FIFOs lost theirs).
+  (* no_rw_check *)
   logic [P*W-1:0] ring[NSLOT*NW];
   /// Write pointer, word within the row, slot being written.
   logic [RAW-1:0] wr_ptr;
