@@ -178,3 +178,40 @@ fn dynamic_quantization_is_refused_with_the_reason_and_the_way_out() {
     assert!(e.contains("at run time") && e.contains("QuantFormat.QDQ") && e.contains("mase flow"), "{e}");
     assert!(!tmp.path().join("d.json").exists(), "a refused import wrote a checkpoint");
 }
+
+/// Brevitas's power-of-two transformer layer (`scripts/export_quantized_layer.py`): attention's
+/// matmuls, its power-of-two scale and the residual adds get their exact formats between the
+/// quantizers, the layer norms' float scales and shifts 16 bits. The emitted design is bit-exact
+/// under random stalls on 64 sequences. Softmax and layer norm are our integer units where
+/// qonnx computes in float32, so the outputs are compared code by code: at least 99 % equal and
+/// none more than one code apart.
+#[test]
+fn brevitas_po2_transformer_layer_rtl_is_within_one_code_of_qonnx() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let fixture =
+        |f: &str| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/quant_layer").join(f);
+    ok(&mase(&["flow", fixture("brevitas_layer_po2.onnx").to_str().unwrap(), "-o", "p"], dir));
+    let x = format!("x={}", fixture("eval.x.npy").display());
+    let report = ok(&mase(&["sim", "p", "--input", &x, "--json"], dir));
+    let v: serde_json::Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(v["bit_exact"], true, "{v}");
+    assert_eq!(v["inferences"], 64, "{v}");
+    let outputs: Vec<&str> = v["outputs"].as_array().unwrap().iter().map(|o| o.as_str().unwrap()).collect();
+    let values = outputs.iter().find(|o| !o.ends_with(".codes.npy")).unwrap();
+    let codes = outputs.iter().find(|o| o.ends_with(".codes.npy")).unwrap();
+    let got = f32s(&dir.join(values));
+    let got_codes: Vec<i64> =
+        mase_ir::npy::read_npy(dir.join(codes)).unwrap().to_i64().iter().copied().collect();
+    let want = f32s(&fixture("brevitas_layer_po2.eval.out.y.npy"));
+    assert_eq!((got.len(), got_codes.len(), want.len()), (64 * 8 * 16, 64 * 8 * 16, 64 * 8 * 16));
+    // The output grid's step, from the design's own values and codes.
+    let (v0, c0) = got.iter().zip(&got_codes).find(|(_, &c)| c != 0).unwrap();
+    let step = f64::from(*v0) / *c0 as f64;
+    let apart: Vec<i64> =
+        got.iter().zip(&want).map(|(&a, &b)| ((f64::from(a) - f64::from(b)) / step).round() as i64).collect();
+    let equal = apart.iter().filter(|&&d| d == 0).count();
+    let worst = apart.iter().map(|d| d.abs()).max().unwrap();
+    assert!(worst <= 1, "an output is {worst} codes from qonnx's");
+    assert!(equal * 100 >= 99 * apart.len(), "only {equal} of {} output codes equal qonnx's", apart.len());
+}

@@ -372,3 +372,76 @@ fn raise_qonnx_refuses_float_scales() {
     assert!(e.contains("requantisation path"), "{e}");
     println!("{e}");
 }
+
+/// Brevitas's power-of-two transformer layer (`scripts/export_quantized_layer.py`): between its
+/// quantizers, attention's matmuls, the 0.25 score scale and the residual adds get exact
+/// formats (every result of the quantized inputs representable), and the layer norms' float
+/// scales and shifts 16-bit formats.
+#[test]
+fn raise_qonnx_gives_attention_and_residuals_exact_formats() {
+    use mase_ir::quant::format_of;
+    let path = fixtures().join("quant_layer/brevitas_layer_po2.onnx");
+    let g = import_file(&path, &ImportOptions::default()).unwrap();
+    // The nodes no quantizer follows: their formats are derived.
+    let derived: std::collections::HashSet<String> = g
+        .nodes()
+        .filter(|&(i, _)| !g.users(i).iter().any(|&u| matches!(g.node(u).op, Op::Quant { .. })))
+        .map(|(_, n)| n.name.clone())
+        .collect();
+    let (g, _) = mase_ir::pass::run_passes(g, &["raise_qonnx"], &toml::Table::new()).unwrap();
+    let fmt = |id: mase_ir::graph::NodeId| format_of(&g.node(id).meta.common.results["data_out_0"]).unwrap();
+    // Largest magnitude of a code of a format, and the largest magnitude a format holds.
+    let max_code = |f: &mase_ir::fixed::FixedFormat| -> i128 {
+        if f.signed {
+            1 << (f.width - 1)
+        } else {
+            (1 << f.width) - 1
+        }
+    };
+    let holds = |f: &mase_ir::fixed::FixedFormat, m: i128| m < (1i128 << (f.width - u32::from(f.signed)));
+    let of = |op: fn(&Op) -> bool| -> Vec<_> {
+        g.nodes().filter(|(_, n)| op(&n.op) && derived.contains(&n.name)).map(|(i, _)| i).collect()
+    };
+    // q·kᵀ (scaled before its quantizer); p·v has a quantizer of its own.
+    let matmuls = of(|o| matches!(o, Op::Matmul));
+    assert_eq!(matmuls.len(), 1);
+    for m in matmuls {
+        let n = g.node(m);
+        let (a, b) = (fmt(n.inputs[0]), fmt(n.inputs[1]));
+        let k = *g.node(n.inputs[0]).meta.common.results["data_out_0"].shape.last().unwrap() as i128;
+        let y = fmt(m);
+        assert_eq!(y.frac, a.frac + b.frac, "{}", n.name);
+        assert!(holds(&y, k * max_code(&a) * max_code(&b)), "{}: {y:?}", n.name);
+        // Not wider than needed: one bit less would not hold the largest product sum.
+        assert!(!holds(
+            &mase_ir::fixed::FixedFormat { width: y.width - 1, ..y },
+            k * max_code(&a) * max_code(&b)
+        ));
+    }
+    let adds = of(|o| matches!(o, Op::Add));
+    assert_eq!(adds.len(), 2);
+    for a in adds {
+        let n = g.node(a);
+        let (p, q, y) = (fmt(n.inputs[0]), fmt(n.inputs[1]), fmt(a));
+        assert_eq!(y.frac, p.frac.max(q.frac));
+        let m = (max_code(&p) << (y.frac - p.frac)) + (max_code(&q) << (y.frac - q.frac));
+        assert!(holds(&y, m), "{}: {y:?}", n.name);
+    }
+    let norms: Vec<_> =
+        g.nodes().filter(|(_, n)| matches!(n.op, Op::LayerNorm { .. })).map(|(i, _)| i).collect();
+    assert_eq!(norms.len(), 2);
+    for ln in norms {
+        let Op::LayerNorm { weight: Some(w), bias: Some(b), .. } = &g.node(ln).op else {
+            panic!("affine layer norm")
+        };
+        for key in [w, b] {
+            let q = &g.qweights[key];
+            assert_eq!((q.format.width, q.format.signed), (16, true), "{key}");
+            // Within half a step of the float values (none saturates at the chosen fraction).
+            let step = 2f32.powi(-q.format.frac);
+            for (v, d) in g.weights[key].to_f32().iter().zip(q.dequantize().iter()) {
+                assert!((v - d).abs() <= step / 2.0, "{key}: {v} -> {d}");
+            }
+        }
+    }
+}

@@ -9,7 +9,14 @@
 //!   output, as the hardware casts.
 //! - Nodes between quantizers keep their exact results: a `linear` gets the full-precision
 //!   format of its sum (fraction `f_x + f_w`, or the bias's when finer; width from the largest
-//!   possible sum), `relu` and the element-moving ops the format of their input.
+//!   possible sum), a `matmul` of two activations likewise (`f_a + f_b`, width from `K` products
+//!   of the largest codes), `add` / `sub` the finer fraction and one bit more than the wider
+//!   integer part, a `mul` by a power of two the codes with the fraction moved, `relu` and the
+//!   element-moving ops the format of their input.
+//! - A layer norm's float scale and shift (Brevitas leaves them unquantized) are held at 16 bits,
+//!   the finest fraction their range allows, rounded to nearest even. The layer norm, like
+//!   softmax, is then our integer unit where qonnx computes in float32, so a model with them
+//!   agrees with qonnx to within one output code rather than code for code.
 //! - A float bias keeps its exact effect on the quantized outputs with a few fraction bits
 //!   ([`bias_for_casts`]): where the linear's sum reaches only casts (through `relu` and
 //!   element-moving ops), every decision those casts and relus make compares the sum with a point
@@ -19,7 +26,8 @@
 //!   the bias is stored exactly (the finest fraction its float32 values need).
 //! - Every node's `data_in_k` takes its producer's result format.
 //!
-//! Refused, naming the node: a `Quant` that is not a fixed-point format (float or per-channel
+//! Refused, naming the node: a `mul` by a scalar that is not a power of two with no quantizer
+//! after it, a `Quant` that is not a fixed-point format (float or per-channel
 //! scale, nonzero zero point: they need the requantisation path, not built yet; CEIL / UP
 //! rounding; unsigned narrow; bipolar), `BipolarQuant`, `Trunc`, `QuantizeLinear` /
 //! `DequantizeLinear`, a graph input without a quantizer, a linear whose weight has no
@@ -143,6 +151,114 @@ fn linear_format(
     Ok(FixedFormat { signed: true, width, frac, rounding: Rounding::Trn, overflow: Overflow::Sat })
 }
 
+/// Largest magnitude of a code of `f`.
+fn max_code(f: &FixedFormat) -> u128 {
+    if f.signed {
+        1u128 << (f.width - 1)
+    } else {
+        (1u128 << f.width) - 1
+    }
+}
+
+/// The exact result format of an arithmetic node whose inputs all have formats, for the ops
+/// whose result is exact in fixed point: `matmul` (fraction `f_a + f_b`, width from `K` products
+/// of the largest codes), `add` / `sub` (the finer fraction, one bit more than the wider integer
+/// part) and `mul` by a power-of-two scalar (the codes unchanged, the fraction moved). `None`
+/// for any other op; an error for a scalar that is not a power of two.
+fn exact_format(
+    g: &MaseGraph,
+    id: NodeId,
+    fmts: &[FixedFormat],
+) -> Option<std::result::Result<FixedFormat, String>> {
+    let node = g.node(id);
+    let fmt = |signed: bool, m: u128, frac: i32| {
+        let width = if signed { signed_bits(m) } else { 128 - m.leading_zeros() }.max(1);
+        if width > 64 {
+            return Err(format!("its exact result needs {width} bits (at most 64)"));
+        }
+        Ok(FixedFormat { signed, width, frac, rounding: Rounding::Trn, overflow: Overflow::Sat })
+    };
+    Some(match (&node.op, fmts) {
+        (Op::Matmul, [a, b]) => {
+            let k = g
+                .node(node.inputs[0])
+                .meta
+                .common
+                .results
+                .get("data_out_0")
+                .and_then(|t| t.shape.last().copied());
+            let Some(k) = k.filter(|&k| k > 0) else {
+                return Some(Err("its first input has no known inner dimension".into()));
+            };
+            fmt(a.signed || b.signed, k as u128 * max_code(a) * max_code(b), a.frac + b.frac)
+        }
+        (Op::Add | Op::Sub, [a, b]) => {
+            let frac = a.frac.max(b.frac);
+            let m = (max_code(a) << (frac - a.frac)) + (max_code(b) << (frac - b.frac));
+            fmt(a.signed || b.signed || matches!(node.op, Op::Sub), m, frac)
+        }
+        (Op::MulScalar { scalar }, [a]) => {
+            let (c, f) = match decompose_f64(f64::from(*scalar)) {
+                Some((c, f)) if c.unsigned_abs().is_power_of_two() => {
+                    (c, f - c.unsigned_abs().trailing_zeros() as i32)
+                }
+                _ => {
+                    return Some(Err(format!(
+                    "it multiplies by {scalar}, not a power of two, so its result has no exact fixed-point \
+                         format; quantize its output with a QONNX Quant"
+                )))
+                }
+            };
+            if c < 0 {
+                fmt(true, max_code(a), a.frac + f)
+            } else {
+                Ok(FixedFormat { frac: a.frac + f, rounding: Rounding::Trn, overflow: Overflow::Sat, ..*a })
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// Bits of a float layer-norm scale or shift between quantizers (QONNX exports leave them float):
+/// held at the finest fraction their range allows in this width.
+const LAYER_NORM_PARAM_WIDTH: u32 = 16;
+
+/// A layer norm's float scale and shift quantized to [`LAYER_NORM_PARAM_WIDTH`] bits (round to
+/// nearest even, saturating), recorded in `qweights` and in the node's `weight` / `bias`
+/// arguments. Parameters a quantizer already gave a fixed-point format keep it.
+fn quantize_layer_norm_params(g: &mut MaseGraph, id: NodeId) -> std::result::Result<(), String> {
+    let node = g.node(id).clone();
+    let Op::LayerNorm { weight, bias, .. } = &node.op else { return Ok(()) };
+    for (role, key) in [("weight", weight), ("bias", bias)] {
+        let Some(key) = key else { continue };
+        let q = match g.qweights.get(key).and_then(|q| q.fixed()) {
+            Some(q) => q.clone(),
+            None => {
+                let t =
+                    g.weights.get(key).map(|t| t.to_f32()).ok_or(format!("its {role} '{key}' is missing"))?;
+                if let Some(v) = t.iter().find(|v| !v.is_finite()) {
+                    return Err(format!("its {role} has the non-finite value {v}"));
+                }
+                let (lo, hi) = t.iter().fold((0f64, 0f64), |(l, h), &v| (l.min(v.into()), h.max(v.into())));
+                let fmt = FixedFormat {
+                    signed: true,
+                    width: LAYER_NORM_PARAM_WIDTH,
+                    frac: crate::quant::auto::frac_for_range(lo, hi, LAYER_NORM_PARAM_WIDTH),
+                    rounding: Rounding::RndConv,
+                    overflow: Overflow::Sat,
+                };
+                QuantTensor::per_tensor(fmt, crate::quant::quantize_f32(&t, &fmt).codes)
+            }
+        };
+        let tm = TensorMeta { shape: q.codes.shape().to_vec(), ..Default::default() };
+        let mut tm = node.meta.common.args.get(role).cloned().unwrap_or(tm);
+        set_format(&mut tm, &q.format);
+        g.node_mut(id).meta.common.args.insert(role.into(), tm);
+        g.qweights.insert(key.clone(), q);
+    }
+    Ok(())
+}
+
 /// The pass (`raise_qonnx` in [`super::REGISTRY`]); see the module documentation. Info:
 /// `activation_quantizers` (removed), `weights` (linear weights with formats).
 pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
@@ -200,6 +316,9 @@ pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
             }
         }
         let has_out = result_format(&g, id).is_some();
+        if matches!(node.op, Op::LayerNorm { .. }) {
+            quantize_layer_norm_params(&mut g, id).map_err(|m| node.error(m))?;
+        }
         if let Op::Linear { weight, bias } = &node.op {
             let w = g.qweights.get(weight).and_then(|q| q.fixed()).cloned().ok_or_else(|| {
                 node.error(
@@ -254,9 +373,22 @@ pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
             (_, Some(f)) if carries && in_fmts.iter().all(|x| x.is_none() || *x == Some(f)) => {
                 set_out(&mut g, id, &f)
             }
+            _ if in_fmts.iter().all(Option::is_some) => {
+                let fmts: Vec<FixedFormat> = in_fmts.iter().copied().flatten().collect();
+                match exact_format(&g, id, &fmts) {
+                    Some(f) => {
+                        let f = f.map_err(|m| node.error(m))?;
+                        set_out(&mut g, id, &f)
+                    }
+                    None => return Err(node.error(
+                        "no QONNX quantizer gives this node's result a format, and raise_qonnx derives formats only \
+                         for linear, matmul, add, sub, mul by a power of two, relu and the element-moving ops",
+                    )),
+                }
+            }
             _ => return Err(node.error(
                 "no QONNX quantizer gives this node's result a format, and raise_qonnx derives formats only \
-                     for linear, relu and the element-moving ops",
+                     for linear, matmul, add, sub, mul by a power of two, relu and the element-moving ops",
             )),
         }
     }
@@ -315,6 +447,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A mul by a power of two keeps the codes and moves the fraction (a negative one adds the
+    /// bit that negating the most negative code needs); any other scalar is refused by name.
+    #[test]
+    fn power_of_two_scalars_move_the_fraction() {
+        let x = FixedFormat {
+            signed: true,
+            width: 8,
+            frac: 5,
+            rounding: Rounding::RndConv,
+            overflow: Overflow::Sat,
+        };
+        let mut g = MaseGraph::new("m");
+        let p = g.add_node("x", Op::Placeholder, vec![]).unwrap();
+        let quarter = g.add_node("quarter", Op::MulScalar { scalar: 0.25 }, vec![p]).unwrap();
+        let minus8 = g.add_node("minus8", Op::MulScalar { scalar: -8.0 }, vec![p]).unwrap();
+        let third = g.add_node("third", Op::MulScalar { scalar: 1.0 / 3.0 }, vec![p]).unwrap();
+        let y = exact_format(&g, quarter, &[x]).unwrap().unwrap();
+        assert_eq!((y.signed, y.width, y.frac), (true, 8, 7));
+        let y = exact_format(&g, minus8, &[x]).unwrap().unwrap();
+        assert_eq!((y.signed, y.width, y.frac), (true, 9, 2));
+        let e = exact_format(&g, third, &[x]).unwrap().unwrap_err();
+        assert!(e.contains("not a power of two"), "{e}");
+        assert!(exact_format(&g, p, &[x]).is_none());
     }
 
     /// Biases already on the grid keep their values at the grid's fraction.
