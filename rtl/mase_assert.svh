@@ -188,9 +188,10 @@
     /* so the producer's valid reaches neither the write enable nor the occupancy counter */ \
     /* and input ready is a register; 0: the input writes the memory directly (0..1). */ \
     parameter int IN_REG = 0, \
-    /* 1: input ready is a register of its own (not full after this cycle's push and pop), */ \
-    /* so a producer's enable does not wait for the occupancy compare; 0: ready is the */ \
-    /* compare of the occupancy register. Same behaviour either way (0..1). */ \
+    /* 1: the occupancy flags are registers of their own (not full and not empty after this */ \
+    /* cycle's push and pop), so neither a producer's enable nor the memory's read enable */ \
+    /* waits for a compare of the occupancy counter; 0: both are compares of the counter. */ \
+    /* Same behaviour either way (0..1). */ \
     parameter int READY_REG = 0, \
     /* 1: the memory carries Yosys's no_rw_check attribute (a read never meets a write of */ \
     /* its address: the pointers are equal only when the memory is empty or full), so */ \

@@ -108,9 +108,11 @@ module mase_dot_product #(
   /// Width of a lane's shift code in lane_shift.
   localparam int LSW = LANE_SHIFT_WIDTH > 0 ? LANE_SHIFT_WIDTH : 1;
   /// Widest product whose sum of PI stays in one stage. Above it the carry chains are long and
-  /// the products come from many DSPs (linear 16-bit x 16-bit P_IN 4: 116.2 MHz in one stage);
+  /// the products come from many DSPs (linear 16-bit x 16-bit P_IN 4: 116.2 MHz in one stage;
+  /// in the demo's encoder layer the FFN's 16-bit x 8-bit P_IN 4 sum was the critical path at
+  /// 109.0 MHz: 3.3 ns of routing out of the DSP, two LUT levels and a 26-bit carry chain);
   /// the Rust cost model (hwlib/src/components/linear.rs, dot_product_stages) has the same rule.
-  localparam int SUM_SPLIT_WIDTH = 24;
+  localparam int SUM_SPLIT_WIDTH = 23;
   /// Registered stages of the product sums: 2 (P and S3) for wide products and a tree of at least
   /// two levels (PI >= 3), else 1 (S3).
   localparam int SUM_STAGES = (PW > SUM_SPLIT_WIDTH && PI >= 3) ? 2 : 1;

@@ -16,6 +16,9 @@
 // memory's write enable, the pointers or the occupancy counter (the stitcher's join FIFOs sit
 // behind a fork, whose valid arrives late), and S0's data enable is the ready register itself.
 // Input ready is then a register: S0 is empty or the memory has room to take S0's beat.
+// READY_REG keeps the memory's not-full and not-empty flags in registers updated from the push
+// and pop, so the write and read enables (which fan out to every block RAM of a deep memory)
+// follow a register and a gate instead of a compare of the occupancy counter.
 //   Pipeline: [S0 input register if IN_REG ->] memory write -> S1 memory read register
 //             [-> S2 output register if OUT_REG].
 //   Capacity: DEPTH + 1 + OUT_REG + IN_REG beats (DEPTH in the memory, one in S1, one in S2, one
@@ -81,6 +84,8 @@ module mase_fifo #(
   /// S1's beat leaves this cycle (into S2, or out of the FIFO without OUT_REG).
   logic                        advance;
 
+  /// The memory holds a beat (occupancy not 0): a register with READY_REG, else a compare.
+  logic not_empty;
   if (READY_REG != 0) begin : g_ready_reg
     /// The memory is not full (next cycle's occupancy differs from DEPTH).
     logic not_full;
@@ -96,8 +101,21 @@ module mase_fifo #(
       else not_full <= !(!pop && (at_full || (at_short && push)));
     end
     assign wr_ready = not_full;
+    /// The memory is empty / holds one beat: compares of the occupancy register alone (next
+    /// occupancy is 0 exactly when nothing is pushed and the memory is empty, a pop being
+    /// impossible then, or holds one and pops it). In a join FIFO over several block RAMs the
+    /// compare of the counter, the pop and the routing to every block RAM's read enable were
+    /// the encoder layer's critical path.
+    logic at_empty, at_one;
+    assign at_empty = count == '0;
+    assign at_one   = count == CW'(1);
+    always_ff @(posedge clk) begin
+      if (rst) not_empty <= 1'b0;
+      else not_empty <= !(!push && (at_empty || (at_one && pop)));
+    end
   end else begin : g_ready_cmp
-    assign wr_ready = count != CW'(DEPTH);
+    assign wr_ready  = count != CW'(DEPTH);
+    assign not_empty = count != '0;
   end
   assign push = wr_valid && wr_ready;
 
@@ -137,7 +155,7 @@ module mase_fifo #(
     assign wr_data         = data_in_0;
     assign wr_valid        = data_in_0_valid;
   end
-  assign pop = count != '0 && (!rd_valid || advance);
+  assign pop = not_empty && (!rd_valid || advance);
 
   // Synchronous read with enable: kept apart from S2 so that synthesis maps it into the memory.
   /// The storage: written at wr_ptr, read (registered) at rd_ptr; never both at one address, so
@@ -185,6 +203,12 @@ module mase_fifo #(
     end
   end
 
+`ifndef SYNTHESIS
+  // The occupancy flags (registers with READY_REG) are the compares of the counter.
+  assert property (@(posedge clk) disable iff (rst)
+      not_empty == (count != '0) && wr_ready == (count != CW'(DEPTH)))
+  else $error("%m: occupancy flags disagree with the counter");
+`endif
   // Handshake: every stream port keeps an offered beat offered and unchanged until taken.
   `MASE_ASSERT_STREAM_STABLE(data_in_0)
   `MASE_ASSERT_STREAM_STABLE(data_out_0)

@@ -35,8 +35,8 @@
 //
 // Pipeline: issue (ROM / row-memory address) -> S1 memory words -> [M, split weight ROM only]
 // -> R (operands registered: on ECP5 the weight ROM's output register) -> D (operands registered
-// again: the multipliers' input registers) -> S2 products -> [P partial sums, for products wider
-// than 24 bits and P_IN >= 3] -> S3 per-output product sums -> S4 accumulators -> output register
+// again: the multipliers' input registers) -> S2 products -> [P partial sums, for products of 24
+// bits or more and P_IN >= 3] -> S3 per-output product sums -> S4 accumulators -> output register
 // of a mase_skid_buffer;
 // the bias and shift words are read two stages before S3 and registered twice, so no block RAM
 // output drives the accumulator's adder. Every stage advances together when the skid buffer can

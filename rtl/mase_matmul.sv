@@ -21,8 +21,8 @@
 // output cast (mase_cast_core: DATA_OUT_0 format, ROUNDING / OVERFLOW modes).
 //
 // Pipeline: issue -> S1 memory words -> R (operands registered) -> D (operands registered again:
-// the multipliers' input registers) -> S2 products -> [P partial sums, for products wider than
-// 24 bits and P_IN >= 3] -> S3 product sums -> S4 accumulators -> mase_skid_buffer output
+// the multipliers' input registers) -> S2 products -> [P partial sums, for products of 24 bits
+// or more and P_IN >= 3] -> S3 product sums -> S4 accumulators -> mase_skid_buffer output
 // register; every stage advances when the skid buffer can take a beat. Both operand buffers are
 // mase_pingpong_buffers; R onwards is the mase_dot_product shared with mase_linear (which
 // decides whether P exists: its SUM_STAGES).

@@ -37,11 +37,18 @@ fn resource_model_matches_yosys_on_small_instances() {
         ("fifo", ov(&[("DEPTH", 1024), ("DATA_WIDTH", 16)])),
         // The block RAM's read registered once more in FFs.
         ("fifo", ov(&[("DEPTH", 1024), ("DATA_WIDTH", 16), ("OUT_REG", 1)])),
-        // The stitcher's join FIFO: also its input registered and its memory free of collision
-        // checks.
+        // The stitcher's join FIFO: also its input and its not-full flag registered and its
+        // memory free of collision checks.
         (
             "fifo",
-            ov(&[("DEPTH", 552), ("DATA_WIDTH", 16), ("OUT_REG", 1), ("IN_REG", 1), ("NO_RW_CHECK", 1)]),
+            ov(&[
+                ("DEPTH", 552),
+                ("DATA_WIDTH", 16),
+                ("OUT_REG", 1),
+                ("IN_REG", 1),
+                ("READY_REG", 1),
+                ("NO_RW_CHECK", 1),
+            ]),
         ),
         // Softmax at its defaults: products at the widths Yosys keeps, exp tables in block RAM,
         // FIFOs in block and distributed RAM by memory_libmap's costs.

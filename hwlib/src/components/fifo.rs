@@ -3,8 +3,10 @@
 //! registered once more (so a multi-block-RAM depth mux ends at a register, not in the consumer's
 //! logic); with `IN_REG = 1` the input beat is registered before the memory write (so the
 //! producer's valid reaches neither the write enable nor the occupancy counter, and input ready
-//! is a register); `NO_RW_CHECK = 1` tells synthesis a read never meets a write of its address,
-//! so no collision bypass follows the read. The stitcher's join FIFOs set all three. Cuts the
+//! is a register); `READY_REG = 1` registers the memory's not-full and not-empty flags, so neither
+//! the write enable nor the read enable waits for a compare of the occupancy counter; `NO_RW_CHECK = 1` tells
+//! synthesis a read never meets a write of its address, so no collision bypass follows the read.
+//! The stitcher's join FIFOs set all four. Cuts the
 //! data, valid and ready paths. Latency `2 + OUT_REG + IN_REG` cycles. Data is opaque: `LANES`
 //! lanes of `DATA_WIDTH` bits; capacity `DEPTH + 1 + OUT_REG + IN_REG` beats.
 
@@ -37,6 +39,11 @@ const INFO: Info = Info {
                 "1: register the input before the memory write (latency +1, capacity +1, ready a register)"
             ),
             ParamSpec::value(
+                "READY_REG",
+                0,
+                "1: the memory's not-full and not-empty flags are registers (push and pop skip the occupancy compares)"
+            ),
+            ParamSpec::value(
                 "NO_RW_CHECK",
                 0,
                 "1: tell synthesis reads never meet writes of their address (no collision bypass)"
@@ -52,7 +59,11 @@ const INFO: Info = Info {
 /// (`OUT_REG`): the block RAM read and depth mux then end at a register, not in the adder. They
 /// also sit behind a fork, whose valid arrives late: the input is registered (`IN_REG`), so that
 /// valid ends at the input register instead of running through the write enable into the
-/// occupancy counter; and the memory is marked free of read-write collisions (`NO_RW_CHECK`),
+/// occupancy counter; the memory's not-full and not-empty flags are registers (`READY_REG`), so
+/// the write and read enables do not wait for a compare of the counter (in a 552-deep join FIFO
+/// of the encoder layer, spread over block RAMs across the die, the compare, the push and the
+/// counter's adder were the critical path, and then the compare, the pop and the routing to the
+/// block RAMs' read enables); and the memory is marked free of read-write collisions (`NO_RW_CHECK`),
 /// so no bypass multiplexer sits between the block RAM's read and the output register.
 pub fn instance(width: u32, lanes: usize, depth: usize) -> Result<Params, String> {
     crate::resolve_params(
@@ -63,6 +74,7 @@ pub fn instance(width: u32, lanes: usize, depth: usize) -> Result<Params, String
             ("DEPTH", depth.clamp(2, 65536) as i64),
             ("OUT_REG", 1),
             ("IN_REG", 1),
+            ("READY_REG", 1),
             ("NO_RW_CHECK", 1),
         ],
     )
@@ -78,6 +90,7 @@ impl Component for Fifo {
         check_range(p, "DEPTH", 2, 65536)?;
         check_range(p, "OUT_REG", 0, 1)?;
         check_range(p, "IN_REG", 0, 1)?;
+        check_range(p, "READY_REG", 0, 1)?;
         check_range(p, "NO_RW_CHECK", 0, 1)
     }
 
@@ -116,7 +129,8 @@ impl Component for Fifo {
         let (bram18, lutram) = ram(depth, word);
         // OUT_REG's output register is a word of FFs and a valid bit; IN_REG's input register a
         // word, its valid bit and the ready register (Yosys 0.23: +18 FFs at 16 bits).
-        let stages = out_reg * (word + 1) + in_reg * (word + 2);
+        // READY_REG's not-full and not-empty registers are two FFs more.
+        let stages = out_reg * (word + 1) + in_reg * (word + 2) + 2 * pu(p, "READY_REG");
         crate::Resources {
             // Refitted to the S1/S2 read path (Yosys 0.23: 27..51 LUTs at 32..4096 deep, 16 bits);
             // IN_REG's ready and valid next-state logic adds about 4 (47 -> 52 at 1024 deep).
@@ -146,10 +160,12 @@ impl Component for Fifo {
             vec![("DATA_WIDTH", 11), ("LANES", 3), ("DEPTH", 5), ("OUT_REG", 1), ("IN_REG", 1)],
             vec![("DATA_WIDTH", 16), ("LANES", 5), ("DEPTH", 64), ("OUT_REG", 1), ("IN_REG", 1), ("NO_RW_CHECK", 1)],
             vec![("DATA_WIDTH", 7), ("DEPTH", 3), ("IN_REG", 1), ("NO_RW_CHECK", 1)],
+            vec![("DATA_WIDTH", 5), ("DEPTH", 2), ("READY_REG", 1)],
+            vec![("DATA_WIDTH", 9), ("LANES", 2), ("DEPTH", 7), ("OUT_REG", 1), ("IN_REG", 1), ("READY_REG", 1), ("NO_RW_CHECK", 1)],
         ]
     }
 
     fn invalid_params(&self) -> Vec<Vec<(&'static str, i64)>> {
-        vec![vec![("DEPTH", 1)], vec![("DATA_WIDTH", 65)], vec![("OUT_REG", 2)], vec![("IN_REG", 2)], vec![("NO_RW_CHECK", 2)]]
+        vec![vec![("DEPTH", 1)], vec![("DATA_WIDTH", 65)], vec![("OUT_REG", 2)], vec![("IN_REG", 2)], vec![("READY_REG", 2)], vec![("NO_RW_CHECK", 2)]]
     }
 }

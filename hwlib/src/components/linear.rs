@@ -9,7 +9,7 @@
 //! and one cast ([`mase_ir::fixed::cast_code`], modes from `DATA_OUT_0_ROUNDING/OVERFLOW`) gives
 //! each output. The input row is double-buffered, so every multiplier is busy every cycle:
 //! II = `(OUT/P_OUT)·(IN/P_IN)` cycles per row, first output `2·IN/P_IN + 6` cycles after the
-//! first input beat, `+ 7` with products wider than 24 bits and `P_IN ≥ 3`
+//! first input beat, `+ 7` with products of 24 bits or more and `P_IN ≥ 3`
 //! ([`dot_product_stages`]), one more when the weight ROM is split by depth ([`weight_pieces`]:
 //! weight word `a` of a split ROM holds the words `a`, `depth + a`, … side by side).
 //!
@@ -38,8 +38,9 @@ use crate::{
 /// Widest product (bits) whose `P_IN` products `mase_dot_product` sums in one register stage
 /// (its `SUM_SPLIT_WIDTH`). A wider one, of 3 or more products, is summed over two (P and S3):
 /// linear 16-bit × 16-bit at `P_IN = 4`, `P_OUT = 5` routed at 116.2 MHz with the DSP outputs'
-/// routing and the 34-bit sum in one cycle (LFE5U-85F-6).
-const SUM_SPLIT_WIDTH: u64 = 24;
+/// routing and the 34-bit sum in one cycle, and the demo encoder layer's FFN linear (16-bit ×
+/// 8-bit, `P_IN = 4`) at 109.0 MHz with its 26-bit sum in one cycle (LFE5U-85F-6).
+const SUM_SPLIT_WIDTH: u64 = 23;
 
 /// Register stages of `mase_dot_product`'s product sums (its `SUM_STAGES`): 2 for products of
 /// `x_width + w_width > SUM_SPLIT_WIDTH` bits summed `p_in ≥ 3` at a time, else 1.
@@ -530,8 +531,9 @@ impl Component for Linear {
                 vec![("FUSED_RELU", 1)],
             ]
             .concat(),
-            // Non-square, odd, bias finer than the products, RND_CONV + SAT_SYM.
-            [layer_formats((13, 6), (7, 5), (16, 14), (11, 3)), row(9, 3), outputs(6, 2), modes(6, 3)]
+            // Non-square, odd, bias finer than the products, RND_CONV + SAT_SYM; 24-bit products
+            // three per sum, the narrowest that take stage P.
+            [layer_formats((17, 6), (7, 5), (16, 14), (11, 3)), row(9, 3), outputs(6, 2), modes(6, 3)]
                 .concat(),
             // No bias, 16-bit operands, P_OUT = OUT (one block), RND + WRAP.
             [
@@ -754,12 +756,14 @@ mod tests {
         assert!(Linear.layout_memory(&p, "weight", &w[..3]).is_err());
     }
 
-    /// Products wider than 24 bits, three or more per sum, take one more stage (P) in
+    /// Products of 24 bits or more, three or more per sum, take one more stage (P) in
     /// `mase_dot_product`: the 16-bit test set without bias (IN/P_IN = 3 chunks) 2·3 + 7 cycles.
     #[test]
     fn wide_products_add_the_partial_sum_stage() {
         assert_eq!((dot_product_stages(8, 8, 4), dot_product_stages(16, 16, 2)), (6, 6));
+        assert_eq!((dot_product_stages(15, 8, 4), dot_product_stages(16, 8, 2)), (6, 6));
         assert_eq!((dot_product_stages(16, 16, 3), dot_product_stages(13, 12, 4)), (7, 7));
+        assert_eq!(dot_product_stages(16, 8, 4), 7);
         let p = resolve_params(&Linear, &Linear.test_params()[3]).unwrap();
         assert_eq!(Linear.cost(&p).latency_cycles, 2 * 3 + 7);
         // P holds 5 outputs × 2 partial sums of 33 bits, 3 flags and no used tag bits (one block).
