@@ -125,6 +125,22 @@ fn bias_for_casts(b: &ndarray::ArrayD<f32>, grid: i32) -> std::result::Result<Qu
     Ok(QuantTensor::per_tensor(fmt, codes))
 }
 
+/// Largest magnitude of a code of `f`.
+fn max_code(f: &FixedFormat) -> u128 {
+    if f.signed {
+        1u128 << (f.width - 1)
+    } else {
+        (1u128 << f.width) - 1
+    }
+}
+
+/// Records `q`'s format in the node's argument `role` (what the argument already holds kept,
+/// else made with `q`'s shape).
+fn set_arg_format(g: &mut MaseGraph, id: NodeId, role: &str, q: &QuantTensor) {
+    let shape = || TensorMeta { shape: q.codes.shape().to_vec(), ..Default::default() };
+    set_format(g.node_mut(id).meta.common.args.entry(role.into()).or_insert_with(shape), &q.format);
+}
+
 /// The full-precision result format of a linear node on input format `fx`.
 fn linear_format(
     fx: &FixedFormat,
@@ -133,7 +149,7 @@ fn linear_format(
 ) -> std::result::Result<FixedFormat, String> {
     let fp = fx.frac + w.format.frac;
     let frac = b.map_or(fp, |b| b.format.frac.max(fp));
-    let xmax: u128 = if fx.signed { 1u128 << (fx.width - 1) } else { (1u128 << fx.width) - 1 };
+    let xmax = max_code(fx);
     let mut m: u128 = 0;
     for (o, row) in w.codes.outer_iter().enumerate() {
         let s: u128 = row.iter().map(|c| c.unsigned_abs() as u128).sum();
@@ -149,15 +165,6 @@ fn linear_format(
         return Err(format!("its exact sum needs {width} bits (at most 64)"));
     }
     Ok(FixedFormat { signed: true, width, frac, rounding: Rounding::Trn, overflow: Overflow::Sat })
-}
-
-/// Largest magnitude of a code of `f`.
-fn max_code(f: &FixedFormat) -> u128 {
-    if f.signed {
-        1u128 << (f.width - 1)
-    } else {
-        (1u128 << f.width) - 1
-    }
 }
 
 /// The exact result format of an arithmetic node whose inputs all have formats, for the ops
@@ -226,9 +233,12 @@ const LAYER_NORM_PARAM_WIDTH: u32 = 16;
 /// A layer norm's float scale and shift quantized to [`LAYER_NORM_PARAM_WIDTH`] bits (round to
 /// nearest even, saturating), recorded in `qweights` and in the node's `weight` / `bias`
 /// arguments. Parameters a quantizer already gave a fixed-point format keep it.
-fn quantize_layer_norm_params(g: &mut MaseGraph, id: NodeId) -> std::result::Result<(), String> {
-    let node = g.node(id).clone();
-    let Op::LayerNorm { weight, bias, .. } = &node.op else { return Ok(()) };
+fn quantize_layer_norm_params(
+    g: &mut MaseGraph,
+    id: NodeId,
+    weight: &Option<String>,
+    bias: &Option<String>,
+) -> std::result::Result<(), String> {
     for (role, key) in [("weight", weight), ("bias", bias)] {
         let Some(key) = key else { continue };
         let q = match g.qweights.get(key).and_then(|q| q.fixed()) {
@@ -250,10 +260,7 @@ fn quantize_layer_norm_params(g: &mut MaseGraph, id: NodeId) -> std::result::Res
                 QuantTensor::per_tensor(fmt, crate::quant::quantize_f32(&t, &fmt).codes)
             }
         };
-        let tm = TensorMeta { shape: q.codes.shape().to_vec(), ..Default::default() };
-        let mut tm = node.meta.common.args.get(role).cloned().unwrap_or(tm);
-        set_format(&mut tm, &q.format);
-        g.node_mut(id).meta.common.args.insert(role.into(), tm);
+        set_arg_format(g, id, role, &q);
         g.qweights.insert(key.clone(), q);
     }
     Ok(())
@@ -316,8 +323,8 @@ pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
             }
         }
         let has_out = result_format(&g, id).is_some();
-        if matches!(node.op, Op::LayerNorm { .. }) {
-            quantize_layer_norm_params(&mut g, id).map_err(|m| node.error(m))?;
+        if let Op::LayerNorm { weight, bias, .. } = &node.op {
+            quantize_layer_norm_params(&mut g, id, weight, bias).map_err(|m| node.error(m))?;
         }
         if let Op::Linear { weight, bias } = &node.op {
             let w = g.qweights.get(weight).and_then(|q| q.fixed()).cloned().ok_or_else(|| {
@@ -336,6 +343,7 @@ pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
                         (None, Some(grid)) => bias_for_casts(&t, grid).map_err(|m| node.error(m))?,
                         (None, None) => exact_bias(&t).map_err(|m| node.error(m))?,
                     };
+                    set_arg_format(&mut g, id, "bias", &q);
                     g.qweights.insert(k.clone(), q.clone());
                     Some(q)
                 }
@@ -344,16 +352,7 @@ pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
             weights += 1;
             let fx =
                 in_fmts.first().copied().flatten().ok_or_else(|| node.error("its input has no quantizer"))?;
-            let wm = TensorMeta { shape: w.codes.shape().to_vec(), ..Default::default() };
-            let mut wm = node.meta.common.args.get("weight").cloned().unwrap_or(wm);
-            set_format(&mut wm, &w.format);
-            g.node_mut(id).meta.common.args.insert("weight".into(), wm);
-            if let (Some(b), Some(_)) = (&b, bias) {
-                let bm = TensorMeta { shape: b.codes.shape().to_vec(), ..Default::default() };
-                let mut bm = node.meta.common.args.get("bias").cloned().unwrap_or(bm);
-                set_format(&mut bm, &b.format);
-                g.node_mut(id).meta.common.args.insert("bias".into(), bm);
-            }
+            set_arg_format(&mut g, id, "weight", &w);
             if !has_out {
                 let f = linear_format(&fx, &w, b.as_ref()).map_err(|m| node.error(m))?;
                 set_out(&mut g, id, &f);
@@ -373,23 +372,19 @@ pub fn run(mut g: MaseGraph, args: &PassArgs) -> Result<(MaseGraph, PassInfo)> {
             (_, Some(f)) if carries && in_fmts.iter().all(|x| x.is_none() || *x == Some(f)) => {
                 set_out(&mut g, id, &f)
             }
-            _ if in_fmts.iter().all(Option::is_some) => {
-                let fmts: Vec<FixedFormat> = in_fmts.iter().copied().flatten().collect();
-                match exact_format(&g, id, &fmts) {
-                    Some(f) => {
-                        let f = f.map_err(|m| node.error(m))?;
-                        set_out(&mut g, id, &f)
-                    }
-                    None => return Err(node.error(
-                        "no QONNX quantizer gives this node's result a format, and raise_qonnx derives formats only \
-                         for linear, matmul, add, sub, mul by a power of two, relu and the element-moving ops",
-                    )),
+            _ => {
+                // Every input has a format, and the op's exact result has one.
+                let fmts: Option<Vec<FixedFormat>> = in_fmts.iter().copied().collect();
+                if let Some(f) = fmts.and_then(|fmts| exact_format(&g, id, &fmts)) {
+                    let f = f.map_err(|m| node.error(m))?;
+                    set_out(&mut g, id, &f);
+                    continue;
                 }
+                return Err(node.error(
+                    "no QONNX quantizer gives this node's result a format, and raise_qonnx derives formats \
+                     only for linear, matmul, add, sub, mul by a power of two, relu and the element-moving ops",
+                ));
             }
-            _ => return Err(node.error(
-                "no QONNX quantizer gives this node's result a format, and raise_qonnx derives formats only \
-                     for linear, matmul, add, sub, mul by a power of two, relu and the element-moving ops",
-            )),
         }
     }
     let mut info = PassInfo::new();
