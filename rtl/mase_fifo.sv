@@ -31,10 +31,10 @@
 `ifndef MASE_ASSERT_SVH `include "mase_assert.svh" `endif
 module mase_fifo #(
     /// The word (LANES 1..1024 lanes of DATA_WIDTH 1..64 bits), DEPTH, OUT_REG, IN_REG,
-    /// READY_REG and NO_RW_CHECK (mase_assert.svh). Without NO_RW_CHECK, Yosys 0.23 builds the collision
-    /// bypass in block RAM on ECP5 as a register and a multiplexer per bit after the read: the
-    /// multiplexer follows the block RAM's slow clock-to-out and keeps S2 out of the block
-    /// RAM's output register.
+    /// READY_REG and NO_RW_CHECK (mase_assert.svh). Without NO_RW_CHECK, Yosys 0.23 builds the
+    /// collision bypass in block RAM on ECP5 as a register and a multiplexer per bit after the
+    /// read: the multiplexer follows the block RAM's slow clock-to-out and keeps S2 out of the
+    /// block RAM's output register.
     `MASE_FIFO_PARAMS
 ) (
     /// Clock and reset (reset empties the FIFO).

@@ -4,11 +4,11 @@
 //! logic); with `IN_REG = 1` the input beat is registered before the memory write (so the
 //! producer's valid reaches neither the write enable nor the occupancy counter, and input ready
 //! is a register); `READY_REG = 1` registers the memory's not-full and not-empty flags, so neither
-//! the write enable nor the read enable waits for a compare of the occupancy counter; `NO_RW_CHECK = 1` tells
-//! synthesis a read never meets a write of its address, so no collision bypass follows the read.
-//! The stitcher's join FIFOs set all four. Cuts the
-//! data, valid and ready paths. Latency `2 + OUT_REG + IN_REG` cycles. Data is opaque: `LANES`
-//! lanes of `DATA_WIDTH` bits; capacity `DEPTH + 1 + OUT_REG + IN_REG` beats.
+//! the write enable nor the read enable waits for a compare of the occupancy counter;
+//! `NO_RW_CHECK = 1` tells synthesis a read never meets a write of its address, so no collision
+//! bypass follows the read. The stitcher's join FIFOs set all four. Cuts the data, valid and ready
+//! paths. Latency `2 + OUT_REG + IN_REG` cycles. Data is opaque: `LANES` lanes of `DATA_WIDTH`
+//! bits; capacity `DEPTH + 1 + OUT_REG + IN_REG` beats.
 
 use crate::component::{Component, Cost, Info, ParamSpec, Params, Stimulus, StreamSpec, StreamValues};
 use crate::components::skid_buffer::{check_lanes, passthrough_model, passthrough_streams, WORD_PARAMS};
@@ -63,8 +63,9 @@ const INFO: Info = Info {
 /// the write and read enables do not wait for a compare of the counter (in a 552-deep join FIFO
 /// of the encoder layer, spread over block RAMs across the die, the compare, the push and the
 /// counter's adder were the critical path, and then the compare, the pop and the routing to the
-/// block RAMs' read enables); and the memory is marked free of read-write collisions (`NO_RW_CHECK`),
-/// so no bypass multiplexer sits between the block RAM's read and the output register.
+/// block RAMs' read enables); and the memory is marked free of read-write collisions
+/// (`NO_RW_CHECK`), so no bypass multiplexer sits between the block RAM's read and the output
+/// register.
 pub fn instance(width: u32, lanes: usize, depth: usize) -> Result<Params, String> {
     crate::resolve_params(
         &Fifo,
