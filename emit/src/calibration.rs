@@ -39,15 +39,21 @@ pub fn split_inferences(what: &str, data: &Tensor, shape: &[usize]) -> Result<Ve
 pub fn load_samples(graph: &MaseGraph, inputs: &BTreeMap<String, Vec<PathBuf>>) -> Result<Vec<Sample>> {
     let names: Vec<String> = graph.input_ids().into_iter().map(|i| graph.node(i).name.clone()).collect();
     let listed = names.join(", ");
-    if let Some(k) = inputs.keys().find(|k| !names.contains(k)) {
-        return Err(Error::Config(format!(
-            "calibration data for '{k}', which is not a graph input (inputs: {listed})"
-        )));
+    // An input may be named as in the ONNX file too (`x.461` for the IR's `x_461`).
+    let mut by_input: BTreeMap<&str, Vec<PathBuf>> = BTreeMap::new();
+    for (k, files) in inputs {
+        let name = graph.input_name_for(k).ok_or_else(|| {
+            Error::Config(format!(
+                "calibration data for '{k}', which is not a graph input (inputs: {listed})"
+            ))
+        })?;
+        by_input.entry(name).or_default().extend(files.iter().cloned());
     }
+    let inputs = by_input;
     let mut per_input: Vec<(String, Vec<Tensor>)> = Vec::new();
     for id in graph.input_ids() {
         let node = graph.node(id);
-        let files = inputs.get(&node.name).filter(|f| !f.is_empty()).ok_or_else(|| {
+        let files = inputs.get(node.name.as_str()).filter(|f| !f.is_empty()).ok_or_else(|| {
             Error::Config(format!(
                 "no calibration data for graph input '{}' (give every input: {listed})",
                 node.name

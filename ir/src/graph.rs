@@ -118,6 +118,16 @@ impl MaseGraph {
         Ok(id)
     }
 
+    /// The name of the graph input that `name` stands for: an input of that name, or else the
+    /// input imported from the ONNX tensor `name` (whose name was made an identifier, e.g. an
+    /// exporter's `x.461` is `x_461`), or `None` when neither exists.
+    pub fn input_name_for(&self, name: &str) -> Option<&str> {
+        let ids = self.input_ids();
+        let by_name = ids.iter().find(|&&i| self.node(i).name == name);
+        let by_origin = || ids.iter().find(|&&i| self.node(i).origin.as_deref() == Some(name));
+        by_name.or_else(by_origin).map(|&i| self.node(i).name.as_str())
+    }
+
     /// The element type of the graph input named `name` (from its recorded metadata; float32
     /// when none is recorded), or `None` when there is no such input.
     pub fn input_dtype(&self, name: &str) -> Option<crate::tensor::DType> {

@@ -453,6 +453,24 @@ fn initializer_listed_as_input_is_not_a_placeholder() {
     assert_eq!(g.node(g.input_ids()[0]).name, "x");
 }
 
+/// TorchScript exports name inputs like `x.461`; the IR's name is an identifier, and the ONNX
+/// name still finds the input (the CLI's `--input` and calibration files use this).
+#[test]
+fn an_input_is_found_by_its_onnx_name_too() {
+    let bytes = built::model(
+        vec![built::node("Relu", "relu", &["x.461"], "y", vec![])],
+        vec![],
+        vec![built::vi("x.461", &[2, 3])],
+        "y",
+    );
+    let g = import_bytes(&bytes, "m.onnx", &ImportOptions::default()).unwrap();
+    let ir_name = g.node(g.input_ids()[0]).name.clone();
+    assert_ne!(ir_name, "x.461");
+    assert_eq!(g.input_name_for("x.461"), Some(ir_name.as_str()));
+    assert_eq!(g.input_name_for(&ir_name), Some(ir_name.as_str()));
+    assert_eq!(g.input_name_for("y"), None);
+}
+
 #[test]
 fn unsupported_attribute_names_node_attribute_and_alternatives() {
     use mase_ir::onnx::proto::*;

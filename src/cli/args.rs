@@ -51,14 +51,16 @@ pub fn named_files(flag: &str, specs: &[String]) -> anyhow::Result<BTreeMap<Stri
 }
 
 /// Parses `--input NAME=FILE.npy` values and reads the files, each as the element type of
-/// `graph`'s input of that name (an unknown name is read as float32 and refused by the run,
-/// which lists the inputs).
+/// `graph`'s input of that name or ONNX name, keyed by the input's name (an unknown name is read
+/// as float32 and refused by the run, which lists the inputs).
 pub fn npy_inputs(specs: &[String], graph: &MaseGraph) -> anyhow::Result<HashMap<String, Tensor>> {
     let mut out = HashMap::new();
     for s in specs {
         let Some((name, file)) = s.split_once('=') else {
             bail!("--input '{s}': expected NAME=FILE.npy");
         };
+        // The ONNX name of an input whose IR name differs (an exporter's `x.461`) is accepted too.
+        let name = graph.input_name_for(name).unwrap_or(name);
         let dtype = graph.input_dtype(name).unwrap_or(mase_ir::tensor::DType::F32);
         let t = mase_ir::npy::read_npy_as(Path::new(file), dtype)
             .with_context(|| format!("--input {name}: graph input '{name}' is {}", dtype.name()))?;
