@@ -16,14 +16,16 @@
 //   acc_i = n_i * gamma_i + beta_i exact, then mase_cast_core into the DATA_OUT_0 format.
 //
 // Multipliers. Every product wider than 18x18 bits is split by hand (MASE_LAYER_NORM_MUL) into
-// 18x18-bit partial products, one MULT18X18D each (mase_dsp_mul: on ECP5 its own output
-// register holds the partial product), and no path runs through a multiplier and an adder. At
-// full rate a product takes three cycles from registered operands (partials, their pair sums
-// registered, then the product): the DSP's output routing (3.5 ns on ECP5) meets one adder per
-// path. Folded, the same from the operands' registers: three cycles from the choice of operands
-// (operands, partials, pair sums, then the product), two for the 1/sqrt unit's own multiplier at
-// FOLD = 3, whose operands are registers loaded with the next multiply's operands. The constant
-// multiplies D*S2 and D*x are balanced shift-add trees over the set bits of D.
+// 18x18-bit partial products, one MULT18X18D each (mase_dsp_mul: on ECP5 its own output register
+// holds the partial product), and no path runs through a multiplier and an adder. At full rate a
+// product takes three cycles from registered operands (partials, their pair sums registered, then
+// the product): the DSP's output routing (3.5 ns on ECP5) meets one adder per path; the full-rate
+// 1/sqrt unit's Newton multiplies keep their operand registers in the DSPs (their input registers),
+// so the routing to a DSP ends at a register instead of running through the multiplier too. Folded,
+// the same from the operands' registers: three cycles from the choice of operands (operands,
+// partials, pair sums, then the product), two for the 1/sqrt unit's own multiplier at FOLD = 3,
+// whose operands are registers loaded with the next multiply's operands. The constant multiplies
+// D*S2 and D*x are balanced shift-add trees over the set bits of D.
 //
 // Schedule. Rows are written into a ring of NSLOT row slots. Each input beat is registered
 // (x_r), squared (SQ cycles after it is taken the squares are registered), summed over the
@@ -77,13 +79,16 @@
 // multiplied by one 18x18-bit multiplier into a register (mase_dsp_mul: on ECP5 the DSP's own
 // output register), the partial products added in pairs into registers (the DSP's output
 // routing, 3.5 ns on ECP5, then one adder), S the sum of those (combinational, one adder for up
-// to four partial products): the product of A and B of two (enabled) cycles before, plus K (a
-// PWID-bit addend taken with the partial products: '0, or a register function). With at least
+// to four partial products): the product of A and B of 2 + OPR (enabled) cycles before, plus K
+// (a PWID-bit addend taken with the partial products: '0, or a register function). OPR = 1: A
+// and B are not registers but the values the operand registers would load, and the DSPs
+// register them (their input registers): the path into a multiplier then ends at its input
+// register instead of running through it, after the routing to the DSP. With at least
 // two slices each, the first pair sum holds the low slices' product and the top slices' product,
 // which do not overlap (the low one is below 2^34, the top one a multiple of 2^34): one is
 // written into the other's low bits, which leaves that pair sum's adder free for K. All
 // registers are enabled by EN. Declares the generate block NAME.
-`define MASE_LAYER_NORM_MUL(NAME, EN, AWID, A, BWID, B, PWID, S, K) \
+`define MASE_LAYER_NORM_MUL(NAME, EN, OPR, AWID, A, BWID, B, PWID, S, K) \
   if (1) begin : NAME \
     /* Slices of A and B. */ \
     localparam int NA = (AWID) > 18 ? ((AWID) - 2) / 17 + 1 : 1; \
@@ -113,7 +118,7 @@
           assign cb = {1'b0, B[17*pb+:17]}; \
         end \
         /* The registered partial product (on ECP5 the DSP's own output register). */ \
-        mase_dsp_mul #(.A_WIDTH(18), .B_WIDTH(18), .SIGNED(1), .A_REG(0), .B_REG(0)) u_pp ( \
+        mase_dsp_mul #(.A_WIDTH(18), .B_WIDTH(18), .SIGNED(1), .A_REG(OPR), .B_REG(OPR)) u_pp ( \
             .clk(clk), .ce(EN), .a(ca), .b(cb), .p(pp[(pa*NB+pb)*36+:36])); \
       end \
     end \
@@ -340,8 +345,10 @@ module mase_layer_norm #(
   logic [RAW-1:0] wr_ptr;
   logic [WDW-1:0] wr_word;
   logic [SLW-1:0] wr_slot;
-  /// Slot s holds a complete row not yet fully read; its statistics are ready.
-  logic [NSLOT-1:0] slot_used, st_ready;
+  /// Slot s holds a complete row not yet fully read.
+  logic [NSLOT-1:0] slot_used;
+  /// The slot at rd_slot has its statistics (a register, see rd_ok's block below).
+  logic rd_ok;
   /// Slot being read, its read pointer and word; the last word of the slot is issued.
   logic [SLW-1:0] rd_slot;
   logic [RAW-1:0] rd_ptr;
@@ -599,9 +606,15 @@ module mase_layer_norm #(
   logic [QG-1:0] r6_hot;
   logic [3*QG-1:0] r6_idx;
   logic [KW-1:0] r7_h;
-  /// s (R12, R22), t (R15, R25), 3<<YF - t (R16, R26) of the two Newton steps.
-  logic [SW-1:0] r12_s, r15_t, r16_f, r22_s, r25_t, r26_f;
-  /// Multiplier operands (unsigned values with a zero sign bit): y, u, s, f.
+  /// t (R15, R25) of the two Newton steps.
+  logic [SW-1:0] r15_t, r25_t;
+  /// The seed y (R9's) and the first step's y (R19's), as they are registered.
+  logic [YW-1:0] y9_next, y19_next;
+  /// Multiplier operands, the values of R9, R12, R16, R19, R22 and R26 as they are registered
+  /// (unsigned values with a zero sign bit): y, u, s, f. The DSPs' input registers hold them
+  /// (OPR = 1), so s and f (s = (y*y) >> YF, f = 3<<YF - t) have no fabric register: the
+  /// routing to the DSPs (4 ns on ECP5) ends at a register instead of running through the
+  /// multiplier (3.5 ns) as well.
   logic signed [YW:0] m9_y, m12_u, m16_y, m19_y, m22_u, m26_y;
   logic signed [SW:0] m12_s, m16_f, m22_s, m26_f;
   /// Products (of the operands of R9, R12, R16, R19, R22, R26, three stages later).
@@ -610,23 +623,25 @@ module mase_layer_norm #(
   /// Table seed of the mantissa of R8.
   logic [TF+1:0] lut_y0;
   assign ds2_in = acc_s2;
-  assign m9_y = {1'b0, ry[9]};
-  assign m12_u = {1'b0, ru[12]};
-  assign m12_s = {1'b0, r12_s};
-  assign m16_y = {1'b0, ry[16]};
-  assign m16_f = {1'b0, r16_f};
-  assign m19_y = {1'b0, ry[19]};
-  assign m22_u = {1'b0, ru[22]};
-  assign m22_s = {1'b0, r22_s};
-  assign m26_y = {1'b0, ry[26]};
-  assign m26_f = {1'b0, r26_f};
-  `MASE_LAYER_NORM_MUL(g_s1sq, 1'b1, S1W, acc_s1, S1W, acc_s1, 2 * S1W, s1sq, '0)
-  `MASE_LAYER_NORM_MUL(g_yy1, 1'b1, YW + 1, m9_y, YW + 1, m9_y, 2 * YW + 2, p12_yy, '0)
-  `MASE_LAYER_NORM_MUL(g_us1, 1'b1, YW + 1, m12_u, SW + 1, m12_s, YW + SW + 2, p15_us, '0)
-  `MASE_LAYER_NORM_MUL(g_yf1, 1'b1, YW + 1, m16_y, SW + 1, m16_f, YW + SW + 2, p19_yf, '0)
-  `MASE_LAYER_NORM_MUL(g_yy2, 1'b1, YW + 1, m19_y, YW + 1, m19_y, 2 * YW + 2, p22_yy, '0)
-  `MASE_LAYER_NORM_MUL(g_us2, 1'b1, YW + 1, m22_u, SW + 1, m22_s, YW + SW + 2, p25_us, '0)
-  `MASE_LAYER_NORM_MUL(g_yf2, 1'b1, YW + 1, m26_y, SW + 1, m26_f, YW + SW + 2, p29_yf, '0)
+  assign y9_next = YW'(lut_y0) << (YF - TF);
+  assign y19_next = YW'(p19_yf >> (YF + 1));
+  assign m9_y = {1'b0, y9_next};
+  assign m12_u = {1'b0, ru[11]};
+  assign m12_s = {1'b0, SW'(p12_yy >> YF)};
+  assign m16_y = {1'b0, ry[15]};
+  assign m16_f = {1'b0, SW'(3 << YF) - r15_t};
+  assign m19_y = {1'b0, y19_next};
+  assign m22_u = {1'b0, ru[21]};
+  assign m22_s = {1'b0, SW'(p22_yy >> YF)};
+  assign m26_y = {1'b0, ry[25]};
+  assign m26_f = {1'b0, SW'(3 << YF) - r25_t};
+  `MASE_LAYER_NORM_MUL(g_s1sq, 1'b1, 0, S1W, acc_s1, S1W, acc_s1, 2 * S1W, s1sq, '0)
+  `MASE_LAYER_NORM_MUL(g_yy1, 1'b1, 1, YW + 1, m9_y, YW + 1, m9_y, 2 * YW + 2, p12_yy, '0)
+  `MASE_LAYER_NORM_MUL(g_us1, 1'b1, 1, YW + 1, m12_u, SW + 1, m12_s, YW + SW + 2, p15_us, '0)
+  `MASE_LAYER_NORM_MUL(g_yf1, 1'b1, 1, YW + 1, m16_y, SW + 1, m16_f, YW + SW + 2, p19_yf, '0)
+  `MASE_LAYER_NORM_MUL(g_yy2, 1'b1, 1, YW + 1, m19_y, YW + 1, m19_y, 2 * YW + 2, p22_yy, '0)
+  `MASE_LAYER_NORM_MUL(g_us2, 1'b1, 1, YW + 1, m22_u, SW + 1, m22_s, YW + SW + 2, p25_us, '0)
+  `MASE_LAYER_NORM_MUL(g_yf2, 1'b1, 1, YW + 1, m26_y, SW + 1, m26_f, YW + SW + 2, p29_yf, '0)
   mase_layer_norm_rsqrt_lut u_lut (
       .idx(ru[8][MF-1-:TB]),
       .y0 (lut_y0)
@@ -655,15 +670,12 @@ module mase_layer_norm #(
     rk[7] <= q_kh(r6_hot, r6_idx, 1'b0);
     r7_h <= q_kh(r6_hot, r6_idx, 1'b1);
     ru[8] <= q_mant(r7_q, r7_h);
-    ry[9] <= YW'(lut_y0) << (YF - TF);
-    // Newton steps: s = (y*y) >> YF, t = (u*s) >> MF, f = 3<<YF - t, y = (y*f) >> (YF+1)
-    r12_s <= SW'(p12_yy >> YF);
+    ry[9] <= y9_next;
+    // Newton steps: s = (y*y) >> YF (R12), t = (u*s) >> MF (R15), f = 3<<YF - t (R16), y =
+    // (y*f) >> (YF+1) (R19); s and f are registered in the DSPs only
     r15_t <= SW'(p15_us >> MF);
-    r16_f <= SW'(3 << YF) - r15_t;
-    ry[19] <= YW'(p19_yf >> (YF + 1));
-    r22_s <= SW'(p22_yy >> YF);
+    ry[19] <= y19_next;
     r25_t <= SW'(p25_us >> MF);
-    r26_f <= SW'(3 << YF) - r25_t;
     ry[29] <= YW'(p29_yf >> (YF + 1));
     for (int s = 2; s <= RS; s++) begin
       rs1[s]   <= rs1[s-1];
@@ -739,7 +751,7 @@ module mase_layer_norm #(
   localparam logic [UMA+UMB-1:0] UKC = ((UMA + UMB)'(3) << (YF + MF)) + ((UMA + UMB)'(1) << MF)
       - 1'b1;
   if (FOLD == 3) begin : g_own_mult
-    `MASE_LAYER_NORM_MUL(g_mul, 1'b1, UMA, u_ma, UMB, u_mb, UMA + UMB, u_mp, u_ks ? UKC : '0)
+    `MASE_LAYER_NORM_MUL(g_mul, 1'b1, 0, UMA, u_ma, UMB, u_mb, UMA + UMB, u_mp, u_ks ? UKC : '0)
   end else begin : g_no_ks
     /// u_ks is FOLD = 3's; this sink keeps lint quiet.
     logic unused_ks;
@@ -864,22 +876,55 @@ module mase_layer_norm #(
   always_ff @(posedge clk) begin
     if (rst) begin
       slot_used <= '0;
-      st_ready  <= '0;
     end else begin
       for (int s = 0; s < NSLOT; s++) begin
         if (in_fire && in_last && wr_slot == SLW'(s)) slot_used[s] <= 1'b1;
         else if (rd_done && rd_slot == SLW'(s)) slot_used[s] <= 1'b0;
+      end
+    end
+  end
+
+  // Statistics arrive in ring order (rows end in the order their slots are written) and slots
+  // are read in ring order, so the slot at rd_slot has its statistics exactly when some slot
+  // has them and is not yet read: a count, and rd_ok its nonzero flag kept in a register (from
+  // the deposit and the read's end, not the count's sum). An NSLOT-way select of per-slot flags
+  // there ran through issue and rd_done into the used-slot count in one cycle (NSLOT = 38 at
+  // D = 1: 8.1 ns on ECP5).
+  /// Width of the count of slots with statistics not yet fully read.
+  localparam int RCW = $clog2(NSLOT + 1);
+  /// Slots with statistics not yet fully read (0..NSLOT).
+  logic [RCW-1:0] ready_n;
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      ready_n <= '0;
+      rd_ok   <= 1'b0;
+    end else begin
+      ready_n <= ready_n + RCW'(st_we) - RCW'(rd_done);
+      // Nonzero next: a deposit, or a read's end leaving more than one, or unchanged.
+      rd_ok   <= st_we || (rd_done ? ready_n != RCW'(1) : rd_ok);
+    end
+  end
+`ifndef SYNTHESIS
+  /// Per-slot statistics flags, the reference for rd_ok.
+  logic [NSLOT-1:0] st_ready;
+  always_ff @(posedge clk) begin
+    if (rst) st_ready <= '0;
+    else begin
+      for (int s = 0; s < NSLOT; s++) begin
         if (st_we && st_wslot == SLW'(s)) st_ready[s] <= 1'b1;
         else if (rd_done && rd_slot == SLW'(s)) st_ready[s] <= 1'b0;
       end
     end
   end
+  assert property (@(posedge clk) disable iff (rst) rd_ok == st_ready[rd_slot])
+  else $error("%m: ready count (%0d) disagrees with slot %0d's statistics flag", ready_n, rd_slot);
+`endif
 
   // ---------------------------------------------------------------------------------------------
   // Normalising pipeline
   /// A word is issued this cycle; it is the last of its row.
   logic issue, rd_last;
-  assign issue = st_ready[rd_slot] && step;
+  assign issue = rd_ok && step;
   assign rd_last = rd_word == WDW'(NW - 1);
   assign rd_done = issue && rd_last;
 
@@ -943,7 +988,7 @@ module mase_layer_norm #(
       nr_v <= 1'b0;
       n2_v <= 1'b0;
     end else if (step) begin
-      n1_v <= st_ready[rd_slot];
+      n1_v <= rd_ok;
       nr_v <= n1_v;
       n2_v <= nr_v;
     end
@@ -1015,8 +1060,8 @@ module mase_layer_norm #(
       assign m_c = n2_c[i*CW+:CW];
       assign m_n = n6_n[i*NNW+:NNW];
       assign m_g = ng_g[i*GW+:GW];
-      `MASE_LAYER_NORM_MUL(g_cy, step, CW, m_c, YW + 1, m_y, PRG, cy, '0)
-      `MASE_LAYER_NORM_MUL(g_ng, step, NNW, m_n, GW, m_g, MW, ng, '0)
+      `MASE_LAYER_NORM_MUL(g_cy, step, 0, CW, m_c, YW + 1, m_y, PRG, cy, '0)
+      `MASE_LAYER_NORM_MUL(g_ng, step, 0, NNW, m_n, GW, m_g, MW, ng, '0)
       /// Product shifted left by G, then arithmetically right by k + BASE + G.
       logic signed [PRW-1:0] p_ext, p_sh;
       assign p_ext = PRW'($signed(n5_p[i*PRG+:PRG])) << G;
@@ -1091,7 +1136,7 @@ module mase_layer_norm #(
         lb_r <= lb;
         lp_r <= ls;
       end
-      `MASE_LAYER_NORM_MUL(g_mul, 1'b1, LA, la_r, LB, lb_r, LA + LB, ls, '0)
+      `MASE_LAYER_NORM_MUL(g_mul, 1'b1, 0, LA, la_r, LB, lb_r, LA + LB, ls, '0)
       assign sq[i*S2W+:S2W] = S2W'(lp_r);
       if (SHARE) begin : g_share
         assign u_mp = (UMA + UMB)'(ls);
@@ -1123,7 +1168,7 @@ module mase_layer_norm #(
       logic signed [W-1:0] m_x;
       logic [S2W-1:0] xx, sq_r;
       assign m_x = x_r[i*W+:W];
-      `MASE_LAYER_NORM_MUL(g_sq, 1'b1, W, m_x, W, m_x, S2W, xx, '0)
+      `MASE_LAYER_NORM_MUL(g_sq, 1'b1, 0, W, m_x, W, m_x, S2W, xx, '0)
       always_ff @(posedge clk) sq_r <= xx;
       assign sq[i*S2W+:S2W] = sq_r;
     end
