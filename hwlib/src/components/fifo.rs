@@ -5,8 +5,9 @@
 //! producer's valid reaches neither the write enable nor the occupancy counter, and input ready
 //! is a register); `READY_REG = 1` registers the memory's not-full and not-empty flags, so neither
 //! the write enable nor the read enable waits for a compare of the occupancy counter;
-//! `NO_RW_CHECK = 1` tells synthesis a read never meets a write of its address, so no collision
-//! bypass follows the read. The stitcher's join FIFOs set all four. Cuts the data, valid and ready
+//! `NO_RW_CHECK = 1` (the default: a FIFO reads only when not empty and writes only when not full,
+//! so never both at one address) tells synthesis so, and no collision bypass follows the read.
+//! The stitcher's join FIFOs set all four. Cuts the data, valid and ready
 //! paths. Latency `2 + OUT_REG + IN_REG` cycles. Data is opaque: `LANES` lanes of `DATA_WIDTH`
 //! bits; capacity `DEPTH + 1 + OUT_REG + IN_REG` beats.
 
@@ -45,8 +46,8 @@ const INFO: Info = Info {
             ),
             ParamSpec::value(
                 "NO_RW_CHECK",
-                0,
-                "1: tell synthesis reads never meet writes of their address (no collision bypass)"
+                1,
+                "1: tell synthesis reads never meet writes of their address (no collision bypass); 0: let it build one"
             ),
         ],
     ],
@@ -160,7 +161,7 @@ impl Component for Fifo {
             vec![("DATA_WIDTH", 2), ("DEPTH", 2), ("IN_REG", 1)],
             vec![("DATA_WIDTH", 11), ("LANES", 3), ("DEPTH", 5), ("OUT_REG", 1), ("IN_REG", 1)],
             vec![("DATA_WIDTH", 16), ("LANES", 5), ("DEPTH", 64), ("OUT_REG", 1), ("IN_REG", 1), ("NO_RW_CHECK", 1)],
-            vec![("DATA_WIDTH", 7), ("DEPTH", 3), ("IN_REG", 1), ("NO_RW_CHECK", 1)],
+            vec![("DATA_WIDTH", 7), ("DEPTH", 3), ("IN_REG", 1), ("NO_RW_CHECK", 0)],
             vec![("DATA_WIDTH", 5), ("DEPTH", 2), ("READY_REG", 1)],
             vec![("DATA_WIDTH", 9), ("LANES", 2), ("DEPTH", 7), ("OUT_REG", 1), ("IN_REG", 1), ("READY_REG", 1), ("NO_RW_CHECK", 1)],
         ]
