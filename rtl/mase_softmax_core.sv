@@ -14,7 +14,7 @@
 //      T_hi[j] = round(2^(-j/2^H) * 2^EF), T_lo[j] = round(2^(-j/2^2H) * 2^EF) (EF+1 bits,
 //      ROMs loaded from EXP_HI_MEM_FILE / EXP_LO_MEM_FILE; the row maximum gives exactly 2^EF).
 //   4. S = sum of e_i (exact).
-//   5. R = floor(2^Z / S) by restoring division, one quotient bit per pipeline stage
+//   5. R = floor(2^Z / S) by non-restoring division, one quotient bit per pipeline stage
 //      (CL + RB + 1 stages, free-running).
 //   6. y_i = cast(e_i * R) from Z fractional bits into the output format (mase_cast_core with
 //      DATA_OUT_0_SIGNED / _ROUNDING / _OVERFLOW).
@@ -218,8 +218,11 @@ module mase_softmax_core #(
   logic signed [W-1:0] a_max;
   /// Maximum of the input beat.
   logic signed [W-1:0] beat_max;
-  /// Maximum of the row up to and including the input beat.
-  logic signed [W-1:0] row_max;
+  /// The beat at the tree's last level raises the running maximum (or starts a row): a_max
+  /// loads it. The compare drives only a_max's enable and a_max's data is the beat maximum
+  /// itself, with no select after the compare (a select there was mapped into four levels of
+  /// wide multiplexers after the compare's carry chain: 8.2 ns on ECP5 at P = 1).
+  logic a_max_load;
   /// An input beat is accepted.
   logic a_take;
   /// The input beat is the last of its row.
@@ -308,7 +311,7 @@ module mase_softmax_core #(
       .clk(clk), .rst(rst), .in_data(a0_x), .in_valid(a0_v), .in_tag({a0_first, a0_last}),
       .out_data(beat_max), .out_valid(am_v), .out_tag({am_first, am_last})
   );
-  assign row_max = (am_first || beat_max > a_max) ? beat_max : a_max;
+  assign a_max_load = am_v && (am_first || beat_max > a_max);
   assign a_last = a_cnt == BW'(NB - 1);
   // M never fills (see p_m_room), so only X's room gates the input.
   assign a_room = x_in_ready;
@@ -322,7 +325,7 @@ module mase_softmax_core #(
     end
   end
   always_ff @(posedge clk) begin
-    if (am_v) a_max <= row_max;
+    if (a_max_load) a_max <= beat_max;
   end
   /// a_max holds a row's maximum: it is pushed into M.
   logic m_push;
@@ -478,8 +481,9 @@ module mase_softmax_core #(
     `MASE_ROM_INIT(rom_hi, 2 ** H, EXP_HI_MEM_FILE)
     `MASE_ROM_INIT(rom_lo, 2 ** H, EXP_LO_MEM_FILE)
 
-    /// Stage 1: d = m - x (W bits, non-negative).
-    logic [W-1:0] d1;
+    /// d = m - x (W bits, non-negative) of the beat entering stage 1.
+    logic [W-1:0] d0;
+    assign d0 = W'(m_out - x_out[i*XW+:W]);
     // Waiver: the algorithm truncates t below its top 2H fractional bits (step 2), so those
     // low bits of t are never read.
     /* verilator lint_off UNUSEDSIGNAL */
@@ -525,7 +529,9 @@ module mase_softmax_core #(
     assign f = tq[TF-1-:2*H];
 
     if (FOLD == 1) begin : g_full
-      /// d * (K >> 1), its partial products registered in stage 2.
+      /// d * (K >> 1): d registered in stage 1 in the DSPs' own input registers (so the routing
+      /// to the DSPs ends at a register instead of running through the multipliers as well:
+      /// from a fabric register, 7.9 ns on ECP5), its partial products in stage 2.
       logic [W+24-1:0] dk;
       /// The table product: its operands registered in stage ST+3 (the DSPs' input registers,
       /// so that the routing from the block RAMs' output registers aq, cq to the DSPs is a path
@@ -534,11 +540,12 @@ module mase_softmax_core #(
       logic [2*EW-1:0] ac;
       mase_split_mul #(
           .A_WIDTH(W),
-          .B_WIDTH(24)
+          .B_WIDTH(24),
+          .OP_REG (1)
       ) u_dk (
           .clk(clk),
           .en (b_en),
-          .a  (d1),
+          .a  (d0),
           .b  (KO),
           .y  (dk)
       );
@@ -574,6 +581,11 @@ module mase_softmax_core #(
       // neither product. Both products exact.
       localparam int FA = W > EW ? W : EW;
       localparam int FB = 24 > EW ? 24 : EW;
+      /// Stage 1: d.
+      logic [W-1:0] d1;
+      always_ff @(posedge clk) begin
+        if (b_en) d1 <= d0;
+      end
       /// Multiplier operands and product.
       logic [FA-1:0] fa;
       logic [FB-1:0] fb;
@@ -625,7 +637,6 @@ module mase_softmax_core #(
     end
     always_ff @(posedge clk) begin
       if (b_en) begin
-        d1 <= W'(m_out - x_out[i*XW+:W]);
         ar <= rom_hi[f[2*H-1:H]];
         cr <= rom_lo[f[H-1:0]];
         kq[KB-1:0] <= (!keep_t || 32'(k_full) > 32'(EF)) ? KB'(EF + 1) : KB'(k_full);
@@ -691,8 +702,14 @@ module mase_softmax_core #(
       .data_out_0_ready(e_out_ready)
   );
 
-  // Divider: R = floor(2^Z / S), restoring, one quotient bit per stage; starts from the partial
-  // remainder 2^(EF-1) (the bits of 2^Z above the quotient's range), which is below S.
+  // Divider: R = floor(2^Z / S), one quotient bit per stage, non-restoring: a stage's signed
+  // remainder rho is twice the last one's plus S when that was negative and minus S otherwise,
+  // and its quotient bit is rho >= 0. Those are the restoring divider's bits (its remainder is
+  // rho, or rho + S when rho is negative), and the add-or-subtract is chosen by a register bit
+  // (the last remainder's sign) before one carry chain, where restoring division chose between
+  // the difference and the doubled remainder after the compare's chain (the divisor-fits
+  // compare fanned out to every remainder bit: 8.0 ns on ECP5). It starts from the remainder
+  // 2^(EF-1) (the bits of 2^Z above the quotient's range), which is below S.
   for (genvar j = 1; j <= QB; j++) begin : g_div
     /// Stage valid.
     logic v;
@@ -703,8 +720,8 @@ module mase_softmax_core #(
     /* verilator lint_off UNUSEDSIGNAL */
     /// Stage divisor.
     logic [SW-1:0] s;
-    /// Stage partial remainder (< divisor).
-    logic [SW-1:0] r;
+    /// Stage remainder rho, signed (-S < rho < S).
+    logic [SW:0] r;
     /// Previous stage quotient.
     logic [QB-1:0] pq;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -712,12 +729,12 @@ module mase_softmax_core #(
     logic pv;
     /// Previous stage divisor.
     logic [SW-1:0] ps;
-    /// Previous stage remainder.
-    logic [SW-1:0] pr;
+    /// Previous stage remainder (signed).
+    logic [SW:0] pr;
     if (j == 1) begin : g_first
       assign pv = d0_v;
       assign ps = d0_s;
-      assign pr = SW'(1) << (EF - 1);
+      assign pr = (SW + 1)'(1) << (EF - 1);
       assign pq = '0;
     end else begin : g_next
       assign pv = g_div[j-1].v;
@@ -725,20 +742,29 @@ module mase_softmax_core #(
       assign pr = g_div[j-1].r;
       assign pq = g_div[j-1].q;
     end
-    /// Doubled remainder.
-    logic [SW:0] r2;
-    /// Divisor fits.
-    logic ge;
-    assign r2 = {pr, 1'b0};
-    assign ge = r2 >= {1'b0, ps};
+    /// Add S (the previous remainder is negative) or subtract it: S or its complement, and the
+    /// carry in, as one adder's operand {B, carry} beside {2 rho, 1} (its low bit then carries
+    /// the carry in), so a single chain computes 2 rho +- S.
+    logic add_s;
+    logic [SW:0] sb;
+    logic [SW+1:0] sum;
+    /// The new remainder: 2 rho +- S (modulo 2^(SW+1): it lies within (-S, S)).
+    logic [SW:0] rn;
+    assign add_s = pr[SW];
+    assign sb = add_s ? {1'b0, ps} : ~{1'b0, ps};
+    assign sum = {pr[SW-1:0], 1'b0, 1'b1} + {sb, !add_s};
+    assign rn = sum[SW+1:1];
+    /// The carry-in position's own sum bit is not part of the result; this sink keeps lint quiet.
+    logic unused_ci;
+    assign unused_ci = sum[0];
     always_ff @(posedge clk) begin
       if (rst) v <= 1'b0;
       else v <= pv;
     end
     always_ff @(posedge clk) begin
       s <= ps;
-      r <= ge ? SW'(r2 - {1'b0, ps}) : SW'(r2);
-      q <= {pq[QB-2:0], ge};
+      r <= rn;
+      q <= {pq[QB-2:0], !rn[SW]};
     end
   end
 

@@ -45,7 +45,7 @@
 //! exp value), the exp
 //! values enter FIFO `E` (1 row + divider depth + `⌈log2 P⌉` + 9 beats) and are summed by a
 //! pipelined adder tree; at the row's last beat the registered sum enters a free-running
-//! pipelined restoring divider (one quotient bit per stage,
+//! pipelined non-restoring divider (one quotient bit per stage,
 //! `CL + RB + 1` stages) whose quotients enter FIFO `Rq` (deep enough for every row whose last
 //! beat is in `E`, so no credit counter is needed).
 //! (C) normalize: once a row's reciprocal is known its exp values leave `E`, are multiplied by `R`,
