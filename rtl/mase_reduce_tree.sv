@@ -68,10 +68,16 @@ module mase_reduce_tree #(
         if (2 * j + 1 < NP) begin : g_two
           /// The pair's left and right nodes.
           logic signed [WIDTH-1:0] a, b;
+          /// b - a, one bit wider so that it cannot overflow: its sign bit is a > b, the
+          /// last sum bit of one carry chain, so a single LUT level selects after it (a
+          /// compare written as a > b was mapped with its overflow correction merged into the
+          /// select, several levels of wide multiplexers).
+          logic signed [WIDTH:0] b_minus_a;
           assign a = g_level[l-1].v[2*j*WIDTH+:WIDTH];
           assign b = g_level[l-1].v[(2*j+1)*WIDTH+:WIDTH];
+          assign b_minus_a = (WIDTH + 1)'(b) - (WIDTH + 1)'(a);
           always_ff @(posedge clk) begin
-            v[j*WIDTH+:WIDTH] <= OP == 0 ? (a > b ? a : b) : a + b;
+            v[j*WIDTH+:WIDTH] <= OP == 0 ? (b_minus_a[WIDTH] ? a : b) : a + b;
           end
         end else begin : g_one
           always_ff @(posedge clk) v[j*WIDTH+:WIDTH] <= g_level[l-1].v[2*j*WIDTH+:WIDTH];

@@ -430,9 +430,12 @@ module mase_softmax_core #(
     logic bl_done;
     // The phase runs while stage B has work and rests at 0 when it is idle, so the first step
     // comes one cycle after a row's beats become available (a fixed latency).
+    /// The phase of the next cycle (the shared multipliers load that phase's operands now).
+    logic b_ph_next;
+    assign b_ph_next = (x_out_valid && m_out_valid) || (|vb) ? !b_ph : 1'b0;
     always_ff @(posedge clk) begin
       if (rst) b_ph <= 1'b0;
-      else b_ph <= (x_out_valid && m_out_valid) || (|vb) ? !b_ph : 1'b0;
+      else b_ph <= b_ph_next;
     end
     always_ff @(posedge clk) begin
       if (rst) bl_done <= 1'b0;
@@ -572,7 +575,11 @@ module mase_softmax_core #(
     end else begin : g_fold
       // One shared multiplier, its partial products registered every cycle and again in fabric
       // (PP_REG = 1: the routing out of the DSPs gets a cycle of its own before the adders), so
-      // a product is summed two cycles after its operands, in the same phase: phase 0 takes
+      // a product is summed two cycles after its operands, in the same phase. The operands
+      // are a cycle ahead in the DSPs' input registers (OP_REG = 1): they load the next
+      // cycle's operands (below), so the products are those of operands two cycles back, as
+      // if the multiplexer fed the multipliers directly, without the phase flag's fan-out to
+      // every lane's multiplexer running into the multipliers' own delay. Phase 0 takes
       // a*c (the product registered into pq at the phase 0 after the step that follows, when
       // aq's beat has moved to stage NS-1), phase 1 takes d*K (the product registered into tq
       // at the phase 1 two cycles after a step, when d1's beat is in stage 2; it moves to ST
@@ -586,15 +593,36 @@ module mase_softmax_core #(
       always_ff @(posedge clk) begin
         if (b_en) d1 <= d0;
       end
-      /// Multiplier operands and product.
+      /// The table entries of stage ST+1 half a step later: the tables' output registers (the
+      /// ECP5 flow folds them into the block RAMs), loaded at the phase 0 after the step that
+      /// read them, and held until the phase 0 after the next step, so that aq and cq take them
+      /// at that step (and at a later one after a stall) and the multiplier's input registers
+      /// with them. Without them the block RAM's read fed the operand multiplexer.
+      logic [EW-1:0] ao, co;
+      always_ff @(posedge clk) begin
+        if (g_b_fold.b_stepped) begin
+          ao <= ar;
+          co <= cr;
+        end
+      end
+      /// The multiplier's operands of the next cycle, into its input registers: d1 and K at
+      /// phase 1, aq and cq at phase 0, each as it will be then. d1 is itself for a phase 1
+      /// next (stage B steps only at phase 1, so not now); aq and cq take ao and co if the
+      /// pipeline steps now.
       logic [FA-1:0] fa;
       logic [FB-1:0] fb;
+      /// aq and cq as they will be at the next cycle.
+      logic [EW-1:0] aq_next, cq_next;
+      /// The product.
       logic [FA+FB-1:0] fp;
-      assign fa = b_ph ? FA'(d1) : FA'(aq);
-      assign fb = b_ph ? FB'(KO) : FB'(cq);
+      assign aq_next = b_en ? ao : aq;
+      assign cq_next = b_en ? co : cq;
+      assign fa = g_b_fold.b_ph_next ? FA'(d1) : FA'(aq_next);
+      assign fb = g_b_fold.b_ph_next ? FB'(KO) : FB'(cq_next);
       mase_split_mul #(
           .A_WIDTH(FA),
           .B_WIDTH(FB),
+          .OP_REG (1),
           .PP_REG (1)
       ) u_f (
           .clk(clk),
@@ -607,26 +635,11 @@ module mase_softmax_core #(
       /// this sink keeps lint quiet.
       logic unused_fp;
       assign unused_fp = ^fp;
-      /// The table entries of stage ST+1 half a step later: the tables' output registers (the
-      /// ECP5 flow folds them into the block RAMs), loaded at the phase 0 after the step that
-      /// read them, and held until the phase 0 after the next step, so that aq and cq, fabric
-      /// registers placed by the multiplier, take them at that step (and at a later one after a
-      /// stall). Without them the block RAM's output register fed the operand multiplexer, and
-      /// the routing from the block RAM to the DSP ran into the multiplier's path.
-      logic [EW-1:0] ao, co;
-      always_ff @(posedge clk) begin
-        if (g_b_fold.b_stepped) begin
-          ao <= ar;
-          co <= cr;
-        end
-      end
       always_ff @(posedge clk) begin
         if (b_ph && g_b_fold.b_stepped2) tq <= TW'(fp) << 1;
         if (!b_ph && g_b_fold.b_stepped) pq <= (2 * EW)'(fp);
-        if (b_en) begin
-          aq <= ao;
-          cq <= co;
-        end
+        aq <= aq_next;
+        cq <= cq_next;
       end
     end
 
