@@ -63,10 +63,11 @@
 //   (phase 1) share one mase_split_mul whose partial products are registered every cycle and
 //   again in fabric (PP_REG = 1), so each product is summed two cycles after its operands, in
 //   their phase: the table product is taken at the phase 0 after a step, d*K at the phase 1
-//   two cycles after a step (7 stages: d*K's partial products occupy stage 2). The table
-//   entries pass through the tables' output registers half a step after their read (block RAM
-//   output registers on ECP5) into the stage ST+2 registers, so the operand multiplexer starts
-//   from fabric registers next to the DSPs.
+//   two cycles after a step (7 stages: d*K's partial products occupy stage 2). The operand
+//   multiplexer picks the next cycle's operands by the next phase into the DSPs' input
+//   registers (OP_REG = 1), so neither the phase flag's fan-out nor the block RAM reads run
+//   into the multipliers. The table entries pass through the tables' output registers half a
+//   step after their read (block RAM output registers on ECP5) into the stage ST+2 registers.
 //   2P multipliers' worth of DSPs, L/P*2 cycles per row (stages A and C
 //   keep their rates; E and the input back-pressure them). Latency 3*L/P + CL + RB + 2*TL + 24:
 //   the first step waits a phase, each beat takes 2 cycles, the last one 7 more through the
