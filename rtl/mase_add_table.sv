@@ -63,7 +63,7 @@ module mase_add_table #(
   // The same rules as AddTable::validate, in its order. The instances below check their own
   // parameters too; these come first in the source so that an invalid set is reported in this
   // module's parameter names.
-  initial begin
+  generate
     `MASE_CHECK_FORMAT(DATA_IN_0, 64);
     `MASE_CHECK_ROW_SHAPE(DATA_IN_0, 65536, 1048576, 1024);
     `MASE_CHECK_FORMAT(WEIGHT, 64);
@@ -76,7 +76,7 @@ module mase_add_table #(
     `MASE_CHECK_DIVIDES(WEIGHT_TENSOR_SIZE_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
     `MASE_CHECK_FORMAT(DATA_OUT_0, 64);
     `MASE_CHECK_MODES(DATA_OUT_0);
-  end
+  endgenerate
 `endif
 
   /// The table row read next: the embedding's index, always offered.

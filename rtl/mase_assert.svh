@@ -62,8 +62,10 @@
 // Only `/* */` comments stand inside the definitions (a `//` comment would swallow the line
 // continuation); Verilator, Yosys 0.23 and sv-parser (emit/src/sv/header.rs) all expand them.
 //
-// Parameter checks. Each macro is one statement for an `initial` block (elaboration-time check,
-// under `ifndef SYNTHESIS`) and prints exactly the message of the matching Rust helper in
+// Parameter checks. Each macro is one or more generate items for a `generate` region under
+// `ifndef SYNTHESIS`: a bad set stops elaboration with `$fatal`, so `verilator --lint-only` rejects
+// it without building a model (an `initial` block fired only once a model was compiled and run).
+// Each prints exactly the message of the matching Rust helper in
 // hwlib/src/lib.rs (`check_range`, `check_divides`, `check_equal`), so a component's RTL and its
 // `validate()` reject a parameter set with the same words; the validate-vs-RTL test in
 // sim/tests/components.rs keeps the two equal. A parameter's name is printed from the macro
@@ -284,55 +286,41 @@
 `define MASE_CHECK_EQUAL(A, B) `MASE_CHECK_EQUAL_TO(A, `"B`", B)
 
 `define MASE_CHECK_FORMAT(PORT, MAX_WIDTH) \
-  begin \
-    `MASE_CHECK_RANGE(PORT``_PRECISION_0, 1, MAX_WIDTH); \
-    `MASE_CHECK_RANGE(PORT``_PRECISION_1, -16777216, 16777216); \
-  end
+  `MASE_CHECK_RANGE(PORT``_PRECISION_0, 1, MAX_WIDTH); \
+  `MASE_CHECK_RANGE(PORT``_PRECISION_1, -16777216, 16777216)
 
 `define MASE_CHECK_BLOCK_SHAPE(PORT) \
-  begin \
-    `MASE_CHECK_RANGE(PORT``_TENSOR_SIZE_DIM_0, 1, 1048576); \
-    `MASE_CHECK_RANGE(PORT``_TENSOR_SIZE_DIM_1, 1, 1048576); \
-    `MASE_CHECK_RANGE(PORT``_PARALLELISM_DIM_0, 1, 1024); \
-    `MASE_CHECK_RANGE(PORT``_PARALLELISM_DIM_1, 1, 1024); \
-    `MASE_CHECK_DIVIDES(PORT``_PARALLELISM_DIM_0, PORT``_TENSOR_SIZE_DIM_0); \
-    `MASE_CHECK_DIVIDES(PORT``_PARALLELISM_DIM_1, PORT``_TENSOR_SIZE_DIM_1); \
-  end
+  `MASE_CHECK_RANGE(PORT``_TENSOR_SIZE_DIM_0, 1, 1048576); \
+  `MASE_CHECK_RANGE(PORT``_TENSOR_SIZE_DIM_1, 1, 1048576); \
+  `MASE_CHECK_RANGE(PORT``_PARALLELISM_DIM_0, 1, 1024); \
+  `MASE_CHECK_RANGE(PORT``_PARALLELISM_DIM_1, 1, 1024); \
+  `MASE_CHECK_DIVIDES(PORT``_PARALLELISM_DIM_0, PORT``_TENSOR_SIZE_DIM_0); \
+  `MASE_CHECK_DIVIDES(PORT``_PARALLELISM_DIM_1, PORT``_TENSOR_SIZE_DIM_1)
 
 `define MASE_CHECK_SAME_SHAPE(A, B) \
-  begin \
-    `MASE_CHECK_EQUAL(A``_TENSOR_SIZE_DIM_0, B``_TENSOR_SIZE_DIM_0); \
-    `MASE_CHECK_EQUAL(A``_TENSOR_SIZE_DIM_1, B``_TENSOR_SIZE_DIM_1); \
-    `MASE_CHECK_EQUAL(A``_PARALLELISM_DIM_0, B``_PARALLELISM_DIM_0); \
-    `MASE_CHECK_EQUAL(A``_PARALLELISM_DIM_1, B``_PARALLELISM_DIM_1); \
-  end
+  `MASE_CHECK_EQUAL(A``_TENSOR_SIZE_DIM_0, B``_TENSOR_SIZE_DIM_0); \
+  `MASE_CHECK_EQUAL(A``_TENSOR_SIZE_DIM_1, B``_TENSOR_SIZE_DIM_1); \
+  `MASE_CHECK_EQUAL(A``_PARALLELISM_DIM_0, B``_PARALLELISM_DIM_0); \
+  `MASE_CHECK_EQUAL(A``_PARALLELISM_DIM_1, B``_PARALLELISM_DIM_1)
 
 `define MASE_CHECK_MODES(PORT) \
-  begin \
-    `MASE_CHECK_RANGE(PORT``_ROUNDING, 0, 6); \
-    `MASE_CHECK_RANGE(PORT``_OVERFLOW, 0, 3); \
-  end
+  `MASE_CHECK_RANGE(PORT``_ROUNDING, 0, 6); \
+  `MASE_CHECK_RANGE(PORT``_OVERFLOW, 0, 3)
 
 `define MASE_CHECK_WORD \
-  begin \
-    `MASE_CHECK_RANGE(DATA_WIDTH, 1, 64); \
-    `MASE_CHECK_RANGE(LANES, 1, 1024); \
-  end
+  `MASE_CHECK_RANGE(DATA_WIDTH, 1, 64); \
+  `MASE_CHECK_RANGE(LANES, 1, 1024)
 
 `define MASE_CHECK_LINK_WORD \
-  begin \
-    `MASE_CHECK_WORD; \
-    `MASE_CHECK_RANGE(LINK_WIDTH, 1, 65536); \
-  end
+  `MASE_CHECK_WORD; \
+  `MASE_CHECK_RANGE(LINK_WIDTH, 1, 65536)
 
 `define MASE_CHECK_ROW_SHAPE(PORT, MAX_ROW, MAX_ROWS, MAX_PAR) \
-  begin \
-    `MASE_CHECK_RANGE(PORT``_TENSOR_SIZE_DIM_0, 1, MAX_ROW); \
-    `MASE_CHECK_RANGE(PORT``_TENSOR_SIZE_DIM_1, 1, MAX_ROWS); \
-    `MASE_CHECK_RANGE(PORT``_PARALLELISM_DIM_0, 1, MAX_PAR); \
-    `MASE_CHECK_DIVIDES(PORT``_PARALLELISM_DIM_0, PORT``_TENSOR_SIZE_DIM_0); \
-    `MASE_CHECK_RANGE(PORT``_PARALLELISM_DIM_1, 1, 1); \
-  end
+  `MASE_CHECK_RANGE(PORT``_TENSOR_SIZE_DIM_0, 1, MAX_ROW); \
+  `MASE_CHECK_RANGE(PORT``_TENSOR_SIZE_DIM_1, 1, MAX_ROWS); \
+  `MASE_CHECK_RANGE(PORT``_PARALLELISM_DIM_0, 1, MAX_PAR); \
+  `MASE_CHECK_DIVIDES(PORT``_PARALLELISM_DIM_0, PORT``_TENSOR_SIZE_DIM_0); \
+  `MASE_CHECK_RANGE(PORT``_PARALLELISM_DIM_1, 1, 1)
 
 
 `define MASE_VALID_REG(Q, EN, D) \
@@ -393,7 +381,7 @@
 
 `ifndef SYNTHESIS
 `define MASE_ALIGNED_BINARY_CHECKS \
-  initial begin \
+  generate \
     `MASE_CHECK_FORMAT(DATA_IN_0, 64); \
     `MASE_CHECK_BLOCK_SHAPE(DATA_IN_0); \
     `MASE_CHECK_FORMAT(DATA_IN_1, 64); \
@@ -405,7 +393,7 @@
     `MASE_CHECK_FORMAT(DATA_OUT_0, 64); \
     `MASE_CHECK_SAME_SHAPE(DATA_OUT_0, DATA_IN_0); \
     `MASE_CHECK_MODES(DATA_OUT_0); \
-  end
+  endgenerate
 `else
 `define MASE_ALIGNED_BINARY_CHECKS
 `endif

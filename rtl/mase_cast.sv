@@ -44,7 +44,7 @@ module mase_cast #(
   localparam int IN_MAX_W = DATA_IN_0_SIGNED != 0 ? 64 : 63;
   /// Widest output lane the signedness allows.
   localparam int OUT_MAX_W = DATA_OUT_0_SIGNED != 0 ? 64 : 63;
-  initial begin
+  generate
     `MASE_CHECK_FLAG(DATA_IN_0_SIGNED);
     `MASE_CHECK_FORMAT(DATA_IN_0, IN_MAX_W);
     `MASE_CHECK_BLOCK_SHAPE(DATA_IN_0);
@@ -52,7 +52,7 @@ module mase_cast #(
     `MASE_CHECK_FORMAT(DATA_OUT_0, OUT_MAX_W);
     `MASE_CHECK_SAME_SHAPE(DATA_OUT_0, DATA_IN_0);
     `MASE_CHECK_MODES(DATA_OUT_0);
-  end
+  endgenerate
 `endif
 
   /// Converted lanes of the current input beat.

@@ -26,11 +26,11 @@ module mase_delay #(
     output logic [WIDTH-1:0] q
 );
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_RANGE(DEPTH, 0, 1024);
     `MASE_CHECK_RANGE(WIDTH, 1, 65536);
     `MASE_CHECK_FLAG(RESET);
-  end
+  endgenerate
 `endif
   if (DEPTH == 0) begin : g_wire
     assign q = d;

@@ -46,13 +46,13 @@ module mase_dsp_mul #(
     output logic [A_WIDTH+B_WIDTH-1:0] p
 );
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_RANGE(A_WIDTH, 1, 64);
     `MASE_CHECK_RANGE(B_WIDTH, 1, 64);
     `MASE_CHECK_FLAG(SIGNED);
     `MASE_CHECK_FLAG(A_REG);
     `MASE_CHECK_FLAG(B_REG);
-  end
+  endgenerate
 `endif
   /// Product width.
   localparam int PW = A_WIDTH + B_WIDTH;

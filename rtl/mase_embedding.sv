@@ -70,7 +70,7 @@ module mase_embedding #(
   localparam bit CAN_OOR = $clog2(V + 1) <= IDX_WIDTH;
 
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_FORMAT(WEIGHT, 64);
     `MASE_CHECK_RANGE(WEIGHT_TENSOR_SIZE_DIM_0, 1, 65536);
     `MASE_CHECK_FORMAT(DATA_OUT_0, 64);
@@ -79,7 +79,7 @@ module mase_embedding #(
     `MASE_CHECK_RANGE(WEIGHT_TENSOR_SIZE_DIM_1, 1, 16777216 / NB);
     `MASE_CHECK_RANGE(IDX_WIDTH, VBITS, 32);
     `MASE_CHECK_MODES(DATA_OUT_0);
-  end
+  endgenerate
 `endif
 
   /// The read pipeline advances: the output skid buffer can take a beat.

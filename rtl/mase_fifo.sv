@@ -45,14 +45,14 @@ module mase_fifo #(
     `MASE_STAGE_PORTS(LANES * DATA_WIDTH, LANES * DATA_WIDTH)
 );
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_WORD;
     `MASE_CHECK_RANGE(DEPTH, 2, 65536);
     `MASE_CHECK_FLAG(OUT_REG);
     `MASE_CHECK_FLAG(IN_REG);
     `MASE_CHECK_FLAG(READY_REG);
     `MASE_CHECK_FLAG(NO_RW_CHECK);
-  end
+  endgenerate
 `endif
 
   /// Address width of the memory (kept >= 1 so that an invalid DEPTH still elaborates far enough

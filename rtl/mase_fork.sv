@@ -28,10 +28,10 @@ module mase_fork #(
                      DATA_IN_0_PARALLELISM_DIM_0 * DATA_IN_0_PARALLELISM_DIM_1 * DATA_IN_0_PRECISION_0)
 );
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_FORMAT(DATA_IN_0, 64);
     `MASE_CHECK_BLOCK_SHAPE(DATA_IN_0);
-  end
+  endgenerate
 `endif
 
   /// Consumer k already took the current input beat.

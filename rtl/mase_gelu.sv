@@ -175,7 +175,7 @@ module mase_gelu #(
   localparam int NT = (N + LPT - 1) / LPT;
 
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_FORMAT(DATA_IN_0, 16);
     `MASE_CHECK_BLOCK_SHAPE(DATA_IN_0);
     `MASE_CHECK_FORMAT(DATA_OUT_0, 32);
@@ -192,7 +192,7 @@ module mase_gelu #(
     `MASE_CHECK_RANGE(GUARD_BITS, 0, 8);
     `MASE_CHECK_FLAG(SHAPE);
     if (FORM == 1) `MASE_CHECK_RANGE(WORD_BITS, 1, 62);
-  end
+  endgenerate
 `endif
 
   /// Register stages before the skid buffer: SHAPE 1's sign and magnitude stages, FORM 1's band

@@ -43,7 +43,7 @@ module mase_lane_converter #(
                       DATA_OUT_0_PARALLELISM_DIM_0 * DATA_IN_0_PRECISION_0)
 );
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_FORMAT(DATA_IN_0, 64);
     `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_0, 1, 1048576);
     `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_1, 1, 1048576);
@@ -55,7 +55,7 @@ module mase_lane_converter #(
              DATA_IN_0_PARALLELISM_DIM_0, DATA_OUT_0_PARALLELISM_DIM_0);
     `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
     `MASE_CHECK_DIVIDES(DATA_OUT_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
-  end
+  endgenerate
 `endif
 
   /// Lane width.

@@ -282,7 +282,7 @@ module mase_layer_norm #(
       + ((D >> 9) & 1) + ((D >> 10) & 1) + ((D >> 11) & 1) + ((D >> 12) & 1);
 
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_0, 1, 32);
     `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_1, -32, 32);
     `MASE_CHECK_ROW_SHAPE(DATA_IN_0, 4096, 1048576, 256);
@@ -310,7 +310,7 @@ module mase_layer_norm #(
       $fatal(1, "FOLD must be 1 or between 3 and 16, got %0d", FOLD);
     if (FOLD > 1 && ROWC < ROWMIN)
       $fatal(1, "FOLD * D/P (%0d) must be at least %0d (the sequential 1/sqrt unit)", ROWC, ROWMIN);
-  end
+  endgenerate
 `endif
 
   /// The output skid buffer can take a beat; the normalising pipeline advances.

@@ -196,7 +196,7 @@ module mase_linear #(
   localparam int WM = WK > 1 ? 1 : 0;
 
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_FORMAT(DATA_IN_0, 32);
     `MASE_CHECK_ROW_SHAPE(DATA_IN_0, 65536, 1048576, 1024);
     `MASE_CHECK_FORMAT(WEIGHT, 32);
@@ -223,7 +223,7 @@ module mase_linear #(
     `MASE_CHECK_FLAG(FUSED_RELU);
     `MASE_CHECK_FLAG(WEIGHT_PER_CHANNEL);
     `MASE_CHECK_RANGE(WEIGHT_SHIFT_WIDTH, 1, 4);
-  end
+  endgenerate
 `endif
 
   /// The whole pipeline advances: the output register can take a beat.

@@ -25,11 +25,11 @@ module mase_link #(
     `MASE_STAGE_PORTS(LANES * DATA_WIDTH, LANES * DATA_WIDTH)
 );
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_LINK_WORD;
     `MASE_CHECK_RANGE(LATENCY, 1, 4096);
     `MASE_CHECK_RANGE(DEPTH, 1, 65536);
-  end
+  endgenerate
 `endif
 
   /// DEPTH as the sender's credit count, clamped into its range so that an invalid DEPTH is

@@ -28,10 +28,10 @@ module mase_link_model #(
     output logic tx_credit
 );
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_RANGE(LINK_WIDTH, 1, 65536);
     `MASE_CHECK_RANGE(LATENCY, 1, 4096);
-  end
+  endgenerate
 `endif
 
   /// Stages (kept >= 1 so an invalid LATENCY still elaborates to its check).

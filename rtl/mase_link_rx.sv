@@ -32,10 +32,10 @@ module mase_link_rx #(
     `MASE_STREAM_OUT(data_out_0, LANES * DATA_WIDTH)
 );
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_LINK_WORD;
     `MASE_CHECK_RANGE(DEPTH, 1, 65536);
-  end
+  endgenerate
 `endif
 
   /// The flit arithmetic of both ends: BW bits per beat, FLITS flits per beat, PW padded bits,

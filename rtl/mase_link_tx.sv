@@ -34,10 +34,10 @@ module mase_link_tx #(
     input logic link_credit
 );
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_LINK_WORD;
     `MASE_CHECK_RANGE(CREDITS, 1, 65536);
-  end
+  endgenerate
 `endif
 
   /// The flit arithmetic of both ends: BW bits per beat, FLITS flits per beat, PW padded bits,

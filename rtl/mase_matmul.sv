@@ -94,7 +94,7 @@ module mase_matmul #(
   localparam int B_P1 = TRANSPOSE_B != 0 ? P_OUT : P_IN;
 
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_FORMAT(DATA_IN_0, 32);
     `MASE_CHECK_ROW_SHAPE(DATA_IN_0, 65536, 65536, 1024);
     `MASE_CHECK_FORMAT(DATA_OUT_0, 64);
@@ -119,7 +119,7 @@ module mase_matmul #(
       `MASE_CHECK_EQUAL_TO(DATA_IN_1_PARALLELISM_DIM_0, "P_OUT", B_P0);
       `MASE_CHECK_EQUAL_TO(DATA_IN_1_PARALLELISM_DIM_1, "P_IN", B_P1);
     end
-  end
+  endgenerate
 `endif
 
   /// The whole compute pipeline advances: the output register can take a beat.

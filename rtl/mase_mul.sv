@@ -74,7 +74,7 @@ module mase_mul #(
   localparam logic signed [63:0] CMIN = -(64'sd1 <<< (CW - 1));
   /// Largest constant code.
   localparam logic signed [63:0] CMAX = (64'sd1 <<< (CW - 1)) - 1;
-  initial begin
+  generate
     `MASE_CHECK_FORMAT(DATA_IN_0, 32);
     `MASE_CHECK_BLOCK_SHAPE(DATA_IN_0);
     `MASE_CHECK_RANGE(CONST_PRECISION_0, 1, 32);
@@ -85,7 +85,7 @@ module mase_mul #(
     `MASE_CHECK_FORMAT(DATA_OUT_0, 64);
     `MASE_CHECK_SAME_SHAPE(DATA_OUT_0, DATA_IN_0);
     `MASE_CHECK_MODES(DATA_OUT_0);
-  end
+  endgenerate
 `endif
 
   /// Pipeline advance: the input register is empty or drains into the skid buffer this cycle.

@@ -89,7 +89,7 @@ module mase_qlinear #(
   localparam longint ZY = 64'(DATA_OUT_0_ZERO_POINT);
 
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_FORMAT(DATA_IN_0, 31);
     `MASE_CHECK_FLAG(DATA_IN_0_SIGNED);
     `MASE_CHECK_RANGE_OF("DATA_IN_0_ZERO_POINT", ZX, IN_MIN, IN_MAX);
@@ -101,7 +101,7 @@ module mase_qlinear #(
     `MASE_CHECK_FLAG(DATA_OUT_0_SIGNED);
     `MASE_CHECK_RANGE_OF("DATA_OUT_0_ZERO_POINT", ZY, OUT_MIN, OUT_MAX);
     if (AW > 64) $fatal(1, "the exact sum needs %0d bits; at most 64 are supported", AW);
-  end
+  endgenerate
 `endif
 
   /// The input codes minus the zero point, XW-bit two's complement lanes.

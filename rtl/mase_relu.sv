@@ -27,7 +27,7 @@ module mase_relu #(
   localparam int W = DATA_IN_0_PRECISION_0;
 
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_0, 1, 64);
     `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_0, DATA_IN_0_TENSOR_SIZE_DIM_0);
     `MASE_CHECK_DIVIDES(DATA_IN_0_PARALLELISM_DIM_1, DATA_IN_0_TENSOR_SIZE_DIM_1);
@@ -35,7 +35,7 @@ module mase_relu #(
     `MASE_CHECK_EQUAL(DATA_OUT_0_PRECISION_0, DATA_IN_0_PRECISION_0);
     `MASE_CHECK_EQUAL(DATA_OUT_0_PRECISION_1, DATA_IN_0_PRECISION_1);
     `MASE_CHECK_SAME_SHAPE(DATA_OUT_0, DATA_IN_0);
-  end
+  endgenerate
 `endif
 
   /// ReLU of every lane (combinational).

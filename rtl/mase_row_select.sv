@@ -61,7 +61,7 @@ module mase_row_select #(
   localparam int OUT_D1 = DATA_IN_0_TENSOR_SIZE_DIM_1 / (GROUP > 0 ? GROUP : 1);
 
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_FORMAT(DATA_IN_0, 64);
     `MASE_CHECK_ROW_SHAPE(DATA_IN_0, 1048576, 1048576, 1024);
     `MASE_CHECK_RANGE(GROUP, 1, DATA_IN_0_TENSOR_SIZE_DIM_1);
@@ -76,7 +76,7 @@ module mase_row_select #(
     `MASE_CHECK_EQUAL_TO(DATA_OUT_0_TENSOR_SIZE_DIM_1, "DATA_IN_0_TENSOR_SIZE_DIM_1 / GROUP", OUT_D1);
     `MASE_CHECK_EQUAL(DATA_OUT_0_PARALLELISM_DIM_0, DATA_IN_0_PARALLELISM_DIM_0);
     `MASE_CHECK_EQUAL(DATA_OUT_0_PARALLELISM_DIM_1, DATA_IN_0_PARALLELISM_DIM_1);
-  end
+  endgenerate
 `endif
 
   /// Where the next input beat lies: its beat within the row, its row within the position, its

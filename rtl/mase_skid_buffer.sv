@@ -19,9 +19,9 @@ module mase_skid_buffer #(
     `MASE_STAGE_PORTS(LANES * DATA_WIDTH, LANES * DATA_WIDTH)
 );
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_WORD;
-  end
+  endgenerate
 `endif
 
   /// Skid register: holds the beat that arrived while the output was stalled.

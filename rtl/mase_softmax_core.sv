@@ -171,7 +171,7 @@ module mase_softmax_core #(
   localparam logic [W-1:0] XMIN = W'(1) << (W - 1);
 
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_0, 1, 16);
     `MASE_CHECK_RANGE(DATA_IN_0_PRECISION_1, 0, 24);
     `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_0, 1, 4096);
@@ -192,7 +192,7 @@ module mase_softmax_core #(
       `MASE_CHECK_RANGE(MASK_ROWS, 1, 1048576);
       `MASE_CHECK_DIVIDES(MASK_ROWS, DATA_IN_0_TENSOR_SIZE_DIM_1);
     end
-  end
+  endgenerate
 `endif
 
   // ---------------------------------------------------------------------------------------------

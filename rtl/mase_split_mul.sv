@@ -40,12 +40,12 @@ module mase_split_mul #(
     output logic [A_WIDTH+B_WIDTH-1:0] y
 );
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_RANGE(A_WIDTH, 1, 64);
     `MASE_CHECK_RANGE(B_WIDTH, 1, 64);
     `MASE_CHECK_FLAG(OP_REG);
     `MASE_CHECK_FLAG(PP_REG);
-  end
+  endgenerate
 `endif
   /// Chunk width: an unsigned 17 x 17 product fits one DSP multiplier.
   localparam int C = 17;

@@ -73,7 +73,7 @@ module mase_transpose #(
   localparam int OUT_P1 = C == 1 ? P0 : P1;
 
 `ifndef SYNTHESIS
-  initial begin
+  generate
     `MASE_CHECK_FORMAT(DATA_IN_0, 64);
     `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_0, 1, 65536);
     `MASE_CHECK_RANGE(DATA_IN_0_TENSOR_SIZE_DIM_1, 1, 65536);
@@ -104,7 +104,7 @@ module mase_transpose #(
     `MASE_CHECK_EQUAL_TO(
         DATA_OUT_0_PARALLELISM_DIM_1,
         "DATA_IN_0_PARALLELISM_DIM_0 if BLOCK_SIZE = 1, else DATA_IN_0_PARALLELISM_DIM_1", OUT_P1);
-  end
+  endgenerate
 `endif
 
   /// The read pipeline advances: the output skid buffer can take a beat.

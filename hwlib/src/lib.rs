@@ -34,8 +34,9 @@
 //!   ready; data is stable while valid && !ready.
 //! - 2-D tensors stream as blocks of `PARALLELISM_DIM_1 × PARALLELISM_DIM_0`, dim 0 fastest,
 //!   lane `i` = i-th element of the block in row-major order ([`block_stream_order`]).
-//! - Parameter checks: one `initial` block under `` `ifndef SYNTHESIS `` whose
-//!   `$fatal(1, "<message>", ...)` calls print exactly the strings [`Component::validate`]
+//! - Parameter checks: one `generate` region under `` `ifndef SYNTHESIS `` whose
+//!   elaboration-time `$fatal(1, "<message>", ...)` calls (so `verilator --lint-only` rejects a
+//!   bad set without building a model) print exactly the strings [`Component::validate`]
 //!   returns (use the helpers [`check_range`], [`check_divides`], [`check_equal`] so the wording
 //!   is uniform). Handshake assertions (`assert property`) live under the same `ifndef` and are
 //!   evaluated by Verilator's `--assert`.

@@ -66,26 +66,17 @@ pub fn component_build_spec(
     Ok(BuildSpec { top: module_name(c), sources: rtl_files(c), params, ports: component_ports(c, p), trace })
 }
 
-/// Builds an instance *without* validating its parameters and runs it through reset, so that the
-/// RTL's parameter assertions get their say: `Ok` when the RTL accepts, [`SimError::Stopped`]
-/// (or a build error) with the RTL's message otherwise. Memories are filled with zeros. Used by
-/// the validate-vs-RTL test; `streams()`/`memories()` must be computable for `p`.
+/// Elaborates an instance *without* validating its parameters ([`crate::verilate::lint`]: no
+/// model is compiled), so that the RTL's elaboration-time parameter checks get their say: `Ok`
+/// when the RTL accepts, [`SimError::Command`] with the RTL's message otherwise. Memories are
+/// filled with zeros. Used by the validate-vs-RTL test; `streams()`/`memories()` must be
+/// computable for `p`.
 pub fn elaborate_component(c: &dyn Component, p: &Params) -> Result<()> {
     let mut stim = Stimulus::default();
     for m in c.memories(p) {
         stim.memories.insert(m.name.clone(), vec![0; m.values]);
     }
-    let b = build(&component_build_spec(c, p, &stim, false)?)?;
-    let mut m = Model::new(&b)?;
-    let (clk, rst) = (m.port_index("clk")?, m.port_index("rst")?);
-    m.set(rst, 1);
-    for cycle in 0..2 {
-        for v in [0, 1] {
-            m.set(clk, v);
-            m.eval().map_err(|log| SimError::Stopped { cycle, log })?;
-        }
-    }
-    Ok(())
+    crate::verilate::lint(&component_build_spec(c, p, &stim, false)?)
 }
 
 /// Outcome of [`simulate_component`].

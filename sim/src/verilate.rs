@@ -251,10 +251,37 @@ fn run_verilator(spec: &BuildSpec, tmp: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The `%Error` lines of a Verilator log when there are any, else its tail.
+/// Elaborates `spec` with `verilator --lint-only` under the build's own warning settings (no
+/// model is compiled): `Ok` when Verilator accepts the design, else [`SimError::Command`] with
+/// its messages, an elaboration-time `$fatal` of a parameter check among them. Seconds where a
+/// build takes tens, so this is how a parameter set is tried for rejection.
+pub fn lint(spec: &BuildSpec) -> Result<()> {
+    let v = tool::verilator()?;
+    let mut cmd = v.command();
+    cmd.args(["--lint-only", "--assert", "--no-timing", "--top-module", &spec.top])
+        .args(spec.params.iter().map(|(n, v)| param_arg(n, v)))
+        .args(&spec.sources);
+    let out = cmd
+        .output()
+        .map_err(|e| SimError::Command { cmd: format!("{}", v.bin.display()), detail: e.to_string() })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    Err(SimError::Command {
+        cmd: format!("verilator --lint-only of `{}` ({})", spec.top, v.version),
+        detail: format!("{}\n{}", out.status, errors_first(&log)),
+    })
+}
+
+/// The `%Error` lines of a Verilator log (and the messages of elaboration-time `$fatal`s, which
+/// Verilator prints as `%Warning-USERFATAL`) when there are any, else its tail.
 pub fn errors_first(log: &str) -> String {
-    let errs: Vec<&str> =
-        log.lines().filter(|l| l.contains("%Error") || l.contains("error:")).take(20).collect();
+    let errs: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("%Error") || l.contains("error:") || l.contains("-USERFATAL"))
+        .take(20)
+        .collect();
     if errs.is_empty() {
         tool::tail(log, 3000)
     } else {
