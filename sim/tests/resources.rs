@@ -3,6 +3,7 @@
 //! (minutes) is `cargo run -p mase-sim --example resource_fit`. Needs Yosys on PATH.
 
 use mase_hwlib::overrides::{layer_formats, modes, row};
+use rayon::prelude::*;
 
 /// Relative error of `est` against `meas`.
 fn rel(est: u64, meas: u64) -> f64 {
@@ -67,9 +68,21 @@ fn resource_model_matches_yosys_on_small_instances() {
             .concat()),
         ),
     ];
+    // One Yosys per core: the runs are independent, and one at a time left a core idle for the
+    // whole test (the provisioned WebAssembly Yosys takes about 20 s per case).
+    let reports: Vec<_> = cases
+        .par_iter()
+        .map(|(name, ov)| mase_sim::synth_component(name, ov).map_err(|e| format!("{name} {ov:?}: {e}")))
+        .collect();
     let mut failures = Vec::new();
-    for (name, ov) in &cases {
-        let r = mase_sim::synth_component(name, ov).unwrap_or_else(|e| panic!("{name} {ov:?}: {e}"));
+    for ((name, ov), r) in cases.iter().zip(reports) {
+        let r = match r {
+            Ok(r) => r,
+            Err(e) => {
+                failures.push(e);
+                continue;
+            }
+        };
         let e = r.estimate;
         let exact = [("dsp", e.dsp, r.dsp), ("bram18", e.bram18, r.bram18), ("lutram", e.lutram, r.lutram)];
         for (k, est, meas) in exact {
