@@ -65,13 +65,16 @@
 // Parameter checks. Each macro is one or more generate items for a `generate` region under
 // `ifndef SYNTHESIS`: a bad set stops elaboration with `$fatal`, so `verilator --lint-only` rejects
 // it without building a model (an `initial` block fired only once a model was compiled and run).
-// Each prints exactly the message of the matching Rust helper in
+// Each check is a named block, `g_check_<parameter>` (`_divides`, `_equal` for those rules), as
+// -Wall in recent releases of the simulator warns of unnamed generate blocks (GENUNNAMED); a
+// hand-written check names its block the same way. Each prints exactly the message of the matching Rust helper in
 // hwlib/src/lib.rs (`check_range`, `check_divides`, `check_equal`), so a component's RTL and its
 // `validate()` reject a parameter set with the same words; the validate-vs-RTL test in
 // sim/tests/components.rs keeps the two equal. A parameter's name is printed from the macro
 // argument itself (`"P`"), so name and value cannot drift apart.
 //   `MASE_CHECK_RANGE(P, LO, HI);            P must be between LO and HI, got V
-//   `MASE_CHECK_RANGE_OF(NAME, V, LO, HI);   the same for a derived value V named by string NAME
+//   `MASE_CHECK_RANGE_OF(LABEL, NAME, V, LO, HI);  the same for a derived value V named by
+//       string NAME (LABEL: an identifier naming the check's block)
 //   `MASE_CHECK_FLAG(P);                     the same with LO = 0, HI = 1 (an option)
 //   `MASE_CHECK_DIVIDES(A, B);               A (VA) must divide B (VB)    (also when A <= 0)
 //   `MASE_CHECK_EQUAL(A, B);                 A (VA) must equal B (VB)
@@ -269,19 +272,24 @@
       `MASE_PASS_STREAM(data_out_0) \
   )
 
-`define MASE_CHECK_RANGE_OF(NAME, V, LO, HI) \
-  if ((V) < (LO) || (V) > (HI)) \
-    $fatal(1, "%s must be between %0d and %0d, got %0d", NAME, LO, HI, V)
+`define MASE_CHECK_RANGE_OF(LABEL, NAME, V, LO, HI) \
+  if ((V) < (LO) || (V) > (HI)) begin : g_check_``LABEL \
+    $fatal(1, "%s must be between %0d and %0d, got %0d", NAME, LO, HI, V); \
+  end
 
-`define MASE_CHECK_RANGE(P, LO, HI) `MASE_CHECK_RANGE_OF(`"P`", P, LO, HI)
+`define MASE_CHECK_RANGE(P, LO, HI) `MASE_CHECK_RANGE_OF(P, `"P`", P, LO, HI)
 
 `define MASE_CHECK_FLAG(P) `MASE_CHECK_RANGE(P, 0, 1)
 
 `define MASE_CHECK_DIVIDES(A, B) \
-  if ((A) <= 0 || (B) % (A) != 0) $fatal(1, "%s (%0d) must divide %s (%0d)", `"A`", A, `"B`", B)
+  if ((A) <= 0 || (B) % (A) != 0) begin : g_check_``A``_divides \
+    $fatal(1, "%s (%0d) must divide %s (%0d)", `"A`", A, `"B`", B); \
+  end
 
 `define MASE_CHECK_EQUAL_TO(A, NAME, V) \
-  if ((A) != (V)) $fatal(1, "%s (%0d) must equal %s (%0d)", `"A`", A, NAME, V)
+  if ((A) != (V)) begin : g_check_``A``_equal \
+    $fatal(1, "%s (%0d) must equal %s (%0d)", `"A`", A, NAME, V); \
+  end
 
 `define MASE_CHECK_EQUAL(A, B) `MASE_CHECK_EQUAL_TO(A, `"B`", B)
 
@@ -386,9 +394,10 @@
     `MASE_CHECK_BLOCK_SHAPE(DATA_IN_0); \
     `MASE_CHECK_FORMAT(DATA_IN_1, 64); \
     if (DATA_IN_1_PRECISION_1 - DATA_IN_0_PRECISION_1 > 63 || \
-        DATA_IN_0_PRECISION_1 - DATA_IN_1_PRECISION_1 > 63) \
+        DATA_IN_0_PRECISION_1 - DATA_IN_1_PRECISION_1 > 63) begin : g_check_alignment \
       $fatal(1, "DATA_IN_1_PRECISION_1 (%0d) must be within 63 of DATA_IN_0_PRECISION_1 (%0d)", \
              DATA_IN_1_PRECISION_1, DATA_IN_0_PRECISION_1); \
+    end \
     `MASE_CHECK_SAME_SHAPE(DATA_IN_1, DATA_IN_0); \
     `MASE_CHECK_FORMAT(DATA_OUT_0, 64); \
     `MASE_CHECK_SAME_SHAPE(DATA_OUT_0, DATA_IN_0); \

@@ -191,7 +191,9 @@ module mase_gelu #(
     `MASE_CHECK_RANGE(BAND_OUT, BAND_MID, 32768);
     `MASE_CHECK_RANGE(GUARD_BITS, 0, 8);
     `MASE_CHECK_FLAG(SHAPE);
-    if (FORM == 1) `MASE_CHECK_RANGE(WORD_BITS, 1, 62);
+    if (FORM == 1) begin : g_interpolated_checks
+      `MASE_CHECK_RANGE(WORD_BITS, 1, 62);
+    end
   endgenerate
 `endif
 

@@ -297,19 +297,24 @@ module mase_layer_norm #(
     `MASE_CHECK_FORMAT(DATA_OUT_0, 64);
     `MASE_CHECK_SAME_SHAPE(DATA_OUT_0, DATA_IN_0);
     `MASE_CHECK_MODES(DATA_OUT_0);
-    if (EPS < 1)
+    if (EPS < 1) begin : g_check_EPS
       $fatal(1, "EPS must be between 1 and 2147483647, got %0d", EPS);
+    end
     `MASE_CHECK_RANGE(EPS_FRAC, 0, 64);
     `MASE_CHECK_RANGE(NORM_FRAC, 1, 32);
-    if (BF - NF - GF > 32 || NF + GF - BF > 32)
+    if (BF - NF - GF > 32 || NF + GF - BF > 32) begin : g_check_BIAS_PRECISION_1
       $fatal(1, "BIAS_PRECISION_1 (%0d) must be within 32 of NORM_FRAC + WEIGHT_PRECISION_1 (%0d)",
              BF, NF + GF);
-    if (INTERNAL > 120)
+    end
+    if (INTERNAL > 120) begin : g_check_internal_width
       $fatal(1, "internal width must be between 1 and 120 bits, got %0d", INTERNAL);
-    if (FOLD != 1 && (FOLD < 3 || FOLD > 16))
+    end
+    if (FOLD != 1 && (FOLD < 3 || FOLD > 16)) begin : g_check_FOLD
       $fatal(1, "FOLD must be 1 or between 3 and 16, got %0d", FOLD);
-    if (FOLD > 1 && ROWC < ROWMIN)
+    end
+    if (FOLD > 1 && ROWC < ROWMIN) begin : g_check_fold_row
       $fatal(1, "FOLD * D/P (%0d) must be at least %0d (the sequential 1/sqrt unit)", ROWC, ROWMIN);
+    end
   endgenerate
 `endif
 

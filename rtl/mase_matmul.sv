@@ -103,19 +103,19 @@ module mase_matmul #(
     `MASE_CHECK_RANGE(DATA_OUT_0_PARALLELISM_DIM_0, 1, 1024);
     `MASE_CHECK_DIVIDES(DATA_OUT_0_PARALLELISM_DIM_0, DATA_OUT_0_TENSOR_SIZE_DIM_0);
     `MASE_CHECK_RANGE(DATA_OUT_0_PARALLELISM_DIM_1, 1, 1);
-    `MASE_CHECK_RANGE_OF("DATA_IN_0_PARALLELISM_DIM_0 * DATA_OUT_0_PARALLELISM_DIM_0", P_IN * P_OUT,
-                        1, 4096);
-    `MASE_CHECK_RANGE_OF("B words per bank", NIB * NOB, 1, 1048576);
+    `MASE_CHECK_RANGE_OF(multipliers, "DATA_IN_0_PARALLELISM_DIM_0 * DATA_OUT_0_PARALLELISM_DIM_0",
+                        P_IN * P_OUT, 1, 4096);
+    `MASE_CHECK_RANGE_OF(bank_words, "B words per bank", NIB * NOB, 1, 1048576);
     `MASE_CHECK_MODES(DATA_OUT_0);
     `MASE_CHECK_FLAG(TRANSPOSE_B);
     `MASE_CHECK_FORMAT(DATA_IN_1, 32);
     `MASE_CHECK_EQUAL_TO(DATA_IN_1_TENSOR_SIZE_DIM_0, TRANSPOSE_B != 0 ? "K" : "M", B_D0);
     `MASE_CHECK_EQUAL_TO(DATA_IN_1_TENSOR_SIZE_DIM_1, TRANSPOSE_B != 0 ? "M" : "K", B_D1);
     // (Two branches: a ?: of string literals of different lengths pads the shorter one.)
-    if (TRANSPOSE_B != 0) begin
+    if (TRANSPOSE_B != 0) begin : g_transposed_b_checks
       `MASE_CHECK_EQUAL_TO(DATA_IN_1_PARALLELISM_DIM_0, "P_IN", B_P0);
       `MASE_CHECK_EQUAL_TO(DATA_IN_1_PARALLELISM_DIM_1, "P_OUT", B_P1);
-    end else begin
+    end else begin : g_plain_b_checks
       `MASE_CHECK_EQUAL_TO(DATA_IN_1_PARALLELISM_DIM_0, "P_OUT", B_P0);
       `MASE_CHECK_EQUAL_TO(DATA_IN_1_PARALLELISM_DIM_1, "P_IN", B_P1);
     end

@@ -80,8 +80,9 @@ module mase_mul #(
     `MASE_CHECK_RANGE(CONST_PRECISION_0, 1, 32);
     `MASE_CHECK_RANGE(CONST_PRECISION_1, -16777216, 16777216);
     `MASE_CHECK_FLAG(CONST_PER_CHANNEL);
-    if (CV < CMIN || CV > CMAX)
+    if (CV < CMIN || CV > CMAX) begin : g_check_CONST_VALUE
       $fatal(1, "CONST_VALUE must be between %0d and %0d, got %0d", CMIN, CMAX, CONST_VALUE);
+    end
     `MASE_CHECK_FORMAT(DATA_OUT_0, 64);
     `MASE_CHECK_SAME_SHAPE(DATA_OUT_0, DATA_IN_0);
     `MASE_CHECK_MODES(DATA_OUT_0);

@@ -92,15 +92,19 @@ module mase_qlinear #(
   generate
     `MASE_CHECK_FORMAT(DATA_IN_0, 31);
     `MASE_CHECK_FLAG(DATA_IN_0_SIGNED);
-    `MASE_CHECK_RANGE_OF("DATA_IN_0_ZERO_POINT", ZX, IN_MIN, IN_MAX);
+    `MASE_CHECK_RANGE_OF(DATA_IN_0_ZERO_POINT, "DATA_IN_0_ZERO_POINT", ZX, IN_MIN, IN_MAX);
     `MASE_CHECK_RANGE(WEIGHT_PRECISION_1, 0, 0);
-    if (HAS_BIAS != 0) `MASE_CHECK_RANGE(BIAS_PRECISION_1, 0, 16);
+    if (HAS_BIAS != 0) begin : g_bias_checks
+      `MASE_CHECK_RANGE(BIAS_PRECISION_1, 0, 16);
+    end
     `MASE_CHECK_RANGE(MULT_WIDTH, 1, 32);
     `MASE_CHECK_RANGE(MULT_SHIFT, 0, 62);
     `MASE_CHECK_FORMAT(DATA_OUT_0, 32);
     `MASE_CHECK_FLAG(DATA_OUT_0_SIGNED);
-    `MASE_CHECK_RANGE_OF("DATA_OUT_0_ZERO_POINT", ZY, OUT_MIN, OUT_MAX);
-    if (AW > 64) $fatal(1, "the exact sum needs %0d bits; at most 64 are supported", AW);
+    `MASE_CHECK_RANGE_OF(DATA_OUT_0_ZERO_POINT, "DATA_OUT_0_ZERO_POINT", ZY, OUT_MIN, OUT_MAX);
+    if (AW > 64) begin : g_check_sum_width
+      $fatal(1, "the exact sum needs %0d bits; at most 64 are supported", AW);
+    end
   endgenerate
 `endif
 

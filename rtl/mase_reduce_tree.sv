@@ -36,8 +36,9 @@ module mase_reduce_tree #(
 );
 `ifndef SYNTHESIS
   generate
-    if (N < 1 || N > 4096 || WIDTH < 1 || WIDTH > 64 || OP < 0 || OP > 1 || TAG < 1 || TAG > 64)
+    if (N < 1 || N > 4096 || WIDTH < 1 || WIDTH > 64 || OP < 0 || OP > 1 || TAG < 1 || TAG > 64) begin : g_check_params
       $fatal(1, "mase_reduce_tree: N %0d, WIDTH %0d, OP %0d or TAG %0d out of range", N, WIDTH, OP, TAG);
+    end
   endgenerate
 `endif
   /// Registered levels: ceil(log2 N).

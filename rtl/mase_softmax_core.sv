@@ -188,7 +188,7 @@ module mase_softmax_core #(
     `MASE_CHECK_RANGE(RECIP_BITS, 4, 28);
     `MASE_CHECK_RANGE(FOLD, 1, 2);
     `MASE_CHECK_FLAG(MASKED);
-    if (MASKED == 1) begin
+    if (MASKED == 1) begin : g_mask_checks
       `MASE_CHECK_RANGE(MASK_ROWS, 1, 1048576);
       `MASE_CHECK_DIVIDES(MASK_ROWS, DATA_IN_0_TENSOR_SIZE_DIM_1);
     end
