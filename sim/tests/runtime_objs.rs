@@ -1,6 +1,8 @@
 //! Verilator's runtime objects are compiled by the first build into an empty cache and linked,
-//! not recompiled, by the next one; both designs stay bit-exact under stalls. One test in this
-//! binary, so pointing `MASE_CACHE_DIR` at a temp dir cannot race another test.
+//! not recompiled, by the next one; the first build also leaves the precompiled runtime header
+//! that the next one force-includes, and GCC accepts it; both designs stay bit-exact under
+//! stalls. One test in this binary, so pointing `MASE_CACHE_DIR` at a temp dir cannot race
+//! another test.
 
 use std::path::{Path, PathBuf};
 
@@ -49,4 +51,35 @@ fn second_build_links_the_first_builds_runtime_objects() {
         second_log.contains(&verilated_o.display().to_string()),
         "the second build does not link the saved objects:\n{second_log}"
     );
+
+    let cxx = mase_sim::tool::compiler().unwrap_or_else(|e| panic!("{e}"));
+    if mase_sim::pch::enabled(&cxx.1) {
+        let header = sets[0]
+            .path()
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join("pch")
+            .join(sets[0].file_name())
+            .join(mase_sim::pch::HEADER);
+        assert!(
+            header.with_extension("h.gch").is_file(),
+            "no precompiled header at {}.gch",
+            header.display()
+        );
+        assert!(
+            !first_log.contains(&header.display().to_string()),
+            "the first build cannot have used a header made after it:\n{first_log}"
+        );
+        assert!(
+            second_log.contains(&format!("-include {}", header.display())),
+            "the second build does not force-include the precompiled header:\n{second_log}"
+        );
+        // GCC names a precompiled header it finds but cannot use under -Winvalid-pch.
+        assert!(
+            !second_log.contains("[-Winvalid-pch]"),
+            "GCC rejected the precompiled header:\n{second_log}"
+        );
+    }
 }
