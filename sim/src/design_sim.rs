@@ -22,6 +22,7 @@ use mase_ir::quant::AccuracyReport;
 use mase_ir::{MaseGraph, Tensor};
 use serde::Serialize;
 
+use crate::cache;
 use crate::error::{Result, SimError};
 use crate::harness::{run_streams, Mismatch, RunConfig, RunResult};
 use crate::model::Model;
@@ -135,14 +136,19 @@ pub fn top_streams(d: &Design) -> Vec<StreamSpec> {
         .collect()
 }
 
-/// The Verilator build of a project's top (`MEM_DIR` set to the project's absolute `mem/`); of a
-/// multi-device project, the system's simulation top (`system/`, `MEM_DIR` the project).
+/// The Verilator build of a project's top, `MEM_DIR` set to a content-addressed copy of the
+/// project's `mem/` ([`cache::mem_tree`]); of a multi-device project, the system's simulation
+/// top (`system/`, `MEM_DIR` a copy of every device's `mem/` at its path in the project).
 pub fn project_build_spec(p: &Project, trace: bool) -> Result<BuildSpec> {
     let dir = std::fs::canonicalize(&p.dir).map_err(SimError::io("resolving", &p.dir))?;
-    let (list_dir, mem_dir) = match p.system {
-        Some(_) => (dir.join("system"), format!("{}/", dir.to_string_lossy())),
-        None => (dir.clone(), format!("{}/", dir.join("mem").to_string_lossy())),
+    let (list_dir, mems) = match p.system {
+        Some(_) => (
+            dir.join("system"),
+            cache::mem_tree(&dir, |rel| rel.components().any(|c| c.as_os_str() == "mem"))?,
+        ),
+        None => (dir.clone(), cache::mem_tree(&dir.join("mem"), |_| true)?),
     };
+    let mem_dir = format!("{}/", mems.to_string_lossy());
     let list_path = list_dir.join("files.f");
     let list = std::fs::read_to_string(&list_path).map_err(SimError::io("reading", &list_path))?;
     let sources: Vec<PathBuf> =
