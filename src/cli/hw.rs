@@ -102,7 +102,8 @@ pub fn synth(name: &str, params: &[String], json: bool) -> anyhow::Result<()> {
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
-        println!("component {} (yosys synth_xilinx, {:.1} s)", r.component, r.synth_s);
+        let source = if r.cache_hit { "from the synthesis cache" } else { "yosys synth_xilinx" };
+        println!("component {} ({source}, {:.1} s)", r.component, r.synth_s);
         let e = &r.estimate;
         println!("         measured  estimate  error");
         for (k, m, est) in [
