@@ -69,9 +69,9 @@ mod tests {
 
     #[test]
     fn a_repeat_is_served_from_the_cache_and_an_edit_or_another_yosys_is_not() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().expect("a temp dir");
         let src = dir.path().join("m.sv");
-        std::fs::write(&src, "module m; endmodule\n").unwrap();
+        std::fs::write(&src, "module m; endmodule\n").expect("writing a source");
         let script = format!("read_verilog -sv {}\nsynth_xilinx -top m\n", src.display());
         let runs = std::cell::Cell::new(0);
         let cache = dir.path().join("synth");
