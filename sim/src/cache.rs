@@ -66,20 +66,49 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Writes `bytes` to `path` whole: into a temp file beside it, then renamed over it, so a reader
+/// sees either no file or all of it. The directory must exist.
+pub fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().expect("a cache file has a directory");
+    let tmp = tempfile::NamedTempFile::new_in(dir).map_err(SimError::io("creating temp file in", dir))?;
+    std::fs::write(tmp.path(), bytes).map_err(SimError::io("writing", tmp.path()))?;
+    tmp.persist(path).map_err(|e| SimError::Io {
+        op: "renaming into",
+        path: path.to_path_buf(),
+        error: e.error,
+    })?;
+    Ok(())
+}
+
+/// Makes the directory `dest` appear whole: `fill` populates a temp dir beside it, which is then
+/// renamed into place. Another process storing `dest` first wins, and its copy is as good as
+/// ours; the rename failing with no `dest` is an error.
+pub fn publish_dir(dest: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let parent = dest.parent().expect("a cache directory has a parent");
+    std::fs::create_dir_all(parent).map_err(SimError::io("creating", parent))?;
+    let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("{name}.tmp"))
+        .tempdir_in(parent)
+        .map_err(SimError::io("creating temp dir in", parent))?;
+    fill(tmp.path())?;
+    let kept = tmp.keep();
+    if let Err(e) = std::fs::rename(&kept, dest) {
+        let _ = std::fs::remove_dir_all(&kept);
+        if !dest.is_dir() {
+            return Err(SimError::Io { op: "renaming into", path: dest.to_path_buf(), error: e });
+        }
+    }
+    Ok(())
+}
+
 /// Writes `text` to `<cache>/mem/<sha256>.mem` (once; atomically) and returns its path.
 pub fn mem_file(text: &str) -> Result<PathBuf> {
     let dir = cache_dir()?.join("mem");
     std::fs::create_dir_all(&dir).map_err(SimError::io("creating", &dir))?;
     let path = dir.join(format!("{}.mem", hex(&Sha256::digest(text.as_bytes()))));
     if !path.is_file() {
-        let tmp =
-            tempfile::NamedTempFile::new_in(&dir).map_err(SimError::io("creating temp file in", &dir))?;
-        std::fs::write(tmp.path(), text).map_err(SimError::io("writing", tmp.path()))?;
-        tmp.persist(&path).map_err(|e| SimError::Io {
-            op: "renaming into",
-            path: path.clone(),
-            error: e.error,
-        })?;
+        write_whole(&path, text.as_bytes())?;
     }
     Ok(path)
 }
@@ -115,34 +144,18 @@ pub fn mem_tree(root: &Path, keep: impl Fn(&Path) -> bool) -> Result<PathBuf> {
         h.field(rel.to_string_lossy().as_bytes()).field(&bytes);
         contents.push(bytes);
     }
-    let parent = cache_dir()?.join("memdirs");
-    let dir = parent.join(h.hex());
-    if dir.is_dir() {
-        return Ok(dir);
-    }
-    std::fs::create_dir_all(&parent).map_err(SimError::io("creating", &parent))?;
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("{}.tmp", h.hex()))
-        .tempdir_in(&parent)
-        .map_err(SimError::io("creating temp dir in", &parent))?;
-    for (rel, bytes) in files.iter().zip(&contents) {
-        let to = tmp.path().join(rel);
-        if let Some(d) = to.parent() {
-            std::fs::create_dir_all(d).map_err(SimError::io("creating", d))?;
-        }
-        std::fs::write(&to, bytes).map_err(SimError::io("writing", &to))?;
-    }
-    let kept = tmp.keep();
-    // Another process may have stored the same tree first; its copy is as good as ours.
-    if std::fs::rename(&kept, &dir).is_err() {
-        let _ = std::fs::remove_dir_all(&kept);
-        if !dir.is_dir() {
-            return Err(SimError::Invalid(format!(
-                "could not store {} in {}",
-                root.display(),
-                dir.display()
-            )));
-        }
+    let dir = cache_dir()?.join("memdirs").join(h.hex());
+    if !dir.is_dir() {
+        publish_dir(&dir, |tmp| {
+            for (rel, bytes) in files.iter().zip(&contents) {
+                let to = tmp.join(rel);
+                if let Some(d) = to.parent() {
+                    std::fs::create_dir_all(d).map_err(SimError::io("creating", d))?;
+                }
+                std::fs::write(&to, bytes).map_err(SimError::io("writing", &to))?;
+            }
+            Ok(())
+        })?;
     }
     Ok(dir)
 }

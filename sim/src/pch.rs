@@ -62,7 +62,7 @@ pub fn saved(key: &str) -> Result<Option<PathBuf>> {
 /// force-include (the header compiled here is the one force-included) and dependency output.
 fn model_flags(obj: &Path, make_vars: &[String]) -> Result<Vec<String>> {
     let v = tool::verilator()?;
-    let make = std::env::var("MAKE").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| "make".into());
+    let make = tool::make()?;
     // A recipe line's `$(info)` is expanded once every makefile has been read, and prints
     // without a shell, so no flag is re-quoted on the way.
     let rule = "mase-pch-flags:\n\t$(info MASE_PCH_FLAGS $(OPT_FAST) $(CXXFLAGS) $(CPPFLAGS))\n\t@:";
@@ -108,28 +108,24 @@ pub fn save(key: &str, obj: &Path, make_vars: &[String]) -> Result<()> {
         return Ok(());
     }
     let flags = model_flags(obj, make_vars)?;
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("{key}.tmp"))
-        .tempdir_in(parent)
-        .map_err(SimError::io("creating temp dir in", parent))?;
-    let header = write_header(tmp.path())?;
     let (cxx, _) = tool::compiler()?;
-    let out = Command::new(cxx)
-        .current_dir(obj)
-        .args(&flags)
-        .args(["-x", "c++-header"])
-        .arg(&header)
-        .arg("-o")
-        .arg(tmp.path().join(format!("{HEADER}.gch")))
-        .output()
-        .map_err(|e| SimError::Command { cmd: cxx.clone(), detail: e.to_string() })?;
-    if !out.status.success() {
-        return Err(SimError::Command {
+    cache::publish_dir(&saved_dir, |tmp| {
+        let header = write_header(tmp)?;
+        let out = Command::new(cxx)
+            .current_dir(obj)
+            .args(&flags)
+            .args(["-x", "c++-header"])
+            .arg(&header)
+            .arg("-o")
+            .arg(tmp.join(format!("{HEADER}.gch")))
+            .output()
+            .map_err(|e| SimError::Command { cmd: cxx.clone(), detail: e.to_string() })?;
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(SimError::Command {
             cmd: format!("{cxx} -x c++-header {HEADER} (the precompiled header)"),
             detail: format!("{}\n{}", out.status, tool::tail(&String::from_utf8_lossy(&out.stderr), 4000)),
-        });
-    }
-    let kept = tmp.keep();
-    std::fs::rename(&kept, &saved_dir).map_err(SimError::io("renaming into", &saved_dir))?;
-    Ok(())
+        })
+    })
 }

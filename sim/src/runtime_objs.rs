@@ -76,27 +76,17 @@ pub fn save(key: &str, obj: &Path) -> Result<()> {
     if saved.is_dir() {
         return Ok(());
     }
-    let parent = saved.parent().expect("runtime dir has a parent");
-    std::fs::create_dir_all(parent).map_err(SimError::io("creating", parent))?;
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("{key}.tmp"))
-        .tempdir_in(parent)
-        .map_err(SimError::io("creating temp dir in", parent))?;
     let entries = std::fs::read_dir(obj).map_err(SimError::io("listing", obj))?;
-    let mut any = false;
-    for e in entries.flatten() {
-        let name = e.file_name();
-        if is_runtime_object(&name.to_string_lossy()) {
-            std::fs::copy(e.path(), tmp.path().join(&name)).map_err(SimError::io("copying", e.path()))?;
-            any = true;
-        }
+    let objs: Vec<_> =
+        entries.flatten().filter(|e| is_runtime_object(&e.file_name().to_string_lossy())).collect();
+    if objs.is_empty() {
+        return Ok(());
     }
-    if any {
-        // Losing the race to another build is fine: its set is as good as ours.
-        let kept = tmp.keep();
-        if std::fs::rename(&kept, &saved).is_err() {
-            let _ = std::fs::remove_dir_all(&kept);
+    // Losing the race to another build is fine: its set is as good as ours.
+    cache::publish_dir(&saved, |tmp| {
+        for e in &objs {
+            std::fs::copy(e.path(), tmp.join(e.file_name())).map_err(SimError::io("copying", e.path()))?;
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }

@@ -53,13 +53,7 @@ pub fn stat_in(
         return Ok((text, true));
     }
     let text = run(script)?;
-    let tmp = tempfile::NamedTempFile::new_in(dir).map_err(SimError::io("creating temp file in", dir))?;
-    std::fs::write(tmp.path(), &text).map_err(SimError::io("writing", tmp.path()))?;
-    tmp.persist(&entry).map_err(|e| SimError::Io {
-        op: "renaming into",
-        path: entry.clone(),
-        error: e.error,
-    })?;
+    cache::write_whole(&entry, text.as_bytes())?;
     Ok((text, false))
 }
 

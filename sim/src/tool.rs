@@ -501,12 +501,13 @@ pub fn compiler() -> Result<&'static (String, String)> {
     })
 }
 
-/// Checks that `make` (`MAKE`, else `make`, as Verilator's `--build` runs it) is on `PATH`.
-pub fn require_make() -> Result<()> {
+/// The `make` program (`MAKE`, else `make`, as Verilator's `--build` runs it), checked to be on
+/// `PATH`.
+pub fn make() -> Result<String> {
     let make = std::env::var("MAKE").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| "make".into());
     let found = if make.contains('/') { Path::new(&make).is_file() } else { which(&make).is_some() };
     if found {
-        Ok(())
+        Ok(make)
     } else {
         Err(SimError::MissingTool {
             tool: make,

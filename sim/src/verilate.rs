@@ -213,7 +213,7 @@ pub fn build(spec: &BuildSpec) -> Result<Build> {
 fn run_verilator(spec: &BuildSpec, tmp: &Path) -> Result<()> {
     let v = tool::verilator()?;
     let cxx = tool::compiler()?;
-    tool::require_make()?;
+    tool::make()?;
     for (name, text) in [
         ("mase_sim_runtime.h", shim::RUNTIME_H.to_string()),
         ("mase_sim_runtime_impl.h", shim::RUNTIME_IMPL_H.to_string()),
